@@ -1,0 +1,3 @@
+module github.com/shardkey/shardkey
+
+go 1.24

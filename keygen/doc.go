@@ -1,0 +1,57 @@
+// Package keygen issues distributed primary keys: ShardingSphere-style key
+// generators built by type name and props, the Snowflake variants of the
+// field, and the ID type that carries them safely to JavaScript.
+//
+// # Building a generator
+//
+//	g, err := keygen.NewID("SNOWFLAKE", keygen.Props{
+//		"worker-id": "7",
+//		"max-tolerate-time-difference-milliseconds": "10",
+//	})
+//	id, err := g.NextID(ctx)
+//
+// Type names match case-insensitively; Types lists them and Register adds
+// custom ones. Props accept ShardingSphere 5.x kebab keys (worker-id), 4.x
+// dotted keys (worker.id) and Baidu's camelCase keys (workerId). An unknown
+// key, a key given twice, a missing worker-id or a value out of range is a
+// *PropError (errors.Is(err, ErrInvalidProps)): a worker id silently
+// defaulted to 0 is the classic cause of duplicate keys, so there is none.
+//
+// # Types
+//
+//   - SNOWFLAKE: ShardingSphere's SnowflakeKeyGenerateAlgorithm, bit for bit
+//     (sign 1 | time 41 ms | worker 10 | sequence 12), with custom layouts,
+//     a configurable epoch, ShardingSphere's sequence vibration and seed
+//     001's clock-back flag bits.
+//   - SNOWFLAKE_JS: seed 000's 53-bit JavaScript-safe layout with a backup
+//     worker id that takes over on clock steps and busy seconds.
+//   - UID: Baidu UidGenerator's DefaultUidGenerator (seconds-based).
+//   - UUID: string keys, version 4 or 7.
+//
+// # Clocks
+//
+// Generators read time through a Clock. The default, SystemClock, never
+// runs backwards while the process lives (it is anchored on Go's monotonic
+// clock) and adopts forward corrections of the wall clock. Every wait goes
+// through Clock.Sleep, so tests with keygentest.Clock never block. A custom
+// clock may step backwards: SNOWFLAKE waits out steps up to
+// max-tolerate-time-difference-milliseconds and beyond it returns a
+// *ClockBackwardsError (or bumps its clock-back flag when the layout has
+// clock-back bits); UID refuses any step, as Baidu does.
+//
+// # Layouts
+//
+// Every Snowflake-family generator has a Layout, implements Decomposer and
+// has a Compose method. Layouts are validated at construction: at most 63
+// bits, every field in range, and a time field that lasts at least ten more
+// years. Baidu's default layout (28-bit seconds from 2016-05-20) ran out on
+// 2024-11-20 and produced negative IDs in production; here it is refused
+// with that date, and a time field that does run out gives ErrTimeOverflow,
+// never a negative ID.
+//
+// # Keys in JSON
+//
+// ID is an int64 whose JSON form is a quoted decimal string, because
+// JavaScript numbers lose precision above 2^53. Use it as the type of a
+// struct's key field, or use SNOWFLAKE_JS, whose IDs stay below 2^53.
+package keygen

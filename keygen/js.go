@@ -1,0 +1,140 @@
+package keygen
+
+import (
+	"context"
+	"log/slog"
+	"sync"
+	"time"
+)
+
+// JSEpoch is SNOWFLAKE_JS's epoch, 2019-01-01 00:00 UTC (seed 000).
+var JSEpoch = time.Date(2019, 1, 1, 0, 0, 0, 0, time.UTC)
+
+// JSLayout is SNOWFLAKE_JS's 53-bit layout: 32-bit seconds, a backup flag
+// and a 4-bit worker (together seed 000's 5-bit worker field, where 16..31
+// are the backups of 0..15), and a 16-bit sequence. Every ID is at most
+// 2^53-1, so JavaScript's Number holds it exactly.
+var JSLayout = Layout{Epoch: JSEpoch, Unit: time.Second, TimeBits: 32, BackupBits: 1, WorkerBits: 4, SequenceBits: 16}
+
+// jsGenerator is SNOWFLAKE_JS. When the clock steps back, or the primary
+// worker's sequence for the second is used up, the backup worker id
+// (primary + 16) takes over; when the backup's second is used up too it
+// borrows the next second. Because backup IDs of a second sort above the
+// primary's, and the generator only ever moves forward from its last ID,
+// IDs strictly increase: once the backup has issued keys for a second the
+// primary never returns to it.
+type jsGenerator struct {
+	mu      sync.Mutex
+	last    int64 // last issued ID
+	maxSeen int64 // latest clock second seen
+
+	layout Layout
+	clock  Clock
+	now    func() int64
+	logger *slog.Logger
+	worker int64
+	tolNs  int64
+}
+
+const (
+	jsSeqMask   = 1<<16 - 1
+	jsBackupBit = 1 << 20
+	jsTimeShift = 21
+	jsMaxLead   = 1 // seconds the backup may run ahead of the clock
+)
+
+func newJSGenerator(props Props, o Options) (Generator, error) {
+	const typ = "SNOWFLAKE_JS"
+	r := readProps(typ, props, "worker-id", "max-tolerate-time-difference-milliseconds")
+	g := &jsGenerator{layout: JSLayout, clock: o.Clock, now: nowNanoFunc(o.Clock), logger: o.Logger}
+	g.worker = r.int("worker-id", 0, 15, 0, true)
+	g.tolNs = r.int("max-tolerate-time-difference-milliseconds", 0, 3_600_000, 1000, false) * int64(time.Millisecond)
+	if err := r.err(); err != nil {
+		return nil, err
+	}
+	if err := g.layout.validate(o.Clock.Now()); err != nil {
+		return nil, err
+	}
+	return g, nil
+}
+
+func (g *jsGenerator) Type() string                             { return "SNOWFLAKE_JS" }
+func (g *jsGenerator) Layout() Layout                           { return g.layout }
+func (g *jsGenerator) Decompose(id int64) (Parts, error)        { return g.layout.Decompose(id) }
+func (g *jsGenerator) Compose(p Parts) (int64, error)           { return g.layout.Compose(p) }
+func (g *jsGenerator) NextKey(ctx context.Context) (any, error) { return g.NextID(ctx) }
+
+func (g *jsGenerator) NextID(ctx context.Context) (int64, error) {
+	var id [1]int64
+	err := g.NextIDs(ctx, id[:])
+	return id[0], err
+}
+
+func (g *jsGenerator) NextIDs(ctx context.Context, dst []int64) error {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	for i := 0; i < len(dst); {
+		id, err := g.next(ctx)
+		if err != nil {
+			return err
+		}
+		// The rest of this second's range for the same worker needs no
+		// further clock reading.
+		n := min(int64(len(dst)-i), jsSeqMask-id&jsSeqMask+1)
+		for k := int64(0); k < n; k++ {
+			dst[i] = id + k
+			i++
+		}
+		g.last = id + n - 1
+	}
+	return nil
+}
+
+// next returns the ID after g.last without recording it. g.mu is held.
+func (g *jsGenerator) next(ctx context.Context) (int64, error) {
+	for {
+		now := g.now()
+		n := (now - g.layout.Epoch.UnixNano()) / int64(time.Second)
+		if now < g.layout.Epoch.UnixNano() || n > g.layout.MaxTimestamp() {
+			return 0, &TimeOverflowError{Now: time.Unix(0, now), Epoch: g.layout.Epoch, Max: g.layout.RunsOut().Add(-time.Second)}
+		}
+		if n > g.maxSeen {
+			g.maxSeen = n
+		} else if back := (g.maxSeen - n) * int64(time.Second); back > g.tolNs {
+			return 0, &ClockBackwardsError{Last: g.secondTime(g.maxSeen), Now: time.Unix(0, now), Tolerance: time.Duration(g.tolNs)}
+		}
+		last := g.last
+		t, backup, seq := last>>jsTimeShift, last&jsBackupBit != 0, last&jsSeqMask
+		primary := g.worker << 16
+		var id int64
+		switch {
+		case n > t:
+			id = n<<jsTimeShift | primary
+		case !backup && n == t && seq < jsSeqMask:
+			id = last + 1
+		case !backup:
+			// The clock stepped back, or the primary's second is used up.
+			g.logger.Warn("keygen: SNOWFLAKE_JS backup worker takes over", "worker", g.worker, "second", g.secondTime(t),
+				"clock_back", n < t)
+			id = t<<jsTimeShift | jsBackupBit | primary
+		case seq < jsSeqMask:
+			id = last + 1
+		default:
+			// The backup's second is used up too: borrow the next second.
+			id = (t+1)<<jsTimeShift | jsBackupBit | primary
+		}
+		if idT := id >> jsTimeShift; idT > g.layout.MaxTimestamp() {
+			return 0, &TimeOverflowError{Now: time.Unix(0, now), Epoch: g.layout.Epoch, Max: g.layout.RunsOut().Add(-time.Second)}
+		} else if idT-n > jsMaxLead {
+			// Borrowing is bounded: wait until the clock is within a second.
+			if err := ctx.Err(); err != nil {
+				return 0, err
+			}
+			g.clock.Sleep(time.Duration(g.layout.Epoch.UnixNano() + (idT-jsMaxLead)*int64(time.Second) - now))
+			continue
+		}
+		return id, nil
+	}
+}
+
+func (g *jsGenerator) secondTime(t int64) time.Time { return g.layout.Epoch.Add(time.Duration(t) * time.Second) }

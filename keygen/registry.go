@@ -1,0 +1,135 @@
+package keygen
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"sort"
+	"strings"
+	"sync"
+)
+
+// Generator issues keys. NextKey returns int64 for the Snowflake family and
+// string for UUID. Every generator is safe for concurrent use.
+type Generator interface {
+	// Type is the generator's registered type name, upper case.
+	Type() string
+	// NextKey returns the next key.
+	NextKey(ctx context.Context) (any, error)
+}
+
+// IDGenerator is a Generator whose keys are int64.
+type IDGenerator interface {
+	Generator
+	// NextID returns the next ID; IDs from one generator strictly increase
+	// (except after a clock-back flag bump, which is unique but lower).
+	NextID(ctx context.Context) (int64, error)
+	// NextIDs fills dst with increasing IDs, reserving sequence ranges in
+	// bulk. On error, the IDs already written to dst are valid and unique;
+	// the rest of dst is left as it was.
+	NextIDs(ctx context.Context, dst []int64) error
+}
+
+// Options are what Option values set; custom Factory functions read them.
+type Options struct {
+	// Clock is the time source; nil means a new SystemClock.
+	Clock Clock
+	// Logger receives warnings (clock steps, backup worker take-overs);
+	// nil discards them.
+	Logger *slog.Logger
+}
+
+// Option configures New and NewID.
+type Option func(*Options)
+
+// WithClock sets the generator's clock (tests use a fake one).
+func WithClock(c Clock) Option { return func(o *Options) { o.Clock = c } }
+
+// WithLogger sets the logger for warnings such as clock steps.
+func WithLogger(l *slog.Logger) Option { return func(o *Options) { o.Logger = l } }
+
+// Factory builds a generator of a registered type. The Options it receives
+// have Clock and Logger filled in.
+type Factory func(props Props, opts Options) (Generator, error)
+
+var registry = struct {
+	sync.RWMutex
+	m map[string]Factory
+}{m: map[string]Factory{}}
+
+func init() {
+	for typ, f := range map[string]Factory{
+		"SNOWFLAKE":    newSnowflakeGenerator,
+		"SNOWFLAKE_JS": newJSGenerator,
+		"UID":          newUIDGenerator,
+		"UUID":         newUUIDGenerator,
+	} {
+		if err := Register(typ, f); err != nil {
+			panic(err) // unreachable: the built-in names are distinct
+		}
+	}
+}
+
+// Register adds a generator type. Names match case-insensitively; a name
+// already taken gives ErrDuplicateType.
+func Register(typ string, f Factory) error {
+	name := strings.ToUpper(strings.TrimSpace(typ))
+	if name == "" || f == nil {
+		return fmt.Errorf("keygen: Register needs a type name and a factory")
+	}
+	registry.Lock()
+	defer registry.Unlock()
+	if _, ok := registry.m[name]; ok {
+		return fmt.Errorf("%w: %s", ErrDuplicateType, name)
+	}
+	registry.m[name] = f
+	return nil
+}
+
+// Types lists the registered type names, sorted.
+func Types() []string {
+	registry.RLock()
+	defer registry.RUnlock()
+	out := make([]string, 0, len(registry.m))
+	for t := range registry.m {
+		out = append(out, t)
+	}
+	sort.Strings(out)
+	return out
+}
+
+// New builds a generator of the named type (case-insensitive) from
+// ShardingSphere-style props.
+func New(typ string, props Props, opts ...Option) (Generator, error) {
+	name := strings.ToUpper(strings.TrimSpace(typ))
+	registry.RLock()
+	f, ok := registry.m[name]
+	registry.RUnlock()
+	if !ok {
+		return nil, fmt.Errorf("%w: %q (registered: %s)", ErrUnknownType, typ, strings.Join(Types(), ", "))
+	}
+	o := Options{}
+	for _, opt := range opts {
+		opt(&o)
+	}
+	if o.Logger == nil {
+		o.Logger = slog.New(slog.DiscardHandler)
+	}
+	if o.Clock == nil {
+		o.Clock = NewSystemClock(o.Logger)
+	}
+	return f(props, o)
+}
+
+// NewID is New for generators with int64 keys; other types give ErrNotInt64.
+func NewID(typ string, props Props, opts ...Option) (IDGenerator, error) {
+	g, err := New(typ, props, opts...)
+	if err != nil {
+		return nil, err
+	}
+	idg, ok := g.(IDGenerator)
+	if !ok {
+		return nil, fmt.Errorf("%w: %s", ErrNotInt64, g.Type())
+	}
+	return idg, nil
+}

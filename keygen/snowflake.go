@@ -1,0 +1,238 @@
+package keygen
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"sync/atomic"
+	"time"
+)
+
+// ShardingSphereEpoch is SNOWFLAKE's default epoch, 2016-11-01 00:00 UTC.
+// ShardingSphere computes the same date in the JVM's local time zone: a Go
+// service sharing keys with a Java fleet running in +08:00 sets
+// epoch=2016-11-01T00:00:00+08:00 (CosId's 1477929600000).
+var ShardingSphereEpoch = time.Date(2016, 11, 1, 0, 0, 0, 0, time.UTC)
+
+// BaiduEpoch is UID's default epoch, 2016-05-20 00:00 UTC, Baidu
+// UidGenerator's epochStr.
+var BaiduEpoch = time.Date(2016, 5, 20, 0, 0, 0, 0, time.UTC)
+
+// snowflake is the lock-free engine behind SNOWFLAKE and UID. Its state is
+// the last ID it issued: the next one is derived from it with one CAS, and
+// the clock is read once per attempt.
+type snowflake struct {
+	_     [64]byte // keep the hot word on its own cache line
+	state atomic.Int64
+	_     [56]byte
+
+	typ       string
+	layout    Layout
+	clock     Clock
+	now       func() int64 // Unix nanoseconds
+	logger    *slog.Logger
+	epochNs   int64
+	unitNs    int64
+	timeShift uint
+	fixed     int64 // datacenter and worker fields, shifted into place
+	seqMask   int64
+	maxTick   int64
+	flagShift uint
+	flagMask  int64 // clock-back flag, 0 when the layout has none
+	tolNs     int64 // backwards steps up to this wait; beyond, error or flag bump
+	vibMod    int64 // max-vibration-offset + 1
+}
+
+type snowflakeConfig struct {
+	typ        string
+	layout     Layout
+	datacenter int64
+	worker     int64
+	tolerance  time.Duration
+	vibration  int64
+}
+
+func newSnowflake(c snowflakeConfig, o Options) (*snowflake, error) {
+	if err := c.layout.validate(o.Clock.Now()); err != nil {
+		return nil, err
+	}
+	l := c.layout
+	g := &snowflake{
+		typ:       c.typ,
+		layout:    l,
+		clock:     o.Clock,
+		now:       nowNanoFunc(o.Clock),
+		logger:    o.Logger,
+		epochNs:   l.Epoch.UnixNano(),
+		unitNs:    int64(l.Unit),
+		timeShift: uint(l.timeShift()),
+		fixed:     c.datacenter<<l.datacenterShift() | c.worker<<l.workerShift(),
+		seqMask:   mask(l.SequenceBits),
+		maxTick:   l.MaxTimestamp(),
+		flagShift: uint(l.clockBackShift()),
+		flagMask:  mask(l.ClockBackBits),
+		tolNs:     int64(c.tolerance),
+		vibMod:    c.vibration + 1,
+	}
+	return g, nil
+}
+
+// newSnowflakeGenerator builds SNOWFLAKE from props.
+func newSnowflakeGenerator(props Props, o Options) (Generator, error) {
+	const typ = "SNOWFLAKE"
+	r := readProps(typ, props, "worker-id", "max-tolerate-time-difference-milliseconds", "max-vibration-offset",
+		"epoch", "time-bits", "worker-bits", "sequence-bits", "time-unit", "clock-back-bits", "datacenter-bits", "datacenter-id")
+	l := Layout{
+		Epoch:        r.epoch("epoch", ShardingSphereEpoch),
+		Unit:         r.unit("time-unit", time.Millisecond),
+		TimeBits:     int(r.int("time-bits", 1, 62, 41, false)),
+		SequenceBits: int(r.int("sequence-bits", 1, 62, 12, false)),
+	}
+	machine := int(r.int("worker-bits", 0, 62, 10, false))
+	l.ClockBackBits = int(r.int("clock-back-bits", 0, 3, 0, false))
+	l.DatacenterBits = int(r.int("datacenter-bits", 0, 62, 0, false))
+	l.WorkerBits = machine - l.ClockBackBits - l.DatacenterBits
+	if l.WorkerBits < 0 {
+		r.fail("worker-bits", "smaller than clock-back-bits + datacenter-bits, which are taken from it",
+			fmt.Sprintf("at least %d", l.ClockBackBits+l.DatacenterBits))
+		l.WorkerBits = 0
+	}
+	c := snowflakeConfig{typ: typ, layout: l}
+	c.worker = r.int("worker-id", 0, mask(min(l.WorkerBits, 62)), 0, true)
+	c.datacenter = r.int("datacenter-id", 0, mask(min(l.DatacenterBits, 62)), 0, l.DatacenterBits > 0)
+	c.tolerance = time.Duration(r.int("max-tolerate-time-difference-milliseconds", 0, 3_600_000, 10, false)) * time.Millisecond
+	c.vibration = r.int("max-vibration-offset", 0, mask(min(l.SequenceBits, 62)), 1, false)
+	if err := r.err(); err != nil {
+		return nil, err
+	}
+	return newSnowflake(c, o)
+}
+
+// newUIDGenerator builds UID, Baidu UidGenerator's DefaultUidGenerator.
+func newUIDGenerator(props Props, o Options) (Generator, error) {
+	const typ = "UID"
+	r := readProps(typ, props, "worker-id", "time-bits", "worker-bits", "sequence-bits", "epoch")
+	l := Layout{
+		Epoch:        r.epoch("epoch", BaiduEpoch),
+		Unit:         time.Second,
+		TimeBits:     int(r.int("time-bits", 1, 62, 31, false)),
+		WorkerBits:   int(r.int("worker-bits", 0, 62, 19, false)),
+		SequenceBits: int(r.int("sequence-bits", 1, 62, 13, false)),
+	}
+	c := snowflakeConfig{typ: typ, layout: l}
+	c.worker = r.int("worker-id", 0, mask(l.WorkerBits), 0, true)
+	if err := r.err(); err != nil {
+		return nil, err
+	}
+	return newSnowflake(c, o) // tolerance 0: Baidu refuses any backwards step
+}
+
+func (g *snowflake) Type() string { return g.typ }
+
+// Layout returns the generator's bit layout.
+func (g *snowflake) Layout() Layout { return g.layout }
+
+// Decompose splits id into its fields.
+func (g *snowflake) Decompose(id int64) (Parts, error) { return g.layout.Decompose(id) }
+
+// Compose builds an ID from its fields.
+func (g *snowflake) Compose(p Parts) (int64, error) { return g.layout.Compose(p) }
+
+func (g *snowflake) NextKey(ctx context.Context) (any, error) { return g.NextID(ctx) }
+
+func (g *snowflake) NextID(ctx context.Context) (int64, error) {
+	id, _, err := g.reserve(ctx, 1)
+	return id, err
+}
+
+func (g *snowflake) NextIDs(ctx context.Context, dst []int64) error {
+	for i := 0; i < len(dst); {
+		first, last, err := g.reserve(ctx, int64(len(dst)-i))
+		if err != nil {
+			return err
+		}
+		for id := first; id <= last; id++ {
+			dst[i] = id
+			i++
+		}
+	}
+	return nil
+}
+
+// tick converts Unix nanoseconds to the time field, with constant divisors
+// for the common units.
+func (g *snowflake) tick(now int64) int64 {
+	d := now - g.epochNs
+	switch g.unitNs {
+	case int64(time.Millisecond):
+		return d / int64(time.Millisecond)
+	case int64(time.Second):
+		return d / int64(time.Second)
+	}
+	return d / g.unitNs
+}
+
+// reserve claims up to n consecutive IDs within one tick and returns the
+// first and last. It never returns an ID at or below one it returned
+// before, except after a clock-back flag bump, which changes the flag field.
+func (g *snowflake) reserve(ctx context.Context, n int64) (first, last int64, err error) {
+	for {
+		old := g.state.Load()
+		now := g.now()
+		t := g.tick(now)
+		if now < g.epochNs || t > g.maxTick {
+			return 0, 0, &TimeOverflowError{Now: time.Unix(0, now), Epoch: g.layout.Epoch, Max: g.layout.RunsOut().Add(-g.layout.Unit)}
+		}
+		oldT := old >> g.timeShift
+		switch {
+		case t > oldT:
+			var start int64
+			if g.vibMod > 1 {
+				// Rotate the first sequence of each tick (ShardingSphere's
+				// vibration): at low traffic id % 2^n then spreads over shards.
+				start = ((old & g.seqMask) + 1) % g.vibMod
+			}
+			first = t<<g.timeShift | old&(g.flagMask<<g.flagShift) | g.fixed | start
+		case t == oldT:
+			if old&g.seqMask == g.seqMask {
+				if err := g.wait(ctx, time.Duration(g.epochNs+(oldT+1)*g.unitNs-now)); err != nil {
+					return 0, 0, err
+				}
+				continue
+			}
+			first = old + 1
+		default:
+			if (oldT-t)*g.unitNs <= g.tolNs {
+				g.logger.Warn("keygen: clock moved backwards; waiting", "type", g.typ, "step", time.Duration((oldT-t)*g.unitNs))
+				if err := g.wait(ctx, time.Duration(g.epochNs+oldT*g.unitNs-now)); err != nil {
+					return 0, 0, err
+				}
+				continue
+			}
+			flag := (old >> g.flagShift & g.flagMask) + 1
+			if flag > g.flagMask {
+				e := &ClockBackwardsError{Last: time.Unix(0, g.epochNs+oldT*g.unitNs), Now: time.Unix(0, now), Tolerance: time.Duration(g.tolNs)}
+				if g.flagMask > 0 {
+					e.Reason = "clock-back flag exhausted"
+				}
+				return 0, 0, e
+			}
+			g.logger.Warn("keygen: clock moved backwards beyond tolerance; bumping clock-back flag", "type", g.typ,
+				"step", time.Duration((oldT-t)*g.unitNs), "flag", flag)
+			first = t<<g.timeShift | flag<<g.flagShift | g.fixed
+		}
+		last = first + min(n-1, g.seqMask-first&g.seqMask)
+		if g.state.CompareAndSwap(old, last) {
+			return first, last, nil
+		}
+	}
+}
+
+// wait sleeps through the clock, unless ctx is done.
+func (g *snowflake) wait(ctx context.Context, d time.Duration) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	g.clock.Sleep(d)
+	return nil
+}
