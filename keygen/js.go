@@ -137,4 +137,6 @@ func (g *jsGenerator) next(ctx context.Context) (int64, error) {
 	}
 }
 
-func (g *jsGenerator) secondTime(t int64) time.Time { return g.layout.Epoch.Add(time.Duration(t) * time.Second) }
+func (g *jsGenerator) secondTime(t int64) time.Time {
+	return g.layout.Epoch.Add(time.Duration(t) * time.Second)
+}
