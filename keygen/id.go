@@ -139,6 +139,11 @@ func (id *ID) Scan(src any) error {
 	switch v := src.(type) {
 	case int64:
 		*id = ID(v)
+	case uint64:
+		if v > 1<<63-1 {
+			return fmt.Errorf("%w: %d overflows int64", ErrInvalidID, v)
+		}
+		*id = ID(v)
 	case []byte:
 		return id.UnmarshalText(v)
 	case string:
