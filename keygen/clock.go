@@ -45,11 +45,9 @@ type SystemClock struct {
 }
 
 // NewSystemClock returns a SystemClock anchored now. Clock steps are logged
-// to logger at warning level; a nil logger discards them.
+// to logger at warning level; nil means slog.Default() at the time of the
+// step.
 func NewSystemClock(logger *slog.Logger) *SystemClock {
-	if logger == nil {
-		logger = slog.New(slog.DiscardHandler)
-	}
 	now := time.Now()
 	c := &SystemClock{base: now, baseWall: now.UnixNano(), logger: logger}
 	c.nextCheck.Store(int64(wallCheckInterval))
@@ -81,15 +79,22 @@ func (c *SystemClock) checkWall(el int64) {
 		c.offset.Add(diff)
 		c.behind.Store(false)
 		if diff > int64(time.Millisecond) {
-			c.logger.Warn("keygen: wall clock stepped forward; adopted", "step", time.Duration(diff))
+			c.log().Warn("keygen: wall clock stepped forward; adopted", "step", time.Duration(diff))
 		}
 	case diff < -int64(time.Millisecond):
 		if !c.behind.Swap(true) {
-			c.logger.Warn("keygen: wall clock is behind the monotonic clock; keeping monotonic time", "behind", time.Duration(-diff))
+			c.log().Warn("keygen: wall clock is behind the monotonic clock; keeping monotonic time", "behind", time.Duration(-diff))
 		}
 	default:
 		c.behind.Store(false)
 	}
+}
+
+func (c *SystemClock) log() *slog.Logger {
+	if c.logger != nil {
+		return c.logger
+	}
+	return slog.Default()
 }
 
 // Sleep waits for d. Waits shorter than two milliseconds spin (yielding

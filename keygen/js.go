@@ -24,9 +24,7 @@ var JSLayout = Layout{Epoch: JSEpoch, Unit: time.Second, TimeBits: 32, BackupBit
 // IDs strictly increase: once the backup has issued keys for a second the
 // primary never returns to it.
 type jsGenerator struct {
-	mu      sync.Mutex
-	last    int64 // last issued ID
-	maxSeen int64 // latest clock second seen
+	*jsState // shared by generators of the same slot (slot.go)
 
 	layout Layout
 	clock  Clock
@@ -34,6 +32,18 @@ type jsGenerator struct {
 	logger *slog.Logger
 	worker int64
 	tolNs  int64
+}
+
+type jsState struct {
+	mu      sync.Mutex
+	last    int64 // last issued ID
+	maxSeen int64 // latest clock second seen
+}
+
+func (s *jsState) lastUsed(l Layout) (time.Time, bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return l.timeAt(s.last >> jsTimeShift)
 }
 
 const (
@@ -55,6 +65,7 @@ func newJSGenerator(props Props, o Options) (Generator, error) {
 	if err := g.layout.validate(o.Clock.Now()); err != nil {
 		return nil, err
 	}
+	g.jsState = sharedState[jsState, jsGenerator](slotKey{clock: o.Clock, typ: typ, layout: g.layout, fixed: g.worker << 16}, g)
 	return g, nil
 }
 

@@ -32,7 +32,8 @@ type IDGenerator interface {
 
 // Options are what Option values set; custom Factory functions read them.
 type Options struct {
-	// Clock is the time source; nil means a new SystemClock.
+	// Clock is the time source; nil means the process's default
+	// SystemClock, shared by all generators and logging to slog.Default().
 	Clock Clock
 	// Logger receives warnings (clock steps, backup worker take-overs);
 	// nil discards them.
@@ -47,6 +48,10 @@ func WithClock(c Clock) Option { return func(o *Options) { o.Clock = c } }
 
 // WithLogger sets the logger for warnings such as clock steps.
 func WithLogger(l *slog.Logger) Option { return func(o *Options) { o.Logger = l } }
+
+// defaultClock is shared so that generators of the same worker share
+// their state (slot.go).
+var defaultClock = sync.OnceValue(func() *SystemClock { return NewSystemClock(nil) })
 
 // Factory builds a generator of a registered type. The Options it receives
 // have Clock and Logger filled in.
@@ -116,7 +121,7 @@ func New(typ string, props Props, opts ...Option) (Generator, error) {
 		o.Logger = slog.New(slog.DiscardHandler)
 	}
 	if o.Clock == nil {
-		o.Clock = NewSystemClock(o.Logger)
+		o.Clock = defaultClock()
 	}
 	return f(props, o)
 }

@@ -22,9 +22,7 @@ var BaiduEpoch = time.Date(2016, 5, 20, 0, 0, 0, 0, time.UTC)
 // the last ID it issued: the next one is derived from it with one CAS, and
 // the clock is read once per attempt.
 type snowflake struct {
-	_     [64]byte // keep the hot word on its own cache line
-	state atomic.Int64
-	_     [56]byte
+	state *snowflakeState // shared by generators of the same slot (slot.go)
 
 	typ       string
 	layout    Layout
@@ -41,6 +39,21 @@ type snowflake struct {
 	flagMask  int64 // clock-back flag, 0 when the layout has none
 	tolNs     int64 // backwards steps up to this wait; beyond, error or flag bump
 	vibMod    int64 // max-vibration-offset + 1
+}
+
+// snowflakeState is the last ID issued, on its own cache line.
+type snowflakeState struct {
+	_    [64]byte
+	last atomic.Int64
+	_    [56]byte
+}
+
+func (s *snowflakeState) lastUsed(l Layout) (time.Time, bool) {
+	last := s.last.Load()
+	if last>>l.clockBackShift()&mask(l.ClockBackBits) != 0 {
+		return time.Time{}, false
+	}
+	return l.timeAt(last >> l.timeShift())
 }
 
 type snowflakeConfig struct {
@@ -74,6 +87,7 @@ func newSnowflake(c snowflakeConfig, o Options) (*snowflake, error) {
 		tolNs:     int64(c.tolerance),
 		vibMod:    c.vibration + 1,
 	}
+	g.state = sharedState[snowflakeState, snowflake](slotKey{clock: o.Clock, typ: c.typ, layout: l, fixed: g.fixed}, g)
 	return g, nil
 }
 
@@ -177,7 +191,7 @@ func (g *snowflake) tick(now int64) int64 {
 // before, except after a clock-back flag bump, which changes the flag field.
 func (g *snowflake) reserve(ctx context.Context, n int64) (first, last int64, err error) {
 	for {
-		old := g.state.Load()
+		old := g.state.last.Load()
 		now := g.now()
 		t := g.tick(now)
 		if now < g.epochNs || t > g.maxTick {
@@ -222,7 +236,7 @@ func (g *snowflake) reserve(ctx context.Context, n int64) (first, last int64, er
 			first = t<<g.timeShift | flag<<g.flagShift | g.fixed
 		}
 		last = first + min(n-1, g.seqMask-first&g.seqMask)
-		if g.state.CompareAndSwap(old, last) {
+		if g.state.last.CompareAndSwap(old, last) {
 			return first, last, nil
 		}
 	}

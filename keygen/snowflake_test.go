@@ -367,3 +367,36 @@ func TestSystemClockMonotonic(t *testing.T) {
 		t.Fatalf("Sleep(1.5ms) returned after %v", d)
 	}
 }
+
+// TestRecreatedGeneratorContinues: a generator rebuilt with the same worker
+// id in the same process (or built per request by mistake) continues after
+// the IDs of its predecessor instead of repeating them.
+func TestRecreatedGeneratorContinues(t *testing.T) {
+	for _, typ := range []string{"SNOWFLAKE", "SNOWFLAKE_JS", "UID"} {
+		p := keygen.Props{"worker-id": "11"}
+		clk := keygentest.NewClock(t0)
+		seen := map[int64]bool{}
+		for i := 0; i < 50; i++ {
+			g, err := keygen.NewID(typ, p, keygen.WithClock(clk))
+			if err != nil {
+				t.Fatal(err)
+			}
+			for j := 0; j < 3; j++ {
+				id := next(t, g)
+				if seen[id] {
+					t.Fatalf("%s: generator %d repeated id %d", typ, i, id)
+				}
+				seen[id] = true
+			}
+		}
+		// The default clock is shared too: one generator per call still gives
+		// unique IDs.
+		for i := 0; i < 20_000; i++ {
+			id := next(t, mustNew(t, typ, p))
+			if seen[id] {
+				t.Fatalf("%s: per-call generator %d repeated id %d", typ, i, id)
+			}
+			seen[id] = true
+		}
+	}
+}
