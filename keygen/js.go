@@ -54,19 +54,25 @@ const (
 )
 
 func newJSGenerator(props Props, o Options) (Generator, error) {
-	const typ = "SNOWFLAKE_JS"
-	r := readProps(typ, props, "worker-id", "max-tolerate-time-difference-milliseconds")
-	g := &jsGenerator{layout: JSLayout, clock: o.Clock, now: nowNanoFunc(o.Clock), logger: o.Logger}
-	g.worker = r.int("worker-id", 0, 15, 0, true)
-	g.tolNs = r.int("max-tolerate-time-difference-milliseconds", 0, 3_600_000, 1000, false) * int64(time.Millisecond)
-	if err := r.err(); err != nil {
+	worker, tolNs, err := parseJS(props, true)
+	if err != nil {
 		return nil, err
 	}
+	g := &jsGenerator{layout: JSLayout, clock: o.Clock, now: nowNanoFunc(o.Clock), logger: o.Logger, worker: worker, tolNs: tolNs}
 	if err := g.layout.validate(o.Clock.Now()); err != nil {
 		return nil, err
 	}
-	g.jsState = sharedState[jsState, jsGenerator](slotKey{clock: o.Clock, typ: typ, layout: g.layout, fixed: g.worker << 16}, g)
+	g.jsState = sharedState[jsState, jsGenerator](slotKey{clock: o.Clock, typ: "SNOWFLAKE_JS", layout: g.layout, fixed: worker << 16}, g)
 	return g, nil
+}
+
+// parseJS reads SNOWFLAKE_JS's props: the worker id and the tolerance for
+// backwards clock steps (default one second, the seed's BACK_TIME_MAX).
+func parseJS(props Props, needWorker bool) (worker, tolNs int64, err error) {
+	r := readProps("SNOWFLAKE_JS", props, "worker-id", "max-tolerate-time-difference-milliseconds")
+	worker = r.int("worker-id", 0, 15, 0, needWorker)
+	tolNs = r.int("max-tolerate-time-difference-milliseconds", 0, 3_600_000, 1000, false) * int64(time.Millisecond)
+	return worker, tolNs, r.err()
 }
 
 func (g *jsGenerator) Type() string                             { return "SNOWFLAKE_JS" }

@@ -141,9 +141,11 @@ func unitName(d time.Duration) string {
 // minLayoutLife is how long a layout must last from now to be accepted.
 const minLayoutLife = 10 * 365 * 24 * time.Hour
 
-// validate checks field ranges, the 63-bit limit, and that the layout lasts
-// at least minLayoutLife from now.
-func (l Layout) validate(now time.Time) error {
+// Validate checks the layout's shape: field widths in range, at most 63
+// bits, a unit of whole milliseconds up to a second, and an epoch that is a
+// whole millisecond after 1970. It does not check how long the layout lasts:
+// an expired layout can still decode its old IDs.
+func (l Layout) Validate() error {
 	bad := func(reason string) error { return &LayoutError{Layout: l, Reason: reason} }
 	switch {
 	case l.TimeBits < 1 || l.TimeBits > 62:
@@ -160,12 +162,22 @@ func (l Layout) validate(now time.Time) error {
 		return bad(fmt.Sprintf("uses %d bits; at most 63 fit beside the sign bit", l.Bits()))
 	case l.Unit < time.Millisecond || l.Unit > time.Second || l.Unit%time.Millisecond != 0:
 		return bad("unit must be whole milliseconds, 1ms..1s")
-	case l.Epoch.Before(time.Unix(0, 0)):
-		return bad("epoch must not precede 1970")
-	case l.Epoch.UnixNano()%int64(time.Millisecond) != 0:
+	case l.Epoch.Before(time.Unix(0, 0)) || l.Epoch.After(farFuture):
+		return bad("epoch must lie between 1970 and 9999")
+	case l.Epoch.Nanosecond()%int(time.Millisecond) != 0:
 		return bad("epoch must be a whole millisecond")
-	case l.Epoch.After(now):
-		return bad(fmt.Sprintf("epoch %s is in the future", l.Epoch.Format(time.RFC3339)))
+	}
+	return nil
+}
+
+// validate is Validate plus the checks against now that a generator needs:
+// the epoch has passed and the layout lasts at least ten more years.
+func (l Layout) validate(now time.Time) error {
+	if err := l.Validate(); err != nil {
+		return err
+	}
+	if l.Epoch.After(now) {
+		return &LayoutError{Layout: l, Reason: fmt.Sprintf("epoch %s is in the future", l.Epoch.Format(time.RFC3339))}
 	}
 	runsOut := l.RunsOut()
 	if !runsOut.After(now) {
@@ -175,6 +187,33 @@ func (l Layout) validate(now time.Time) error {
 		return &LayoutError{Layout: l, RunsOut: runsOut, Reason: "less than 10 years from now; widen the time field or move the epoch"}
 	}
 	return nil
+}
+
+// LayoutFor returns the layout a built-in Snowflake-family type (SNOWFLAKE,
+// SNOWFLAKE_JS, UID) would use with props, for decoding IDs: worker ids
+// are not required (they are read from the IDs), and an expired layout is
+// accepted so that its old IDs can still be decoded. Other keys are
+// checked as New checks them.
+func LayoutFor(typ string, props Props) (Layout, error) {
+	var (
+		c   snowflakeConfig
+		err error
+	)
+	switch name := strings.ToUpper(strings.TrimSpace(typ)); name {
+	case "SNOWFLAKE":
+		c, err = parseSnowflake(props, false)
+	case "UID":
+		c, err = parseUID(props, false)
+	case "SNOWFLAKE_JS":
+		_, _, err = parseJS(props, false)
+		c.layout = JSLayout
+	default:
+		return Layout{}, fmt.Errorf("%w: %q has no Snowflake layout (SNOWFLAKE, SNOWFLAKE_JS and UID have)", ErrUnknownType, typ)
+	}
+	if err != nil {
+		return Layout{}, err
+	}
+	return c.layout, c.layout.Validate()
 }
 
 func (l Layout) unitMillis() int64 { return int64(l.Unit / time.Millisecond) }

@@ -93,6 +93,26 @@ func newSnowflake(c snowflakeConfig, o Options) (*snowflake, error) {
 
 // newSnowflakeGenerator builds SNOWFLAKE from props.
 func newSnowflakeGenerator(props Props, o Options) (Generator, error) {
+	c, err := parseSnowflake(props, true)
+	if err != nil {
+		return nil, err
+	}
+	return newSnowflake(c, o)
+}
+
+// newUIDGenerator builds UID, Baidu UidGenerator's DefaultUidGenerator.
+// Its tolerance is 0: Baidu refuses any backwards clock step.
+func newUIDGenerator(props Props, o Options) (Generator, error) {
+	c, err := parseUID(props, true)
+	if err != nil {
+		return nil, err
+	}
+	return newSnowflake(c, o)
+}
+
+// parseSnowflake reads SNOWFLAKE's props; needWorker is false when only
+// the layout is wanted.
+func parseSnowflake(props Props, needWorker bool) (snowflakeConfig, error) {
 	const typ = "SNOWFLAKE"
 	r := readProps(typ, props, "worker-id", "max-tolerate-time-difference-milliseconds", "max-vibration-offset",
 		"epoch", "time-bits", "worker-bits", "sequence-bits", "time-unit", "clock-back-bits", "datacenter-bits", "datacenter-id")
@@ -112,18 +132,15 @@ func newSnowflakeGenerator(props Props, o Options) (Generator, error) {
 		l.WorkerBits = 0
 	}
 	c := snowflakeConfig{typ: typ, layout: l}
-	c.worker = r.int("worker-id", 0, mask(min(l.WorkerBits, 62)), 0, true)
-	c.datacenter = r.int("datacenter-id", 0, mask(min(l.DatacenterBits, 62)), 0, l.DatacenterBits > 0)
+	c.worker = r.int("worker-id", 0, mask(min(l.WorkerBits, 62)), 0, needWorker)
+	c.datacenter = r.int("datacenter-id", 0, mask(min(l.DatacenterBits, 62)), 0, needWorker && l.DatacenterBits > 0)
 	c.tolerance = time.Duration(r.int("max-tolerate-time-difference-milliseconds", 0, 3_600_000, 10, false)) * time.Millisecond
 	c.vibration = r.int("max-vibration-offset", 0, mask(min(l.SequenceBits, 62)), 1, false)
-	if err := r.err(); err != nil {
-		return nil, err
-	}
-	return newSnowflake(c, o)
+	return c, r.err()
 }
 
-// newUIDGenerator builds UID, Baidu UidGenerator's DefaultUidGenerator.
-func newUIDGenerator(props Props, o Options) (Generator, error) {
+// parseUID reads UID's props, in their kebab or Baidu camelCase form.
+func parseUID(props Props, needWorker bool) (snowflakeConfig, error) {
 	const typ = "UID"
 	r := readProps(typ, props, "worker-id", "time-bits", "worker-bits", "sequence-bits", "epoch")
 	l := Layout{
@@ -134,11 +151,8 @@ func newUIDGenerator(props Props, o Options) (Generator, error) {
 		SequenceBits: int(r.int("sequence-bits", 1, 62, 13, false)),
 	}
 	c := snowflakeConfig{typ: typ, layout: l}
-	c.worker = r.int("worker-id", 0, mask(l.WorkerBits), 0, true)
-	if err := r.err(); err != nil {
-		return nil, err
-	}
-	return newSnowflake(c, o) // tolerance 0: Baidu refuses any backwards step
+	c.worker = r.int("worker-id", 0, mask(min(l.WorkerBits, 62)), 0, needWorker)
+	return c, r.err()
 }
 
 func (g *snowflake) Type() string { return g.typ }

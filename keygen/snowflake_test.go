@@ -400,3 +400,27 @@ func TestRecreatedGeneratorContinues(t *testing.T) {
 		}
 	}
 }
+
+func TestLayoutFor(t *testing.T) {
+	// Decoding needs no worker id, and an expired layout still decodes.
+	l, err := keygen.LayoutFor("uid", keygen.Props{"timeBits": "28", "workerBits": "22", "seqBits": "13"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, err := l.Decompose(4<<35 | 5<<13 | 3)
+	if err != nil || p.Worker != 5 || p.Sequence != 3 || !p.Time.Equal(keygen.BaiduEpoch.Add(4*time.Second)) {
+		t.Fatalf("Decompose = %+v, %v", p, err)
+	}
+	if l, err := keygen.LayoutFor("SNOWFLAKE_JS", nil); err != nil || l != keygen.JSLayout {
+		t.Fatalf("LayoutFor(SNOWFLAKE_JS) = %v, %v", l, err)
+	}
+	if _, err := keygen.LayoutFor("SNOWFLAKE", keygen.Props{"time-bits": "50"}); !errors.Is(err, keygen.ErrInvalidLayout) {
+		t.Fatalf("oversized layout err = %v", err)
+	}
+	if _, err := keygen.LayoutFor("SNOWFLAKE", keygen.Props{"worker-id": "x"}); !errors.Is(err, keygen.ErrInvalidProps) {
+		t.Fatalf("bad worker id err = %v", err)
+	}
+	if _, err := keygen.LayoutFor("UUID", nil); !errors.Is(err, keygen.ErrUnknownType) {
+		t.Fatalf("UUID err = %v", err)
+	}
+}
