@@ -28,6 +28,9 @@ var (
 	// precedes its epoch). The generator refuses rather than issue a
 	// negative or wrapped ID. Matched by *TimeOverflowError.
 	ErrTimeOverflow = errors.New("keygen: time does not fit the layout")
+	// ErrNoLayout: LayoutFor was given a type without a Snowflake layout
+	// (UUID, a custom type).
+	ErrNoLayout = errors.New("keygen: type has no Snowflake layout")
 	// ErrInvalidID: an ID cannot be parsed or decomposed.
 	ErrInvalidID = errors.New("keygen: invalid id")
 )

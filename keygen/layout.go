@@ -208,7 +208,13 @@ func LayoutFor(typ string, props Props) (Layout, error) {
 		_, _, err = parseJS(props, false)
 		c.layout = JSLayout
 	default:
-		return Layout{}, fmt.Errorf("%w: %q has no Snowflake layout (SNOWFLAKE, SNOWFLAKE_JS and UID have)", ErrUnknownType, typ)
+		registry.RLock()
+		_, known := registry.m[name]
+		registry.RUnlock()
+		if !known {
+			return Layout{}, fmt.Errorf("%w: %q (registered: %s)", ErrUnknownType, typ, strings.Join(Types(), ", "))
+		}
+		return Layout{}, fmt.Errorf("%w: %q (SNOWFLAKE, SNOWFLAKE_JS and UID have one)", ErrNoLayout, typ)
 	}
 	if err != nil {
 		return Layout{}, err

@@ -420,7 +420,7 @@ func TestLayoutFor(t *testing.T) {
 	if _, err := keygen.LayoutFor("SNOWFLAKE", keygen.Props{"worker-id": "x"}); !errors.Is(err, keygen.ErrInvalidProps) {
 		t.Fatalf("bad worker id err = %v", err)
 	}
-	if _, err := keygen.LayoutFor("UUID", nil); !errors.Is(err, keygen.ErrUnknownType) {
+	if _, err := keygen.LayoutFor("UUID", nil); !errors.Is(err, keygen.ErrNoLayout) {
 		t.Fatalf("UUID err = %v", err)
 	}
 }

@@ -1,0 +1,189 @@
+// Command shardkey generates and inspects distributed primary keys with
+// package keygen.
+//
+// Each subcommand lives in its own file and registers itself in commands;
+// run dispatches to it with its own flag.FlagSet. run takes the arguments
+// and output streams explicitly, so tests call it in-process.
+//
+// Exit codes: 0 success, 1 runtime error (bad props, generator error,
+// undecodable ID), 2 usage error (unknown command, bad flag, missing
+// argument, -n out of range).
+package main
+
+import (
+	"bytes"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+)
+
+func main() {
+	os.Exit(run(os.Args[1:], os.Stdout, os.Stderr))
+}
+
+// Exit codes.
+const (
+	exitOK      = 0
+	exitRuntime = 1
+	exitUsage   = 2
+)
+
+// command is one subcommand.
+type command struct {
+	name     string
+	synopsis string // arguments after "shardkey <name>", for usage lines
+	summary  string // one line, for `shardkey help`
+	details  string // description, printed before the flags
+	examples string // printed after the flags
+	// setup defines the command's flags on fs and returns the action that
+	// runs once they are parsed.
+	setup func(fs *flag.FlagSet) action
+}
+
+// action runs a command with its positional arguments. An error made with
+// usageErrorf exits 2; any other error exits 1.
+type action func(args []string, stdout io.Writer) error
+
+// commands are the subcommands, in the order `shardkey help` lists them.
+var commands = []*command{genCmd, decodeCmd}
+
+func lookup(name string) *command {
+	for _, c := range commands {
+		if c.name == name {
+			return c
+		}
+	}
+	return nil
+}
+
+func run(args []string, stdout, stderr io.Writer) int {
+	if len(args) == 0 {
+		printMainUsage(stderr)
+		return exitUsage
+	}
+	switch args[0] {
+	case "help", "-h", "-help", "--help":
+		return runHelp(args[1:], stdout, stderr)
+	}
+	c := lookup(args[0])
+	if c == nil {
+		fmt.Fprintf(stderr, "shardkey: unknown command %q\nRun 'shardkey help' for usage.\n", args[0])
+		return exitUsage
+	}
+	return c.run(args[1:], stdout, stderr)
+}
+
+func runHelp(args []string, stdout, stderr io.Writer) int {
+	switch len(args) {
+	case 0:
+		printMainUsage(stdout)
+		return exitOK
+	case 1:
+		if c := lookup(args[0]); c != nil {
+			c.printUsage(stdout)
+			return exitOK
+		}
+		fmt.Fprintf(stderr, "shardkey help: unknown command %q\nRun 'shardkey help' for usage.\n", args[0])
+	default:
+		fmt.Fprintln(stderr, "usage: shardkey help [command]")
+	}
+	return exitUsage
+}
+
+func printMainUsage(w io.Writer) {
+	var b strings.Builder
+	b.WriteString("shardkey generates and inspects distributed primary keys.\n\n")
+	b.WriteString("usage: shardkey <command> [flags] [arguments]\n\nCommands:\n")
+	for _, c := range commands {
+		fmt.Fprintf(&b, "  %-8s %s\n", c.name, c.summary)
+	}
+	b.WriteString("  help     show help for a command\n\n")
+	b.WriteString("Run 'shardkey help <command>' or 'shardkey <command> -h' for a command's flags and examples.\n\n")
+	b.WriteString("Examples:\n")
+	b.WriteString("  shardkey gen -props worker-id=1 -n 10\n")
+	b.WriteString("  shardkey gen -type UUID -props version=7 -n 3 -o json\n")
+	b.WriteString("  shardkey decode 1331042935696789505\n")
+	b.WriteString("  shardkey decode -type UID -o json 1424217030869204992\n")
+	b.WriteString("\nExit status: 0 success, 1 runtime error, 2 usage error.\n")
+	io.WriteString(w, b.String())
+}
+
+// flagSet builds the command's flag set. Output is discarded: run prints
+// errors and usage itself, so -h goes to stdout and mistakes to stderr.
+func (c *command) flagSet() (*flag.FlagSet, action) {
+	fs := flag.NewFlagSet("shardkey "+c.name, flag.ContinueOnError)
+	fs.SetOutput(io.Discard)
+	fs.Usage = func() {}
+	return fs, c.setup(fs)
+}
+
+func (c *command) printUsage(w io.Writer) {
+	fs, _ := c.flagSet()
+	var flags bytes.Buffer
+	fs.SetOutput(&flags)
+	fs.PrintDefaults()
+	fmt.Fprintf(w, "usage: shardkey %s %s\n\n%s\nFlags:\n%s\nExamples:\n%s", c.name, c.synopsis,
+		c.details, flags.String(), c.examples)
+}
+
+func (c *command) run(args []string, stdout, stderr io.Writer) int {
+	fs, act := c.flagSet()
+	rest, err := parseFlags(fs, args)
+	switch {
+	case errors.Is(err, flag.ErrHelp):
+		c.printUsage(stdout)
+		return exitOK
+	case err != nil:
+		return c.usageFailure(stderr, err)
+	}
+	err = act(rest, stdout)
+	var ue *usageError
+	switch {
+	case err == nil:
+		return exitOK
+	case errors.As(err, &ue):
+		return c.usageFailure(stderr, err)
+	default:
+		fmt.Fprintf(stderr, "shardkey: %v\n", err)
+		return exitRuntime
+	}
+}
+
+func (c *command) usageFailure(stderr io.Writer, err error) int {
+	fmt.Fprintf(stderr, "shardkey %s: %v\nusage: shardkey %s %s\nRun 'shardkey %s -h' for help.\n",
+		c.name, err, c.name, c.synopsis, c.name)
+	return exitUsage
+}
+
+// parseFlags parses flags anywhere among the arguments, so that
+// `shardkey decode 123 -type UID` works, and returns the positional
+// arguments. Arguments after "--" are all positional.
+func parseFlags(fs *flag.FlagSet, args []string) ([]string, error) {
+	rest := []string{}
+	for {
+		if err := fs.Parse(args); err != nil {
+			return nil, err
+		}
+		left := fs.Args()
+		if consumed := len(args) - len(left); consumed > 0 && args[consumed-1] == "--" {
+			return append(rest, left...), nil
+		}
+		if len(left) == 0 {
+			return rest, nil
+		}
+		rest = append(rest, left[0])
+		args = left[1:]
+	}
+}
+
+// usageError is a mistake in how the command was invoked; it exits 2.
+type usageError struct{ msg string }
+
+func (e *usageError) Error() string { return e.msg }
+
+func usageErrorf(format string, a ...any) error {
+	return &usageError{msg: fmt.Sprintf(format, a...)}
+}
