@@ -42,6 +42,7 @@ type SystemClock struct {
 	nextCheck atomic.Int64 // elapsed nanoseconds at which to compare with the wall clock
 	behind    atomic.Bool  // the wall clock was behind at the last check (logged once)
 	logger    *slog.Logger
+	wall      func() time.Time // time.Now; replaced in tests
 }
 
 // NewSystemClock returns a SystemClock anchored now. Clock steps are logged
@@ -49,7 +50,7 @@ type SystemClock struct {
 // step.
 func NewSystemClock(logger *slog.Logger) *SystemClock {
 	now := time.Now()
-	c := &SystemClock{base: now, baseWall: now.UnixNano(), logger: logger}
+	c := &SystemClock{base: now, baseWall: now.UnixNano(), logger: logger, wall: time.Now}
 	c.nextCheck.Store(int64(wallCheckInterval))
 	return c
 }
@@ -71,8 +72,8 @@ func (c *SystemClock) checkWall(el int64) {
 	if el < next || !c.nextCheck.CompareAndSwap(next, el+int64(wallCheckInterval)) {
 		return // another goroutine is checking
 	}
-	wall := time.Now()
-	mine := c.baseWall + int64(wall.Sub(c.base)) + c.offset.Load()
+	wall := c.wall()
+	mine := c.baseWall + int64(time.Since(c.base)) + c.offset.Load()
 	diff := wall.UnixNano() - mine
 	switch {
 	case diff > 0:
