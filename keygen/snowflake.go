@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
+	"sync"
 	"sync/atomic"
 	"time"
 )
@@ -41,12 +42,23 @@ type snowflake struct {
 	vibMod    int64 // max-vibration-offset + 1
 }
 
-// snowflakeState is the last ID issued, on its own cache line.
+// snowflakeState is the last ID issued, on its own cache line, and the
+// contention mode. Uncontended, an ID costs one clock read and one CAS.
+// When goroutines collide on the CAS, each failure costs a cache-line
+// transfer and often a retry; then callers queue on mu instead, which lets
+// one goroutine issue a run of IDs while the others wait (as a plain mutex
+// does), and every contentionProbe IDs the fast path is tried again.
 type snowflakeState struct {
-	_    [64]byte
-	last atomic.Int64
-	_    [56]byte
+	_         [64]byte
+	last      atomic.Int64
+	_         [56]byte
+	contended atomic.Bool // read on every call, written rarely
+	_         [63]byte
+	mu        sync.Mutex
+	slowIDs   int // IDs issued under mu since the last probe
 }
+
+const contentionProbe = 4096
 
 func (s *snowflakeState) lastUsed(l Layout) (time.Time, bool) {
 	last := s.last.Load()
@@ -204,55 +216,93 @@ func (g *snowflake) tick(now int64) int64 {
 // first and last. It never returns an ID at or below one it returned
 // before, except after a clock-back flag bump, which changes the flag field.
 func (g *snowflake) reserve(ctx context.Context, n int64) (first, last int64, err error) {
+	st := g.state
+	if !st.contended.Load() {
+		var ok bool
+		if first, last, ok, err = g.tryReserve(ctx, n, true); ok || err != nil {
+			return first, last, err
+		}
+		st.contended.Store(true)
+	}
+	st.mu.Lock()
+	first, last, _, err = g.tryReserve(ctx, n, false)
+	if st.slowIDs += int(last - first + 1); st.slowIDs >= contentionProbe {
+		st.slowIDs = 0
+		st.contended.Store(false)
+	}
+	st.mu.Unlock()
+	return first, last, err
+}
+
+// tryReserve claims IDs with CAS. With once, it gives up (ok false) on the
+// first failed CAS; otherwise it retries until it succeeds.
+func (g *snowflake) tryReserve(ctx context.Context, n int64, once bool) (first, last int64, ok bool, err error) {
+	old := g.state.last.Load()
 	for {
-		old := g.state.last.Load()
+		// The clock is read after the state: for a clock that does not run
+		// backwards, t is then at or past the state's tick.
 		now := g.now()
 		t := g.tick(now)
 		if now < g.epochNs || t > g.maxTick {
-			return 0, 0, &TimeOverflowError{Now: time.Unix(0, now), Epoch: g.layout.Epoch, Max: g.layout.RunsOut().Add(-g.layout.Unit)}
+			return 0, 0, false, &TimeOverflowError{Now: time.Unix(0, now), Epoch: g.layout.Epoch, Max: g.layout.RunsOut().Add(-g.layout.Unit)}
 		}
-		oldT := old >> g.timeShift
-		switch {
-		case t > oldT:
-			var start int64
-			if g.vibMod > 1 {
-				// Rotate the first sequence of each tick (ShardingSphere's
-				// vibration): at low traffic id % 2^n then spreads over shards.
-				start = ((old & g.seqMask) + 1) % g.vibMod
+		for retry := false; ; retry = true {
+			oldT := old >> g.timeShift
+			if retry && t < oldT {
+				// Another goroutine won the CAS with a later clock reading:
+				// its tick has begun, so join it instead of reading the clock
+				// again (under contention that read is most of the cost).
+				t = oldT
 			}
-			first = t<<g.timeShift | old&(g.flagMask<<g.flagShift) | g.fixed | start
-		case t == oldT:
-			if old&g.seqMask == g.seqMask {
-				if err := g.wait(ctx, time.Duration(g.epochNs+(oldT+1)*g.unitNs-now)); err != nil {
-					return 0, 0, err
+			switch {
+			case t > oldT:
+				var start int64
+				if g.vibMod > 1 {
+					// Rotate the first sequence of each tick (ShardingSphere's
+					// vibration): at low traffic id % 2^n then spreads over shards.
+					start = ((old & g.seqMask) + 1) % g.vibMod
 				}
-				continue
-			}
-			first = old + 1
-		default:
-			if (oldT-t)*g.unitNs <= g.tolNs {
-				g.logger.Warn("keygen: clock moved backwards; waiting", "type", g.typ, "step", time.Duration((oldT-t)*g.unitNs))
-				if err := g.wait(ctx, time.Duration(g.epochNs+oldT*g.unitNs-now)); err != nil {
-					return 0, 0, err
+				first = t<<g.timeShift | old&(g.flagMask<<g.flagShift) | g.fixed | start
+			case t == oldT:
+				if old&g.seqMask == g.seqMask {
+					if err := g.wait(ctx, time.Duration(g.epochNs+(oldT+1)*g.unitNs-now)); err != nil {
+						return 0, 0, false, err
+					}
+					old = g.state.last.Load()
+					goto readClock
 				}
-				continue
-			}
-			flag := (old >> g.flagShift & g.flagMask) + 1
-			if flag > g.flagMask {
-				e := &ClockBackwardsError{Last: time.Unix(0, g.epochNs+oldT*g.unitNs), Now: time.Unix(0, now), Tolerance: time.Duration(g.tolNs)}
-				if g.flagMask > 0 {
-					e.Reason = "clock-back flag exhausted"
+				first = old + 1
+			default:
+				if (oldT-t)*g.unitNs <= g.tolNs {
+					g.logger.Warn("keygen: clock moved backwards; waiting", "type", g.typ, "step", time.Duration((oldT-t)*g.unitNs))
+					if err := g.wait(ctx, time.Duration(g.epochNs+oldT*g.unitNs-now)); err != nil {
+						return 0, 0, false, err
+					}
+					old = g.state.last.Load()
+					goto readClock
 				}
-				return 0, 0, e
+				flag := (old >> g.flagShift & g.flagMask) + 1
+				if flag > g.flagMask {
+					e := &ClockBackwardsError{Last: time.Unix(0, g.epochNs+oldT*g.unitNs), Now: time.Unix(0, now), Tolerance: time.Duration(g.tolNs)}
+					if g.flagMask > 0 {
+						e.Reason = "clock-back flag exhausted"
+					}
+					return 0, 0, false, e
+				}
+				g.logger.Warn("keygen: clock moved backwards beyond tolerance; bumping clock-back flag", "type", g.typ,
+					"step", time.Duration((oldT-t)*g.unitNs), "flag", flag)
+				first = t<<g.timeShift | flag<<g.flagShift | g.fixed
 			}
-			g.logger.Warn("keygen: clock moved backwards beyond tolerance; bumping clock-back flag", "type", g.typ,
-				"step", time.Duration((oldT-t)*g.unitNs), "flag", flag)
-			first = t<<g.timeShift | flag<<g.flagShift | g.fixed
+			last = first + min(n-1, g.seqMask-first&g.seqMask)
+			if g.state.last.CompareAndSwap(old, last) {
+				return first, last, true, nil
+			}
+			if once {
+				return 0, 0, false, nil
+			}
+			old = g.state.last.Load()
 		}
-		last = first + min(n-1, g.seqMask-first&g.seqMask)
-		if g.state.last.CompareAndSwap(old, last) {
-			return first, last, nil
-		}
+	readClock:
 	}
 }
 
