@@ -48,7 +48,7 @@ type command struct {
 type action func(args []string, stdout io.Writer) error
 
 // commands are the subcommands, in the order `shardkey help` lists them.
-var commands = []*command{genCmd, decodeCmd}
+var commands = []*command{genCmd, decodeCmd, validateCmd, routeCmd, targetsCmd}
 
 func lookup(name string) *command {
 	for _, c := range commands {
@@ -107,6 +107,9 @@ func printMainUsage(w io.Writer) {
 	b.WriteString("  shardkey gen -type UUID -props version=7 -n 3 -o json\n")
 	b.WriteString("  shardkey decode 1331042935696789505\n")
 	b.WriteString("  shardkey decode -type UID -o json 1424217030869204992\n")
+	b.WriteString("  shardkey validate rules.yaml\n")
+	b.WriteString("  shardkey route rules.yaml t_order order_id=123 user_id=7\n")
+	b.WriteString("  shardkey targets rules.yaml\n")
 	b.WriteString("\nExit status: 0 success, 1 runtime error, 2 usage error.\n")
 	io.WriteString(w, b.String())
 }
@@ -146,6 +149,8 @@ func (c *command) run(args []string, stdout, stderr io.Writer) int {
 		return exitOK
 	case errors.As(err, &ue):
 		return c.usageFailure(stderr, err)
+	case errors.Is(err, errSilent):
+		return exitRuntime
 	default:
 		fmt.Fprintf(stderr, "shardkey: %v\n", err)
 		return exitRuntime

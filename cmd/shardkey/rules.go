@@ -1,0 +1,288 @@
+package main
+
+import (
+	"bufio"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"strconv"
+	"strings"
+
+	"github.com/shardkey/shardkey/keygen"
+	"github.com/shardkey/shardkey/shardconf"
+)
+
+// rulesFlags are the flags of commands that read a rule file.
+type rulesFlags struct {
+	keygenProps *string
+	out         *choice
+}
+
+func addRulesFlags(fs *flag.FlagSet) rulesFlags {
+	return rulesFlags{
+		keygenProps: fs.String("keygen-props", "", "props added to every key generator of the rules, as `k=v,k=v` (e.g. worker-id=1)"),
+		out:         outputFlag(fs),
+	}
+}
+
+// load reads and compiles a rule file.
+func (f rulesFlags) load(path string) (*shardconf.Router, error) {
+	props, err := keygen.ParseProps(*f.keygenProps)
+	if err != nil {
+		return nil, usageErrorf("-keygen-props: %v", err)
+	}
+	cfg, err := shardconf.Load(path)
+	if err != nil {
+		return nil, err
+	}
+	return shardconf.NewRouter(cfg, shardconf.WithKeyGenProps(props))
+}
+
+// problems splits a joined error into lines.
+func problems(err error) []string {
+	var out []string
+	var walk func(error)
+	walk = func(e error) {
+		if j, ok := e.(interface{ Unwrap() []error }); ok {
+			for _, x := range j.Unwrap() {
+				walk(x)
+			}
+			return
+		}
+		out = append(out, e.Error())
+	}
+	walk(err)
+	return out
+}
+
+var validateCmd = &command{
+	name:     "validate",
+	synopsis: "[-keygen-props k=v,...] [-o text|json] RULES.yaml",
+	summary:  "check a sharding rule file",
+	details: `Validate loads a ShardingSphere-style rule file (5.x rules: or 4.x
+shardingRule:), compiles every table, algorithm and key generator, and
+prints every problem with its file, line, column and YAML path. It exits 1
+when there is any.
+`,
+	examples: `  shardkey validate rules.yaml
+  shardkey validate -keygen-props worker-id=1 rules.yaml
+  shardkey validate -o json rules.yaml
+`,
+	setup: func(fs *flag.FlagSet) action {
+		rf := addRulesFlags(fs)
+		return func(args []string, stdout io.Writer) error {
+			if len(args) != 1 {
+				return usageErrorf("want one rule file")
+			}
+			r, err := rf.load(args[0])
+			var ue *usageError
+			if errors.As(err, &ue) {
+				return err
+			}
+			if rf.out.value == "json" {
+				res := struct {
+					OK          bool     `json:"ok"`
+					Problems    []string `json:"problems"`
+					Tables      []string `json:"tables,omitempty"`
+					DataSources []string `json:"dataSources,omitempty"`
+				}{OK: err == nil, Problems: []string{}}
+				if err != nil {
+					res.Problems = problems(err)
+				} else {
+					res.Tables, res.DataSources = r.Tables(), r.DataSources()
+				}
+				if werr := writeJSON(stdout, res); werr != nil {
+					return werr
+				}
+				if err != nil {
+					return errSilent
+				}
+				return nil
+			}
+			if err != nil {
+				for _, p := range problems(err) {
+					fmt.Fprintln(stdout, p)
+				}
+				return fmt.Errorf("%s: %d problem(s)", args[0], len(problems(err)))
+			}
+			fmt.Fprintf(stdout, "%s: ok (%d tables, %d data sources)\n", args[0], len(r.Tables()), len(r.DataSources()))
+			return nil
+		}
+	},
+}
+
+// errSilent exits 1 without a message: the command already printed it.
+var errSilent = errors.New("")
+
+var routeCmd = &command{
+	name:     "route",
+	synopsis: "[-scatter] [-keygen-props k=v,...] [-o text|json] RULES.yaml TABLE [COND...]",
+	summary:  "show where a statement on a table goes",
+	details: `Route prints the data source and table each matching row lives in, for
+a logic table and conditions on its columns (ANDed):
+
+  column=v          equality          column=v1,v2,v3   IN list
+  column=lo..hi     BETWEEN (inclusive)
+  column<v  column<=v  column>v  column>=v
+
+Values that parse as integers are integers; anything else is a string.
+Quote the conditions with < and > for your shell. Without a condition on
+every sharding column it fails (exit 1), as shardkey's router does;
+-scatter expands the unconstrained strategies to all their targets.
+`,
+	examples: `  shardkey route rules.yaml t_order order_id=123 user_id=7
+  shardkey route rules.yaml t_order user_id=7 order_id=1,2,3
+  shardkey route rules.yaml t_order user_id=7 'order_id>=100' 'order_id<200'
+  shardkey route -scatter -o json rules.yaml t_order user_id=7
+`,
+	setup: func(fs *flag.FlagSet) action {
+		rf := addRulesFlags(fs)
+		scatter := fs.Bool("scatter", false, "route statements lacking a sharding key to every target")
+		return func(args []string, stdout io.Writer) error {
+			if len(args) < 2 {
+				return usageErrorf("want a rule file and a table")
+			}
+			conds := make([]shardconf.Cond, 0, len(args)-2)
+			for _, a := range args[2:] {
+				c, err := parseCond(a)
+				if err != nil {
+					return err
+				}
+				conds = append(conds, c)
+			}
+			r, err := rf.load(args[0])
+			if err != nil {
+				return err
+			}
+			route := r.Route
+			if *scatter {
+				route = r.Scatter
+			}
+			ts, err := route(args[1], conds...)
+			if err != nil {
+				return err
+			}
+			return writeTargets(stdout, ts, rf.out.value)
+		}
+	},
+}
+
+// parseCond parses column=v, column=a,b, column=lo..hi, column<v ...
+func parseCond(s string) (shardconf.Cond, error) {
+	for _, op := range []string{"<=", ">=", "<", ">", "="} {
+		i := strings.Index(s, op)
+		if i <= 0 {
+			continue
+		}
+		col, v := strings.TrimSpace(s[:i]), strings.TrimSpace(s[i+len(op):])
+		if v == "" {
+			break
+		}
+		switch op {
+		case "<":
+			return shardconf.Lt(col, condValue(v)), nil
+		case "<=":
+			return shardconf.Le(col, condValue(v)), nil
+		case ">":
+			return shardconf.Gt(col, condValue(v)), nil
+		case ">=":
+			return shardconf.Ge(col, condValue(v)), nil
+		}
+		if lo, hi, ok := strings.Cut(v, ".."); ok {
+			return shardconf.Between(col, condValue(lo), condValue(hi)), nil
+		}
+		if strings.Contains(v, ",") {
+			var vs []any
+			for _, x := range strings.Split(v, ",") {
+				vs = append(vs, condValue(strings.TrimSpace(x)))
+			}
+			return shardconf.In(col, vs...), nil
+		}
+		return shardconf.Eq(col, condValue(v)), nil
+	}
+	return shardconf.Cond{}, usageErrorf("condition %q: want column=value, column=a,b, column=lo..hi or column<value", s)
+}
+
+func condValue(s string) any {
+	if n, err := strconv.ParseInt(s, 10, 64); err == nil {
+		return n
+	}
+	if n, err := strconv.ParseUint(s, 10, 64); err == nil {
+		return n
+	}
+	return s
+}
+
+func writeTargets(w io.Writer, ts []shardconf.Target, out string) error {
+	if out == "json" {
+		type target struct {
+			DataSource string `json:"dataSource"`
+			Table      string `json:"table"`
+		}
+		list := make([]target, len(ts))
+		for i, t := range ts {
+			list[i] = target{t.DataSource, t.Table}
+		}
+		return writeJSON(w, list)
+	}
+	bw := bufio.NewWriter(w)
+	for _, t := range ts {
+		fmt.Fprintf(bw, "%s\t%s\n", t.DataSource, t.Table)
+	}
+	return bw.Flush()
+}
+
+var targetsCmd = &command{
+	name:     "targets",
+	synopsis: "[-keygen-props k=v,...] [-o text|json] RULES.yaml [TABLE...]",
+	summary:  "list every physical table of the rules",
+	details: `Targets lists the physical tables of every logic table in the rules (or of
+the tables named), one line each: data source, physical table, logic table.
+Broadcast tables appear once per data source. Use it to create or migrate
+the tables.
+`,
+	examples: `  shardkey targets rules.yaml
+  shardkey targets rules.yaml t_order
+  shardkey targets -o json rules.yaml
+`,
+	setup: func(fs *flag.FlagSet) action {
+		rf := addRulesFlags(fs)
+		return func(args []string, stdout io.Writer) error {
+			if len(args) < 1 {
+				return usageErrorf("want a rule file")
+			}
+			r, err := rf.load(args[0])
+			if err != nil {
+				return err
+			}
+			tables := args[1:]
+			if len(tables) == 0 {
+				tables = r.Tables()
+			}
+			type row struct {
+				DataSource string `json:"dataSource"`
+				Table      string `json:"table"`
+				Logic      string `json:"logicTable"`
+			}
+			var rows []row
+			for _, t := range tables {
+				ts, err := r.Targets(t)
+				if err != nil {
+					return err
+				}
+				for _, x := range ts {
+					rows = append(rows, row{x.DataSource, x.Table, t})
+				}
+			}
+			if rf.out.value == "json" {
+				return writeJSON(stdout, rows)
+			}
+			bw := bufio.NewWriter(stdout)
+			for _, x := range rows {
+				fmt.Fprintf(bw, "%s\t%s\t%s\n", x.DataSource, x.Table, x.Logic)
+			}
+			return bw.Flush()
+		}
+	},
+}

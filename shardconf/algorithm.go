@@ -1,0 +1,117 @@
+package shardconf
+
+import (
+	"fmt"
+
+	"github.com/shardkey/shardkey/keygen"
+	"sort"
+	"strings"
+	"sync"
+)
+
+// A sharding algorithm is compiled once, against the ordered list of
+// target names it chooses from (the data sources of a database strategy,
+// the tables of a table strategy), into a shardFunc that works on indexes
+// into that list. Routing never evaluates an expression or builds a name
+// on the equality path.
+
+// shardFunc is a compiled single-column (standard) algorithm.
+type shardFunc interface {
+	// one returns the index of the target for v, or -1 when v maps to a
+	// name that is not among the targets (the router reports ErrNoRoute).
+	// An error means the value itself is unusable (wrong type, a range
+	// query refused by the algorithm).
+	one(v value) (int, error)
+	// within appends to dst the indexes of every target a value in r may
+	// route to (any order, duplicates allowed; the router sorts and dedups).
+	within(r span, dst []int) ([]int, error)
+}
+
+// multiFunc is a compiled complex (several-column) algorithm.
+type multiFunc interface {
+	// columns are the sharding columns, in the order one receives them.
+	columns() []string
+	one(vs []value) (int, error)
+}
+
+// algoSpec is what an algorithm factory gets.
+type algoSpec struct {
+	typ     string            // upper case, e.g. "MOD"
+	props   map[string]string // as written in the rule file
+	targets []string          // the ordered target names it chooses from
+	column  string            // the sharding column (standard strategies)
+	columns []string          // the sharding columns (complex strategies)
+	// keyLayout is the layout of the table's key generator, for the
+	// SNOWFLAKE_* algorithms; zero when the table has none.
+	keyLayout *keygen.Layout
+	// auto is true when the algorithm serves an autoTables rule.
+	auto bool
+}
+
+// propError reports a bad algorithm prop; the loader adds file and line.
+type propError struct {
+	key, value, reason string
+}
+
+func (e *propError) Error() string {
+	if e.value == "" {
+		return fmt.Sprintf("prop %q: %s", e.key, e.reason)
+	}
+	return fmt.Sprintf("prop %q = %q: %s", e.key, e.value, e.reason)
+}
+
+type (
+	standardFactory func(algoSpec) (shardFunc, error)
+	complexFactory  func(algoSpec) (multiFunc, error)
+)
+
+var algorithms = struct {
+	sync.RWMutex
+	standard map[string]standardFactory
+	complex  map[string]complexFactory
+}{standard: map[string]standardFactory{}, complex: map[string]complexFactory{}}
+
+func registerStandard(typ string, f standardFactory) { algorithms.standard[typ] = f }
+func registerComplex(typ string, f complexFactory)   { algorithms.complex[typ] = f }
+
+// algorithmTypes lists the known algorithm types, sorted.
+func algorithmTypes() []string {
+	var out []string
+	for t := range algorithms.standard {
+		out = append(out, t)
+	}
+	for t := range algorithms.complex {
+		if _, dup := algorithms.standard[t]; !dup {
+			out = append(out, t)
+		}
+	}
+	sort.Strings(out)
+	return out
+}
+
+// suffixIndex maps each target's trailing digits to its index: MOD,
+// HASH_MOD and the auto algorithms compute a number and pick the target
+// whose name ends in it, as ShardingSphere's findMatchedTargetName does.
+// ambiguous lists suffixes two targets share.
+func suffixIndex(targets []string) (idx map[string]int, ambiguous []string) {
+	idx = make(map[string]int, len(targets))
+	for i, t := range targets {
+		j := len(t)
+		for j > 0 && t[j-1] >= '0' && t[j-1] <= '9' {
+			j--
+		}
+		suf := t[j:]
+		if suf == "" {
+			continue
+		}
+		if _, dup := idx[suf]; dup {
+			ambiguous = append(ambiguous, suf)
+			continue
+		}
+		idx[suf] = i
+	}
+	return idx, ambiguous
+}
+
+// upper normalizes an algorithm or strategy type name.
+func upper(s string) string { return strings.ToUpper(strings.TrimSpace(s)) }

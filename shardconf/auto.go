@@ -1,0 +1,82 @@
+package shardconf
+
+import (
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// autoCount is the number of physical tables an autoTables strategy
+// creates: ShardingSphere derives it from the auto algorithm's props.
+func (c *compiler) autoCount(s *Strategy) (int, error) {
+	a, ok := c.cfg.Algorithms[s.Algorithm]
+	if !ok {
+		return 0, c.cfg.errAt(s.Pos, "sharding algorithm %q is not in shardingAlgorithms", s.Algorithm)
+	}
+	n, err := autoTableCount(a.Type, a.Props)
+	if err != nil {
+		return 0, &ConfigError{File: c.cfg.File, Line: a.Pos.Line, Column: a.Pos.Column, Path: a.Pos.Path,
+			Msg: fmt.Sprintf("algorithm %s (%s): %v", a.Name, a.Type, err), Err: err}
+	}
+	if n < 1 || n > 1_000_000 {
+		return 0, c.cfg.errAt(a.Pos, "algorithm %s (%s) gives %d tables; want 1..1000000", a.Name, a.Type, n)
+	}
+	return n, nil
+}
+
+// autoTableCount computes the table count of an auto algorithm.
+func autoTableCount(typ string, props map[string]string) (int, error) {
+	num := func(key string) (int64, error) {
+		v, ok := props[key]
+		if !ok {
+			return 0, &propError{key: key, reason: "required"}
+		}
+		n, err := strconv.ParseInt(strings.TrimSpace(v), 10, 64)
+		if err != nil {
+			return 0, &propError{key: key, value: v, reason: "not an integer"}
+		}
+		return n, nil
+	}
+	switch typ {
+	case "MOD", "HASH_MOD", "SNOWFLAKE_BITS":
+		n, err := num("sharding-count")
+		return int(n), err
+	case "BOUNDARY_RANGE":
+		r := splitList(props["sharding-ranges"])
+		if len(r) == 0 {
+			return 0, &propError{key: "sharding-ranges", reason: "required"}
+		}
+		return len(r) + 1, nil
+	case "VOLUME_RANGE":
+		lo, err1 := num("range-lower")
+		hi, err2 := num("range-upper")
+		vol, err3 := num("sharding-volume")
+		for _, err := range []error{err1, err2, err3} {
+			if err != nil {
+				return 0, err
+			}
+		}
+		if vol <= 0 || hi <= lo {
+			return 0, fmt.Errorf("want range-lower < range-upper and sharding-volume > 0")
+		}
+		return int((hi-lo+vol-1)/vol) + 2, nil
+	case "AUTO_INTERVAL":
+		const layout = "2006-01-02 15:04:05"
+		lo, err1 := time.Parse(layout, props["datetime-lower"])
+		hi, err2 := time.Parse(layout, props["datetime-upper"])
+		secs, err3 := num("sharding-seconds")
+		if err1 != nil || err2 != nil {
+			return 0, fmt.Errorf("datetime-lower and datetime-upper must be yyyy-MM-dd HH:mm:ss")
+		}
+		if err3 != nil {
+			return 0, err3
+		}
+		if secs <= 0 || !hi.After(lo) {
+			return 0, fmt.Errorf("want datetime-lower < datetime-upper and sharding-seconds > 0")
+		}
+		span := int64(hi.Sub(lo) / time.Second)
+		return int((span+secs-1)/secs) + 2, nil
+	}
+	return 0, fmt.Errorf("%s is not an auto sharding algorithm", typ)
+}

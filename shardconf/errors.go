@@ -1,0 +1,82 @@
+package shardconf
+
+import (
+	"errors"
+	"fmt"
+)
+
+// Sentinel errors of routing. Test with errors.Is.
+var (
+	// ErrMissingShardingKey: a sharding column of the table's strategies has
+	// no condition, so the statement could reach several targets. Use
+	// Scatter to opt in to all of them.
+	ErrMissingShardingKey = errors.New("shardconf: missing sharding key")
+	// ErrNoRoute: a sharding value maps to a target that does not exist
+	// (e.g. Java's -3 % 2 = -1 in an INLINE expression).
+	ErrNoRoute = errors.New("shardconf: no route")
+	// ErrUnknownTable: the table is not in the rules and there is no
+	// single data source to hold it.
+	ErrUnknownTable = errors.New("shardconf: unknown table")
+	// ErrInvalidConfig: a rule file or Config cannot be used. Matched by
+	// *ConfigError.
+	ErrInvalidConfig = errors.New("shardconf: invalid config")
+)
+
+// ConfigError is one problem in a rule file, with its position. Load,
+// Parse and NewRouter report every problem they find, joined with
+// errors.Join.
+type ConfigError struct {
+	File   string // "" for Parse without a file name
+	Line   int    // 1-based; 0 when unknown
+	Column int    // 1-based; 0 when unknown
+	Path   string // YAML path, e.g. rules[0].tables.t_order.actualDataNodes
+	Msg    string
+	Err    error // the underlying error, if any
+}
+
+func (e *ConfigError) Error() string {
+	loc := e.File
+	if loc == "" {
+		loc = "rules"
+	}
+	if e.Line > 0 {
+		loc = fmt.Sprintf("%s:%d:%d", loc, e.Line, e.Column)
+	}
+	if e.Path != "" {
+		return fmt.Sprintf("%s: %s: %s", loc, e.Path, e.Msg)
+	}
+	return fmt.Sprintf("%s: %s", loc, e.Msg)
+}
+
+// Is reports whether target is ErrInvalidConfig.
+func (e *ConfigError) Is(target error) bool { return target == ErrInvalidConfig }
+
+// Unwrap returns the underlying error.
+func (e *ConfigError) Unwrap() error { return e.Err }
+
+// RouteError explains a routing failure; it matches ErrMissingShardingKey,
+// ErrNoRoute or ErrUnknownTable with errors.Is.
+type RouteError struct {
+	Table  string
+	Column string // the sharding column concerned, if any
+	Value  string // the value concerned, if any
+	Target string // the target name the value mapped to, if any
+	Err    error  // the sentinel
+}
+
+func (e *RouteError) Error() string {
+	msg := fmt.Sprintf("%v: table %s", e.Err, e.Table)
+	if e.Column != "" {
+		msg += ", column " + e.Column
+	}
+	if e.Value != "" {
+		msg += ", value " + e.Value
+	}
+	if e.Target != "" {
+		msg += fmt.Sprintf(" (maps to %q, which is not among the table's data nodes)", e.Target)
+	}
+	return msg
+}
+
+// Unwrap returns the sentinel.
+func (e *RouteError) Unwrap() error { return e.Err }

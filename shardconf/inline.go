@@ -1,0 +1,1782 @@
+package shardconf
+
+// Inline expressions: the Groovy subset ShardingSphere rule files use, in
+// two roles.
+//
+//   - expandInline expands a node list such as actualDataNodes
+//     ("ds_${0..1}.t_order_${0..3}") into names, as ShardingSphere's
+//     InlineExpressionParser.splitAndEvaluate does.
+//   - compileInline compiles an algorithm-expression such as
+//     "t_order_${order_id % 4}" once, at load time, into Go closures. Routing
+//     never parses or interprets text; the common single-integer-column
+//     shape gets a path that builds no string at all (intTemplate).
+//
+// Both are written by hand; there is no Groovy runtime. What is supported,
+// and how it maps to Groovy/Java semantics:
+//
+//   - "${...}" and the 4.x form "$->{...}"; an optional "<GROOVY>" type
+//     prefix (ShardingSphere 5.4+). expandInline also takes "<LITERAL>" (a
+//     plain comma-separated list, nothing expanded). A "$" in the literal text
+//     that starts neither form is an error (Groovy would read it as a
+//     variable reference).
+//   - Integer literals are Groovy's: Integer (32-bit) when the value fits,
+//     else Long; an "L"/"l" suffix makes a Long. Literals beyond Long
+//     (BigInteger), floating-point literals, hex and octal (a leading 0) are
+//     errors: a leading zero means octal in Groovy, so "${01}" would silently
+//     be 1 there; quote zero-padded names ('01') instead.
+//   - String literals in single or double quotes with the Java escapes
+//     \b \t \n \f \r \" \' \\ \$ and \uXXXX. "${" inside a double-quoted
+//     literal (a nested GString) is an error.
+//   - A sharding column's value is a Long (kindInt) or a String
+//     (kindString); any other kind is an error at evaluation. ShardingSphere
+//     passes whatever JDBC produced; Long is what it produces for BIGINT keys,
+//     and with an Integer column only 32-bit overflow would differ.
+//   - + - * % follow Groovy's NumberMath: Integer op Integer is Integer
+//     (wrapping at 32 bits), anything with a Long is Long (wrapping at 64
+//     bits). % is Java's remainder, with the sign of the dividend:
+//     -3 % 2 == -1. + with a String on either side concatenates the other
+//     side's toString. - * % on Strings are errors (Groovy's String.minus
+//     and String.multiply are not supported).
+//   - / is refused at compile time: on two integers Groovy's / yields a
+//     BigDecimal ("t_${5 / 2}" is "t_2.5"), which is never a useful target
+//     name; use .intdiv(n), Groovy's truncating integer division.
+//   - Division or remainder by zero is an error (Java's ArithmeticException):
+//     at compile time when the divisor is a constant 0, else at evaluation.
+//   - Methods: x.intdiv(n), x.abs(), x.hashCode(), x.toString(), and
+//     Math.abs(x). hashCode is Java's: Integer.hashCode is the value,
+//     Long.hashCode is (int)(v ^ (v >>> 32)), String.hashCode runs over
+//     UTF-16 code units with int overflow. Math.abs keeps Java's overflow:
+//     Math.abs(Integer.MIN_VALUE) is Integer.MIN_VALUE.
+//   - Identifiers are column names, matched case-insensitively (they are
+//     normalized to lower case). "Math" followed by "." is java.lang.Math.
+//   - Unary minus and plus, parentheses. Nothing else of Groovy: no
+//     closures, ternaries, comparisons, bit operators, property access.
+//
+// Every error is an *inlineError carrying the byte offset in the original
+// expression.
+
+import (
+	"fmt"
+	"strconv"
+	"strings"
+	"unicode/utf8"
+)
+
+// inlineError is a problem in an inline expression at a byte offset of
+// the expression as written.
+type inlineError struct {
+	Offset int
+	Msg    string
+}
+
+func (e *inlineError) Error() string { return fmt.Sprintf("offset %d: %s", e.Offset, e.Msg) }
+
+func ierrf(off int, format string, args ...any) *inlineError {
+	return &inlineError{Offset: off, Msg: fmt.Sprintf(format, args...)}
+}
+
+// maxInlineNames caps what one expandInline call may produce, and
+// maxInlineBytes the total length of those names, so that a typo such as
+// ${0..99999999} is an error instead of an out-of-memory crash.
+const (
+	maxInlineNames = 1_000_000
+	maxInlineBytes = 64 << 20
+	maxInlineDepth = 64 // nesting of parentheses and unary operators
+)
+
+// javaStringHash is Java's String.hashCode: s*31^(n-1) + ... over the
+// UTF-16 code units of s, with int overflow. Invalid UTF-8 bytes count as
+// U+FFFD, as a Java decoder would make them. It does not allocate.
+func javaStringHash(s string) int32 {
+	var h int32
+	for i := 0; i < len(s); {
+		c := s[i]
+		if c < utf8.RuneSelf {
+			h = 31*h + int32(c)
+			i++
+			continue
+		}
+		r, n := utf8.DecodeRuneInString(s[i:])
+		i += n
+		if r >= 0x10000 {
+			r -= 0x10000
+			h = 31*h + int32(0xD800+(r>>10))
+			h = 31*h + int32(0xDC00+(r&0x3FF))
+			continue
+		}
+		h = 31*h + int32(r)
+	}
+	return h
+}
+
+// javaLongHash is Java's Long.hashCode: (int)(v ^ (v >>> 32)).
+func javaLongHash(v int64) int32 { return int32(v ^ int64(uint64(v)>>32)) }
+
+// ---------------------------------------------------------------------------
+// Lexer (inside ${...})
+
+type tokKind uint8
+
+const (
+	tkEnd       tokKind = iota + 1 // the closing '}'
+	tkInt                          // integer literal
+	tkStr                          // string literal
+	tkIdent                        // identifier
+	tkLParen                       // (
+	tkRParen                       // )
+	tkLBrack                       // [
+	tkRBrack                       // ]
+	tkComma                        // ,
+	tkDot                          // .
+	tkRange                        // ..
+	tkRangeExcl                    // ..<
+	tkPlus                         // +
+	tkMinus                        // -
+	tkStar                         // *
+	tkSlash                        // /
+	tkPercent                      // %
+)
+
+var tokNames = [...]string{
+	tkEnd: "'}'", tkInt: "integer", tkStr: "string", tkIdent: "identifier",
+	tkLParen: "'('", tkRParen: "')'", tkLBrack: "'['", tkRBrack: "']'",
+	tkComma: "','", tkDot: "'.'", tkRange: "'..'", tkRangeExcl: "'..<'",
+	tkPlus: "'+'", tkMinus: "'-'", tkStar: "'*'", tkSlash: "'/'", tkPercent: "'%'",
+}
+
+func (k tokKind) String() string {
+	if int(k) < len(tokNames) && tokNames[k] != "" {
+		return tokNames[k]
+	}
+	return "token"
+}
+
+type token struct {
+	kind tokKind
+	off  int    // byte offset of the token in the expression
+	end  int    // byte offset just after it
+	i    int64  // tkInt
+	long bool   // tkInt: a Long (suffix L or beyond Integer range)
+	s    string // tkStr: the value; tkIdent: the name as written
+}
+
+// lexer tokenizes the inside of one ${...} segment of src.
+type lexer struct {
+	src  string
+	pos  int
+	open int // offset of the '$' that opened the segment, for errors
+}
+
+func isSpace(c byte) bool { return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\f' }
+
+func isIdentStart(c byte) bool { return c == '_' || c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' }
+
+func isIdentPart(c byte) bool { return isIdentStart(c) || c >= '0' && c <= '9' }
+
+func (lx *lexer) next() (token, error) {
+	for lx.pos < len(lx.src) && isSpace(lx.src[lx.pos]) {
+		lx.pos++
+	}
+	if lx.pos >= len(lx.src) {
+		return token{}, ierrf(lx.open, "unclosed %s: no closing '}'", openerAt(lx.src, lx.open))
+	}
+	start := lx.pos
+	c := lx.src[start]
+	one := func(k tokKind) (token, error) {
+		lx.pos++
+		return token{kind: k, off: start, end: lx.pos}, nil
+	}
+	switch {
+	case c >= '0' && c <= '9':
+		return lx.number()
+	case isIdentStart(c):
+		for lx.pos < len(lx.src) && isIdentPart(lx.src[lx.pos]) {
+			lx.pos++
+		}
+		return token{kind: tkIdent, off: start, end: lx.pos, s: lx.src[start:lx.pos]}, nil
+	case c == '\'' || c == '"':
+		return lx.str()
+	}
+	switch c {
+	case '}':
+		return one(tkEnd)
+	case '(':
+		return one(tkLParen)
+	case ')':
+		return one(tkRParen)
+	case '[':
+		return one(tkLBrack)
+	case ']':
+		return one(tkRBrack)
+	case ',':
+		return one(tkComma)
+	case '+':
+		return one(tkPlus)
+	case '-':
+		return one(tkMinus)
+	case '*':
+		if strings.HasPrefix(lx.src[start:], "**") {
+			return token{}, ierrf(start, "operator ** is not supported")
+		}
+		return one(tkStar)
+	case '/':
+		return one(tkSlash)
+	case '%':
+		return one(tkPercent)
+	case '.':
+		if strings.HasPrefix(lx.src[start:], "..<") {
+			lx.pos += 3
+			return token{kind: tkRangeExcl, off: start, end: lx.pos}, nil
+		}
+		if strings.HasPrefix(lx.src[start:], "..") {
+			lx.pos += 2
+			return token{kind: tkRange, off: start, end: lx.pos}, nil
+		}
+		return one(tkDot)
+	case '{':
+		return token{}, ierrf(start, "'{' (a Groovy closure) is not supported inside %s", openerAt(lx.src, lx.open))
+	case '$':
+		return token{}, ierrf(start, "'$' is not allowed inside %s", openerAt(lx.src, lx.open))
+	}
+	r, _ := utf8.DecodeRuneInString(lx.src[start:])
+	return token{}, ierrf(start, "unexpected character %q", r)
+}
+
+// openerAt names the segment opener at off: "${" or "$->{".
+func openerAt(src string, off int) string {
+	if strings.HasPrefix(src[off:], "$->{") {
+		return "$->{"
+	}
+	return "${"
+}
+
+func (lx *lexer) number() (token, error) {
+	start := lx.pos
+	for lx.pos < len(lx.src) && lx.src[lx.pos] >= '0' && lx.src[lx.pos] <= '9' {
+		lx.pos++
+	}
+	digits := lx.src[start:lx.pos]
+	if lx.pos+1 < len(lx.src) && lx.src[lx.pos] == '.' && lx.src[lx.pos+1] >= '0' && lx.src[lx.pos+1] <= '9' {
+		return token{}, ierrf(start, "floating-point literals are not supported")
+	}
+	long := false
+	if lx.pos < len(lx.src) && (lx.src[lx.pos] == 'L' || lx.src[lx.pos] == 'l') {
+		long = true
+		lx.pos++
+	}
+	if lx.pos < len(lx.src) && isIdentPart(lx.src[lx.pos]) {
+		return token{}, ierrf(start, "malformed number %q (only decimal Integer and Long literals are supported)", lx.src[start:lx.pos+1])
+	}
+	if len(digits) > 1 && digits[0] == '0' {
+		return token{}, ierrf(start, "integer literal %s has a leading zero, which Groovy reads as octal; quote it ('%s') for a zero-padded name", digits, digits)
+	}
+	v, err := strconv.ParseInt(digits, 10, 64)
+	if err != nil {
+		return token{}, ierrf(start, "integer literal %s is out of Long range", digits)
+	}
+	if v > 1<<31-1 {
+		long = true
+	}
+	return token{kind: tkInt, off: start, end: lx.pos, i: v, long: long}, nil
+}
+
+func (lx *lexer) str() (token, error) {
+	start := lx.pos
+	q := lx.src[start]
+	lx.pos++
+	var b strings.Builder
+	for {
+		if lx.pos >= len(lx.src) {
+			return token{}, ierrf(start, "unterminated string literal")
+		}
+		c := lx.src[lx.pos]
+		switch {
+		case c == q:
+			lx.pos++
+			return token{kind: tkStr, off: start, end: lx.pos, s: b.String()}, nil
+		case c == '\n' || c == '\r':
+			return token{}, ierrf(start, "unterminated string literal (line break inside quotes)")
+		case c == '$' && q == '"':
+			return token{}, ierrf(lx.pos, "'$' inside a double-quoted string (a nested GString) is not supported; escape it as \\$ or use single quotes")
+		case c == '\\':
+			if err := lx.escape(&b); err != nil {
+				return token{}, err
+			}
+		default:
+			b.WriteByte(c)
+			lx.pos++
+		}
+	}
+}
+
+func (lx *lexer) escape(b *strings.Builder) error {
+	at := lx.pos
+	if at+1 >= len(lx.src) {
+		return ierrf(at, "unterminated escape sequence")
+	}
+	c := lx.src[at+1]
+	lx.pos += 2
+	switch c {
+	case 'b':
+		b.WriteByte('\b')
+	case 't':
+		b.WriteByte('\t')
+	case 'n':
+		b.WriteByte('\n')
+	case 'f':
+		b.WriteByte('\f')
+	case 'r':
+		b.WriteByte('\r')
+	case '"', '\'', '\\', '$':
+		b.WriteByte(c)
+	case 'u':
+		r, err := lx.hex4(at)
+		if err != nil {
+			return err
+		}
+		if r >= 0xD800 && r <= 0xDBFF { // high surrogate: a low one must follow
+			if !strings.HasPrefix(lx.src[lx.pos:], `\u`) {
+				return ierrf(at, "lone UTF-16 surrogate in \\u escape")
+			}
+			at2 := lx.pos
+			lx.pos += 2
+			lo, err := lx.hex4(at2)
+			if err != nil {
+				return err
+			}
+			if lo < 0xDC00 || lo > 0xDFFF {
+				return ierrf(at2, "lone UTF-16 surrogate in \\u escape")
+			}
+			r = 0x10000 + (r-0xD800)<<10 + (lo - 0xDC00)
+		} else if r >= 0xDC00 && r <= 0xDFFF {
+			return ierrf(at, "lone UTF-16 surrogate in \\u escape")
+		}
+		b.WriteRune(r)
+	default:
+		return ierrf(at, "unsupported escape sequence \\%c", c)
+	}
+	return nil
+}
+
+// hex4 reads the four hex digits of a \u escape starting at lx.pos.
+func (lx *lexer) hex4(at int) (rune, error) {
+	if lx.pos+4 > len(lx.src) {
+		return 0, ierrf(at, "malformed \\u escape")
+	}
+	v, err := strconv.ParseUint(lx.src[lx.pos:lx.pos+4], 16, 16)
+	if err != nil {
+		return 0, ierrf(at, "malformed \\u escape")
+	}
+	lx.pos += 4
+	return rune(v), nil
+}
+
+// ---------------------------------------------------------------------------
+// GString scanning, shared by both roles.
+
+// inlineType splits an optional "<TYPE>" prefix off expr. It returns the
+// upper-cased type ("" when there is none) and the offset where the
+// expression proper starts.
+func inlineType(expr string) (typ string, start int) {
+	if !strings.HasPrefix(expr, "<") {
+		return "", 0
+	}
+	i := 1
+	for i < len(expr) && (isIdentPart(expr[i]) || expr[i] == '-') {
+		i++
+	}
+	if i == 1 || i >= len(expr) || expr[i] != '>' {
+		return "", 0
+	}
+	return strings.ToUpper(expr[1:i]), i + 1
+}
+
+// segmentAt reports whether a segment opener starts at src[i] (which is
+// '$') and returns the offset just after its '{'.
+func segmentAt(src string, i int) (int, bool) {
+	if strings.HasPrefix(src[i:], "${") {
+		return i + 2, true
+	}
+	if strings.HasPrefix(src[i:], "$->{") {
+		return i + 4, true
+	}
+	return 0, false
+}
+
+func badDollar(off int) *inlineError {
+	return ierrf(off, "'$' must start ${...} or $->{...} (write literal text without '$')")
+}
+
+// ---------------------------------------------------------------------------
+// expandInline
+
+// expandInline expands a node list expression (actualDataNodes,
+// actualDataSources, data source lists) into names, in order: top-level
+// commas separate expressions whose results are concatenated; within one
+// expression the ${...} segments form a Cartesian product, the first
+// segment outermost. A segment holds a range (0..3, 3..0, 0..<4, 'a'..'c'),
+// a list ([0, 1] or ['a', "b"]) or a single literal.
+func expandInline(expr string) ([]string, error) {
+	typ, start := inlineType(expr)
+	switch typ {
+	case "", "GROOVY":
+	case "LITERAL":
+		return expandLiteral(expr, start)
+	default:
+		return nil, ierrf(0, "unsupported inline expression type <%s> (supported: <GROOVY>, <LITERAL>)", typ)
+	}
+	if strings.TrimSpace(expr[start:]) == "" {
+		return nil, ierrf(start, "empty expression")
+	}
+	var (
+		out        []string
+		totalBytes int64
+	)
+	pos := start
+	for {
+		item, next, err := scanItem(expr, pos)
+		if err != nil {
+			return nil, err
+		}
+		if len(out)+int(item.count) > maxInlineNames {
+			return nil, ierrf(item.start, "expression expands to more than %d names", maxInlineNames)
+		}
+		if totalBytes += item.bytes; totalBytes > maxInlineBytes {
+			return nil, ierrf(item.start, "expression expands to more than %d bytes of names", maxInlineBytes)
+		}
+		out = item.expand(out)
+		if next >= len(expr) {
+			return out, nil
+		}
+		pos = next + 1 // skip the comma
+	}
+}
+
+// expandLiteral is ShardingSphere's LITERAL parser: a comma-separated list,
+// items trimmed, nothing expanded.
+func expandLiteral(expr string, start int) ([]string, error) {
+	var out []string
+	pos := start
+	for {
+		j := strings.IndexByte(expr[pos:], ',')
+		end := len(expr)
+		if j >= 0 {
+			end = pos + j
+		}
+		item := trimJava(expr[pos:end])
+		if item == "" {
+			return nil, ierrf(pos, "empty item")
+		}
+		if len(out) >= maxInlineNames {
+			return nil, ierrf(pos, "expression has more than %d names", maxInlineNames)
+		}
+		out = append(out, item)
+		if j < 0 {
+			return out, nil
+		}
+		pos = end + 1
+	}
+}
+
+// trimJava trims as Java's String.trim does: every char <= ' '.
+func trimJava(s string) string {
+	i, j := 0, len(s)
+	for i < j && s[i] <= ' ' {
+		i++
+	}
+	for j > i && s[j-1] <= ' ' {
+		j--
+	}
+	return s[i:j]
+}
+
+// expItem is one top-level item of a node list: literal text and segment
+// value lists, each part a list of alternatives.
+type expItem struct {
+	start int
+	parts [][]string
+	count int64 // product of len(parts[i])
+	bytes int64 // total length of all the names
+}
+
+// scanItem scans the item starting at pos up to the next top-level comma
+// or the end; next is the offset of that comma (len(expr) at the end).
+// Like ShardingSphere, it trims the item's raw text (String.trim), so
+// only literal text at its ends loses white space, never a segment's value.
+func scanItem(expr string, pos int) (it expItem, next int, err error) {
+	it.start = pos
+	it.count = 1
+	var isLit []bool
+	i, litStart := pos, pos
+	for i < len(expr) && expr[i] != ',' {
+		if expr[i] != '$' {
+			i++
+			continue
+		}
+		inner, ok := segmentAt(expr, i)
+		if !ok {
+			return it, 0, badDollar(i)
+		}
+		if i > litStart {
+			it.parts = append(it.parts, []string{expr[litStart:i]})
+			isLit = append(isLit, true)
+		}
+		vals, end, err := parseExpandSegment(expr, i, inner)
+		if err != nil {
+			return it, 0, err
+		}
+		if it.count *= int64(len(vals)); it.count > maxInlineNames {
+			return it, 0, ierrf(i, "expression expands to more than %d names", maxInlineNames)
+		}
+		it.parts = append(it.parts, vals)
+		isLit = append(isLit, false)
+		i, litStart = end, end
+	}
+	if i > litStart {
+		it.parts = append(it.parts, []string{expr[litStart:i]})
+		isLit = append(isLit, true)
+	}
+	next = i
+	if n := len(it.parts); n > 0 {
+		if isLit[0] {
+			it.parts[0][0] = strings.TrimLeftFunc(it.parts[0][0], func(r rune) bool { return r <= ' ' })
+		}
+		if isLit[n-1] {
+			it.parts[n-1][0] = strings.TrimRightFunc(it.parts[n-1][0], func(r rune) bool { return r <= ' ' })
+		}
+	}
+	if len(it.parts) == 0 || len(it.parts) == 1 && isLit[0] && it.parts[0][0] == "" {
+		return it, 0, ierrf(pos, "empty item")
+	}
+	for _, p := range it.parts {
+		var l int64
+		for _, s := range p {
+			l += int64(len(s))
+		}
+		// each alternative appears count/len(p) times
+		it.bytes += l * (it.count / int64(len(p)))
+		if it.bytes > maxInlineBytes {
+			return it, 0, ierrf(pos, "expression expands to more than %d bytes of names", maxInlineBytes)
+		}
+	}
+	return it, next, nil
+}
+
+func (it *expItem) expand(out []string) []string {
+	if it.count == 0 {
+		return out
+	}
+	idx := make([]int, len(it.parts))
+	var b strings.Builder
+	for {
+		b.Reset()
+		for k, p := range it.parts {
+			b.WriteString(p[idx[k]])
+		}
+		out = append(out, b.String())
+		k := len(idx) - 1
+		for ; k >= 0; k-- {
+			idx[k]++
+			if idx[k] < len(it.parts[k]) {
+				break
+			}
+			idx[k] = 0
+		}
+		if k < 0 {
+			return out
+		}
+	}
+}
+
+// parseExpandSegment parses the segment opened at open (its '$') whose
+// inside starts at inner; it returns the values and the offset after '}'.
+func parseExpandSegment(expr string, open, inner int) ([]string, int, error) {
+	lx := &lexer{src: expr, pos: inner, open: open}
+	p := &eparser{lx: lx}
+	if err := p.advance(); err != nil {
+		return nil, 0, err
+	}
+	if p.tok.kind == tkEnd {
+		return nil, 0, ierrf(open, "empty %s}", openerAt(expr, open))
+	}
+	vals, err := p.values(0)
+	if err != nil {
+		return nil, 0, err
+	}
+	if p.tok.kind != tkEnd {
+		return nil, 0, ierrf(p.tok.off, "unexpected %s in %s...}: expected '}' (a segment holds a range a..b, a list [a, b] or a literal)", p.tok.kind, openerAt(expr, open))
+	}
+	return vals, p.tok.end, nil
+}
+
+type eparser struct {
+	lx  *lexer
+	tok token
+}
+
+func (p *eparser) advance() error {
+	t, err := p.lx.next()
+	if err != nil {
+		return err
+	}
+	p.tok = t
+	return nil
+}
+
+// scalar is one literal of a range or list.
+type scalar struct {
+	off   int
+	isStr bool
+	i     int64
+	s     string
+}
+
+func (v scalar) String() string {
+	if v.isStr {
+		return v.s
+	}
+	return strconv.FormatInt(v.i, 10)
+}
+
+func (p *eparser) values(depth int) ([]string, error) {
+	if depth > maxInlineDepth {
+		return nil, ierrf(p.tok.off, "expression nested too deeply")
+	}
+	switch p.tok.kind {
+	case tkLParen:
+		if err := p.advance(); err != nil {
+			return nil, err
+		}
+		vals, err := p.values(depth + 1)
+		if err != nil {
+			return nil, err
+		}
+		if p.tok.kind != tkRParen {
+			return nil, ierrf(p.tok.off, "expected ')', found %s", p.tok.kind)
+		}
+		return vals, p.advance()
+	case tkLBrack:
+		return p.list()
+	}
+	lo, err := p.scalar()
+	if err != nil {
+		return nil, err
+	}
+	if p.tok.kind != tkRange && p.tok.kind != tkRangeExcl {
+		return []string{lo.String()}, nil
+	}
+	rt := p.tok
+	if err := p.advance(); err != nil {
+		return nil, err
+	}
+	hi, err := p.scalar()
+	if err != nil {
+		return nil, err
+	}
+	return expandRange(lo, hi, rt)
+}
+
+func (p *eparser) list() ([]string, error) {
+	open := p.tok.off
+	if err := p.advance(); err != nil {
+		return nil, err
+	}
+	var out []string
+	for p.tok.kind != tkRBrack {
+		v, err := p.scalar()
+		if err != nil {
+			return nil, err
+		}
+		if len(out) >= maxInlineNames {
+			return nil, ierrf(v.off, "list has more than %d elements", maxInlineNames)
+		}
+		out = append(out, v.String())
+		switch p.tok.kind {
+		case tkComma:
+			if err := p.advance(); err != nil {
+				return nil, err
+			}
+		case tkRBrack:
+		case tkRange, tkRangeExcl:
+			return nil, ierrf(p.tok.off, "a range inside a list is not supported; write the range alone or list every value")
+		default:
+			return nil, ierrf(p.tok.off, "expected ',' or ']' in list, found %s", p.tok.kind)
+		}
+	}
+	if len(out) == 0 {
+		return nil, ierrf(open, "empty list")
+	}
+	return out, p.advance()
+}
+
+func (p *eparser) scalar() (scalar, error) {
+	t := p.tok
+	switch t.kind {
+	case tkStr:
+		return scalar{off: t.off, isStr: true, s: t.s}, p.advance()
+	case tkInt:
+		return scalar{off: t.off, i: t.i}, p.advance()
+	case tkMinus, tkPlus:
+		if err := p.advance(); err != nil {
+			return scalar{}, err
+		}
+		if p.tok.kind != tkInt {
+			return scalar{}, ierrf(p.tok.off, "expected an integer after %s, found %s", t.kind, p.tok.kind)
+		}
+		v := p.tok.i
+		if t.kind == tkMinus {
+			v = -v
+		}
+		return scalar{off: t.off, i: v}, p.advance()
+	case tkIdent:
+		return scalar{}, ierrf(t.off, "unexpected identifier %q: a node list segment holds literals only (quote names: '%s')", t.s, t.s)
+	}
+	return scalar{}, ierrf(t.off, "expected a number or a quoted string, found %s", t.kind)
+}
+
+// expandRange expands Groovy's lo..hi (inclusive) or lo..<hi (excluding hi);
+// a range runs downwards when lo > hi, as Groovy's does.
+func expandRange(lo, hi scalar, rt token) ([]string, error) {
+	if lo.isStr != hi.isStr {
+		return nil, ierrf(rt.off, "range mixes a string and a number")
+	}
+	a, b := lo.i, hi.i
+	if lo.isStr {
+		ra, rb := rangeChar(lo.s), rangeChar(hi.s)
+		if ra < 0 || rb < 0 {
+			return nil, ierrf(lo.off, "a string range needs single characters, as in 'a'..'z'")
+		}
+		a, b = int64(ra), int64(rb)
+		if min(a, b) < 0xD800 && max(a, b) > 0xDFFF {
+			return nil, ierrf(lo.off, "a string range may not cross the UTF-16 surrogates U+D800..U+DFFF")
+		}
+	}
+	excl := rt.kind == tkRangeExcl
+	if excl && a == b {
+		return nil, ierrf(rt.off, "empty range")
+	}
+	var n uint64
+	if a <= b {
+		n = uint64(b) - uint64(a) + 1
+	} else {
+		n = uint64(a) - uint64(b) + 1
+	}
+	if excl {
+		n--
+	}
+	if n > maxInlineNames || n == 0 { // n == 0: the full int64 span wrapped
+		return nil, ierrf(lo.off, "range has more than %d values", maxInlineNames)
+	}
+	out := make([]string, 0, n)
+	step := int64(1)
+	if a > b {
+		step = -1
+	}
+	for k, v := uint64(0), a; k < n; k, v = k+1, v+step {
+		if lo.isStr {
+			out = append(out, string(rune(v)))
+		} else {
+			out = append(out, strconv.FormatInt(v, 10))
+		}
+	}
+	return out, nil
+}
+
+// rangeChar returns the single character of s usable in a Groovy string
+// range (a Java char: not a surrogate, within the BMP), or -1.
+func rangeChar(s string) rune {
+	r, n := utf8.DecodeRuneInString(s)
+	if n == 0 || n != len(s) || r == utf8.RuneError || r > 0xFFFF {
+		return -1
+	}
+	return r
+}
+
+// ---------------------------------------------------------------------------
+// compileInline: algorithm expressions
+
+// gtype is the Groovy type of an intermediate value.
+type gtype uint8
+
+const (
+	gBad    gtype = iota // statically known to fail (e.g. String in arithmetic)
+	gInt                 // java.lang.Integer: 32-bit, wrapping
+	gLong                // java.lang.Long: 64-bit, wrapping
+	gString              // java.lang.String
+)
+
+func (t gtype) String() string {
+	switch t {
+	case gInt:
+		return "Integer"
+	case gLong:
+		return "Long"
+	case gString:
+		return "String"
+	}
+	return "invalid"
+}
+
+// gval is a Groovy value during evaluation.
+type gval struct {
+	t gtype
+	i int64 // gInt (in int32 range) and gLong
+	s string
+}
+
+func (v gval) str() string {
+	if v.t == gString {
+		return v.s
+	}
+	return strconv.FormatInt(v.i, 10)
+}
+
+type nodeOp uint8
+
+const (
+	opLit nodeOp = iota + 1
+	opCol
+	opNeg
+	opPos
+	opAdd
+	opSub
+	opMul
+	opRem
+	opIntdiv
+	opAbs
+	opHash
+	opToString
+)
+
+var opNames = [...]string{
+	opNeg: "unary -", opPos: "unary +", opAdd: "+", opSub: "-", opMul: "*", opRem: "%",
+	opIntdiv: "intdiv", opAbs: "abs", opHash: "hashCode", opToString: "toString",
+}
+
+// node is the parsed form of an expression inside ${...}; subtrees
+// without columns are folded to opLit while parsing.
+type node struct {
+	op   nodeOp
+	off  int   // byte offset, for errors
+	lit  gval  // opLit
+	col  int   // opCol: index into inlineExpr.cols
+	a, b *node // operands
+	st   gtype // static type, taking every column to be a Long
+	cols int   // number of column references below (0: constant)
+}
+
+// inlineExpr is a compiled algorithm expression.
+type inlineExpr struct {
+	src   string
+	cols  []string // distinct lower-case column names, first-use order
+	parts []tmplPart
+
+	// the single-integer-column fast path, see intTemplate
+	fast           bool
+	prefix, suffix string
+	fastFn         func(int64) (int64, error)
+	modForm        bool // the fast leaf is bounded by a remainder: probing enumerates it
+}
+
+// tmplPart is literal text (fn == nil) or one ${...} segment.
+type tmplPart struct {
+	lit string
+	fn  evalFn
+	n   *node
+}
+
+// evalFn evaluates a node; column k reads vals[k], or vals[idx[k]] when
+// idx is not nil.
+type evalFn func(vals []value, idx []int) (gval, error)
+
+// compileInline compiles an algorithm-expression (a GString of literal text
+// and ${...} segments) once; see the top of this file for the supported
+// Groovy subset.
+func compileInline(expr string) (*inlineExpr, error) {
+	typ, start := inlineType(expr)
+	switch typ {
+	case "", "GROOVY":
+	default:
+		return nil, ierrf(0, "inline expression type <%s> cannot be an algorithm expression (supported: <GROOVY>)", typ)
+	}
+	if strings.TrimSpace(expr[start:]) == "" {
+		return nil, ierrf(start, "empty expression")
+	}
+	e := &inlineExpr{src: expr}
+	p := &cparser{e: e, colIdx: map[string]int{}}
+	var lit strings.Builder
+	i := start
+	for i < len(expr) {
+		c := expr[i]
+		if c != '$' {
+			lit.WriteByte(c)
+			i++
+			continue
+		}
+		inner, ok := segmentAt(expr, i)
+		if !ok {
+			return nil, badDollar(i)
+		}
+		if lit.Len() > 0 {
+			e.parts = append(e.parts, tmplPart{lit: lit.String()})
+			lit.Reset()
+		}
+		n, end, err := p.segment(i, inner)
+		if err != nil {
+			return nil, err
+		}
+		if n.cols == 0 {
+			e.parts = append(e.parts, tmplPart{lit: n.lit.str()})
+		} else {
+			e.parts = append(e.parts, tmplPart{fn: compileEval(n), n: n})
+		}
+		i = end
+	}
+	if lit.Len() > 0 {
+		e.parts = append(e.parts, tmplPart{lit: lit.String()})
+	}
+	e.parts = mergeLits(e.parts)
+	e.compileFast()
+	return e, nil
+}
+
+func mergeLits(parts []tmplPart) []tmplPart {
+	out := parts[:0]
+	for _, p := range parts {
+		if p.fn == nil && len(out) > 0 && out[len(out)-1].fn == nil {
+			out[len(out)-1].lit += p.lit
+			continue
+		}
+		out = append(out, p)
+	}
+	return out
+}
+
+// columns returns the distinct columns the expression reads, lower case,
+// in the order of first use; eval takes its values in this order.
+func (e *inlineExpr) columns() []string { return e.cols }
+
+// String returns the expression as written.
+func (e *inlineExpr) String() string { return e.src }
+
+// eval builds the target name for vals, given in columns() order.
+func (e *inlineExpr) eval(vals []value) (string, error) { return e.evalMapped(vals, nil) }
+
+// evalMapped is eval with column k read from vals[idx[k]] (idx nil: vals[k]).
+func (e *inlineExpr) evalMapped(vals []value, idx []int) (string, error) {
+	need := len(e.cols)
+	if idx != nil {
+		if len(idx) != need {
+			return "", &inlineError{Msg: fmt.Sprintf("expression reads %d columns, given %d indexes", need, len(idx))}
+		}
+		for _, k := range idx {
+			if k < 0 || k >= len(vals) {
+				return "", &inlineError{Msg: fmt.Sprintf("column index %d out of range for %d values", k, len(vals))}
+			}
+		}
+	} else if len(vals) != need {
+		return "", &inlineError{Msg: fmt.Sprintf("expression reads %d columns %v, given %d values", need, e.cols, len(vals))}
+	}
+	if len(e.parts) == 1 {
+		p := e.parts[0]
+		if p.fn == nil {
+			return p.lit, nil
+		}
+		v, err := p.fn(vals, idx)
+		if err != nil {
+			return "", err
+		}
+		return v.str(), nil
+	}
+	var b strings.Builder
+	for _, p := range e.parts {
+		if p.fn == nil {
+			b.WriteString(p.lit)
+			continue
+		}
+		v, err := p.fn(vals, idx)
+		if err != nil {
+			return "", err
+		}
+		if v.t == gString {
+			b.WriteString(v.s)
+		} else {
+			var buf [20]byte
+			b.Write(strconv.AppendInt(buf[:0], v.i, 10))
+		}
+	}
+	return b.String(), nil
+}
+
+// intTemplate reports whether the expression is literal prefix + one
+// integer-valued sub-expression of its single column + literal suffix, and
+// if so returns them: for an integer column value x the target name is
+// prefix + decimal(f(x)) + suffix. f does not allocate.
+func (e *inlineExpr) intTemplate() (prefix, suffix string, f func(int64) (int64, error), ok bool) {
+	if !e.fast {
+		return "", "", nil, false
+	}
+	return e.prefix, e.suffix, e.fastFn, true
+}
+
+// checkTargets is a load-time check for single-integer-column templates:
+// it evaluates f over 0..maxProbe-1 (at most 10,000 values) and reports the
+// first value whose target is not among targets. It does nothing for
+// expressions without an integer template.
+func (e *inlineExpr) checkTargets(targets []string, maxProbe int64) error {
+	if !e.fast {
+		return nil
+	}
+	maxProbe = min(maxProbe, 10_000)
+	idx := intTargetIndex(e.prefix, e.suffix, targets)
+	for x := int64(0); x < maxProbe; x++ {
+		n, err := e.fastFn(x)
+		if err != nil {
+			return fmt.Errorf("inline expression %q fails for value %d: %w", e.src, x, err)
+		}
+		if _, ok := idx[n]; !ok {
+			return fmt.Errorf("inline expression %q routes value %d to %q, which is not among the %d targets %s",
+				e.src, x, e.prefix+strconv.FormatInt(n, 10)+e.suffix, len(targets), abbrevList(targets))
+		}
+	}
+	return nil
+}
+
+// abbrevList prints at most 8 names.
+func abbrevList(names []string) string {
+	if len(names) > 8 {
+		return "[" + strings.Join(names[:8], ", ") + ", ...]"
+	}
+	return "[" + strings.Join(names, ", ") + "]"
+}
+
+// intTargetIndex maps n to the index of target prefix+decimal(n)+suffix,
+// for every target of that shape whose middle is a canonical decimal
+// integer (no sign but '-', no leading zero). The first of duplicate
+// names wins.
+func intTargetIndex(prefix, suffix string, targets []string) map[int64]int {
+	idx := make(map[int64]int, len(targets))
+	for i, t := range targets {
+		if len(t) < len(prefix)+len(suffix) || !strings.HasPrefix(t, prefix) || !strings.HasSuffix(t, suffix) {
+			continue
+		}
+		mid := t[len(prefix) : len(t)-len(suffix)]
+		n, err := strconv.ParseInt(mid, 10, 64)
+		if err != nil || strconv.FormatInt(n, 10) != mid {
+			continue
+		}
+		if _, dup := idx[n]; !dup {
+			idx[n] = i
+		}
+	}
+	return idx
+}
+
+// compileFast sets up the intTemplate path when the expression is, taking
+// its one column to be a Long, constant text around exactly one
+// integer-valued sub-expression of that column. String concatenation with
+// '+' inside a segment ('t_' + (id % 4)) is flattened into the text.
+func (e *inlineExpr) compileFast() {
+	if len(e.cols) != 1 {
+		return
+	}
+	var (
+		pre, suf strings.Builder
+		leaf     *node
+	)
+	add := func(s string) {
+		if leaf == nil {
+			pre.WriteString(s)
+		} else {
+			suf.WriteString(s)
+		}
+	}
+	var walk func(n *node) bool
+	walk = func(n *node) bool {
+		switch {
+		case n.cols == 0:
+			add(n.lit.str())
+			return true
+		case n.op == opAdd && n.st == gString:
+			return walk(n.a) && walk(n.b)
+		case leaf != nil || (n.st != gInt && n.st != gLong):
+			return false
+		}
+		leaf = n
+		return true
+	}
+	for _, p := range e.parts {
+		if p.fn == nil {
+			add(p.lit)
+			continue
+		}
+		if !walk(p.n) {
+			return
+		}
+	}
+	if leaf == nil {
+		return
+	}
+	f, ok := compileInt(leaf)
+	if !ok {
+		return
+	}
+	e.fast, e.prefix, e.suffix, e.fastFn = true, pre.String(), suf.String(), f
+	e.modForm = isModForm(leaf)
+}
+
+// isModForm reports whether n is (after peeling constant offsets, factors,
+// constant intdivs, abs and negation) a remainder by a constant: its values
+// are bounded, and probing a range of inputs enumerates its targets.
+func isModForm(n *node) bool {
+	for {
+		switch n.op {
+		case opRem:
+			return n.b.cols == 0
+		case opAdd, opSub, opMul:
+			switch {
+			case n.a.cols == 0:
+				n = n.b
+			case n.b.cols == 0:
+				n = n.a
+			default:
+				return false
+			}
+		case opIntdiv:
+			if n.b.cols != 0 {
+				return false
+			}
+			n = n.a
+		case opAbs, opNeg, opPos:
+			n = n.a
+		default:
+			return false
+		}
+	}
+}
+
+// ---------------------------------------------------------------------------
+// Parser for algorithm expressions
+
+type cparser struct {
+	e      *inlineExpr
+	colIdx map[string]int
+	lx     *lexer
+	tok    token
+	depth  int
+}
+
+func (p *cparser) advance() error {
+	t, err := p.lx.next()
+	if err != nil {
+		return err
+	}
+	p.tok = t
+	return nil
+}
+
+func (p *cparser) segment(open, inner int) (*node, int, error) {
+	p.lx = &lexer{src: p.e.src, pos: inner, open: open}
+	p.depth = 0
+	if err := p.advance(); err != nil {
+		return nil, 0, err
+	}
+	if p.tok.kind == tkEnd {
+		return nil, 0, ierrf(open, "empty %s}", openerAt(p.e.src, open))
+	}
+	n, err := p.expr()
+	if err != nil {
+		return nil, 0, err
+	}
+	if p.tok.kind != tkEnd {
+		return nil, 0, ierrf(p.tok.off, "unexpected %s: expected an operator or '}'", p.tok.kind)
+	}
+	return n, p.tok.end, nil
+}
+
+func (p *cparser) enter() error {
+	if p.depth++; p.depth > maxInlineDepth {
+		return ierrf(p.tok.off, "expression nested too deeply")
+	}
+	return nil
+}
+
+func (p *cparser) expr() (*node, error) {
+	if err := p.enter(); err != nil {
+		return nil, err
+	}
+	defer func() { p.depth-- }()
+	left, err := p.term()
+	if err != nil {
+		return nil, err
+	}
+	for p.tok.kind == tkPlus || p.tok.kind == tkMinus {
+		op, off := opAdd, p.tok.off
+		if p.tok.kind == tkMinus {
+			op = opSub
+		}
+		if err := p.advance(); err != nil {
+			return nil, err
+		}
+		right, err := p.term()
+		if err != nil {
+			return nil, err
+		}
+		if left, err = binary(op, off, left, right); err != nil {
+			return nil, err
+		}
+	}
+	return left, nil
+}
+
+func (p *cparser) term() (*node, error) {
+	left, err := p.unary()
+	if err != nil {
+		return nil, err
+	}
+	for {
+		var op nodeOp
+		switch p.tok.kind {
+		case tkStar:
+			op = opMul
+		case tkPercent:
+			op = opRem
+		case tkSlash:
+			return nil, ierrf(p.tok.off, "'/' on integers yields a BigDecimal in Groovy; use x.intdiv(n) for integer division")
+		default:
+			return left, nil
+		}
+		off := p.tok.off
+		if err := p.advance(); err != nil {
+			return nil, err
+		}
+		right, err := p.unary()
+		if err != nil {
+			return nil, err
+		}
+		if left, err = binary(op, off, left, right); err != nil {
+			return nil, err
+		}
+	}
+}
+
+func (p *cparser) unary() (*node, error) {
+	if p.tok.kind != tkMinus && p.tok.kind != tkPlus {
+		return p.postfix()
+	}
+	if err := p.enter(); err != nil {
+		return nil, err
+	}
+	defer func() { p.depth-- }()
+	op, off := opNeg, p.tok.off
+	if p.tok.kind == tkPlus {
+		op = opPos
+	}
+	if err := p.advance(); err != nil {
+		return nil, err
+	}
+	x, err := p.unary()
+	if err != nil {
+		return nil, err
+	}
+	return unaryNode(op, off, x)
+}
+
+func (p *cparser) postfix() (*node, error) {
+	x, err := p.primary()
+	if err != nil {
+		return nil, err
+	}
+	for p.tok.kind == tkDot {
+		if err := p.advance(); err != nil {
+			return nil, err
+		}
+		if p.tok.kind != tkIdent {
+			return nil, ierrf(p.tok.off, "expected a method name after '.', found %s", p.tok.kind)
+		}
+		name, off := p.tok.s, p.tok.off
+		if err := p.advance(); err != nil {
+			return nil, err
+		}
+		args, err := p.args(name, off)
+		if err != nil {
+			return nil, err
+		}
+		switch name {
+		case "intdiv":
+			if len(args) != 1 {
+				return nil, ierrf(off, "intdiv takes 1 argument, given %d", len(args))
+			}
+			x, err = binary(opIntdiv, off, x, args[0])
+		case "hashCode", "abs", "toString":
+			if len(args) != 0 {
+				return nil, ierrf(off, "%s takes no arguments, given %d", name, len(args))
+			}
+			op := map[string]nodeOp{"hashCode": opHash, "abs": opAbs, "toString": opToString}[name]
+			x, err = unaryNode(op, off, x)
+		default:
+			return nil, ierrf(off, "unsupported method %q (supported: intdiv, hashCode, abs, toString)", name)
+		}
+		if err != nil {
+			return nil, err
+		}
+	}
+	return x, nil
+}
+
+// args parses "(a, b, ...)" after a method name.
+func (p *cparser) args(name string, off int) ([]*node, error) {
+	if p.tok.kind != tkLParen {
+		return nil, ierrf(off, "%s must be called with parentheses", name)
+	}
+	if err := p.advance(); err != nil {
+		return nil, err
+	}
+	var args []*node
+	for p.tok.kind != tkRParen {
+		a, err := p.expr()
+		if err != nil {
+			return nil, err
+		}
+		args = append(args, a)
+		switch p.tok.kind {
+		case tkComma:
+			if err := p.advance(); err != nil {
+				return nil, err
+			}
+			if p.tok.kind == tkRParen {
+				return nil, ierrf(p.tok.off, "expected an argument after ','")
+			}
+		case tkRParen:
+		default:
+			return nil, ierrf(p.tok.off, "expected ',' or ')', found %s", p.tok.kind)
+		}
+	}
+	return args, p.advance()
+}
+
+var groovyKeywords = map[string]bool{
+	"true": true, "false": true, "null": true, "new": true, "def": true, "this": true,
+	"class": true, "it": true, "in": true, "as": true, "instanceof": true, "return": true,
+	"if": true, "else": true, "super": true,
+}
+
+func (p *cparser) primary() (*node, error) {
+	t := p.tok
+	switch t.kind {
+	case tkInt:
+		typ := gInt
+		if t.long {
+			typ = gLong
+		}
+		return litNode(t.off, gval{t: typ, i: t.i}), p.advance()
+	case tkStr:
+		return litNode(t.off, gval{t: gString, s: t.s}), p.advance()
+	case tkLParen:
+		if err := p.advance(); err != nil {
+			return nil, err
+		}
+		x, err := p.expr()
+		if err != nil {
+			return nil, err
+		}
+		if p.tok.kind != tkRParen {
+			return nil, ierrf(p.tok.off, "expected ')', found %s", p.tok.kind)
+		}
+		return x, p.advance()
+	case tkIdent:
+		if err := p.advance(); err != nil {
+			return nil, err
+		}
+		if t.s == "Math" && p.tok.kind == tkDot {
+			return p.mathCall()
+		}
+		if groovyKeywords[t.s] || t.s == "Math" {
+			return nil, ierrf(t.off, "%q is not supported here (identifiers are sharding columns)", t.s)
+		}
+		name := strings.ToLower(t.s)
+		k, ok := p.colIdx[name]
+		if !ok {
+			k = len(p.e.cols)
+			p.colIdx[name] = k
+			p.e.cols = append(p.e.cols, name)
+		}
+		return &node{op: opCol, off: t.off, col: k, st: gLong, cols: 1}, nil
+	case tkRange, tkRangeExcl:
+		return nil, ierrf(t.off, "ranges are not allowed in an algorithm expression")
+	case tkLBrack:
+		return nil, ierrf(t.off, "lists are not allowed in an algorithm expression")
+	case tkEnd:
+		return nil, ierrf(t.off, "expression ends early: expected a value before '}'")
+	}
+	return nil, ierrf(t.off, "unexpected %s: expected a value", t.kind)
+}
+
+// mathCall parses ".abs(x)" after "Math".
+func (p *cparser) mathCall() (*node, error) {
+	if err := p.advance(); err != nil { // the '.'
+		return nil, err
+	}
+	if p.tok.kind != tkIdent {
+		return nil, ierrf(p.tok.off, "expected a method name after 'Math.', found %s", p.tok.kind)
+	}
+	name, off := p.tok.s, p.tok.off
+	if name != "abs" {
+		return nil, ierrf(off, "unsupported method Math.%s (supported: Math.abs)", name)
+	}
+	if err := p.advance(); err != nil {
+		return nil, err
+	}
+	args, err := p.args("Math.abs", off)
+	if err != nil {
+		return nil, err
+	}
+	if len(args) != 1 {
+		return nil, ierrf(off, "Math.abs takes 1 argument, given %d", len(args))
+	}
+	return unaryNode(opAbs, off, args[0])
+}
+
+func litNode(off int, v gval) *node { return &node{op: opLit, off: off, lit: v, st: v.t} }
+
+// binary builds a binary node, checking what can be checked statically
+// and folding constants.
+func binary(op nodeOp, off int, a, b *node) (*node, error) {
+	n := &node{op: op, off: off, a: a, b: b, cols: a.cols + b.cols}
+	n.st = binType(op, a.st, b.st)
+	// A static String type is certain whatever the columns hold at run
+	// time (a literal, toString(), or a concatenation), so this is exact.
+	if op != opAdd && (a.st == gString || b.st == gString) {
+		return nil, ierrf(off, "operator %s is not supported on a String", opNames[op])
+	}
+	if (op == opRem || op == opIntdiv) && b.cols == 0 && b.st != gString && b.lit.i == 0 {
+		return nil, ierrf(off, "division by zero")
+	}
+	return fold(n)
+}
+
+func unaryNode(op nodeOp, off int, a *node) (*node, error) {
+	n := &node{op: op, off: off, a: a, cols: a.cols}
+	switch op {
+	case opHash:
+		n.st = gInt
+		if a.st == gBad {
+			n.st = gBad
+		}
+	case opToString:
+		n.st = gString
+		if a.st == gBad {
+			n.st = gBad
+		}
+	default: // neg, pos, abs
+		n.st = a.st
+		if a.st == gString {
+			return nil, ierrf(off, "%s is not supported on a String", opNames[op])
+		}
+	}
+	return fold(n)
+}
+
+// fold evaluates a node without columns at compile time.
+func fold(n *node) (*node, error) {
+	if n.cols != 0 {
+		return n, nil
+	}
+	v, err := compileEval(n)(nil, nil)
+	if err != nil {
+		return nil, err
+	}
+	return litNode(n.off, v), nil
+}
+
+// binType is the static type of a binary operation.
+func binType(op nodeOp, a, b gtype) gtype {
+	if a == gBad || b == gBad {
+		return gBad
+	}
+	if a == gString || b == gString {
+		if op == opAdd {
+			return gString
+		}
+		return gBad
+	}
+	if a == gLong || b == gLong {
+		return gLong
+	}
+	return gInt
+}
+
+// ---------------------------------------------------------------------------
+// Evaluation (general path): closures built once per expression.
+
+func colValue(v value, off int) (gval, error) {
+	switch v.kind {
+	case kindInt:
+		return gval{t: gLong, i: v.i}, nil
+	case kindString:
+		return gval{t: gString, s: v.s}, nil
+	case kindBig:
+		return gval{}, ierrf(off, "value %s is beyond Long range", v.String())
+	case kindFloat:
+		return gval{}, ierrf(off, "floating-point value %s is not supported in an inline expression", v.String())
+	case kindTime:
+		return gval{}, ierrf(off, "time value %s is not supported in an inline expression", v.String())
+	}
+	return gval{}, ierrf(off, "missing value")
+}
+
+func compileEval(n *node) evalFn {
+	switch n.op {
+	case opLit:
+		v := n.lit
+		return func([]value, []int) (gval, error) { return v, nil }
+	case opCol:
+		k, off := n.col, n.off
+		return func(vals []value, idx []int) (gval, error) {
+			if idx != nil {
+				return colValue(vals[idx[k]], off)
+			}
+			return colValue(vals[k], off)
+		}
+	case opNeg, opPos, opAbs, opHash, opToString:
+		fa, op, off := compileEval(n.a), n.op, n.off
+		return func(vals []value, idx []int) (gval, error) {
+			a, err := fa(vals, idx)
+			if err != nil {
+				return gval{}, err
+			}
+			return unaryOp(op, off, a)
+		}
+	}
+	fa, fb, op, off := compileEval(n.a), compileEval(n.b), n.op, n.off
+	return func(vals []value, idx []int) (gval, error) {
+		a, err := fa(vals, idx)
+		if err != nil {
+			return gval{}, err
+		}
+		b, err := fb(vals, idx)
+		if err != nil {
+			return gval{}, err
+		}
+		return binOp(op, off, a, b)
+	}
+}
+
+// wrap narrows an Integer result to 32 bits, as Java int arithmetic does.
+func wrap(t gtype, v int64) gval {
+	if t == gInt {
+		v = int64(int32(v))
+	}
+	return gval{t: t, i: v}
+}
+
+func unaryOp(op nodeOp, off int, a gval) (gval, error) {
+	switch op {
+	case opToString:
+		return gval{t: gString, s: a.str()}, nil
+	case opHash:
+		switch a.t {
+		case gString:
+			return gval{t: gInt, i: int64(javaStringHash(a.s))}, nil
+		case gLong:
+			return gval{t: gInt, i: int64(javaLongHash(a.i))}, nil
+		}
+		return gval{t: gInt, i: a.i}, nil
+	}
+	if a.t == gString {
+		return gval{}, ierrf(off, "%s is not supported on a String (value %q)", opNames[op], a.s)
+	}
+	switch op {
+	case opNeg:
+		return wrap(a.t, -a.i), nil
+	case opAbs:
+		if a.i < 0 {
+			return wrap(a.t, -a.i), nil
+		}
+	}
+	return a, nil
+}
+
+func binOp(op nodeOp, off int, a, b gval) (gval, error) {
+	if a.t == gString || b.t == gString {
+		if op == opAdd {
+			return gval{t: gString, s: a.str() + b.str()}, nil
+		}
+		return gval{}, ierrf(off, "operator %s is not supported on a String (values %s and %s)", opNames[op], quoteG(a), quoteG(b))
+	}
+	t := gInt
+	if a.t == gLong || b.t == gLong {
+		t = gLong
+	}
+	switch op {
+	case opAdd:
+		return wrap(t, a.i+b.i), nil
+	case opSub:
+		return wrap(t, a.i-b.i), nil
+	case opMul:
+		return wrap(t, a.i*b.i), nil
+	case opRem:
+		if b.i == 0 {
+			return gval{}, ierrf(off, "division by zero")
+		}
+		return wrap(t, a.i%b.i), nil
+	case opIntdiv:
+		if b.i == 0 {
+			return gval{}, ierrf(off, "division by zero")
+		}
+		return wrap(t, a.i/b.i), nil
+	}
+	return gval{}, ierrf(off, "internal error: unknown operator")
+}
+
+func quoteG(v gval) string {
+	if v.t == gString {
+		return strconv.Quote(v.s)
+	}
+	return v.str()
+}
+
+// ---------------------------------------------------------------------------
+// Integer fast path: the one column is a Long, every type is static.
+
+type intFn = func(int64) (int64, error)
+
+// compileInt compiles an integer-typed node over the single column into a
+// function that does not allocate. Errors it returns are built here, once.
+func compileInt(n *node) (intFn, bool) {
+	if n.st != gInt && n.st != gLong {
+		return nil, false
+	}
+	narrow := n.st == gInt
+	switch n.op {
+	case opLit:
+		c := n.lit.i
+		return func(int64) (int64, error) { return c, nil }, true
+	case opCol:
+		return func(x int64) (int64, error) { return x, nil }, true
+	case opNeg, opPos, opAbs, opHash:
+		fa, ok := compileInt(n.a)
+		if !ok {
+			return nil, false
+		}
+		switch n.op {
+		case opPos:
+			return fa, true
+		case opNeg:
+			return func(x int64) (int64, error) {
+				v, err := fa(x)
+				if narrow {
+					return int64(int32(-v)), err
+				}
+				return -v, err
+			}, true
+		case opAbs:
+			return func(x int64) (int64, error) {
+				v, err := fa(x)
+				if v < 0 {
+					v = -v
+				}
+				if narrow {
+					v = int64(int32(v))
+				}
+				return v, err
+			}, true
+		}
+		if n.a.st == gLong {
+			return func(x int64) (int64, error) {
+				v, err := fa(x)
+				return int64(javaLongHash(v)), err
+			}, true
+		}
+		return fa, true // Integer.hashCode is the value
+	case opAdd, opSub, opMul, opRem, opIntdiv:
+	default:
+		return nil, false
+	}
+	fa, ok := compileInt(n.a)
+	if !ok {
+		return nil, false
+	}
+	zero := &inlineError{Offset: n.off, Msg: "division by zero"}
+	if n.b.cols == 0 { // constant right operand: the common shape
+		c := n.b.lit.i
+		switch n.op {
+		case opAdd:
+			return func(x int64) (int64, error) {
+				v, err := fa(x)
+				return narrowTo(narrow, v+c), err
+			}, true
+		case opSub:
+			return func(x int64) (int64, error) {
+				v, err := fa(x)
+				return narrowTo(narrow, v-c), err
+			}, true
+		case opMul:
+			return func(x int64) (int64, error) {
+				v, err := fa(x)
+				return narrowTo(narrow, v*c), err
+			}, true
+		case opRem:
+			if n.a.op == opCol { // x % c
+				return func(x int64) (int64, error) { return x % c, nil }, true
+			}
+			return func(x int64) (int64, error) {
+				v, err := fa(x)
+				if err != nil {
+					return 0, err
+				}
+				return narrowTo(narrow, v%c), nil
+			}, true
+		case opIntdiv:
+			return func(x int64) (int64, error) {
+				v, err := fa(x)
+				if err != nil {
+					return 0, err
+				}
+				return narrowTo(narrow, v/c), nil
+			}, true
+		}
+	}
+	fb, ok := compileInt(n.b)
+	if !ok {
+		return nil, false
+	}
+	op := n.op
+	return func(x int64) (int64, error) {
+		a, err := fa(x)
+		if err != nil {
+			return 0, err
+		}
+		b, err := fb(x)
+		if err != nil {
+			return 0, err
+		}
+		var r int64
+		switch op {
+		case opAdd:
+			r = a + b
+		case opSub:
+			r = a - b
+		case opMul:
+			r = a * b
+		case opRem:
+			if b == 0 {
+				return 0, zero
+			}
+			r = a % b
+		case opIntdiv:
+			if b == 0 {
+				return 0, zero
+			}
+			r = a / b
+		}
+		return narrowTo(narrow, r), nil
+	}, true
+}
+
+func narrowTo(narrow bool, v int64) int64 {
+	if narrow {
+		return int64(int32(v))
+	}
+	return v
+}

@@ -1,0 +1,798 @@
+package shardconf
+
+import (
+	"errors"
+	"fmt"
+	"sort"
+	"strings"
+	"sync"
+
+	"github.com/shardkey/shardkey/keygen"
+)
+
+// Target is one physical table in one data source.
+type Target struct {
+	DataSource string
+	Table      string
+}
+
+func (t Target) String() string { return t.DataSource + "." + t.Table }
+
+// Router maps a logic table and sharding conditions to physical targets.
+// It is built once by NewRouter, which compiles every rule, and is safe for
+// concurrent use. Slices it returns are shared: do not modify them.
+type Router struct {
+	cfg         *Config
+	tables      map[string]*tableRoute // by logic name, lower case
+	broadcast   map[string][]Target    // by logic name, lower case
+	dataSources []string
+	keygens     map[string]keygen.Generator // by key generator name
+	names       []string                    // logic tables, sorted
+	fallbackDS  string                      // where unsharded tables live, "" when ambiguous
+	bindings    map[string][]string
+}
+
+// tableRoute is one compiled logic table.
+type tableRoute struct {
+	name   string
+	ds     []string // data sources of the table: the database strategy's targets
+	tbl    []string // distinct physical table names: the table strategy's targets
+	node   []int    // node[di*len(tbl)+ti]: index into nodes, or -1
+	nodes  []Target // sorted by data source, then table (natural order)
+	single [][]Target
+	db     *compiledStrategy // nil: every data source
+	table  *compiledStrategy // nil: every table of the chosen data sources
+	keyCol string
+	keyGen keygen.Generator
+}
+
+// compiledStrategy is a strategy bound to its algorithm and targets.
+type compiledStrategy struct {
+	columns []string // lower case; one for standard
+	std     shardFunc
+	cpx     multiFunc
+	algo    string
+	targets []string
+}
+
+// RouterOption configures NewRouter.
+type RouterOption func(*routerOptions)
+
+type routerOptions struct {
+	keygenProps keygen.Props
+	keygenOpts  []keygen.Option
+}
+
+// WithKeyGenProps adds props to every key generator the rules declare,
+// without overriding props the file sets. A deployment uses it to supply a
+// per-process worker-id to a rule file shared by every process.
+func WithKeyGenProps(p keygen.Props) RouterOption {
+	return func(o *routerOptions) { o.keygenProps = p }
+}
+
+// WithKeyGenOptions passes options (a clock, a logger) to every key
+// generator the rules declare.
+func WithKeyGenOptions(opts ...keygen.Option) RouterOption {
+	return func(o *routerOptions) { o.keygenOpts = append(o.keygenOpts, opts...) }
+}
+
+// NewRouter compiles cfg. Every problem is reported, each as a
+// *ConfigError with its position, joined with errors.Join.
+func NewRouter(cfg *Config, opts ...RouterOption) (*Router, error) {
+	if cfg == nil {
+		return nil, &ConfigError{Msg: "nil Config"}
+	}
+	var o routerOptions
+	for _, opt := range opts {
+		opt(&o)
+	}
+	c := &compiler{cfg: cfg, opts: o}
+	r := c.compile()
+	if len(c.errs) > 0 {
+		// A default strategy's algorithm is compiled once per table: report
+		// each problem once.
+		seen := map[string]bool{}
+		var errs []error
+		for _, e := range c.errs {
+			if !seen[e.Error()] {
+				seen[e.Error()] = true
+				errs = append(errs, e)
+			}
+		}
+		return nil, errors.Join(errs...)
+	}
+	return r, nil
+}
+
+type compiler struct {
+	cfg  *Config
+	opts routerOptions
+	errs []error
+}
+
+func (c *compiler) errorf(p Pos, format string, args ...any) {
+	c.errs = append(c.errs, c.cfg.errAt(p, format, args...))
+}
+
+func (c *compiler) compile() *Router {
+	cfg := c.cfg
+	r := &Router{cfg: cfg, tables: map[string]*tableRoute{}, broadcast: map[string][]Target{},
+		keygens: map[string]keygen.Generator{}, bindings: map[string][]string{}}
+	for _, ds := range cfg.DataSources {
+		r.dataSources = append(r.dataSources, ds.Name)
+	}
+	switch {
+	case cfg.DefaultDataSource != "":
+		r.fallbackDS = cfg.DefaultDataSource
+	case len(r.dataSources) == 1:
+		r.fallbackDS = r.dataSources[0]
+	}
+	c.keyGenerators(r)
+	for _, t := range cfg.Tables {
+		if tr := c.table(r, t); tr != nil {
+			r.tables[strings.ToLower(t.Name)] = tr
+			r.names = append(r.names, t.Name)
+		}
+	}
+	for _, b := range cfg.Broadcast {
+		key := strings.ToLower(b)
+		if _, dup := r.tables[key]; dup {
+			c.errorf(Pos{Path: "broadcast"}, "table %s is both sharded and broadcast", b)
+			continue
+		}
+		if len(r.dataSources) == 0 {
+			c.errorf(Pos{Path: "broadcast"}, "broadcast table %s: no data sources are known", b)
+			continue
+		}
+		var ts []Target
+		for _, ds := range r.dataSources {
+			ts = append(ts, Target{ds, b})
+		}
+		sortTargets(ts)
+		if _, dup := r.broadcast[key]; !dup {
+			r.names = append(r.names, b)
+		}
+		r.broadcast[key] = ts
+	}
+	for _, g := range cfg.BindingGroups {
+		c.binding(r, g)
+	}
+	sort.Strings(r.names)
+	return r
+}
+
+func (c *compiler) keyGenerators(r *Router) {
+	names := make([]string, 0, len(c.cfg.KeyGenerators))
+	for n := range c.cfg.KeyGenerators {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	for _, n := range names {
+		kg := c.cfg.KeyGenerators[n]
+		props := keygen.Props{}
+		for k, v := range kg.Props {
+			props[k] = v
+		}
+		for k, v := range c.opts.keygenProps {
+			if !hasPropKey(props, k) {
+				props[k] = v
+			}
+		}
+		g, err := keygen.New(kg.Type, props, c.opts.keygenOpts...)
+		if err != nil {
+			msg := err.Error()
+			var pe *keygen.PropError
+			if errors.As(err, &pe) && pe.Key == "worker-id" && pe.Value == "" {
+				msg += " (ShardingSphere defaults worker-id to 0, so every process shares it and issues the same keys;" +
+					" set it per process in props or with shardconf.WithKeyGenProps)"
+			}
+			c.errs = append(c.errs, &ConfigError{File: c.cfg.File, Line: kg.Pos.Line, Column: kg.Pos.Column, Path: kg.Pos.Path, Msg: msg, Err: err})
+			continue
+		}
+		r.keygens[n] = g
+	}
+}
+
+// hasPropKey reports whether p has key under any spelling keygen accepts
+// (worker-id, worker.id, workerId).
+func hasPropKey(p keygen.Props, key string) bool {
+	norm := func(s string) string {
+		return strings.NewReplacer(".", "", "-", "", "_", "").Replace(strings.ToLower(s))
+	}
+	for k := range p {
+		if norm(k) == norm(key) {
+			return true
+		}
+	}
+	return false
+}
+
+// table compiles one logic table.
+func (c *compiler) table(r *Router, t *Table) *tableRoute {
+	cfg := c.cfg
+	tr := &tableRoute{name: t.Name}
+	nodes := t.DataNodes
+	dbStrat, tblStrat := t.DatabaseStrategy, t.TableStrategy
+	if t.Auto {
+		ds := t.AutoDataSources
+		if len(ds) == 0 {
+			ds = r.dataSources
+		}
+		if len(ds) == 0 || t.AutoStrategy == nil {
+			c.errorf(t.Pos, "auto table %s: no data sources", t.Name)
+			return nil
+		}
+		n, err := c.autoCount(t.AutoStrategy)
+		if err != nil {
+			c.errs = append(c.errs, err)
+			return nil
+		}
+		nodes = nil
+		for i := 0; i < n; i++ {
+			nodes = append(nodes, DataNode{ds[i%len(ds)], fmt.Sprintf("%s_%d", t.Name, i)})
+		}
+		t.DataNodes = nodes
+		dbStrat, tblStrat = &Strategy{Type: "none"}, t.AutoStrategy
+	} else {
+		if dbStrat == nil {
+			dbStrat = cfg.DefaultDatabaseStrategy
+		}
+		if tblStrat == nil {
+			tblStrat = cfg.DefaultTableStrategy
+		}
+	}
+	if len(nodes) == 0 {
+		c.errorf(t.Pos, "table %s has no data nodes", t.Name)
+		return nil
+	}
+	dsIdx, tblIdx := map[string]int{}, map[string]int{}
+	for _, n := range nodes {
+		if _, ok := dsIdx[n.DataSource]; !ok {
+			dsIdx[n.DataSource] = len(tr.ds)
+			tr.ds = append(tr.ds, n.DataSource)
+		}
+		if _, ok := tblIdx[n.Table]; !ok {
+			tblIdx[n.Table] = len(tr.tbl)
+			tr.tbl = append(tr.tbl, n.Table)
+		}
+	}
+	for _, n := range nodes {
+		tr.nodes = append(tr.nodes, Target{n.DataSource, n.Table})
+	}
+	sortTargets(tr.nodes)
+	tr.node = make([]int, len(tr.ds)*len(tr.tbl))
+	for i := range tr.node {
+		tr.node[i] = -1
+	}
+	tr.single = make([][]Target, len(tr.nodes))
+	for k, n := range tr.nodes {
+		tr.node[dsIdx[n.DataSource]*len(tr.tbl)+tblIdx[n.Table]] = k
+		tr.single[k] = tr.nodes[k : k+1 : k+1]
+	}
+	kg := t.KeyGenerate
+	if kg == nil {
+		kg = cfg.DefaultKeyGenerate
+	}
+	var layout *keygen.Layout
+	if kg != nil {
+		g, ok := r.keygens[kg.Generator]
+		if !ok {
+			if _, declared := cfg.KeyGenerators[kg.Generator]; !declared {
+				c.errorf(kg.Pos, "key generator %q is not in keyGenerators", kg.Generator)
+			}
+		} else {
+			tr.keyCol, tr.keyGen = strings.ToLower(kg.Column), g
+			if lg, ok := g.(interface{ Layout() keygen.Layout }); ok {
+				l := lg.Layout()
+				layout = &l
+			}
+		}
+	}
+	tr.db = c.strategy(t, dbStrat, tr.ds, layout)
+	tr.table = c.strategy(t, tblStrat, tr.tbl, layout)
+	return tr
+}
+
+// strategy compiles s against targets; nil for none.
+func (c *compiler) strategy(t *Table, s *Strategy, targets []string, layout *keygen.Layout) *compiledStrategy {
+	if s == nil || s.Type == "none" {
+		return nil
+	}
+	cfg := c.cfg
+	a, ok := cfg.Algorithms[s.Algorithm]
+	if !ok {
+		c.errorf(s.Pos, "sharding algorithm %q is not in shardingAlgorithms", s.Algorithm)
+		return nil
+	}
+	cols := s.Columns
+	if len(cols) == 0 && s.Type == "standard" {
+		if cfg.DefaultShardingColumn == "" {
+			c.errorf(s.Pos, "no shardingColumn and no defaultShardingColumn")
+			return nil
+		}
+		cols = []string{cfg.DefaultShardingColumn}
+	}
+	cs := &compiledStrategy{algo: a.Name, targets: targets}
+	for _, col := range cols {
+		cs.columns = append(cs.columns, strings.ToLower(col))
+	}
+	spec := algoSpec{typ: a.Type, props: a.Props, targets: targets, columns: cs.columns, keyLayout: layout, auto: t.Auto}
+	if len(cs.columns) > 0 {
+		spec.column = cs.columns[0]
+	}
+	if t.Auto && !autoAlgorithms[a.Type] {
+		c.errorf(a.Pos, "algorithm %s (%s) cannot serve autoTables %s: auto tables take %s", a.Name, a.Type, t.Name, strings.Join(sortedKeys(autoAlgorithms), ", "))
+		return nil
+	}
+	var err error
+	switch s.Type {
+	case "standard":
+		f, ok := algorithms.standard[a.Type]
+		if !ok {
+			c.errorf(a.Pos, "algorithm %s: type %q is not a standard sharding algorithm (known: %s)", a.Name, a.Type, strings.Join(algorithmTypes(), ", "))
+			return nil
+		}
+		cs.std, err = f(spec)
+	case "complex":
+		f, ok := algorithms.complex[a.Type]
+		if !ok {
+			c.errorf(a.Pos, "algorithm %s: type %q is not a complex sharding algorithm", a.Name, a.Type)
+			return nil
+		}
+		var mf multiFunc
+		if mf, err = f(spec); err == nil {
+			cs.cpx = mf
+			cs.columns = nil
+			for _, col := range mf.columns() {
+				cs.columns = append(cs.columns, strings.ToLower(col))
+			}
+		}
+	}
+	if err != nil {
+		c.errs = append(c.errs, &ConfigError{File: cfg.File, Line: a.Pos.Line, Column: a.Pos.Column, Path: a.Pos.Path,
+			Msg: fmt.Sprintf("algorithm %s (%s): %v", a.Name, a.Type, err), Err: err})
+		return nil
+	}
+	return cs
+}
+
+// autoAlgorithms may serve autoTables (ShardingSphere 5.4+ allows only the
+// auto algorithms there; shardkey adds its SNOWFLAKE_BITS).
+var autoAlgorithms = map[string]bool{"MOD": true, "HASH_MOD": true, "VOLUME_RANGE": true, "BOUNDARY_RANGE": true,
+	"AUTO_INTERVAL": true, "SNOWFLAKE_BITS": true}
+
+func sortedKeys(m map[string]bool) []string {
+	var out []string
+	for k := range m {
+		out = append(out, k)
+	}
+	sort.Strings(out)
+	return out
+}
+
+func (c *compiler) binding(r *Router, group []string) {
+	var first *tableRoute
+	for _, name := range group {
+		tr := r.tables[strings.ToLower(name)]
+		if tr == nil {
+			c.errorf(Pos{Path: "bindingTables"}, "binding table %s is not a sharded table", name)
+			return
+		}
+		if first == nil {
+			first = tr
+		} else if len(tr.nodes) != len(first.nodes) || len(tr.ds) != len(first.ds) {
+			c.errorf(Pos{Path: "bindingTables"}, "binding tables %s and %s have different data nodes (%d and %d)", first.name, tr.name,
+				len(first.nodes), len(tr.nodes))
+			return
+		}
+	}
+	for _, name := range group {
+		r.bindings[strings.ToLower(name)] = group
+	}
+}
+
+// Tables lists the logic tables of the rules (sharded, auto and
+// broadcast), sorted.
+func (r *Router) Tables() []string { return append([]string(nil), r.names...) }
+
+// DataSources lists the data source names, in the file's order.
+func (r *Router) DataSources() []string { return append([]string(nil), r.dataSources...) }
+
+// Config returns the configuration the router was compiled from.
+func (r *Router) Config() *Config { return r.cfg }
+
+// BindingGroup returns the binding group of table, or nil.
+func (r *Router) BindingGroup(table string) []string { return r.bindings[strings.ToLower(table)] }
+
+// IsBroadcast reports whether table is a broadcast table.
+func (r *Router) IsBroadcast(table string) bool { _, ok := r.broadcast[strings.ToLower(table)]; return ok }
+
+// IsSharded reports whether table has a sharding rule (tables or autoTables).
+func (r *Router) IsSharded(table string) bool { return r.lookup(table) != nil }
+
+// Targets lists every physical target of table: its data nodes, a
+// broadcast table in every data source, or an unsharded table in the
+// single data source that holds it.
+func (r *Router) Targets(table string) ([]Target, error) {
+	if tr := r.lookup(table); tr != nil {
+		return tr.nodes, nil
+	}
+	return r.unsharded(table)
+}
+
+// KeyGenerator returns the key column and generator of table, from its
+// keyGenerateStrategy or the default one.
+func (r *Router) KeyGenerator(table string) (column string, gen keygen.Generator, ok bool) {
+	tr := r.lookup(table)
+	if tr == nil || tr.keyGen == nil {
+		return "", nil, false
+	}
+	return tr.keyCol, tr.keyGen, true
+}
+
+func (r *Router) lookup(table string) *tableRoute {
+	if tr, ok := r.tables[table]; ok {
+		return tr
+	}
+	return r.tables[strings.ToLower(table)]
+}
+
+func (r *Router) unsharded(table string) ([]Target, error) {
+	if ts, ok := r.broadcast[strings.ToLower(table)]; ok {
+		return ts, nil
+	}
+	if r.fallbackDS == "" {
+		return nil, &RouteError{Table: table, Err: ErrUnknownTable}
+	}
+	return []Target{{r.fallbackDS, table}}, nil
+}
+
+// Route returns the targets of a statement on table with the given
+// conditions (ANDed). It fails closed: a sharding column without a
+// condition is ErrMissingShardingKey, a value mapping to a target that
+// does not exist is ErrNoRoute. Results are sorted by data source, then
+// table; contradictory conditions give an empty result. Equality on a
+// single-column strategy allocates nothing.
+func (r *Router) Route(table string, conds ...Cond) ([]Target, error) {
+	return r.route(table, conds, false)
+}
+
+// Scatter is Route with every unconstrained strategy expanded to all its
+// targets, for statements the caller has decided to run everywhere.
+func (r *Router) Scatter(table string, conds ...Cond) ([]Target, error) {
+	return r.route(table, conds, true)
+}
+
+// idxSet is a set of target indexes: all of them, exactly one, or a list.
+type idxSet struct {
+	all  bool
+	one  int // valid when !all && list == nil
+	list []int
+}
+
+func (r *Router) route(table string, conds []Cond, scatter bool) ([]Target, error) {
+	tr := r.lookup(table)
+	if tr == nil {
+		return r.unsharded(table)
+	}
+	dbs, err := tr.choose(tr.db, conds, scatter)
+	if err != nil {
+		return nil, err
+	}
+	tbs, err := tr.choose(tr.table, conds, scatter)
+	if err != nil {
+		return nil, err
+	}
+	if !dbs.all && !tbs.all && dbs.list == nil && tbs.list == nil {
+		k := tr.node[dbs.one*len(tr.tbl)+tbs.one]
+		if k < 0 {
+			return nil, &RouteError{Table: tr.name, Target: tr.ds[dbs.one] + "." + tr.tbl[tbs.one], Err: ErrNoRoute}
+		}
+		return tr.single[k], nil
+	}
+	return tr.combine(dbs, tbs)
+}
+
+// combine lists the existing nodes of the chosen data sources and tables.
+func (tr *tableRoute) combine(dbs, tbs idxSet) ([]Target, error) {
+	if dbs.all && tbs.all {
+		return tr.nodes, nil
+	}
+	expand := func(s idxSet, n int) []int {
+		switch {
+		case s.all:
+			out := make([]int, n)
+			for i := range out {
+				out[i] = i
+			}
+			return out
+		case s.list != nil:
+			return s.list
+		}
+		return []int{s.one}
+	}
+	var ks []int
+	dl, tl := expand(dbs, len(tr.ds)), expand(tbs, len(tr.tbl))
+	for _, d := range dl {
+		for _, t := range tl {
+			if k := tr.node[d*len(tr.tbl)+t]; k >= 0 {
+				ks = append(ks, k)
+			}
+		}
+	}
+	if len(ks) == 0 && len(dl) > 0 && len(tl) > 0 {
+		// Every chosen combination is missing: the values route nowhere.
+		return nil, &RouteError{Table: tr.name, Target: tr.ds[dl[0]] + "." + tr.tbl[tl[0]], Err: ErrNoRoute}
+	}
+	sort.Ints(ks) // nodes are sorted, so their indexes sort the result
+	out := make([]Target, 0, len(ks))
+	for i, k := range ks {
+		if i == 0 || k != ks[i-1] {
+			out = append(out, tr.nodes[k])
+		}
+	}
+	return out, nil
+}
+
+var scratchPool = sync.Pool{New: func() any { s := make([]int, 0, 16); return &s }}
+
+// choose applies one strategy to the conditions.
+func (tr *tableRoute) choose(s *compiledStrategy, conds []Cond, scatter bool) (idxSet, error) {
+	if s == nil {
+		return idxSet{all: true}, nil
+	}
+	if s.cpx != nil {
+		return tr.chooseComplex(s, conds, scatter)
+	}
+	col := s.columns[0]
+	var (
+		set   idxSet
+		found bool
+	)
+	for i := range conds {
+		c := &conds[i]
+		if c.column != col && !strings.EqualFold(c.column, col) {
+			continue
+		}
+		cur, err := tr.evalCond(s, c)
+		if err != nil {
+			return idxSet{}, err
+		}
+		if !found {
+			set, found = cur, true
+			continue
+		}
+		set = intersect(set, cur)
+	}
+	if !found {
+		if scatter {
+			return idxSet{all: true}, nil
+		}
+		return idxSet{}, &RouteError{Table: tr.name, Column: col, Err: ErrMissingShardingKey}
+	}
+	return set, nil
+}
+
+// evalCond computes the targets one condition allows.
+func (tr *tableRoute) evalCond(s *compiledStrategy, c *Cond) (idxSet, error) {
+	switch c.op {
+	case opEq:
+		v, err := toValue(c.v)
+		if err != nil {
+			return idxSet{}, fmt.Errorf("shardconf: table %s, column %s: %w", tr.name, c.column, err)
+		}
+		return tr.one(s, v)
+	case opIn:
+		out := idxSet{list: make([]int, 0, len(c.vs))}
+		for _, x := range c.vs {
+			v, err := toValue(x)
+			if err != nil {
+				return idxSet{}, fmt.Errorf("shardconf: table %s, column %s: %w", tr.name, c.column, err)
+			}
+			one, err := tr.one(s, v)
+			if err != nil {
+				return idxSet{}, err
+			}
+			out.list = append(out.list, one.one)
+		}
+		out.list = sortUnique(out.list)
+		return out, nil
+	default:
+		sp, err := c.span()
+		if err != nil {
+			return idxSet{}, fmt.Errorf("shardconf: table %s, column %s: %w", tr.name, c.column, err)
+		}
+		bufp := scratchPool.Get().(*[]int)
+		idx, err := s.std.within(sp, (*bufp)[:0])
+		if err != nil {
+			scratchPool.Put(bufp)
+			return idxSet{}, fmt.Errorf("shardconf: table %s, column %s: %w", tr.name, c.column, err)
+		}
+		out := idxSet{list: sortUnique(append([]int(nil), idx...))}
+		*bufp = idx[:0]
+		scratchPool.Put(bufp)
+		if len(out.list) == len(s.targets) {
+			return idxSet{all: true}, nil
+		}
+		return out, nil
+	}
+}
+
+func (tr *tableRoute) one(s *compiledStrategy, v value) (idxSet, error) {
+	i, err := s.std.one(v)
+	if err != nil {
+		return idxSet{}, fmt.Errorf("shardconf: table %s, column %s, value %s: %w", tr.name, s.columns[0], v, err)
+	}
+	if i < 0 {
+		return idxSet{}, &RouteError{Table: tr.name, Column: s.columns[0], Value: v.String(), Err: ErrNoRoute}
+	}
+	return idxSet{one: i}, nil
+}
+
+// maxComplexCombinations bounds the value combinations a complex strategy
+// evaluates for IN lists.
+const maxComplexCombinations = 4096
+
+func (tr *tableRoute) chooseComplex(s *compiledStrategy, conds []Cond, scatter bool) (idxSet, error) {
+	lists := make([][]value, len(s.columns))
+	for ci, col := range s.columns {
+		found := false
+		for i := range conds {
+			c := &conds[i]
+			if !strings.EqualFold(c.column, col) {
+				continue
+			}
+			if found {
+				return idxSet{}, fmt.Errorf("shardconf: table %s: several conditions on complex sharding column %s", tr.name, col)
+			}
+			found = true
+			var raw []any
+			switch c.op {
+			case opEq:
+				raw = []any{c.v}
+			case opIn:
+				raw = c.vs
+			default:
+				if scatter {
+					return idxSet{all: true}, nil
+				}
+				return idxSet{}, fmt.Errorf("shardconf: table %s: a range on complex sharding column %s cannot be routed; use Scatter", tr.name, col)
+			}
+			for _, x := range raw {
+				v, err := toValue(x)
+				if err != nil {
+					return idxSet{}, fmt.Errorf("shardconf: table %s, column %s: %w", tr.name, col, err)
+				}
+				lists[ci] = append(lists[ci], v)
+			}
+		}
+		if !found {
+			if scatter {
+				return idxSet{all: true}, nil
+			}
+			return idxSet{}, &RouteError{Table: tr.name, Column: col, Err: ErrMissingShardingKey}
+		}
+	}
+	total := 1
+	for _, l := range lists {
+		total *= len(l)
+		if total > maxComplexCombinations {
+			return idxSet{}, fmt.Errorf("shardconf: table %s: more than %d value combinations for a complex strategy", tr.name, maxComplexCombinations)
+		}
+	}
+	out := idxSet{list: []int{}}
+	vs := make([]value, len(lists))
+	var walk func(int) error
+	walk = func(d int) error {
+		if d == len(lists) {
+			i, err := s.cpx.one(vs)
+			if err != nil {
+				return fmt.Errorf("shardconf: table %s: %w", tr.name, err)
+			}
+			if i < 0 {
+				return &RouteError{Table: tr.name, Column: strings.Join(s.columns, ","), Err: ErrNoRoute}
+			}
+			out.list = append(out.list, i)
+			return nil
+		}
+		for _, v := range lists[d] {
+			vs[d] = v
+			if err := walk(d + 1); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+	if err := walk(0); err != nil {
+		return idxSet{}, err
+	}
+	out.list = sortUnique(out.list)
+	if len(out.list) == 1 {
+		return idxSet{one: out.list[0]}, nil
+	}
+	return out, nil
+}
+
+func intersect(a, b idxSet) idxSet {
+	switch {
+	case a.all:
+		return b
+	case b.all:
+		return a
+	}
+	la, lb := a.list, b.list
+	if la == nil {
+		la = []int{a.one}
+	}
+	if lb == nil {
+		lb = []int{b.one}
+	}
+	out := []int{}
+	for _, x := range la {
+		for _, y := range lb {
+			if x == y {
+				out = append(out, x)
+				break
+			}
+		}
+	}
+	if len(out) == 1 {
+		return idxSet{one: out[0]}
+	}
+	return idxSet{list: out}
+}
+
+func sortUnique(xs []int) []int {
+	sort.Ints(xs)
+	out := xs[:0]
+	for i, x := range xs {
+		if i == 0 || x != xs[i-1] {
+			out = append(out, x)
+		}
+	}
+	return out
+}
+
+// sortTargets sorts by data source, then table, comparing runs of digits
+// as numbers (ds_2 before ds_10).
+func sortTargets(ts []Target) {
+	sort.SliceStable(ts, func(i, j int) bool {
+		if c := naturalCompare(ts[i].DataSource, ts[j].DataSource); c != 0 {
+			return c < 0
+		}
+		return naturalCompare(ts[i].Table, ts[j].Table) < 0
+	})
+}
+
+func naturalCompare(a, b string) int {
+	for a != "" && b != "" {
+		da, db := digitRun(a), digitRun(b)
+		if da > 0 && db > 0 {
+			na, nb := strings.TrimLeft(a[:da], "0"), strings.TrimLeft(b[:db], "0")
+			if len(na) != len(nb) {
+				return len(na) - len(nb)
+			}
+			if c := strings.Compare(na, nb); c != 0 {
+				return c
+			}
+			if da != db {
+				return da - db
+			}
+			a, b = a[da:], b[db:]
+			continue
+		}
+		if a[0] != b[0] {
+			return int(a[0]) - int(b[0])
+		}
+		a, b = a[1:], b[1:]
+	}
+	return len(a) - len(b)
+}
+
+func digitRun(s string) int {
+	i := 0
+	for i < len(s) && s[i] >= '0' && s[i] <= '9' {
+		i++
+	}
+	return i
+}

@@ -1,0 +1,218 @@
+package shardconf_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"path/filepath"
+	"reflect"
+	"strings"
+	"testing"
+
+	"github.com/shardkey/shardkey/keygen"
+	"github.com/shardkey/shardkey/shardconf"
+)
+
+func mustRouter(t testing.TB, file string, opts ...shardconf.RouterOption) *shardconf.Router {
+	t.Helper()
+	cfg, err := shardconf.Load(filepath.Join("testdata", file))
+	if err != nil {
+		t.Fatalf("Load(%s): %v", file, err)
+	}
+	r, err := shardconf.NewRouter(cfg, opts...)
+	if err != nil {
+		t.Fatalf("NewRouter(%s): %v", file, err)
+	}
+	return r
+}
+
+// targets renders a result as "ds.table ds.table".
+func targets(ts []shardconf.Target) string {
+	var s []string
+	for _, t := range ts {
+		s = append(s, t.String())
+	}
+	return strings.Join(s, " ")
+}
+
+type routeCase struct {
+	table   string
+	conds   []shardconf.Cond
+	scatter bool
+	want    string // targets, or the error text it must contain
+	wantErr error
+}
+
+func checkRoutes(t *testing.T, r *shardconf.Router, cases []routeCase) {
+	t.Helper()
+	for _, c := range cases {
+		route := r.Route
+		if c.scatter {
+			route = r.Scatter
+		}
+		got, err := route(c.table, c.conds...)
+		name := fmt.Sprintf("%s %v (scatter %v)", c.table, c.conds, c.scatter)
+		if c.wantErr != nil {
+			if !errors.Is(err, c.wantErr) || !strings.Contains(err.Error(), c.want) {
+				t.Errorf("%s: err = %v, want %v containing %q", name, err, c.wantErr, c.want)
+			}
+			continue
+		}
+		if err != nil {
+			if c.want == "" || !strings.Contains(err.Error(), c.want) {
+				t.Errorf("%s: err = %v, want %q", name, err, c.want)
+			}
+			continue
+		}
+		if targets(got) != c.want {
+			t.Errorf("%s = %q, want %q", name, targets(got), c.want)
+		}
+	}
+}
+
+var eq, in, between = shardconf.Eq, shardconf.In, shardconf.Between
+
+func conds(cs ...shardconf.Cond) []shardconf.Cond { return cs }
+
+func TestGoldenShardingDatabases(t *testing.T) {
+	r := mustRouter(t, "ss5-databases.yaml")
+	checkRoutes(t, r, []routeCase{
+		{table: "t_order", conds: conds(eq("user_id", 3)), want: "ds_1.t_order"},
+		{table: "t_order", conds: conds(eq("user_id", 4), eq("order_id", 9)), want: "ds_0.t_order"},
+		{table: "T_ORDER", conds: conds(eq("USER_ID", int32(7))), want: "ds_1.t_order"},
+		{table: "t_order_item", conds: conds(in("user_id", 1, 2, 3)), want: "ds_0.t_order_item ds_1.t_order_item"},
+		{table: "t_order", conds: conds(eq("order_id", 1)), want: "user_id", wantErr: shardconf.ErrMissingShardingKey},
+		{table: "t_order", scatter: true, want: "ds_0.t_order ds_1.t_order"},
+		{table: "t_address", want: "ds_0.t_address ds_1.t_address"},
+		{table: "t_user", want: "t_user", wantErr: shardconf.ErrUnknownTable},
+		{table: "t_order", conds: conds(eq("user_id", -3)), want: "value -3", wantErr: shardconf.ErrNoRoute}, // Java: -3 % 2 = -1
+	})
+	if got := r.Tables(); !reflect.DeepEqual(got, []string{"t_address", "t_order", "t_order_item"}) {
+		t.Errorf("Tables = %v", got)
+	}
+	if got := r.BindingGroup("t_order_item"); !reflect.DeepEqual(got, []string{"t_order", "t_order_item"}) {
+		t.Errorf("BindingGroup = %v", got)
+	}
+	col, gen, ok := r.KeyGenerator("t_order_item")
+	if !ok || col != "order_item_id" || gen.Type() != "SNOWFLAKE" {
+		t.Fatalf("KeyGenerator = %q, %v, %v", col, gen, ok)
+	}
+	id, err := gen.(keygen.IDGenerator).NextID(context.Background())
+	if p, _ := gen.(keygen.Decomposer).Decompose(id); err != nil || p.Worker != 123 {
+		t.Fatalf("generated key %d (%v): worker %d, want 123", id, err, p.Worker)
+	}
+}
+
+func TestGoldenShardingTables(t *testing.T) {
+	r := mustRouter(t, "ss5-tables.yaml")
+	checkRoutes(t, r, []routeCase{
+		{table: "t_order", conds: conds(eq("order_id", 5)), want: "ds.t_order_1"},
+		{table: "t_order", conds: conds(eq("order_id", uint64(1)<<63)), want: "INLINE"}, // beyond int64: refused, not wrapped
+		{table: "t_goods", conds: conds(eq("goods_id", 4)), want: "ds.t_goods_0"},
+		{table: "t_goods", conds: conds(eq("order_id", 4)), want: "goods_id", wantErr: shardconf.ErrMissingShardingKey},
+		{table: "t_user", conds: conds(eq("id", 1)), want: "ds.t_user"}, // not sharded: the only data source
+		{table: "t_order", conds: conds(between("order_id", 1, 5)), want: "allow-range-query-with-inline-sharding"},
+	})
+}
+
+func TestGoldenShardingDatabasesTables(t *testing.T) {
+	cfg, err := shardconf.Load(filepath.Join("testdata", "ss5-databases-tables.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The file's SNOWFLAKE generator has no worker-id: refused, with advice.
+	_, err = shardconf.NewRouter(cfg)
+	var ce *shardconf.ConfigError
+	if !errors.As(err, &ce) || !strings.Contains(err.Error(), "worker-id") || !strings.Contains(err.Error(), "WithKeyGenProps") || ce.Line == 0 {
+		t.Fatalf("NewRouter without worker-id: %v", err)
+	}
+	r := mustRouter(t, "ss5-databases-tables.yaml", shardconf.WithKeyGenProps(keygen.Props{"worker-id": "9"}))
+	checkRoutes(t, r, []routeCase{
+		{table: "t_order", conds: conds(eq("user_id", 1), eq("order_id", 2)), want: "ds_1.t_order_0"},
+		{table: "t_order", conds: conds(eq("user_id", 0), in("order_id", 1, 2, 3)), want: "ds_0.t_order_0 ds_0.t_order_1"},
+		{table: "t_order", conds: conds(in("user_id", 0, 1), eq("order_id", 7)), want: "ds_0.t_order_1 ds_1.t_order_1"},
+		{table: "t_order", conds: conds(eq("user_id", 0)), want: "order_id", wantErr: shardconf.ErrMissingShardingKey},
+		{table: "t_order", conds: conds(eq("user_id", 0)), scatter: true, want: "ds_0.t_order_0 ds_0.t_order_1"},
+		{table: "t_order", conds: conds(eq("user_id", 0), eq("order_id", 1), eq("order_id", 2)), want: ""}, // contradiction
+		{table: "t_order", conds: conds(eq("user_id", 0), eq("order_id", 1), in("order_id", 1, 2)), want: "ds_0.t_order_1"},
+		{table: "t_account", conds: conds(eq("user_id", 5), eq("account_id", 8)), want: "ds_1.t_account_0"},
+		{table: "t_address", want: "ds_0.t_address ds_1.t_address"},
+	})
+	if col, _, ok := r.KeyGenerator("t_account"); !ok || col != "account_id" {
+		t.Errorf("KeyGenerator(t_account) = %q, %v", col, ok)
+	}
+	if _, _, ok := r.KeyGenerator("t_order_item"); ok {
+		t.Error("t_order_item has no key generator")
+	}
+}
+
+func TestGoldenAutoTables(t *testing.T) {
+	r := mustRouter(t, "ss5-auto-tables.yaml")
+	all, err := r.Targets("t_order")
+	if err != nil || targets(all) != "ds_0.t_order_0 ds_0.t_order_2 ds_1.t_order_1 ds_1.t_order_3" {
+		t.Fatalf("Targets = %q, %v", targets(all), err)
+	}
+	checkRoutes(t, r, []routeCase{
+		{table: "t_order", conds: conds(eq("order_id", 5)), want: "ds_1.t_order_1"},
+		{table: "t_order", conds: conds(eq("order_id", 2)), want: "ds_0.t_order_2"},
+		{table: "t_order", conds: conds(eq("order_id", -5)), want: "ds_1.t_order_3"}, // MOD is non-negative: -5 mod 4 = 3
+		{table: "t_order", conds: conds(between("order_id", 1, 2)), want: "ds_0.t_order_2 ds_1.t_order_1"},
+		{table: "t_order", conds: conds(between("order_id", 1, 100)), want: "ds_0.t_order_0 ds_0.t_order_2 ds_1.t_order_1 ds_1.t_order_3"},
+		{table: "t_goods", conds: conds(eq("goods_id", 7)), want: "ds_1.t_goods_3"},
+	})
+}
+
+func TestGoldenShardingSphere4(t *testing.T) {
+	r := mustRouter(t, "ss4-databases-tables.yaml")
+	checkRoutes(t, r, []routeCase{
+		{table: "t_order", conds: conds(eq("user_id", 1), eq("order_id", 3)), want: "ds1.t_order1"},
+		{table: "t_order", conds: conds(eq("user_id", 2), eq("order_id", 4)), want: "ds0.t_order0"},
+		{table: "t_config", want: "ds0.t_config ds1.t_config"},
+		{table: "t_user", want: "ds0.t_user"}, // defaultDataSourceName
+	})
+	if got := r.DataSources(); !reflect.DeepEqual(got, []string{"ds0", "ds1"}) {
+		t.Errorf("DataSources = %v", got)
+	}
+	_, gen, ok := r.KeyGenerator("t_order")
+	id, _ := gen.(keygen.IDGenerator).NextID(context.Background())
+	if p, _ := gen.(keygen.Decomposer).Decompose(id); !ok || p.Worker != 123 {
+		t.Errorf("4.x keyGenerator worker.id: %+v", p)
+	}
+}
+
+func TestShardkeyNative(t *testing.T) {
+	r := mustRouter(t, "shardkey.yaml")
+	_, gen, ok := r.KeyGenerator("t_order")
+	if !ok {
+		t.Fatal("no key generator")
+	}
+	idg := gen.(keygen.IDGenerator)
+	for i := 0; i < 20; i++ {
+		id, err := idg.NextID(context.Background())
+		if err != nil {
+			t.Fatal(err)
+		}
+		p, _ := gen.(keygen.Decomposer).Decompose(id)
+		want := fmt.Sprintf("ds_1.t_order_%d", p.Sequence&3)
+		got, err := r.Route("t_order", eq("user_id", 3), eq("order_id", keygen.ID(id)))
+		if err != nil || targets(got) != want {
+			t.Fatalf("id %d (sequence %d): %q, %v; want %q", id, p.Sequence, targets(got), err, want)
+		}
+	}
+	checkRoutes(t, r, []routeCase{
+		// Java: "alice@example.com".hashCode() = 2145772861, % 2 = 1.
+		{table: "t_user", conds: conds(eq("email", "alice@example.com")), want: "ds_1.t_user"},
+		{table: "t_user", conds: conds(eq("email", "bob@example.com")), want: "ds_0.t_user"},
+		{table: "t_log", conds: conds(eq("region", 3), eq("kind", 4)), want: "ds_0.t_log_1_0"},
+		{table: "t_log", conds: conds(in("region", 1, 2), eq("kind", 1)), want: "ds_0.t_log_0_1 ds_0.t_log_1_1"},
+		{table: "t_log", conds: conds(eq("region", 3)), want: "kind", wantErr: shardconf.ErrMissingShardingKey},
+		{table: "t_country", want: "ds_0.t_country ds_1.t_country"},
+	})
+	cfg := r.Config()
+	if got := cfg.DataSources[0].RedactedDSN(); got != "postgres://app:xxxxx@127.0.0.1:5432/shard0" {
+		t.Errorf("RedactedDSN = %q", got)
+	}
+	if got := cfg.DataSources[1].RedactedDSN(); got != "app:xxxxx@tcp(127.0.0.1:3306)/shard1" {
+		t.Errorf("RedactedDSN = %q", got)
+	}
+}
