@@ -62,21 +62,36 @@ func autoTableCount(typ string, props map[string]string) (int, error) {
 		}
 		return int((hi-lo+vol-1)/vol) + 2, nil
 	case "AUTO_INTERVAL":
+		// ShardingSphere parses the first 19 characters, divides the span by
+		// sharding-seconds truncating, and adds a table below and above.
 		const layout = "2006-01-02 15:04:05"
-		lo, err1 := time.Parse(layout, props["datetime-lower"])
-		hi, err2 := time.Parse(layout, props["datetime-upper"])
-		secs, err3 := num("sharding-seconds")
-		if err1 != nil || err2 != nil {
-			return 0, fmt.Errorf("datetime-lower and datetime-upper must be yyyy-MM-dd HH:mm:ss")
+		parse := func(key string) (time.Time, error) {
+			v := strings.TrimSpace(props[key])
+			if len(v) > len(layout) {
+				v = v[:len(layout)]
+			}
+			t, err := time.Parse(layout, v)
+			if err != nil {
+				return t, &propError{key: key, value: props[key], reason: "want yyyy-MM-dd HH:mm:ss"}
+			}
+			return t, nil
 		}
-		if err3 != nil {
-			return 0, err3
+		lo, err := parse("datetime-lower")
+		if err != nil {
+			return 0, err
 		}
-		if secs <= 0 || !hi.After(lo) {
-			return 0, fmt.Errorf("want datetime-lower < datetime-upper and sharding-seconds > 0")
+		hi, err := parse("datetime-upper")
+		if err != nil {
+			return 0, err
 		}
-		span := int64(hi.Sub(lo) / time.Second)
-		return int((span+secs-1)/secs) + 2, nil
+		secs, err := num("sharding-seconds")
+		if err != nil {
+			return 0, err
+		}
+		if secs <= 0 || hi.Before(lo) {
+			return 0, fmt.Errorf("want datetime-lower <= datetime-upper and sharding-seconds > 0")
+		}
+		return int(int64(hi.Sub(lo)/time.Second)/secs) + 2, nil
 	}
 	return 0, fmt.Errorf("%s is not an auto sharding algorithm", typ)
 }

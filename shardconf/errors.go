@@ -3,6 +3,7 @@ package shardconf
 import (
 	"errors"
 	"fmt"
+	"sort"
 )
 
 // Sentinel errors of routing. Test with errors.Is.
@@ -80,3 +81,28 @@ func (e *RouteError) Error() string {
 
 // Unwrap returns the sentinel.
 func (e *RouteError) Unwrap() error { return e.Err }
+
+// joinErrors joins problems in file order, each reported once.
+func joinErrors(errs []error) error {
+	seen := map[string]bool{}
+	var out []error
+	for _, e := range errs {
+		if !seen[e.Error()] {
+			seen[e.Error()] = true
+			out = append(out, e)
+		}
+	}
+	line := func(e error) (int, int) {
+		var ce *ConfigError
+		if errors.As(e, &ce) {
+			return ce.Line, ce.Column
+		}
+		return 0, 0
+	}
+	sort.SliceStable(out, func(i, j int) bool {
+		li, ci := line(out[i])
+		lj, cj := line(out[j])
+		return li < lj || (li == lj && ci < cj)
+	})
+	return errors.Join(out...)
+}

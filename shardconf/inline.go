@@ -54,6 +54,13 @@ package shardconf
 //
 // Every error is an *inlineError carrying the byte offset in the original
 // expression.
+//
+// Fast paths: when an expression reads one column and is constant text
+// around one integer-valued sub-expression (after folding constants and
+// flattening '+' concatenations: "t_${id % 4}", "${'t_' + id % 4}"),
+// intTemplate exposes it as prefix + decimal(f(x)) + suffix with an f that
+// does not allocate; when that sub-expression reads the column only as
+// x.hashCode(), a String value gets the same treatment (strFn).
 
 import (
 	"fmt"
@@ -71,7 +78,7 @@ type inlineError struct {
 
 func (e *inlineError) Error() string { return fmt.Sprintf("offset %d: %s", e.Offset, e.Msg) }
 
-func ierrf(off int, format string, args ...any) *inlineError {
+func inlErrf(off int, format string, args ...any) *inlineError {
 	return &inlineError{Offset: off, Msg: fmt.Sprintf(format, args...)}
 }
 
@@ -85,8 +92,9 @@ const (
 )
 
 // javaStringHash is Java's String.hashCode: s*31^(n-1) + ... over the
-// UTF-16 code units of s, with int overflow. Invalid UTF-8 bytes count as
-// U+FFFD, as a Java decoder would make them. It does not allocate.
+// UTF-16 code units of s, with int overflow. Each invalid UTF-8 byte
+// counts as one U+FFFD (Java's decoder may merge a truncated sequence into
+// one U+FFFD; valid UTF-8 is exact). It does not allocate.
 func javaStringHash(s string) int32 {
 	var h int32
 	for i := 0; i < len(s); {
@@ -115,44 +123,44 @@ func javaLongHash(v int64) int32 { return int32(v ^ int64(uint64(v)>>32)) }
 // ---------------------------------------------------------------------------
 // Lexer (inside ${...})
 
-type tokKind uint8
+type inlTokKind uint8
 
 const (
-	tkEnd       tokKind = iota + 1 // the closing '}'
-	tkInt                          // integer literal
-	tkStr                          // string literal
-	tkIdent                        // identifier
-	tkLParen                       // (
-	tkRParen                       // )
-	tkLBrack                       // [
-	tkRBrack                       // ]
-	tkComma                        // ,
-	tkDot                          // .
-	tkRange                        // ..
-	tkRangeExcl                    // ..<
-	tkPlus                         // +
-	tkMinus                        // -
-	tkStar                         // *
-	tkSlash                        // /
-	tkPercent                      // %
+	itkEnd       inlTokKind = iota + 1 // the closing '}'
+	itkInt                             // integer literal
+	itkStr                             // string literal
+	itkIdent                           // identifier
+	itkLParen                          // (
+	itkRParen                          // )
+	itkLBrack                          // [
+	itkRBrack                          // ]
+	itkComma                           // ,
+	itkDot                             // .
+	itkRange                           // ..
+	itkRangeExcl                       // ..<
+	itkPlus                            // +
+	itkMinus                           // -
+	itkStar                            // *
+	itkSlash                           // /
+	itkPercent                         // %
 )
 
-var tokNames = [...]string{
-	tkEnd: "'}'", tkInt: "integer", tkStr: "string", tkIdent: "identifier",
-	tkLParen: "'('", tkRParen: "')'", tkLBrack: "'['", tkRBrack: "']'",
-	tkComma: "','", tkDot: "'.'", tkRange: "'..'", tkRangeExcl: "'..<'",
-	tkPlus: "'+'", tkMinus: "'-'", tkStar: "'*'", tkSlash: "'/'", tkPercent: "'%'",
+var inlTokNames = [...]string{
+	itkEnd: "'}'", itkInt: "integer", itkStr: "string", itkIdent: "identifier",
+	itkLParen: "'('", itkRParen: "')'", itkLBrack: "'['", itkRBrack: "']'",
+	itkComma: "','", itkDot: "'.'", itkRange: "'..'", itkRangeExcl: "'..<'",
+	itkPlus: "'+'", itkMinus: "'-'", itkStar: "'*'", itkSlash: "'/'", itkPercent: "'%'",
 }
 
-func (k tokKind) String() string {
-	if int(k) < len(tokNames) && tokNames[k] != "" {
-		return tokNames[k]
+func (k inlTokKind) String() string {
+	if int(k) < len(inlTokNames) && inlTokNames[k] != "" {
+		return inlTokNames[k]
 	}
 	return "token"
 }
 
-type token struct {
-	kind tokKind
+type inlTok struct {
+	kind inlTokKind
 	off  int    // byte offset of the token in the expression
 	end  int    // byte offset just after it
 	i    int64  // tkInt
@@ -160,147 +168,147 @@ type token struct {
 	s    string // tkStr: the value; tkIdent: the name as written
 }
 
-// lexer tokenizes the inside of one ${...} segment of src.
-type lexer struct {
+// inlLexer tokenizes the inside of one ${...} segment of src.
+type inlLexer struct {
 	src  string
 	pos  int
 	open int // offset of the '$' that opened the segment, for errors
 }
 
-func isSpace(c byte) bool { return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\f' }
+func inlSpace(c byte) bool { return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\f' }
 
-func isIdentStart(c byte) bool { return c == '_' || c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' }
+func inlIdentStart(c byte) bool { return c == '_' || c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' }
 
-func isIdentPart(c byte) bool { return isIdentStart(c) || c >= '0' && c <= '9' }
+func inlIdentPart(c byte) bool { return inlIdentStart(c) || c >= '0' && c <= '9' }
 
-func (lx *lexer) next() (token, error) {
-	for lx.pos < len(lx.src) && isSpace(lx.src[lx.pos]) {
+func (lx *inlLexer) next() (inlTok, error) {
+	for lx.pos < len(lx.src) && inlSpace(lx.src[lx.pos]) {
 		lx.pos++
 	}
 	if lx.pos >= len(lx.src) {
-		return token{}, ierrf(lx.open, "unclosed %s: no closing '}'", openerAt(lx.src, lx.open))
+		return inlTok{}, inlErrf(lx.open, "unclosed %s: no closing '}'", inlOpener(lx.src, lx.open))
 	}
 	start := lx.pos
 	c := lx.src[start]
-	one := func(k tokKind) (token, error) {
+	one := func(k inlTokKind) (inlTok, error) {
 		lx.pos++
-		return token{kind: k, off: start, end: lx.pos}, nil
+		return inlTok{kind: k, off: start, end: lx.pos}, nil
 	}
 	switch {
 	case c >= '0' && c <= '9':
 		return lx.number()
-	case isIdentStart(c):
-		for lx.pos < len(lx.src) && isIdentPart(lx.src[lx.pos]) {
+	case inlIdentStart(c):
+		for lx.pos < len(lx.src) && inlIdentPart(lx.src[lx.pos]) {
 			lx.pos++
 		}
-		return token{kind: tkIdent, off: start, end: lx.pos, s: lx.src[start:lx.pos]}, nil
+		return inlTok{kind: itkIdent, off: start, end: lx.pos, s: lx.src[start:lx.pos]}, nil
 	case c == '\'' || c == '"':
 		return lx.str()
 	}
 	switch c {
 	case '}':
-		return one(tkEnd)
+		return one(itkEnd)
 	case '(':
-		return one(tkLParen)
+		return one(itkLParen)
 	case ')':
-		return one(tkRParen)
+		return one(itkRParen)
 	case '[':
-		return one(tkLBrack)
+		return one(itkLBrack)
 	case ']':
-		return one(tkRBrack)
+		return one(itkRBrack)
 	case ',':
-		return one(tkComma)
+		return one(itkComma)
 	case '+':
-		return one(tkPlus)
+		return one(itkPlus)
 	case '-':
-		return one(tkMinus)
+		return one(itkMinus)
 	case '*':
 		if strings.HasPrefix(lx.src[start:], "**") {
-			return token{}, ierrf(start, "operator ** is not supported")
+			return inlTok{}, inlErrf(start, "operator ** is not supported")
 		}
-		return one(tkStar)
+		return one(itkStar)
 	case '/':
-		return one(tkSlash)
+		return one(itkSlash)
 	case '%':
-		return one(tkPercent)
+		return one(itkPercent)
 	case '.':
 		if strings.HasPrefix(lx.src[start:], "..<") {
 			lx.pos += 3
-			return token{kind: tkRangeExcl, off: start, end: lx.pos}, nil
+			return inlTok{kind: itkRangeExcl, off: start, end: lx.pos}, nil
 		}
 		if strings.HasPrefix(lx.src[start:], "..") {
 			lx.pos += 2
-			return token{kind: tkRange, off: start, end: lx.pos}, nil
+			return inlTok{kind: itkRange, off: start, end: lx.pos}, nil
 		}
-		return one(tkDot)
+		return one(itkDot)
 	case '{':
-		return token{}, ierrf(start, "'{' (a Groovy closure) is not supported inside %s", openerAt(lx.src, lx.open))
+		return inlTok{}, inlErrf(start, "'{' (a Groovy closure) is not supported inside %s", inlOpener(lx.src, lx.open))
 	case '$':
-		return token{}, ierrf(start, "'$' is not allowed inside %s", openerAt(lx.src, lx.open))
+		return inlTok{}, inlErrf(start, "'$' is not allowed inside %s", inlOpener(lx.src, lx.open))
 	}
 	r, _ := utf8.DecodeRuneInString(lx.src[start:])
-	return token{}, ierrf(start, "unexpected character %q", r)
+	return inlTok{}, inlErrf(start, "unexpected character %q", r)
 }
 
-// openerAt names the segment opener at off: "${" or "$->{".
-func openerAt(src string, off int) string {
+// inlOpener names the segment opener at off: "${" or "$->{".
+func inlOpener(src string, off int) string {
 	if strings.HasPrefix(src[off:], "$->{") {
 		return "$->{"
 	}
 	return "${"
 }
 
-func (lx *lexer) number() (token, error) {
+func (lx *inlLexer) number() (inlTok, error) {
 	start := lx.pos
 	for lx.pos < len(lx.src) && lx.src[lx.pos] >= '0' && lx.src[lx.pos] <= '9' {
 		lx.pos++
 	}
 	digits := lx.src[start:lx.pos]
 	if lx.pos+1 < len(lx.src) && lx.src[lx.pos] == '.' && lx.src[lx.pos+1] >= '0' && lx.src[lx.pos+1] <= '9' {
-		return token{}, ierrf(start, "floating-point literals are not supported")
+		return inlTok{}, inlErrf(start, "floating-point literals are not supported")
 	}
 	long := false
 	if lx.pos < len(lx.src) && (lx.src[lx.pos] == 'L' || lx.src[lx.pos] == 'l') {
 		long = true
 		lx.pos++
 	}
-	if lx.pos < len(lx.src) && isIdentPart(lx.src[lx.pos]) {
-		return token{}, ierrf(start, "malformed number %q (only decimal Integer and Long literals are supported)", lx.src[start:lx.pos+1])
+	if lx.pos < len(lx.src) && inlIdentPart(lx.src[lx.pos]) {
+		return inlTok{}, inlErrf(start, "malformed number %q (only decimal Integer and Long literals are supported)", lx.src[start:lx.pos+1])
 	}
 	if len(digits) > 1 && digits[0] == '0' {
-		return token{}, ierrf(start, "integer literal %s has a leading zero, which Groovy reads as octal; quote it ('%s') for a zero-padded name", digits, digits)
+		return inlTok{}, inlErrf(start, "integer literal %s has a leading zero, which Groovy reads as octal; quote it ('%s') for a zero-padded name", digits, digits)
 	}
 	v, err := strconv.ParseInt(digits, 10, 64)
 	if err != nil {
-		return token{}, ierrf(start, "integer literal %s is out of Long range", digits)
+		return inlTok{}, inlErrf(start, "integer literal %s is out of Long range", digits)
 	}
 	if v > 1<<31-1 {
 		long = true
 	}
-	return token{kind: tkInt, off: start, end: lx.pos, i: v, long: long}, nil
+	return inlTok{kind: itkInt, off: start, end: lx.pos, i: v, long: long}, nil
 }
 
-func (lx *lexer) str() (token, error) {
+func (lx *inlLexer) str() (inlTok, error) {
 	start := lx.pos
 	q := lx.src[start]
 	lx.pos++
 	var b strings.Builder
 	for {
 		if lx.pos >= len(lx.src) {
-			return token{}, ierrf(start, "unterminated string literal")
+			return inlTok{}, inlErrf(start, "unterminated string literal")
 		}
 		c := lx.src[lx.pos]
 		switch {
 		case c == q:
 			lx.pos++
-			return token{kind: tkStr, off: start, end: lx.pos, s: b.String()}, nil
+			return inlTok{kind: itkStr, off: start, end: lx.pos, s: b.String()}, nil
 		case c == '\n' || c == '\r':
-			return token{}, ierrf(start, "unterminated string literal (line break inside quotes)")
+			return inlTok{}, inlErrf(start, "unterminated string literal (line break inside quotes)")
 		case c == '$' && q == '"':
-			return token{}, ierrf(lx.pos, "'$' inside a double-quoted string (a nested GString) is not supported; escape it as \\$ or use single quotes")
+			return inlTok{}, inlErrf(lx.pos, "'$' inside a double-quoted string (a nested GString) is not supported; escape it as \\$ or use single quotes")
 		case c == '\\':
 			if err := lx.escape(&b); err != nil {
-				return token{}, err
+				return inlTok{}, err
 			}
 		default:
 			b.WriteByte(c)
@@ -309,10 +317,10 @@ func (lx *lexer) str() (token, error) {
 	}
 }
 
-func (lx *lexer) escape(b *strings.Builder) error {
+func (lx *inlLexer) escape(b *strings.Builder) error {
 	at := lx.pos
 	if at+1 >= len(lx.src) {
-		return ierrf(at, "unterminated escape sequence")
+		return inlErrf(at, "unterminated escape sequence")
 	}
 	c := lx.src[at+1]
 	lx.pos += 2
@@ -336,7 +344,7 @@ func (lx *lexer) escape(b *strings.Builder) error {
 		}
 		if r >= 0xD800 && r <= 0xDBFF { // high surrogate: a low one must follow
 			if !strings.HasPrefix(lx.src[lx.pos:], `\u`) {
-				return ierrf(at, "lone UTF-16 surrogate in \\u escape")
+				return inlErrf(at, "lone UTF-16 surrogate in \\u escape")
 			}
 			at2 := lx.pos
 			lx.pos += 2
@@ -345,27 +353,27 @@ func (lx *lexer) escape(b *strings.Builder) error {
 				return err
 			}
 			if lo < 0xDC00 || lo > 0xDFFF {
-				return ierrf(at2, "lone UTF-16 surrogate in \\u escape")
+				return inlErrf(at2, "lone UTF-16 surrogate in \\u escape")
 			}
 			r = 0x10000 + (r-0xD800)<<10 + (lo - 0xDC00)
 		} else if r >= 0xDC00 && r <= 0xDFFF {
-			return ierrf(at, "lone UTF-16 surrogate in \\u escape")
+			return inlErrf(at, "lone UTF-16 surrogate in \\u escape")
 		}
 		b.WriteRune(r)
 	default:
-		return ierrf(at, "unsupported escape sequence \\%c", c)
+		return inlErrf(at, "unsupported escape sequence \\%c", c)
 	}
 	return nil
 }
 
 // hex4 reads the four hex digits of a \u escape starting at lx.pos.
-func (lx *lexer) hex4(at int) (rune, error) {
+func (lx *inlLexer) hex4(at int) (rune, error) {
 	if lx.pos+4 > len(lx.src) {
-		return 0, ierrf(at, "malformed \\u escape")
+		return 0, inlErrf(at, "malformed \\u escape")
 	}
 	v, err := strconv.ParseUint(lx.src[lx.pos:lx.pos+4], 16, 16)
 	if err != nil {
-		return 0, ierrf(at, "malformed \\u escape")
+		return 0, inlErrf(at, "malformed \\u escape")
 	}
 	lx.pos += 4
 	return rune(v), nil
@@ -382,7 +390,7 @@ func inlineType(expr string) (typ string, start int) {
 		return "", 0
 	}
 	i := 1
-	for i < len(expr) && (isIdentPart(expr[i]) || expr[i] == '-') {
+	for i < len(expr) && (inlIdentPart(expr[i]) || expr[i] == '-') {
 		i++
 	}
 	if i == 1 || i >= len(expr) || expr[i] != '>' {
@@ -391,9 +399,9 @@ func inlineType(expr string) (typ string, start int) {
 	return strings.ToUpper(expr[1:i]), i + 1
 }
 
-// segmentAt reports whether a segment opener starts at src[i] (which is
+// inlSegmentAt reports whether a segment opener starts at src[i] (which is
 // '$') and returns the offset just after its '{'.
-func segmentAt(src string, i int) (int, bool) {
+func inlSegmentAt(src string, i int) (int, bool) {
 	if strings.HasPrefix(src[i:], "${") {
 		return i + 2, true
 	}
@@ -403,8 +411,8 @@ func segmentAt(src string, i int) (int, bool) {
 	return 0, false
 }
 
-func badDollar(off int) *inlineError {
-	return ierrf(off, "'$' must start ${...} or $->{...} (write literal text without '$')")
+func inlBadDollar(off int) *inlineError {
+	return inlErrf(off, "'$' must start ${...} or $->{...} (write literal text without '$')")
 }
 
 // ---------------------------------------------------------------------------
@@ -421,12 +429,12 @@ func expandInline(expr string) ([]string, error) {
 	switch typ {
 	case "", "GROOVY":
 	case "LITERAL":
-		return expandLiteral(expr, start)
+		return expandLiteralInline(expr, start)
 	default:
-		return nil, ierrf(0, "unsupported inline expression type <%s> (supported: <GROOVY>, <LITERAL>)", typ)
+		return nil, inlErrf(0, "unsupported inline expression type <%s> (supported: <GROOVY>, <LITERAL>)", typ)
 	}
 	if strings.TrimSpace(expr[start:]) == "" {
-		return nil, ierrf(start, "empty expression")
+		return nil, inlErrf(start, "empty expression")
 	}
 	var (
 		out        []string
@@ -434,15 +442,15 @@ func expandInline(expr string) ([]string, error) {
 	)
 	pos := start
 	for {
-		item, next, err := scanItem(expr, pos)
+		item, next, err := scanInlineItem(expr, pos)
 		if err != nil {
 			return nil, err
 		}
 		if len(out)+int(item.count) > maxInlineNames {
-			return nil, ierrf(item.start, "expression expands to more than %d names", maxInlineNames)
+			return nil, inlErrf(item.start, "expression expands to more than %d names", maxInlineNames)
 		}
 		if totalBytes += item.bytes; totalBytes > maxInlineBytes {
-			return nil, ierrf(item.start, "expression expands to more than %d bytes of names", maxInlineBytes)
+			return nil, inlErrf(item.start, "expression expands to more than %d bytes of names", maxInlineBytes)
 		}
 		out = item.expand(out)
 		if next >= len(expr) {
@@ -452,9 +460,9 @@ func expandInline(expr string) ([]string, error) {
 	}
 }
 
-// expandLiteral is ShardingSphere's LITERAL parser: a comma-separated list,
+// expandLiteralInline is ShardingSphere's LITERAL parser: a comma-separated list,
 // items trimmed, nothing expanded.
-func expandLiteral(expr string, start int) ([]string, error) {
+func expandLiteralInline(expr string, start int) ([]string, error) {
 	var out []string
 	pos := start
 	for {
@@ -463,12 +471,12 @@ func expandLiteral(expr string, start int) ([]string, error) {
 		if j >= 0 {
 			end = pos + j
 		}
-		item := trimJava(expr[pos:end])
+		item := javaTrim(expr[pos:end])
 		if item == "" {
-			return nil, ierrf(pos, "empty item")
+			return nil, inlErrf(pos, "empty item")
 		}
 		if len(out) >= maxInlineNames {
-			return nil, ierrf(pos, "expression has more than %d names", maxInlineNames)
+			return nil, inlErrf(pos, "expression has more than %d names", maxInlineNames)
 		}
 		out = append(out, item)
 		if j < 0 {
@@ -478,8 +486,8 @@ func expandLiteral(expr string, start int) ([]string, error) {
 	}
 }
 
-// trimJava trims as Java's String.trim does: every char <= ' '.
-func trimJava(s string) string {
+// javaTrim trims as Java's String.trim does: every char <= ' '.
+func javaTrim(s string) string {
 	i, j := 0, len(s)
 	for i < j && s[i] <= ' ' {
 		i++
@@ -490,20 +498,20 @@ func trimJava(s string) string {
 	return s[i:j]
 }
 
-// expItem is one top-level item of a node list: literal text and segment
+// inlItem is one top-level item of a node list: literal text and segment
 // value lists, each part a list of alternatives.
-type expItem struct {
+type inlItem struct {
 	start int
 	parts [][]string
 	count int64 // product of len(parts[i])
 	bytes int64 // total length of all the names
 }
 
-// scanItem scans the item starting at pos up to the next top-level comma
+// scanInlineItem scans the item starting at pos up to the next top-level comma
 // or the end; next is the offset of that comma (len(expr) at the end).
 // Like ShardingSphere, it trims the item's raw text (String.trim), so
 // only literal text at its ends loses white space, never a segment's value.
-func scanItem(expr string, pos int) (it expItem, next int, err error) {
+func scanInlineItem(expr string, pos int) (it inlItem, next int, err error) {
 	it.start = pos
 	it.count = 1
 	var isLit []bool
@@ -513,9 +521,9 @@ func scanItem(expr string, pos int) (it expItem, next int, err error) {
 			i++
 			continue
 		}
-		inner, ok := segmentAt(expr, i)
+		inner, ok := inlSegmentAt(expr, i)
 		if !ok {
-			return it, 0, badDollar(i)
+			return it, 0, inlBadDollar(i)
 		}
 		if i > litStart {
 			it.parts = append(it.parts, []string{expr[litStart:i]})
@@ -526,7 +534,7 @@ func scanItem(expr string, pos int) (it expItem, next int, err error) {
 			return it, 0, err
 		}
 		if it.count *= int64(len(vals)); it.count > maxInlineNames {
-			return it, 0, ierrf(i, "expression expands to more than %d names", maxInlineNames)
+			return it, 0, inlErrf(i, "expression expands to more than %d names", maxInlineNames)
 		}
 		it.parts = append(it.parts, vals)
 		isLit = append(isLit, false)
@@ -546,7 +554,7 @@ func scanItem(expr string, pos int) (it expItem, next int, err error) {
 		}
 	}
 	if len(it.parts) == 0 || len(it.parts) == 1 && isLit[0] && it.parts[0][0] == "" {
-		return it, 0, ierrf(pos, "empty item")
+		return it, 0, inlErrf(pos, "empty item")
 	}
 	for _, p := range it.parts {
 		var l int64
@@ -556,13 +564,13 @@ func scanItem(expr string, pos int) (it expItem, next int, err error) {
 		// each alternative appears count/len(p) times
 		it.bytes += l * (it.count / int64(len(p)))
 		if it.bytes > maxInlineBytes {
-			return it, 0, ierrf(pos, "expression expands to more than %d bytes of names", maxInlineBytes)
+			return it, 0, inlErrf(pos, "expression expands to more than %d bytes of names", maxInlineBytes)
 		}
 	}
 	return it, next, nil
 }
 
-func (it *expItem) expand(out []string) []string {
+func (it *inlItem) expand(out []string) []string {
 	if it.count == 0 {
 		return out
 	}
@@ -591,30 +599,30 @@ func (it *expItem) expand(out []string) []string {
 // parseExpandSegment parses the segment opened at open (its '$') whose
 // inside starts at inner; it returns the values and the offset after '}'.
 func parseExpandSegment(expr string, open, inner int) ([]string, int, error) {
-	lx := &lexer{src: expr, pos: inner, open: open}
-	p := &eparser{lx: lx}
+	lx := &inlLexer{src: expr, pos: inner, open: open}
+	p := &inlListParser{lx: lx}
 	if err := p.advance(); err != nil {
 		return nil, 0, err
 	}
-	if p.tok.kind == tkEnd {
-		return nil, 0, ierrf(open, "empty %s}", openerAt(expr, open))
+	if p.tok.kind == itkEnd {
+		return nil, 0, inlErrf(open, "empty %s}", inlOpener(expr, open))
 	}
 	vals, err := p.values(0)
 	if err != nil {
 		return nil, 0, err
 	}
-	if p.tok.kind != tkEnd {
-		return nil, 0, ierrf(p.tok.off, "unexpected %s in %s...}: expected '}' (a segment holds a range a..b, a list [a, b] or a literal)", p.tok.kind, openerAt(expr, open))
+	if p.tok.kind != itkEnd {
+		return nil, 0, inlErrf(p.tok.off, "unexpected %s in %s...}: expected '}' (a segment holds a range a..b, a list [a, b] or a literal)", p.tok.kind, inlOpener(expr, open))
 	}
 	return vals, p.tok.end, nil
 }
 
-type eparser struct {
-	lx  *lexer
-	tok token
+type inlListParser struct {
+	lx  *inlLexer
+	tok inlTok
 }
 
-func (p *eparser) advance() error {
+func (p *inlListParser) advance() error {
 	t, err := p.lx.next()
 	if err != nil {
 		return err
@@ -623,27 +631,27 @@ func (p *eparser) advance() error {
 	return nil
 }
 
-// scalar is one literal of a range or list.
-type scalar struct {
+// inlScalar is one literal of a range or list.
+type inlScalar struct {
 	off   int
 	isStr bool
 	i     int64
 	s     string
 }
 
-func (v scalar) String() string {
+func (v inlScalar) String() string {
 	if v.isStr {
 		return v.s
 	}
 	return strconv.FormatInt(v.i, 10)
 }
 
-func (p *eparser) values(depth int) ([]string, error) {
+func (p *inlListParser) values(depth int) ([]string, error) {
 	if depth > maxInlineDepth {
-		return nil, ierrf(p.tok.off, "expression nested too deeply")
+		return nil, inlErrf(p.tok.off, "expression nested too deeply")
 	}
 	switch p.tok.kind {
-	case tkLParen:
+	case itkLParen:
 		if err := p.advance(); err != nil {
 			return nil, err
 		}
@@ -651,109 +659,109 @@ func (p *eparser) values(depth int) ([]string, error) {
 		if err != nil {
 			return nil, err
 		}
-		if p.tok.kind != tkRParen {
-			return nil, ierrf(p.tok.off, "expected ')', found %s", p.tok.kind)
+		if p.tok.kind != itkRParen {
+			return nil, inlErrf(p.tok.off, "expected ')', found %s", p.tok.kind)
 		}
 		return vals, p.advance()
-	case tkLBrack:
+	case itkLBrack:
 		return p.list()
 	}
-	lo, err := p.scalar()
+	lo, err := p.inlScalar()
 	if err != nil {
 		return nil, err
 	}
-	if p.tok.kind != tkRange && p.tok.kind != tkRangeExcl {
+	if p.tok.kind != itkRange && p.tok.kind != itkRangeExcl {
 		return []string{lo.String()}, nil
 	}
 	rt := p.tok
 	if err := p.advance(); err != nil {
 		return nil, err
 	}
-	hi, err := p.scalar()
+	hi, err := p.inlScalar()
 	if err != nil {
 		return nil, err
 	}
-	return expandRange(lo, hi, rt)
+	return inlExpandRange(lo, hi, rt)
 }
 
-func (p *eparser) list() ([]string, error) {
+func (p *inlListParser) list() ([]string, error) {
 	open := p.tok.off
 	if err := p.advance(); err != nil {
 		return nil, err
 	}
 	var out []string
-	for p.tok.kind != tkRBrack {
-		v, err := p.scalar()
+	for p.tok.kind != itkRBrack {
+		v, err := p.inlScalar()
 		if err != nil {
 			return nil, err
 		}
 		if len(out) >= maxInlineNames {
-			return nil, ierrf(v.off, "list has more than %d elements", maxInlineNames)
+			return nil, inlErrf(v.off, "list has more than %d elements", maxInlineNames)
 		}
 		out = append(out, v.String())
 		switch p.tok.kind {
-		case tkComma:
+		case itkComma:
 			if err := p.advance(); err != nil {
 				return nil, err
 			}
-		case tkRBrack:
-		case tkRange, tkRangeExcl:
-			return nil, ierrf(p.tok.off, "a range inside a list is not supported; write the range alone or list every value")
+		case itkRBrack:
+		case itkRange, itkRangeExcl:
+			return nil, inlErrf(p.tok.off, "a range inside a list is not supported; write the range alone or list every value")
 		default:
-			return nil, ierrf(p.tok.off, "expected ',' or ']' in list, found %s", p.tok.kind)
+			return nil, inlErrf(p.tok.off, "expected ',' or ']' in list, found %s", p.tok.kind)
 		}
 	}
 	if len(out) == 0 {
-		return nil, ierrf(open, "empty list")
+		return nil, inlErrf(open, "empty list")
 	}
 	return out, p.advance()
 }
 
-func (p *eparser) scalar() (scalar, error) {
+func (p *inlListParser) inlScalar() (inlScalar, error) {
 	t := p.tok
 	switch t.kind {
-	case tkStr:
-		return scalar{off: t.off, isStr: true, s: t.s}, p.advance()
-	case tkInt:
-		return scalar{off: t.off, i: t.i}, p.advance()
-	case tkMinus, tkPlus:
+	case itkStr:
+		return inlScalar{off: t.off, isStr: true, s: t.s}, p.advance()
+	case itkInt:
+		return inlScalar{off: t.off, i: t.i}, p.advance()
+	case itkMinus, itkPlus:
 		if err := p.advance(); err != nil {
-			return scalar{}, err
+			return inlScalar{}, err
 		}
-		if p.tok.kind != tkInt {
-			return scalar{}, ierrf(p.tok.off, "expected an integer after %s, found %s", t.kind, p.tok.kind)
+		if p.tok.kind != itkInt {
+			return inlScalar{}, inlErrf(p.tok.off, "expected an integer after %s, found %s", t.kind, p.tok.kind)
 		}
 		v := p.tok.i
-		if t.kind == tkMinus {
+		if t.kind == itkMinus {
 			v = -v
 		}
-		return scalar{off: t.off, i: v}, p.advance()
-	case tkIdent:
-		return scalar{}, ierrf(t.off, "unexpected identifier %q: a node list segment holds literals only (quote names: '%s')", t.s, t.s)
+		return inlScalar{off: t.off, i: v}, p.advance()
+	case itkIdent:
+		return inlScalar{}, inlErrf(t.off, "unexpected identifier %q: a node list segment holds literals only (quote names: '%s')", t.s, t.s)
 	}
-	return scalar{}, ierrf(t.off, "expected a number or a quoted string, found %s", t.kind)
+	return inlScalar{}, inlErrf(t.off, "expected a number or a quoted string, found %s", t.kind)
 }
 
-// expandRange expands Groovy's lo..hi (inclusive) or lo..<hi (excluding hi);
+// inlExpandRange expands Groovy's lo..hi (inclusive) or lo..<hi (excluding hi);
 // a range runs downwards when lo > hi, as Groovy's does.
-func expandRange(lo, hi scalar, rt token) ([]string, error) {
+func inlExpandRange(lo, hi inlScalar, rt inlTok) ([]string, error) {
 	if lo.isStr != hi.isStr {
-		return nil, ierrf(rt.off, "range mixes a string and a number")
+		return nil, inlErrf(rt.off, "range mixes a string and a number")
 	}
 	a, b := lo.i, hi.i
 	if lo.isStr {
-		ra, rb := rangeChar(lo.s), rangeChar(hi.s)
+		ra, rb := inlRangeChar(lo.s), inlRangeChar(hi.s)
 		if ra < 0 || rb < 0 {
-			return nil, ierrf(lo.off, "a string range needs single characters, as in 'a'..'z'")
+			return nil, inlErrf(lo.off, "a string range needs single characters, as in 'a'..'z'")
 		}
 		a, b = int64(ra), int64(rb)
 		if min(a, b) < 0xD800 && max(a, b) > 0xDFFF {
-			return nil, ierrf(lo.off, "a string range may not cross the UTF-16 surrogates U+D800..U+DFFF")
+			return nil, inlErrf(lo.off, "a string range may not cross the UTF-16 surrogates U+D800..U+DFFF")
 		}
 	}
-	excl := rt.kind == tkRangeExcl
+	excl := rt.kind == itkRangeExcl
 	if excl && a == b {
-		return nil, ierrf(rt.off, "empty range")
+		return nil, inlErrf(rt.off, "empty range")
 	}
 	var n uint64
 	if a <= b {
@@ -765,7 +773,7 @@ func expandRange(lo, hi scalar, rt token) ([]string, error) {
 		n--
 	}
 	if n > maxInlineNames || n == 0 { // n == 0: the full int64 span wrapped
-		return nil, ierrf(lo.off, "range has more than %d values", maxInlineNames)
+		return nil, inlErrf(lo.off, "range has more than %d values", maxInlineNames)
 	}
 	out := make([]string, 0, n)
 	step := int64(1)
@@ -782,9 +790,9 @@ func expandRange(lo, hi scalar, rt token) ([]string, error) {
 	return out, nil
 }
 
-// rangeChar returns the single character of s usable in a Groovy string
+// inlRangeChar returns the single character of s usable in a Groovy string
 // range (a Java char: not a surrogate, within the BMP), or -1.
-func rangeChar(s string) rune {
+func inlRangeChar(s string) rune {
 	r, n := utf8.DecodeRuneInString(s)
 	if n == 0 || n != len(s) || r == utf8.RuneError || r > 0xFFFF {
 		return -1
@@ -831,63 +839,66 @@ func (v gval) str() string {
 	return strconv.FormatInt(v.i, 10)
 }
 
-type nodeOp uint8
+type inlOp uint8
 
 const (
-	opLit nodeOp = iota + 1
-	opCol
-	opNeg
-	opPos
-	opAdd
-	opSub
-	opMul
-	opRem
-	opIntdiv
-	opAbs
-	opHash
-	opToString
+	iopLit inlOp = iota + 1
+	iopCol
+	iopNeg
+	iopPos
+	iopAdd
+	iopSub
+	iopMul
+	iopRem
+	iopIntdiv
+	iopAbs
+	iopHash
+	iopToString
 )
 
-var opNames = [...]string{
-	opNeg: "unary -", opPos: "unary +", opAdd: "+", opSub: "-", opMul: "*", opRem: "%",
-	opIntdiv: "intdiv", opAbs: "abs", opHash: "hashCode", opToString: "toString",
+var iopNames = [...]string{
+	iopNeg: "unary -", iopPos: "unary +", iopAdd: "+", iopSub: "-", iopMul: "*", iopRem: "%",
+	iopIntdiv: "intdiv", iopAbs: "abs", iopHash: "hashCode", iopToString: "toString",
 }
 
-// node is the parsed form of an expression inside ${...}; subtrees
+// inlNode is the parsed form of an expression inside ${...}; subtrees
 // without columns are folded to opLit while parsing.
-type node struct {
-	op   nodeOp
-	off  int   // byte offset, for errors
-	lit  gval  // opLit
-	col  int   // opCol: index into inlineExpr.cols
-	a, b *node // operands
-	st   gtype // static type, taking every column to be a Long
-	cols int   // number of column references below (0: constant)
+type inlNode struct {
+	op   inlOp
+	off  int      // byte offset, for errors
+	lit  gval     // opLit
+	col  int      // opCol: index into inlineExpr.cols
+	a, b *inlNode // operands
+	st   gtype    // static type, taking every column to be a Long
+	cols int      // number of column references below (0: constant)
 }
 
 // inlineExpr is a compiled algorithm expression.
 type inlineExpr struct {
 	src   string
 	cols  []string // distinct lower-case column names, first-use order
-	parts []tmplPart
+	parts []inlPart
 
 	// the single-integer-column fast path, see intTemplate
 	fast           bool
 	prefix, suffix string
 	fastFn         func(int64) (int64, error)
 	modForm        bool // the fast leaf is bounded by a remainder: probing enumerates it
+	// strFn is the fast path for a String value, when the column appears
+	// only as x.hashCode(): prefix + decimal(strFn(s)) + suffix.
+	strFn func(string) (int64, error)
 }
 
-// tmplPart is literal text (fn == nil) or one ${...} segment.
-type tmplPart struct {
+// inlPart is literal text (fn == nil) or one ${...} segment.
+type inlPart struct {
 	lit string
-	fn  evalFn
-	n   *node
+	fn  inlEvalFn
+	n   *inlNode
 }
 
-// evalFn evaluates a node; column k reads vals[k], or vals[idx[k]] when
+// inlEvalFn evaluates a node; column k reads vals[k], or vals[idx[k]] when
 // idx is not nil.
-type evalFn func(vals []value, idx []int) (gval, error)
+type inlEvalFn func(vals []value, idx []int) (gval, error)
 
 // compileInline compiles an algorithm-expression (a GString of literal text
 // and ${...} segments) once; see the top of this file for the supported
@@ -897,13 +908,13 @@ func compileInline(expr string) (*inlineExpr, error) {
 	switch typ {
 	case "", "GROOVY":
 	default:
-		return nil, ierrf(0, "inline expression type <%s> cannot be an algorithm expression (supported: <GROOVY>)", typ)
+		return nil, inlErrf(0, "inline expression type <%s> cannot be an algorithm expression (supported: <GROOVY>)", typ)
 	}
 	if strings.TrimSpace(expr[start:]) == "" {
-		return nil, ierrf(start, "empty expression")
+		return nil, inlErrf(start, "empty expression")
 	}
 	e := &inlineExpr{src: expr}
-	p := &cparser{e: e, colIdx: map[string]int{}}
+	p := &inlExprParser{e: e, colIdx: map[string]int{}}
 	var lit strings.Builder
 	i := start
 	for i < len(expr) {
@@ -913,12 +924,12 @@ func compileInline(expr string) (*inlineExpr, error) {
 			i++
 			continue
 		}
-		inner, ok := segmentAt(expr, i)
+		inner, ok := inlSegmentAt(expr, i)
 		if !ok {
-			return nil, badDollar(i)
+			return nil, inlBadDollar(i)
 		}
 		if lit.Len() > 0 {
-			e.parts = append(e.parts, tmplPart{lit: lit.String()})
+			e.parts = append(e.parts, inlPart{lit: lit.String()})
 			lit.Reset()
 		}
 		n, end, err := p.segment(i, inner)
@@ -926,21 +937,21 @@ func compileInline(expr string) (*inlineExpr, error) {
 			return nil, err
 		}
 		if n.cols == 0 {
-			e.parts = append(e.parts, tmplPart{lit: n.lit.str()})
+			e.parts = append(e.parts, inlPart{lit: n.lit.str()})
 		} else {
-			e.parts = append(e.parts, tmplPart{fn: compileEval(n), n: n})
+			e.parts = append(e.parts, inlPart{fn: inlCompileEval(n), n: n})
 		}
 		i = end
 	}
 	if lit.Len() > 0 {
-		e.parts = append(e.parts, tmplPart{lit: lit.String()})
+		e.parts = append(e.parts, inlPart{lit: lit.String()})
 	}
-	e.parts = mergeLits(e.parts)
+	e.parts = inlMergeLits(e.parts)
 	e.compileFast()
 	return e, nil
 }
 
-func mergeLits(parts []tmplPart) []tmplPart {
+func inlMergeLits(parts []inlPart) []inlPart {
 	out := parts[:0]
 	for _, p := range parts {
 		if p.fn == nil && len(out) > 0 && out[len(out)-1].fn == nil {
@@ -1022,7 +1033,11 @@ func (e *inlineExpr) intTemplate() (prefix, suffix string, f func(int64) (int64,
 // checkTargets is a load-time check for single-integer-column templates:
 // it evaluates f over 0..maxProbe-1 (at most 10,000 values) and reports the
 // first value whose target is not among targets. It does nothing for
-// expressions without an integer template.
+// expressions without an integer template. Probing is meaningful only when
+// the values are bounded: the INLINE factory calls it when the template is
+// a remainder by a constant (modForm: "% N", possibly offset, scaled or
+// wrapped in abs), since e.g. "t_${id}" legitimately routes most values
+// nowhere. Negative values are never probed.
 func (e *inlineExpr) checkTargets(targets []string, maxProbe int64) error {
 	if !e.fast {
 		return nil
@@ -1036,14 +1051,14 @@ func (e *inlineExpr) checkTargets(targets []string, maxProbe int64) error {
 		}
 		if _, ok := idx[n]; !ok {
 			return fmt.Errorf("inline expression %q routes value %d to %q, which is not among the %d targets %s",
-				e.src, x, e.prefix+strconv.FormatInt(n, 10)+e.suffix, len(targets), abbrevList(targets))
+				e.src, x, e.prefix+strconv.FormatInt(n, 10)+e.suffix, len(targets), inlAbbrev(targets))
 		}
 	}
 	return nil
 }
 
-// abbrevList prints at most 8 names.
-func abbrevList(names []string) string {
+// inlAbbrev prints at most 8 names.
+func inlAbbrev(names []string) string {
 	if len(names) > 8 {
 		return "[" + strings.Join(names[:8], ", ") + ", ...]"
 	}
@@ -1082,7 +1097,7 @@ func (e *inlineExpr) compileFast() {
 	}
 	var (
 		pre, suf strings.Builder
-		leaf     *node
+		leaf     *inlNode
 	)
 	add := func(s string) {
 		if leaf == nil {
@@ -1091,13 +1106,13 @@ func (e *inlineExpr) compileFast() {
 			suf.WriteString(s)
 		}
 	}
-	var walk func(n *node) bool
-	walk = func(n *node) bool {
+	var walk func(n *inlNode) bool
+	walk = func(n *inlNode) bool {
 		switch {
 		case n.cols == 0:
 			add(n.lit.str())
 			return true
-		case n.op == opAdd && n.st == gString:
+		case n.op == iopAdd && n.st == gString:
 			return walk(n.a) && walk(n.b)
 		case leaf != nil || (n.st != gInt && n.st != gLong):
 			return false
@@ -1117,23 +1132,26 @@ func (e *inlineExpr) compileFast() {
 	if leaf == nil {
 		return
 	}
-	f, ok := compileInt(leaf)
+	f, ok := inlCompileInt(leaf)
 	if !ok {
 		return
 	}
 	e.fast, e.prefix, e.suffix, e.fastFn = true, pre.String(), suf.String(), f
-	e.modForm = isModForm(leaf)
+	e.modForm = inlModForm(leaf)
+	// The same leaf with a String value: the concatenations around it stay
+	// concatenations (a static String type does not depend on the column).
+	e.strFn, _ = inlCompileStr(leaf)
 }
 
-// isModForm reports whether n is (after peeling constant offsets, factors,
+// inlModForm reports whether n is (after peeling constant offsets, factors,
 // constant intdivs, abs and negation) a remainder by a constant: its values
 // are bounded, and probing a range of inputs enumerates its targets.
-func isModForm(n *node) bool {
+func inlModForm(n *inlNode) bool {
 	for {
 		switch n.op {
-		case opRem:
+		case iopRem:
 			return n.b.cols == 0
-		case opAdd, opSub, opMul:
+		case iopAdd, iopSub, iopMul:
 			switch {
 			case n.a.cols == 0:
 				n = n.b
@@ -1142,12 +1160,12 @@ func isModForm(n *node) bool {
 			default:
 				return false
 			}
-		case opIntdiv:
+		case iopIntdiv:
 			if n.b.cols != 0 {
 				return false
 			}
 			n = n.a
-		case opAbs, opNeg, opPos:
+		case iopAbs, iopNeg, iopPos:
 			n = n.a
 		default:
 			return false
@@ -1158,15 +1176,15 @@ func isModForm(n *node) bool {
 // ---------------------------------------------------------------------------
 // Parser for algorithm expressions
 
-type cparser struct {
+type inlExprParser struct {
 	e      *inlineExpr
 	colIdx map[string]int
-	lx     *lexer
-	tok    token
+	lx     *inlLexer
+	tok    inlTok
 	depth  int
 }
 
-func (p *cparser) advance() error {
+func (p *inlExprParser) advance() error {
 	t, err := p.lx.next()
 	if err != nil {
 		return err
@@ -1175,33 +1193,33 @@ func (p *cparser) advance() error {
 	return nil
 }
 
-func (p *cparser) segment(open, inner int) (*node, int, error) {
-	p.lx = &lexer{src: p.e.src, pos: inner, open: open}
+func (p *inlExprParser) segment(open, inner int) (*inlNode, int, error) {
+	p.lx = &inlLexer{src: p.e.src, pos: inner, open: open}
 	p.depth = 0
 	if err := p.advance(); err != nil {
 		return nil, 0, err
 	}
-	if p.tok.kind == tkEnd {
-		return nil, 0, ierrf(open, "empty %s}", openerAt(p.e.src, open))
+	if p.tok.kind == itkEnd {
+		return nil, 0, inlErrf(open, "empty %s}", inlOpener(p.e.src, open))
 	}
 	n, err := p.expr()
 	if err != nil {
 		return nil, 0, err
 	}
-	if p.tok.kind != tkEnd {
-		return nil, 0, ierrf(p.tok.off, "unexpected %s: expected an operator or '}'", p.tok.kind)
+	if p.tok.kind != itkEnd {
+		return nil, 0, inlErrf(p.tok.off, "unexpected %s: expected an operator or '}'", p.tok.kind)
 	}
 	return n, p.tok.end, nil
 }
 
-func (p *cparser) enter() error {
+func (p *inlExprParser) enter() error {
 	if p.depth++; p.depth > maxInlineDepth {
-		return ierrf(p.tok.off, "expression nested too deeply")
+		return inlErrf(p.tok.off, "expression nested too deeply")
 	}
 	return nil
 }
 
-func (p *cparser) expr() (*node, error) {
+func (p *inlExprParser) expr() (*inlNode, error) {
 	if err := p.enter(); err != nil {
 		return nil, err
 	}
@@ -1210,10 +1228,10 @@ func (p *cparser) expr() (*node, error) {
 	if err != nil {
 		return nil, err
 	}
-	for p.tok.kind == tkPlus || p.tok.kind == tkMinus {
-		op, off := opAdd, p.tok.off
-		if p.tok.kind == tkMinus {
-			op = opSub
+	for p.tok.kind == itkPlus || p.tok.kind == itkMinus {
+		op, off := iopAdd, p.tok.off
+		if p.tok.kind == itkMinus {
+			op = iopSub
 		}
 		if err := p.advance(); err != nil {
 			return nil, err
@@ -1222,27 +1240,27 @@ func (p *cparser) expr() (*node, error) {
 		if err != nil {
 			return nil, err
 		}
-		if left, err = binary(op, off, left, right); err != nil {
+		if left, err = inlBinary(op, off, left, right); err != nil {
 			return nil, err
 		}
 	}
 	return left, nil
 }
 
-func (p *cparser) term() (*node, error) {
+func (p *inlExprParser) term() (*inlNode, error) {
 	left, err := p.unary()
 	if err != nil {
 		return nil, err
 	}
 	for {
-		var op nodeOp
+		var op inlOp
 		switch p.tok.kind {
-		case tkStar:
-			op = opMul
-		case tkPercent:
-			op = opRem
-		case tkSlash:
-			return nil, ierrf(p.tok.off, "'/' on integers yields a BigDecimal in Groovy; use x.intdiv(n) for integer division")
+		case itkStar:
+			op = iopMul
+		case itkPercent:
+			op = iopRem
+		case itkSlash:
+			return nil, inlErrf(p.tok.off, "'/' on integers yields a BigDecimal in Groovy; use x.intdiv(n) for integer division")
 		default:
 			return left, nil
 		}
@@ -1254,23 +1272,23 @@ func (p *cparser) term() (*node, error) {
 		if err != nil {
 			return nil, err
 		}
-		if left, err = binary(op, off, left, right); err != nil {
+		if left, err = inlBinary(op, off, left, right); err != nil {
 			return nil, err
 		}
 	}
 }
 
-func (p *cparser) unary() (*node, error) {
-	if p.tok.kind != tkMinus && p.tok.kind != tkPlus {
+func (p *inlExprParser) unary() (*inlNode, error) {
+	if p.tok.kind != itkMinus && p.tok.kind != itkPlus {
 		return p.postfix()
 	}
 	if err := p.enter(); err != nil {
 		return nil, err
 	}
 	defer func() { p.depth-- }()
-	op, off := opNeg, p.tok.off
-	if p.tok.kind == tkPlus {
-		op = opPos
+	op, off := iopNeg, p.tok.off
+	if p.tok.kind == itkPlus {
+		op = iopPos
 	}
 	if err := p.advance(); err != nil {
 		return nil, err
@@ -1279,20 +1297,20 @@ func (p *cparser) unary() (*node, error) {
 	if err != nil {
 		return nil, err
 	}
-	return unaryNode(op, off, x)
+	return inlUnary(op, off, x)
 }
 
-func (p *cparser) postfix() (*node, error) {
+func (p *inlExprParser) postfix() (*inlNode, error) {
 	x, err := p.primary()
 	if err != nil {
 		return nil, err
 	}
-	for p.tok.kind == tkDot {
+	for p.tok.kind == itkDot {
 		if err := p.advance(); err != nil {
 			return nil, err
 		}
-		if p.tok.kind != tkIdent {
-			return nil, ierrf(p.tok.off, "expected a method name after '.', found %s", p.tok.kind)
+		if p.tok.kind != itkIdent {
+			return nil, inlErrf(p.tok.off, "expected a method name after '.', found %s", p.tok.kind)
 		}
 		name, off := p.tok.s, p.tok.off
 		if err := p.advance(); err != nil {
@@ -1305,17 +1323,17 @@ func (p *cparser) postfix() (*node, error) {
 		switch name {
 		case "intdiv":
 			if len(args) != 1 {
-				return nil, ierrf(off, "intdiv takes 1 argument, given %d", len(args))
+				return nil, inlErrf(off, "intdiv takes 1 argument, given %d", len(args))
 			}
-			x, err = binary(opIntdiv, off, x, args[0])
+			x, err = inlBinary(iopIntdiv, off, x, args[0])
 		case "hashCode", "abs", "toString":
 			if len(args) != 0 {
-				return nil, ierrf(off, "%s takes no arguments, given %d", name, len(args))
+				return nil, inlErrf(off, "%s takes no arguments, given %d", name, len(args))
 			}
-			op := map[string]nodeOp{"hashCode": opHash, "abs": opAbs, "toString": opToString}[name]
-			x, err = unaryNode(op, off, x)
+			op := map[string]inlOp{"hashCode": iopHash, "abs": iopAbs, "toString": iopToString}[name]
+			x, err = inlUnary(op, off, x)
 		default:
-			return nil, ierrf(off, "unsupported method %q (supported: intdiv, hashCode, abs, toString)", name)
+			return nil, inlErrf(off, "unsupported method %q (supported: intdiv, hashCode, abs, toString)", name)
 		}
 		if err != nil {
 			return nil, err
@@ -1325,31 +1343,31 @@ func (p *cparser) postfix() (*node, error) {
 }
 
 // args parses "(a, b, ...)" after a method name.
-func (p *cparser) args(name string, off int) ([]*node, error) {
-	if p.tok.kind != tkLParen {
-		return nil, ierrf(off, "%s must be called with parentheses", name)
+func (p *inlExprParser) args(name string, off int) ([]*inlNode, error) {
+	if p.tok.kind != itkLParen {
+		return nil, inlErrf(off, "%s must be called with parentheses", name)
 	}
 	if err := p.advance(); err != nil {
 		return nil, err
 	}
-	var args []*node
-	for p.tok.kind != tkRParen {
+	var args []*inlNode
+	for p.tok.kind != itkRParen {
 		a, err := p.expr()
 		if err != nil {
 			return nil, err
 		}
 		args = append(args, a)
 		switch p.tok.kind {
-		case tkComma:
+		case itkComma:
 			if err := p.advance(); err != nil {
 				return nil, err
 			}
-			if p.tok.kind == tkRParen {
-				return nil, ierrf(p.tok.off, "expected an argument after ','")
+			if p.tok.kind == itkRParen {
+				return nil, inlErrf(p.tok.off, "expected an argument after ','")
 			}
-		case tkRParen:
+		case itkRParen:
 		default:
-			return nil, ierrf(p.tok.off, "expected ',' or ')', found %s", p.tok.kind)
+			return nil, inlErrf(p.tok.off, "expected ',' or ')', found %s", p.tok.kind)
 		}
 	}
 	return args, p.advance()
@@ -1361,18 +1379,18 @@ var groovyKeywords = map[string]bool{
 	"if": true, "else": true, "super": true,
 }
 
-func (p *cparser) primary() (*node, error) {
+func (p *inlExprParser) primary() (*inlNode, error) {
 	t := p.tok
 	switch t.kind {
-	case tkInt:
+	case itkInt:
 		typ := gInt
 		if t.long {
 			typ = gLong
 		}
-		return litNode(t.off, gval{t: typ, i: t.i}), p.advance()
-	case tkStr:
-		return litNode(t.off, gval{t: gString, s: t.s}), p.advance()
-	case tkLParen:
+		return inlLit(t.off, gval{t: typ, i: t.i}), p.advance()
+	case itkStr:
+		return inlLit(t.off, gval{t: gString, s: t.s}), p.advance()
+	case itkLParen:
 		if err := p.advance(); err != nil {
 			return nil, err
 		}
@@ -1380,19 +1398,19 @@ func (p *cparser) primary() (*node, error) {
 		if err != nil {
 			return nil, err
 		}
-		if p.tok.kind != tkRParen {
-			return nil, ierrf(p.tok.off, "expected ')', found %s", p.tok.kind)
+		if p.tok.kind != itkRParen {
+			return nil, inlErrf(p.tok.off, "expected ')', found %s", p.tok.kind)
 		}
 		return x, p.advance()
-	case tkIdent:
+	case itkIdent:
 		if err := p.advance(); err != nil {
 			return nil, err
 		}
-		if t.s == "Math" && p.tok.kind == tkDot {
+		if t.s == "Math" && p.tok.kind == itkDot {
 			return p.mathCall()
 		}
 		if groovyKeywords[t.s] || t.s == "Math" {
-			return nil, ierrf(t.off, "%q is not supported here (identifiers are sharding columns)", t.s)
+			return nil, inlErrf(t.off, "%q is not supported here (identifiers are sharding columns)", t.s)
 		}
 		name := strings.ToLower(t.s)
 		k, ok := p.colIdx[name]
@@ -1401,28 +1419,28 @@ func (p *cparser) primary() (*node, error) {
 			p.colIdx[name] = k
 			p.e.cols = append(p.e.cols, name)
 		}
-		return &node{op: opCol, off: t.off, col: k, st: gLong, cols: 1}, nil
-	case tkRange, tkRangeExcl:
-		return nil, ierrf(t.off, "ranges are not allowed in an algorithm expression")
-	case tkLBrack:
-		return nil, ierrf(t.off, "lists are not allowed in an algorithm expression")
-	case tkEnd:
-		return nil, ierrf(t.off, "expression ends early: expected a value before '}'")
+		return &inlNode{op: iopCol, off: t.off, col: k, st: gLong, cols: 1}, nil
+	case itkRange, itkRangeExcl:
+		return nil, inlErrf(t.off, "ranges are not allowed in an algorithm expression")
+	case itkLBrack:
+		return nil, inlErrf(t.off, "lists are not allowed in an algorithm expression")
+	case itkEnd:
+		return nil, inlErrf(t.off, "expression ends early: expected a value before '}'")
 	}
-	return nil, ierrf(t.off, "unexpected %s: expected a value", t.kind)
+	return nil, inlErrf(t.off, "unexpected %s: expected a value", t.kind)
 }
 
 // mathCall parses ".abs(x)" after "Math".
-func (p *cparser) mathCall() (*node, error) {
+func (p *inlExprParser) mathCall() (*inlNode, error) {
 	if err := p.advance(); err != nil { // the '.'
 		return nil, err
 	}
-	if p.tok.kind != tkIdent {
-		return nil, ierrf(p.tok.off, "expected a method name after 'Math.', found %s", p.tok.kind)
+	if p.tok.kind != itkIdent {
+		return nil, inlErrf(p.tok.off, "expected a method name after 'Math.', found %s", p.tok.kind)
 	}
 	name, off := p.tok.s, p.tok.off
 	if name != "abs" {
-		return nil, ierrf(off, "unsupported method Math.%s (supported: Math.abs)", name)
+		return nil, inlErrf(off, "unsupported method Math.%s (supported: Math.abs)", name)
 	}
 	if err := p.advance(); err != nil {
 		return nil, err
@@ -1432,38 +1450,38 @@ func (p *cparser) mathCall() (*node, error) {
 		return nil, err
 	}
 	if len(args) != 1 {
-		return nil, ierrf(off, "Math.abs takes 1 argument, given %d", len(args))
+		return nil, inlErrf(off, "Math.abs takes 1 argument, given %d", len(args))
 	}
-	return unaryNode(opAbs, off, args[0])
+	return inlUnary(iopAbs, off, args[0])
 }
 
-func litNode(off int, v gval) *node { return &node{op: opLit, off: off, lit: v, st: v.t} }
+func inlLit(off int, v gval) *inlNode { return &inlNode{op: iopLit, off: off, lit: v, st: v.t} }
 
-// binary builds a binary node, checking what can be checked statically
+// inlBinary builds a binary node, checking what can be checked statically
 // and folding constants.
-func binary(op nodeOp, off int, a, b *node) (*node, error) {
-	n := &node{op: op, off: off, a: a, b: b, cols: a.cols + b.cols}
-	n.st = binType(op, a.st, b.st)
+func inlBinary(op inlOp, off int, a, b *inlNode) (*inlNode, error) {
+	n := &inlNode{op: op, off: off, a: a, b: b, cols: a.cols + b.cols}
+	n.st = gBinType(op, a.st, b.st)
 	// A static String type is certain whatever the columns hold at run
 	// time (a literal, toString(), or a concatenation), so this is exact.
-	if op != opAdd && (a.st == gString || b.st == gString) {
-		return nil, ierrf(off, "operator %s is not supported on a String", opNames[op])
+	if op != iopAdd && (a.st == gString || b.st == gString) {
+		return nil, inlErrf(off, "operator %s is not supported on a String", iopNames[op])
 	}
-	if (op == opRem || op == opIntdiv) && b.cols == 0 && b.st != gString && b.lit.i == 0 {
-		return nil, ierrf(off, "division by zero")
+	if (op == iopRem || op == iopIntdiv) && b.cols == 0 && b.st != gString && b.lit.i == 0 {
+		return nil, inlErrf(off, "division by zero")
 	}
-	return fold(n)
+	return inlFold(n)
 }
 
-func unaryNode(op nodeOp, off int, a *node) (*node, error) {
-	n := &node{op: op, off: off, a: a, cols: a.cols}
+func inlUnary(op inlOp, off int, a *inlNode) (*inlNode, error) {
+	n := &inlNode{op: op, off: off, a: a, cols: a.cols}
 	switch op {
-	case opHash:
+	case iopHash:
 		n.st = gInt
 		if a.st == gBad {
 			n.st = gBad
 		}
-	case opToString:
+	case iopToString:
 		n.st = gString
 		if a.st == gBad {
 			n.st = gBad
@@ -1471,31 +1489,31 @@ func unaryNode(op nodeOp, off int, a *node) (*node, error) {
 	default: // neg, pos, abs
 		n.st = a.st
 		if a.st == gString {
-			return nil, ierrf(off, "%s is not supported on a String", opNames[op])
+			return nil, inlErrf(off, "%s is not supported on a String", iopNames[op])
 		}
 	}
-	return fold(n)
+	return inlFold(n)
 }
 
-// fold evaluates a node without columns at compile time.
-func fold(n *node) (*node, error) {
+// inlFold evaluates a node without columns at compile time.
+func inlFold(n *inlNode) (*inlNode, error) {
 	if n.cols != 0 {
 		return n, nil
 	}
-	v, err := compileEval(n)(nil, nil)
+	v, err := inlCompileEval(n)(nil, nil)
 	if err != nil {
 		return nil, err
 	}
-	return litNode(n.off, v), nil
+	return inlLit(n.off, v), nil
 }
 
-// binType is the static type of a binary operation.
-func binType(op nodeOp, a, b gtype) gtype {
+// gBinType is the static type of a binary operation.
+func gBinType(op inlOp, a, b gtype) gtype {
 	if a == gBad || b == gBad {
 		return gBad
 	}
 	if a == gString || b == gString {
-		if op == opAdd {
+		if op == iopAdd {
 			return gString
 		}
 		return gBad
@@ -1509,46 +1527,46 @@ func binType(op nodeOp, a, b gtype) gtype {
 // ---------------------------------------------------------------------------
 // Evaluation (general path): closures built once per expression.
 
-func colValue(v value, off int) (gval, error) {
+func inlColValue(v value, off int) (gval, error) {
 	switch v.kind {
 	case kindInt:
 		return gval{t: gLong, i: v.i}, nil
 	case kindString:
 		return gval{t: gString, s: v.s}, nil
 	case kindBig:
-		return gval{}, ierrf(off, "value %s is beyond Long range", v.String())
+		return gval{}, inlErrf(off, "value %s is beyond Long range", v.String())
 	case kindFloat:
-		return gval{}, ierrf(off, "floating-point value %s is not supported in an inline expression", v.String())
+		return gval{}, inlErrf(off, "floating-point value %s is not supported in an inline expression", v.String())
 	case kindTime:
-		return gval{}, ierrf(off, "time value %s is not supported in an inline expression", v.String())
+		return gval{}, inlErrf(off, "time value %s is not supported in an inline expression", v.String())
 	}
-	return gval{}, ierrf(off, "missing value")
+	return gval{}, inlErrf(off, "missing value")
 }
 
-func compileEval(n *node) evalFn {
+func inlCompileEval(n *inlNode) inlEvalFn {
 	switch n.op {
-	case opLit:
+	case iopLit:
 		v := n.lit
 		return func([]value, []int) (gval, error) { return v, nil }
-	case opCol:
+	case iopCol:
 		k, off := n.col, n.off
 		return func(vals []value, idx []int) (gval, error) {
 			if idx != nil {
-				return colValue(vals[idx[k]], off)
+				return inlColValue(vals[idx[k]], off)
 			}
-			return colValue(vals[k], off)
+			return inlColValue(vals[k], off)
 		}
-	case opNeg, opPos, opAbs, opHash, opToString:
-		fa, op, off := compileEval(n.a), n.op, n.off
+	case iopNeg, iopPos, iopAbs, iopHash, iopToString:
+		fa, op, off := inlCompileEval(n.a), n.op, n.off
 		return func(vals []value, idx []int) (gval, error) {
 			a, err := fa(vals, idx)
 			if err != nil {
 				return gval{}, err
 			}
-			return unaryOp(op, off, a)
+			return gUnaryOp(op, off, a)
 		}
 	}
-	fa, fb, op, off := compileEval(n.a), compileEval(n.b), n.op, n.off
+	fa, fb, op, off := inlCompileEval(n.a), inlCompileEval(n.b), n.op, n.off
 	return func(vals []value, idx []int) (gval, error) {
 		a, err := fa(vals, idx)
 		if err != nil {
@@ -1558,23 +1576,23 @@ func compileEval(n *node) evalFn {
 		if err != nil {
 			return gval{}, err
 		}
-		return binOp(op, off, a, b)
+		return gBinOp(op, off, a, b)
 	}
 }
 
-// wrap narrows an Integer result to 32 bits, as Java int arithmetic does.
-func wrap(t gtype, v int64) gval {
+// gWrap narrows an Integer result to 32 bits, as Java int arithmetic does.
+func gWrap(t gtype, v int64) gval {
 	if t == gInt {
 		v = int64(int32(v))
 	}
 	return gval{t: t, i: v}
 }
 
-func unaryOp(op nodeOp, off int, a gval) (gval, error) {
+func gUnaryOp(op inlOp, off int, a gval) (gval, error) {
 	switch op {
-	case opToString:
+	case iopToString:
 		return gval{t: gString, s: a.str()}, nil
-	case opHash:
+	case iopHash:
 		switch a.t {
 		case gString:
 			return gval{t: gInt, i: int64(javaStringHash(a.s))}, nil
@@ -1584,49 +1602,49 @@ func unaryOp(op nodeOp, off int, a gval) (gval, error) {
 		return gval{t: gInt, i: a.i}, nil
 	}
 	if a.t == gString {
-		return gval{}, ierrf(off, "%s is not supported on a String (value %q)", opNames[op], a.s)
+		return gval{}, inlErrf(off, "%s is not supported on a String (value %q)", iopNames[op], a.s)
 	}
 	switch op {
-	case opNeg:
-		return wrap(a.t, -a.i), nil
-	case opAbs:
+	case iopNeg:
+		return gWrap(a.t, -a.i), nil
+	case iopAbs:
 		if a.i < 0 {
-			return wrap(a.t, -a.i), nil
+			return gWrap(a.t, -a.i), nil
 		}
 	}
 	return a, nil
 }
 
-func binOp(op nodeOp, off int, a, b gval) (gval, error) {
+func gBinOp(op inlOp, off int, a, b gval) (gval, error) {
 	if a.t == gString || b.t == gString {
-		if op == opAdd {
+		if op == iopAdd {
 			return gval{t: gString, s: a.str() + b.str()}, nil
 		}
-		return gval{}, ierrf(off, "operator %s is not supported on a String (values %s and %s)", opNames[op], quoteG(a), quoteG(b))
+		return gval{}, inlErrf(off, "operator %s is not supported on a String (values %s and %s)", iopNames[op], quoteG(a), quoteG(b))
 	}
 	t := gInt
 	if a.t == gLong || b.t == gLong {
 		t = gLong
 	}
 	switch op {
-	case opAdd:
-		return wrap(t, a.i+b.i), nil
-	case opSub:
-		return wrap(t, a.i-b.i), nil
-	case opMul:
-		return wrap(t, a.i*b.i), nil
-	case opRem:
+	case iopAdd:
+		return gWrap(t, a.i+b.i), nil
+	case iopSub:
+		return gWrap(t, a.i-b.i), nil
+	case iopMul:
+		return gWrap(t, a.i*b.i), nil
+	case iopRem:
 		if b.i == 0 {
-			return gval{}, ierrf(off, "division by zero")
+			return gval{}, inlErrf(off, "division by zero")
 		}
-		return wrap(t, a.i%b.i), nil
-	case opIntdiv:
+		return gWrap(t, a.i%b.i), nil
+	case iopIntdiv:
 		if b.i == 0 {
-			return gval{}, ierrf(off, "division by zero")
+			return gval{}, inlErrf(off, "division by zero")
 		}
-		return wrap(t, a.i/b.i), nil
+		return gWrap(t, a.i/b.i), nil
 	}
-	return gval{}, ierrf(off, "internal error: unknown operator")
+	return gval{}, inlErrf(off, "internal error: unknown operator")
 }
 
 func quoteG(v gval) string {
@@ -1637,112 +1655,144 @@ func quoteG(v gval) string {
 }
 
 // ---------------------------------------------------------------------------
-// Integer fast path: the one column is a Long, every type is static.
+// Fast paths: the one column has a known type, so every type is static and
+// the node compiles to a closure over int64 that does not allocate.
 
-type intFn = func(int64) (int64, error)
+type inlIntFn = func(int64) (int64, error)
 
-// compileInt compiles an integer-typed node over the single column into a
-// function that does not allocate. Errors it returns are built here, once.
-func compileInt(n *node) (intFn, bool) {
-	if n.st != gInt && n.st != gLong {
-		return nil, false
-	}
-	narrow := n.st == gInt
-	switch n.op {
-	case opLit:
-		c := n.lit.i
-		return func(int64) (int64, error) { return c, nil }, true
-	case opCol:
-		return func(x int64) (int64, error) { return x, nil }, true
-	case opNeg, opPos, opAbs, opHash:
-		fa, ok := compileInt(n.a)
-		if !ok {
-			return nil, false
+// inlCompileInt compiles an integer-typed node over the single column,
+// taken to be a Long, into a function that does not allocate.
+func inlCompileInt(n *inlNode) (inlIntFn, bool) {
+	f, _, ok := inlCompileNum(n, func(n *inlNode) (inlIntFn, gtype, bool, bool) {
+		if n.op == iopCol {
+			return func(x int64) (int64, error) { return x, nil }, gLong, true, true
 		}
+		if n.op == iopRem && n.a.op == iopCol && n.b.cols == 0 && n.b.st != gString { // x % c
+			c := n.b.lit.i
+			return func(x int64) (int64, error) { return x % c, nil }, gLong, true, true
+		}
+		return nil, 0, false, false
+	})
+	return f, ok
+}
+
+// inlCompileStr compiles an integer-typed node over the single column,
+// taken to be a String: the column may only appear as x.hashCode(), as in
+// Math.abs(name.hashCode()) % 4.
+func inlCompileStr(n *inlNode) (func(string) (int64, error), bool) {
+	f, _, ok := inlCompileNum(n, func(n *inlNode) (func(string) (int64, error), gtype, bool, bool) {
+		switch {
+		case n.op == iopCol:
+			return nil, 0, false, true // a String is not an integer
+		case n.op == iopHash && n.a.op == iopCol:
+			return func(s string) (int64, error) { return int64(javaStringHash(s)), nil }, gInt, true, true
+		}
+		return nil, 0, false, false
+	})
+	return f, ok
+}
+
+// inlCompileNum compiles an integer-typed node into a closure over T, the
+// column's value. leaf compiles the nodes that read the column (handled
+// true); it reports ok false when the node is not integer-valued. Errors
+// the closures return are built here, once.
+func inlCompileNum[T any](n *inlNode, leaf func(*inlNode) (func(T) (int64, error), gtype, bool, bool)) (func(T) (int64, error), gtype, bool) {
+	if f, t, ok, handled := leaf(n); handled {
+		return f, t, ok
+	}
+	switch n.op {
+	case iopLit:
+		if n.lit.t == gString {
+			return nil, 0, false
+		}
+		c := n.lit.i
+		return func(T) (int64, error) { return c, nil }, n.lit.t, true
+	case iopNeg, iopPos, iopAbs, iopHash:
+		fa, t, ok := inlCompileNum(n.a, leaf)
+		if !ok {
+			return nil, 0, false
+		}
+		narrow := t == gInt
 		switch n.op {
-		case opPos:
-			return fa, true
-		case opNeg:
-			return func(x int64) (int64, error) {
+		case iopPos:
+			return fa, t, true
+		case iopNeg:
+			return func(x T) (int64, error) {
 				v, err := fa(x)
-				if narrow {
-					return int64(int32(-v)), err
-				}
-				return -v, err
-			}, true
-		case opAbs:
-			return func(x int64) (int64, error) {
+				return inlNarrow(narrow, -v), err
+			}, t, true
+		case iopAbs:
+			return func(x T) (int64, error) {
 				v, err := fa(x)
 				if v < 0 {
-					v = -v
-				}
-				if narrow {
-					v = int64(int32(v))
+					v = inlNarrow(narrow, -v)
 				}
 				return v, err
-			}, true
+			}, t, true
 		}
-		if n.a.st == gLong {
-			return func(x int64) (int64, error) {
+		if t == gLong {
+			return func(x T) (int64, error) {
 				v, err := fa(x)
 				return int64(javaLongHash(v)), err
-			}, true
+			}, gInt, true
 		}
-		return fa, true // Integer.hashCode is the value
-	case opAdd, opSub, opMul, opRem, opIntdiv:
+		return fa, gInt, true // Integer.hashCode is the value
+	case iopAdd, iopSub, iopMul, iopRem, iopIntdiv:
 	default:
-		return nil, false
+		return nil, 0, false
 	}
-	fa, ok := compileInt(n.a)
+	fa, ta, ok := inlCompileNum(n.a, leaf)
 	if !ok {
-		return nil, false
+		return nil, 0, false
 	}
-	zero := &inlineError{Offset: n.off, Msg: "division by zero"}
+	fb, tb, ok := inlCompileNum(n.b, leaf)
+	if !ok {
+		return nil, 0, false
+	}
+	t := gInt
+	if ta == gLong || tb == gLong {
+		t = gLong
+	}
+	narrow := t == gInt
 	if n.b.cols == 0 { // constant right operand: the common shape
 		c := n.b.lit.i
 		switch n.op {
-		case opAdd:
-			return func(x int64) (int64, error) {
+		case iopAdd:
+			return func(x T) (int64, error) {
 				v, err := fa(x)
-				return narrowTo(narrow, v+c), err
-			}, true
-		case opSub:
-			return func(x int64) (int64, error) {
+				return inlNarrow(narrow, v+c), err
+			}, t, true
+		case iopSub:
+			return func(x T) (int64, error) {
 				v, err := fa(x)
-				return narrowTo(narrow, v-c), err
-			}, true
-		case opMul:
-			return func(x int64) (int64, error) {
+				return inlNarrow(narrow, v-c), err
+			}, t, true
+		case iopMul:
+			return func(x T) (int64, error) {
 				v, err := fa(x)
-				return narrowTo(narrow, v*c), err
-			}, true
-		case opRem:
-			if n.a.op == opCol { // x % c
-				return func(x int64) (int64, error) { return x % c, nil }, true
-			}
-			return func(x int64) (int64, error) {
+				return inlNarrow(narrow, v*c), err
+			}, t, true
+		case iopRem: // c != 0: checked at compile time
+			return func(x T) (int64, error) {
 				v, err := fa(x)
 				if err != nil {
 					return 0, err
 				}
-				return narrowTo(narrow, v%c), nil
-			}, true
-		case opIntdiv:
-			return func(x int64) (int64, error) {
+				return inlNarrow(narrow, v%c), nil
+			}, t, true
+		case iopIntdiv:
+			return func(x T) (int64, error) {
 				v, err := fa(x)
 				if err != nil {
 					return 0, err
 				}
-				return narrowTo(narrow, v/c), nil
-			}, true
+				return inlNarrow(narrow, v/c), nil
+			}, t, true
 		}
 	}
-	fb, ok := compileInt(n.b)
-	if !ok {
-		return nil, false
-	}
+	zero := &inlineError{Offset: n.off, Msg: "division by zero"}
 	op := n.op
-	return func(x int64) (int64, error) {
+	return func(x T) (int64, error) {
 		a, err := fa(x)
 		if err != nil {
 			return 0, err
@@ -1753,28 +1803,28 @@ func compileInt(n *node) (intFn, bool) {
 		}
 		var r int64
 		switch op {
-		case opAdd:
+		case iopAdd:
 			r = a + b
-		case opSub:
+		case iopSub:
 			r = a - b
-		case opMul:
+		case iopMul:
 			r = a * b
-		case opRem:
+		case iopRem:
 			if b == 0 {
 				return 0, zero
 			}
 			r = a % b
-		case opIntdiv:
+		case iopIntdiv:
 			if b == 0 {
 				return 0, zero
 			}
 			r = a / b
 		}
-		return narrowTo(narrow, r), nil
-	}, true
+		return inlNarrow(narrow, r), nil
+	}, t, true
 }
 
-func narrowTo(narrow bool, v int64) int64 {
+func inlNarrow(narrow bool, v int64) int64 {
 	if narrow {
 		return int64(int32(v))
 	}

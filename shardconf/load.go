@@ -48,7 +48,7 @@ func parse(file string, data []byte) (*Config, error) {
 	l.top(root)
 	l.finish()
 	if len(l.errs) > 0 {
-		return nil, errors.Join(l.errs...)
+		return nil, joinErrors(l.errs)
 	}
 	return l.cfg, nil
 }
@@ -499,7 +499,9 @@ func (l *loader) sharding(n *yaml.Node, path string) {
 }
 
 // mapping reads a sub-mapping of m.
-func (m *mapReader) mapping(key string) *mapReader { return m.l.mapping(m.get(key), joinPath(m.path, key)) }
+func (m *mapReader) mapping(key string) *mapReader {
+	return m.l.mapping(m.get(key), joinPath(m.path, key))
+}
 
 // kposOf returns the key node of name inside the mapping at key, falling
 // back to val.

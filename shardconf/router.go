@@ -89,17 +89,9 @@ func NewRouter(cfg *Config, opts ...RouterOption) (*Router, error) {
 	c := &compiler{cfg: cfg, opts: o}
 	r := c.compile()
 	if len(c.errs) > 0 {
-		// A default strategy's algorithm is compiled once per table: report
-		// each problem once.
-		seen := map[string]bool{}
-		var errs []error
-		for _, e := range c.errs {
-			if !seen[e.Error()] {
-				seen[e.Error()] = true
-				errs = append(errs, e)
-			}
-		}
-		return nil, errors.Join(errs...)
+		// A default strategy's algorithm is compiled once per table:
+		// joinErrors reports each problem once.
+		return nil, joinErrors(c.errs)
 	}
 	return r, nil
 }
@@ -405,7 +397,10 @@ func (r *Router) Config() *Config { return r.cfg }
 func (r *Router) BindingGroup(table string) []string { return r.bindings[strings.ToLower(table)] }
 
 // IsBroadcast reports whether table is a broadcast table.
-func (r *Router) IsBroadcast(table string) bool { _, ok := r.broadcast[strings.ToLower(table)]; return ok }
+func (r *Router) IsBroadcast(table string) bool {
+	_, ok := r.broadcast[strings.ToLower(table)]
+	return ok
+}
 
 // IsSharded reports whether table has a sharding rule (tables or autoTables).
 func (r *Router) IsSharded(table string) bool { return r.lookup(table) != nil }
@@ -653,10 +648,11 @@ func (tr *tableRoute) chooseComplex(s *compiledStrategy, conds []Cond, scatter b
 			case opIn:
 				raw = c.vs
 			default:
-				if scatter {
+				if ar, ok := s.cpx.(interface{ allowsRange() bool }); scatter || (ok && ar.allowsRange()) {
 					return idxSet{all: true}, nil
 				}
-				return idxSet{}, fmt.Errorf("shardconf: table %s: a range on complex sharding column %s cannot be routed; use Scatter", tr.name, col)
+				return idxSet{}, fmt.Errorf("shardconf: table %s: a range on complex sharding column %s cannot be routed; "+
+					"set allow-range-query-with-inline-sharding: true or use Scatter", tr.name, col)
 			}
 			for _, x := range raw {
 				v, err := toValue(x)

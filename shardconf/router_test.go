@@ -216,3 +216,50 @@ func TestShardkeyNative(t *testing.T) {
 		t.Errorf("RedactedDSN = %q", got)
 	}
 }
+
+// TestAutoTableCounts: every auto algorithm makes as many tables as
+// ShardingSphere derives from its props, and routes within them.
+func TestAutoTableCounts(t *testing.T) {
+	text := `
+dataSources:
+  ds_0: {driver: sqlite, dsn: "file:a.db"}
+  ds_1: {driver: sqlite, dsn: "file:b.db"}
+rules:
+- !SHARDING
+  autoTables:
+    t_hash:   {shardingStrategy: {standard: {shardingColumn: k, shardingAlgorithmName: hash}}}
+    t_volume: {shardingStrategy: {standard: {shardingColumn: k, shardingAlgorithmName: volume}}}
+    t_bound:  {shardingStrategy: {standard: {shardingColumn: k, shardingAlgorithmName: bound}}}
+    t_time:   {actualDataSources: ds_1, shardingStrategy: {standard: {shardingColumn: k, shardingAlgorithmName: time}}}
+  shardingAlgorithms:
+    hash:   {type: HASH_MOD, props: {sharding-count: 3}}
+    volume: {type: VOLUME_RANGE, props: {range-lower: 10, range-upper: 45, sharding-volume: 10}}
+    bound:  {type: BOUNDARY_RANGE, props: {sharding-ranges: "1,5,10"}}
+    time:   {type: AUTO_INTERVAL, props: {datetime-lower: "2020-01-01 00:00:00", datetime-upper: "2020-01-01 00:00:17", sharding-seconds: 4}}
+`
+	cfg, err := shardconf.Parse([]byte(text))
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, err := shardconf.NewRouter(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for table, want := range map[string]int{"t_hash": 3, "t_volume": 6, "t_bound": 4, "t_time": 6} {
+		ts, err := r.Targets(table)
+		if err != nil || len(ts) != want {
+			t.Errorf("%s: %d tables (%v), want %d", table, len(ts), err, want)
+		}
+	}
+	checkRoutes(t, r, []routeCase{
+		{table: "t_volume", conds: conds(eq("k", 9)), want: "ds_0.t_volume_0"},
+		{table: "t_volume", conds: conds(eq("k", 10)), want: "ds_1.t_volume_1"},
+		{table: "t_volume", conds: conds(eq("k", 44)), want: "ds_0.t_volume_4"},
+		{table: "t_volume", conds: conds(eq("k", 45)), want: "ds_1.t_volume_5"},
+		{table: "t_bound", conds: conds(eq("k", 0)), want: "ds_0.t_bound_0"},
+		{table: "t_bound", conds: conds(eq("k", 5)), want: "ds_0.t_bound_2"},
+		{table: "t_bound", conds: conds(between("k", 2, 7)), want: "ds_0.t_bound_2 ds_1.t_bound_1"},
+		{table: "t_time", conds: conds(eq("k", "2020-01-01 00:00:05")), want: "ds_1.t_time_2"},
+		{table: "t_hash", conds: conds(eq("k", "order_1")), want: "ds_0.t_hash_0"}, // Java: abs((long) -1207109760) % 3 = 0
+	})
+}

@@ -346,7 +346,7 @@ func TestHelp(t *testing.T) {
 func TestBinary(t *testing.T) {
 	goTool, err := exec.LookPath("go")
 	if err != nil {
-		t.Skip("go tool not in PATH")
+		t.Fatal("go tool not in PATH")
 	}
 	bin := filepath.Join(t.TempDir(), "shardkey")
 	if out, err := exec.Command(goTool, "build", "-o", bin, ".").CombinedOutput(); err != nil {

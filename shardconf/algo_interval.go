@@ -1,0 +1,892 @@
+package shardconf
+
+// AUTO_INTERVAL and INTERVAL, and the Java DateTimeFormatter pattern subset
+// they (and SNOWFLAKE_INTERVAL) use.
+//
+// What ShardingSphere 5.x does (read from apache/shardingsphere,
+// features/sharding/core/src/main/java/org/apache/shardingsphere/sharding/
+// algorithm/sharding/datetime/AutoIntervalShardingAlgorithm.java (commit
+// a821b60e), .../datetime/IntervalShardingAlgorithm.java (0937fece),
+// .../datetime/temporal/TemporalHandlerFactory.java and
+// .../temporal/type/*TemporalHandler.java, and
+// infra/util/.../datetime/DateTimeFormatterFactory.java; behaviour of
+// java.time checked with Java 17):
+//
+// AUTO_INTERVAL
+//   - props datetime-lower (required, "yyyy-MM-dd HH:mm:ss", whole string),
+//     datetime-upper (read as a value; missing fails), sharding-seconds
+//     (required long).
+//   - tables = (int) (ceil((double) (secondsFromLower(upper) / seconds)) + 2):
+//     the division is a long division first, so the ceil does nothing and
+//     tables = (upper - lower) / seconds + 2 (truncated).
+//   - a value is value.toString() parsed with "yyyy-MM-dd HH:mm:ss" from
+//     position 0 (trailing text such as ".0" or ".123" is ignored, so Strings
+//     and java.sql.Timestamps work; a LocalDateTime's ISO toString does not);
+//     s = Duration.between(lower, value).toMillis() / 1000.
+//   - partition = clamp(ceil(parseDouble(new DecimalFormat("0.00")
+//     .format((double) s / seconds))), 0, tables - 1). The two-decimal
+//     HALF_EVEN rounding means a value less than 0.5% of an interval past a
+//     boundary stays in the partition below; partition 0 holds everything at
+//     or before datetime-lower, partition k holds (lower + (k-1)*seconds,
+//     lower + k*seconds] (right-closed).
+//   - ranges: partition(lower endpoint) (0 when unbounded) through
+//     partition(upper endpoint) (the last when unbounded), bound types
+//     ignored; partition i is the target ending in i.
+//
+// INTERVAL
+//   - props datetime-pattern (required), datetime-lower (required, parsed
+//     with the pattern), datetime-upper (optional; default LocalDateTime.now()
+//     at init, in the JVM's zone), sharding-suffix-pattern (required),
+//     datetime-interval-amount (Integer, default 1), datetime-interval-unit
+//     (a ChronoUnit whose toString matches ignoring case: Nanos ... Days,
+//     Weeks, Months, Years ...; default DAYS).
+//   - the temporal type follows what the pattern yields for datetime-lower:
+//     a date and time (LocalDateTime), a date (LocalDate), year and month
+//     (YearMonth), a year (Year), a month, a time.
+//   - intervals: from lower, stepping by temporal.plus(amount, unit) (each
+//     step from the previous, so month steps clamp the day: Jan 31, Feb 29,
+//     Mar 29 ...), while the step start is not after upper; interval k is
+//     [start k, start k+1). The last one may reach past upper.
+//   - a value (or range endpoint) is formatted with the pattern when it is a
+//     temporal, otherwise toString(); text at least as long as the pattern is
+//     cut to the pattern's length and parsed with it; shorter text is parsed
+//     with the pattern cut to the text's length (for go-gorm). So values are
+//     truncated to the pattern's precision.
+//   - a value routes to every interval whose [start, next) intersects it,
+//     then to every target whose name endsWith the interval start formatted
+//     with sharding-suffix-pattern; equality takes findFirst of a HashSet.
+//     An unbounded range side is replaced by datetime-lower/upper (closed).
+//   - parsing uses ResolverStyle.SMART: day 29..31 past a month's end is
+//     clamped to the end (2023-02-30 is 2023-02-28), 24:00 is the next day.
+//
+// shardkey reproduces this with its own pattern engine (no Go layout
+// strings: a literal such as 'Jan' or '2006' would be misread by
+// time.Parse). Supported letters: yyyy, uuuu, yy (2000-2099), MM/M, dd/d,
+// HH/H, mm/m, ss/s, S to SSSSSSSSS, quoted text ('' is a quote), and any
+// other non-letter as literal. Deviations:
+//   - INTERVAL enumerates its intervals once at load (at most 1<<20) and
+//     finds a value's interval by binary search instead of walking every
+//     interval per query;
+//   - datetime-pattern must yield a year, a year-month, a date or a date and
+//     time; month-only and time-only patterns are refused, as are units the
+//     temporal type cannot add (Java throws while routing); amount must be
+//     at least 1 (Java loops forever on 0); datetime-lower after
+//     datetime-upper, a suffix that two targets end in, or no interval
+//     matching any target are load-time errors;
+//   - datetime-interval-unit also accepts the enum names (HALF_DAYS);
+//   - time.Time values are taken at their own wall clock (their Location),
+//     as a JVM reads a LocalDateTime; the default datetime-upper is now in
+//     time.Local, as LocalDateTime.now() uses the JVM's zone;
+//   - a range whose exclusive upper endpoint lost precision to the pattern
+//     (< 2024-02-01 00:00:00.5 under a seconds pattern) is treated as
+//     inclusive, so the rows at 00:00:00.2 are not missed as Java misses
+//     them; a range that Java's Range.range would reject (lower above upper)
+//     routes nowhere instead of throwing;
+//   - AUTO_INTERVAL requires datetime-upper not before datetime-lower and
+//     sharding-seconds > 0, and every partition to have a target.
+
+import (
+	"errors"
+	"fmt"
+	"math"
+	"strconv"
+	"strings"
+	"time"
+	"unicode/utf16"
+	"unicode/utf8"
+)
+
+func init() {
+	registerStandard("AUTO_INTERVAL", newAutoIntervalAlgorithm)
+	registerStandard("INTERVAL", newIntervalAlgorithm)
+}
+
+// ivNow is the clock INTERVAL's default datetime-upper reads (tests replace
+// it).
+var ivNow = time.Now
+
+// ---- Java DateTimeFormatter pattern subset ----
+
+type ivField uint8
+
+const (
+	ivNone ivField = iota // literal text
+	ivYear
+	ivMonth
+	ivDay
+	ivHour
+	ivMinute
+	ivSecond
+	ivFrac
+)
+
+var ivFieldNames = [...]string{"", "year", "month", "day", "hour", "minute", "second", "fraction"}
+
+type ivTok struct {
+	f   ivField
+	n   int    // pattern letters in the run (the width)
+	era bool   // 'y' (year of era: no year 0) rather than 'u'
+	lit string // the text of a literal
+}
+
+type ivPattern struct {
+	src   string
+	toks  []ivTok
+	has   [ivFrac + 1]bool
+	level ivField // finest field present, ivNone when none
+	fixed bool    // every field has a fixed width
+}
+
+// ivCompile reads a Java DateTimeFormatter pattern.
+func ivCompile(src string) (*ivPattern, error) {
+	p := &ivPattern{src: src, fixed: true}
+	var lit strings.Builder
+	flush := func() {
+		if lit.Len() > 0 {
+			p.toks = append(p.toks, ivTok{lit: lit.String()})
+			lit.Reset()
+		}
+	}
+	for i := 0; i < len(src); {
+		c := src[i]
+		switch {
+		case c == '\'':
+			if i+1 < len(src) && src[i+1] == '\'' {
+				lit.WriteByte('\'')
+				i += 2
+				continue
+			}
+			j := i + 1
+			closed := false
+			for j < len(src) {
+				if src[j] == '\'' {
+					if j+1 < len(src) && src[j+1] == '\'' {
+						lit.WriteByte('\'')
+						j += 2
+						continue
+					}
+					closed = true
+					break
+				}
+				lit.WriteByte(src[j])
+				j++
+			}
+			if !closed {
+				return nil, fmt.Errorf("pattern %q ends inside a quoted literal", src)
+			}
+			i = j + 1
+		case c >= 'A' && c <= 'Z' || c >= 'a' && c <= 'z':
+			n := 1
+			for i+n < len(src) && src[i+n] == c {
+				n++
+			}
+			t := ivTok{n: n}
+			ok := false
+			switch c {
+			case 'y', 'u':
+				t.f, t.era, ok = ivYear, c == 'y', n == 2 || n == 4
+			case 'M':
+				t.f, ok = ivMonth, n <= 2
+			case 'd':
+				t.f, ok = ivDay, n <= 2
+			case 'H':
+				t.f, ok = ivHour, n <= 2
+			case 'm':
+				t.f, ok = ivMinute, n <= 2
+			case 's':
+				t.f, ok = ivSecond, n <= 2
+			case 'S':
+				t.f, ok = ivFrac, n <= 9
+			}
+			if !ok {
+				return nil, fmt.Errorf("pattern %q: %q is not supported (shardkey reads yyyy, uuuu, yy, MM, M, dd, d, HH, H, mm, m, ss, s, S to SSSSSSSSS and quoted text)",
+					src, src[i:i+n])
+			}
+			if p.has[t.f] {
+				return nil, fmt.Errorf("pattern %q names the %s twice", src, ivFieldNames[t.f])
+			}
+			if t.n == 1 && t.f != ivFrac {
+				p.fixed = false
+			}
+			p.has[t.f] = true
+			p.level = max(p.level, t.f)
+			flush()
+			p.toks = append(p.toks, t)
+			i += n
+		case c == '[' || c == ']' || c == '{' || c == '}' || c == '#':
+			return nil, fmt.Errorf("pattern %q: %q is reserved (optional sections are not supported)", src, c)
+		default:
+			_, size := utf8.DecodeRuneInString(src[i:])
+			lit.WriteString(src[i : i+size])
+			i += size
+		}
+	}
+	flush()
+	return p, nil
+}
+
+// complete reports whether the pattern names every field from the year down
+// to its finest, as a year, year-month, date or date-time needs.
+func (p *ivPattern) complete() bool {
+	if p.level == ivNone {
+		return false
+	}
+	for f := ivYear; f <= p.level; f++ {
+		if !p.has[f] {
+			return false
+		}
+	}
+	return true
+}
+
+func ivAppendInt(dst []byte, v, width int) []byte {
+	var buf [20]byte
+	s := strconv.AppendInt(buf[:0], int64(v), 10)
+	for i := len(s); i < width; i++ {
+		dst = append(dst, '0')
+	}
+	return append(dst, s...)
+}
+
+// format appends t (a civil time in UTC) rendered with the pattern.
+func (p *ivPattern) format(dst []byte, t time.Time) []byte {
+	for _, k := range p.toks {
+		switch k.f {
+		case ivNone:
+			dst = append(dst, k.lit...)
+		case ivYear:
+			y := t.Year()
+			if k.n == 2 {
+				dst = ivAppendInt(dst, ((y%100)+100)%100, 2)
+			} else {
+				if y > 9999 {
+					dst = append(dst, '+')
+				}
+				dst = ivAppendInt(dst, y, 4)
+			}
+		case ivMonth:
+			dst = ivAppendInt(dst, int(t.Month()), k.n)
+		case ivDay:
+			dst = ivAppendInt(dst, t.Day(), k.n)
+		case ivHour:
+			dst = ivAppendInt(dst, t.Hour(), k.n)
+		case ivMinute:
+			dst = ivAppendInt(dst, t.Minute(), k.n)
+		case ivSecond:
+			dst = ivAppendInt(dst, t.Second(), k.n)
+		case ivFrac:
+			dst = ivAppendInt(dst, t.Nanosecond()/ivPow10[9-k.n], k.n)
+		}
+	}
+	return dst
+}
+
+var ivPow10 = [...]int{1, 10, 100, 1000, 10000, 100000, 1000000, 10000000, 100000000, 1000000000}
+
+var errIvNoMatch = errors.New("does not match")
+
+// parsePrefix reads a time from the start of s and returns it (a civil time
+// in UTC, absent fields defaulted as Java's resolver does), the finest field
+// read, and the bytes consumed.
+func (p *ivPattern) parsePrefix(s string) (time.Time, ivField, int, error) {
+	var fv [ivFrac + 1]int
+	fv[ivMonth], fv[ivDay] = 1, 1
+	pos := 0
+	level := ivNone
+	for _, k := range p.toks {
+		if k.f == ivNone {
+			if !strings.HasPrefix(s[pos:], k.lit) {
+				return time.Time{}, 0, 0, errIvNoMatch
+			}
+			pos += len(k.lit)
+			continue
+		}
+		minW, maxW := k.n, k.n
+		if k.n == 1 && k.f != ivFrac {
+			maxW = 2
+		}
+		j, v := pos, 0
+		for j < len(s) && j-pos < maxW && apIsDigit(s[j]) {
+			v = v*10 + int(s[j]-'0')
+			j++
+		}
+		if j-pos < minW {
+			return time.Time{}, 0, 0, errIvNoMatch
+		}
+		pos = j
+		switch {
+		case k.f == ivYear && k.n == 2:
+			v += 2000
+		case k.f == ivYear && k.era && v < 1:
+			return time.Time{}, 0, 0, errors.New("year of era 0")
+		case k.f == ivFrac:
+			v *= ivPow10[9-k.n]
+		}
+		fv[k.f] = v
+		level = max(level, k.f)
+	}
+	y, mo, d, h, mi, sec, ns := fv[ivYear], fv[ivMonth], fv[ivDay], fv[ivHour], fv[ivMinute], fv[ivSecond], fv[ivFrac]
+	if mo < 1 || mo > 12 || d < 1 || d > 31 || h > 24 || mi > 59 || sec > 59 {
+		return time.Time{}, 0, 0, errors.New("field out of range")
+	}
+	nextDay := false
+	if h == 24 { // SMART: 24:00 is the start of the next day
+		if mi != 0 || sec != 0 || ns != 0 {
+			return time.Time{}, 0, 0, errors.New("hour 24 with minutes")
+		}
+		h, nextDay = 0, true
+	}
+	if dim := ivDaysIn(y, time.Month(mo)); d > dim { // SMART clamps 29..31
+		d = dim
+	}
+	t := time.Date(y, time.Month(mo), d, h, mi, sec, ns, time.UTC)
+	if nextDay {
+		t = t.AddDate(0, 0, 1)
+	}
+	return t, level, pos, nil
+}
+
+// parse reads the whole of s.
+func (p *ivPattern) parse(s string) (time.Time, ivField, error) {
+	t, level, n, err := p.parsePrefix(s)
+	if err == nil && n != len(s) {
+		err = errIvNoMatch
+	}
+	if err != nil {
+		return time.Time{}, 0, fmt.Errorf("%q does not match datetime pattern %q", s, p.src)
+	}
+	return t, level, nil
+}
+
+func ivDaysIn(y int, m time.Month) int {
+	return time.Date(y, m+1, 0, 0, 0, 0, 0, time.UTC).Day()
+}
+
+// ivCivil is t's wall clock as a civil time in UTC.
+func ivCivil(t time.Time) time.Time {
+	y, mo, d := t.Date()
+	h, mi, s := t.Clock()
+	return time.Date(y, mo, d, h, mi, s, t.Nanosecond(), time.UTC)
+}
+
+// ivTruncate drops the fields finer than level (a civil time).
+func ivTruncate(t time.Time, level ivField, fracDigits int) time.Time {
+	y, mo, d := t.Date()
+	h, mi, s := t.Clock()
+	ns := t.Nanosecond()
+	switch level {
+	case ivYear:
+		mo = 1
+		fallthrough
+	case ivMonth:
+		d = 1
+		fallthrough
+	case ivDay:
+		h = 0
+		fallthrough
+	case ivHour:
+		mi = 0
+		fallthrough
+	case ivMinute:
+		s = 0
+		fallthrough
+	case ivSecond:
+		ns = 0
+	case ivFrac:
+		ns -= ns % ivPow10[9-fracDigits]
+	}
+	return time.Date(y, mo, d, h, mi, s, ns, time.UTC)
+}
+
+// ivLen16 is Java's String.length(): UTF-16 code units.
+func ivLen16(s string) int {
+	n := 0
+	for _, r := range s {
+		n += utf16.RuneLen(r)
+	}
+	return n
+}
+
+// ivPrefix16 is Java's s.substring(0, n); ok is false when n splits a
+// surrogate pair.
+func ivPrefix16(s string, n int) (string, bool) {
+	units := 0
+	for i, r := range s {
+		if units == n {
+			return s[:i], true
+		}
+		units += utf16.RuneLen(r)
+		if units > n {
+			return "", false
+		}
+	}
+	return s, units == n
+}
+
+// ---- AUTO_INTERVAL ----
+
+type autoIntervalAlgorithm struct {
+	lower    int64 // datetime-lower, civil Unix seconds
+	seconds  int64
+	tables   int64
+	idx      []int32
+	ntargets int
+}
+
+var ivStandard = func() *ivPattern {
+	p, err := ivCompile("yyyy-MM-dd HH:mm:ss")
+	if err != nil {
+		panic(err)
+	}
+	return p
+}()
+
+func newAutoIntervalAlgorithm(spec algoSpec) (shardFunc, error) {
+	r := apRead(spec, "datetime-lower", "datetime-upper", "sharding-seconds")
+	lo, okLo := r.required("datetime-lower")
+	up, okUp := r.required("datetime-upper")
+	seconds := r.int("sharding-seconds", 1, math.MaxInt64, 0, true)
+	var lower, upper time.Time
+	if okLo {
+		var err error
+		if lower, _, err = ivStandard.parse(lo); err != nil {
+			r.fail("datetime-lower", "not a yyyy-MM-dd HH:mm:ss time")
+		}
+	}
+	if okUp {
+		t, _, _, err := ivStandard.parsePrefix(up)
+		if err != nil {
+			r.fail("datetime-upper", "not a yyyy-MM-dd HH:mm:ss time")
+		}
+		upper = t
+	}
+	if err := r.err(); err != nil {
+		return nil, err
+	}
+	if upper.Before(lower) {
+		return nil, &propError{key: r.raw["datetime-upper"], value: up, reason: "before datetime-lower " + lo}
+	}
+	tables := (upper.Unix()-lower.Unix())/seconds + 2
+	idx, err := apNumberedTargets(spec.targets, tables, apDecimal, fmt.Sprintf("AUTO_INTERVAL has %d partitions", tables))
+	if err != nil {
+		return nil, err
+	}
+	return &autoIntervalAlgorithm{lower: lower.Unix(), seconds: seconds, tables: tables, idx: idx, ntargets: len(spec.targets)}, nil
+}
+
+// secondsOf is Duration.between(lower, value).toMillis() / 1000.
+func (a *autoIntervalAlgorithm) secondsOf(v value) (int64, error) {
+	switch v.kind {
+	case kindString:
+		t, _, _, err := ivStandard.parsePrefix(v.s)
+		if err != nil {
+			return 0, fmt.Errorf("AUTO_INTERVAL: %q does not start with a yyyy-MM-dd HH:mm:ss time", v.s)
+		}
+		return t.Unix() - a.lower, nil
+	case kindTime:
+		// As a java.sql.Timestamp: its wall clock, to the second.
+		if y := v.t.Year(); y < 1 || y > 9999 {
+			return 0, fmt.Errorf("AUTO_INTERVAL: year %d is outside 1..9999", y)
+		}
+		_, off := v.t.Zone()
+		return v.t.Unix() + int64(off) - a.lower, nil
+	}
+	return 0, fmt.Errorf("AUTO_INTERVAL needs a time or a yyyy-MM-dd HH:mm:ss string, got %s", apKindName(v.kind))
+}
+
+// partition is ShardingSphere's ceil(DecimalFormat("0.00") of s/seconds),
+// clamped to the partitions. The two-decimal rounding only matters next to
+// a whole number m: the rounded value is m exactly when |q - m| < 0.005, and
+// it can never be exactly 0.005 away (0.005 is not a binary fraction), so
+// HALF_EVEN ties never reach the ceiling.
+func (a *autoIntervalAlgorithm) partition(s int64) int {
+	if s <= 0 {
+		return 0
+	}
+	q := float64(s) / float64(a.seconds)
+	p := math.Ceil(q)
+	if m := math.Round(q); math.Abs(q-m) < 0.005 {
+		p = m
+	}
+	if p >= float64(a.tables-1) {
+		return int(a.tables - 1)
+	}
+	return int(p)
+}
+
+func (a *autoIntervalAlgorithm) one(v value) (int, error) {
+	s, err := a.secondsOf(v)
+	if err != nil {
+		return -1, err
+	}
+	return int(a.idx[a.partition(s)]), nil
+}
+
+func (a *autoIntervalAlgorithm) within(r span, dst []int) ([]int, error) {
+	first, last := 0, int(a.tables-1)
+	if r.lo.set {
+		s, err := a.secondsOf(r.lo.v)
+		if err != nil {
+			return dst, err
+		}
+		first = a.partition(s)
+	}
+	if r.hi.set {
+		s, err := a.secondsOf(r.hi.v)
+		if err != nil {
+			return dst, err
+		}
+		last = a.partition(s)
+	}
+	for p := first; p <= last; p++ {
+		dst = append(dst, int(a.idx[p]))
+	}
+	return dst, nil
+}
+
+// ---- INTERVAL ----
+
+// ivUnit is a java.time.temporal.ChronoUnit INTERVAL can step by.
+type ivUnit struct {
+	name   string        // ChronoUnit.toString()
+	dur    time.Duration // fixed-length units
+	days   int           // DAYS, WEEKS
+	months int           // MONTHS and up
+	level  ivField       // the coarsest temporal type that can add it
+}
+
+var ivUnits = []ivUnit{
+	{name: "Nanos", dur: time.Nanosecond, level: ivHour},
+	{name: "Micros", dur: time.Microsecond, level: ivHour},
+	{name: "Millis", dur: time.Millisecond, level: ivHour},
+	{name: "Seconds", dur: time.Second, level: ivHour},
+	{name: "Minutes", dur: time.Minute, level: ivHour},
+	{name: "Hours", dur: time.Hour, level: ivHour},
+	{name: "HalfDays", dur: 12 * time.Hour, level: ivHour},
+	{name: "Days", days: 1, level: ivDay},
+	{name: "Weeks", days: 7, level: ivDay},
+	{name: "Months", months: 1, level: ivMonth},
+	{name: "Years", months: 12, level: ivYear},
+	{name: "Decades", months: 120, level: ivYear},
+	{name: "Centuries", months: 1200, level: ivYear},
+	{name: "Millennia", months: 12000, level: ivYear},
+}
+
+func ivParseUnit(s string) (ivUnit, bool) {
+	k := strings.ReplaceAll(s, "_", "")
+	for _, u := range ivUnits {
+		if strings.EqualFold(u.name, k) {
+			return u, true
+		}
+	}
+	return ivUnit{}, false
+}
+
+// ivTypeName names the temporal type a pattern level gives.
+func ivTypeName(level ivField) string {
+	switch level {
+	case ivYear:
+		return "a year (Year)"
+	case ivMonth:
+		return "a year and month (YearMonth)"
+	case ivDay:
+		return "a date (LocalDate)"
+	}
+	return "a date and time (LocalDateTime)"
+}
+
+// ivAdd is temporal.plus(amount, unit) on a civil time.
+func ivAdd(t time.Time, amount int64, u ivUnit) time.Time {
+	switch {
+	case u.dur >= time.Second:
+		return time.Unix(t.Unix()+amount*int64(u.dur/time.Second), int64(t.Nanosecond())).UTC()
+	case u.dur > 0:
+		return t.Add(time.Duration(amount) * u.dur)
+	case u.days > 0:
+		return t.AddDate(0, 0, int(amount)*u.days)
+	}
+	y, mo, d := t.Date()
+	total := int64(y)*12 + int64(mo-1) + amount*int64(u.months)
+	ny, nm := int(total/12), time.Month(total%12+1)
+	if ny > 1_000_000 {
+		return time.Date(1_000_000, 1, 1, 0, 0, 0, 0, time.UTC)
+	}
+	if dim := ivDaysIn(ny, nm); d > dim {
+		d = dim
+	}
+	h, mi, s := t.Clock()
+	return time.Date(ny, nm, d, h, mi, s, t.Nanosecond(), time.UTC)
+}
+
+// ivMaxIntervals bounds how many intervals INTERVAL enumerates at load.
+const ivMaxIntervals = 1 << 20
+
+type intervalAlgorithm struct {
+	pat     *ivPattern
+	patLen  int          // len in UTF-16 units, as Java's String.length()
+	relaxed []*ivPattern // relaxed[n]: the pattern cut to n units (nil: unusable)
+	need    ivField      // the finest field a value must give
+	lower   time.Time    // datetime-lower (civil)
+	upper   time.Time    // datetime-upper (civil)
+	starts  []time.Time  // interval starts
+	end     time.Time    // end of the last interval
+	tgt     []int32      // interval -> target, -1 for none
+	era     bool         // the pattern's year is 'y' (no year 0)
+	reduced bool         // the pattern's year is 'yy' (2000-2099)
+	frac    int          // the pattern's fraction digits
+}
+
+func newIntervalAlgorithm(spec algoSpec) (shardFunc, error) {
+	r := apRead(spec, "datetime-pattern", "datetime-lower", "datetime-upper", "sharding-suffix-pattern",
+		"datetime-interval-amount", "datetime-interval-unit")
+	patSrc, okPat := r.required("datetime-pattern")
+	loSrc, okLo := r.required("datetime-lower")
+	sufSrc, okSuf := r.required("sharding-suffix-pattern")
+	amount := r.int("datetime-interval-amount", 1, math.MaxInt32, 1, false)
+	unit := ivUnits[7] // Days
+	if s, ok := r.str("datetime-interval-unit"); ok {
+		if unit, ok = ivParseUnit(s); !ok {
+			r.fail("datetime-interval-unit", "not a ChronoUnit (Millis, Seconds, Minutes, Hours, HalfDays, Days, Weeks, Months, Years, Decades, Centuries, Millennia ...)")
+		}
+	}
+	var pat, suf *ivPattern
+	if okPat {
+		var err error
+		if pat, err = ivCompile(patSrc); err != nil {
+			r.fail("datetime-pattern", err.Error())
+		} else if !pat.complete() {
+			r.fail("datetime-pattern", "must give a year, a year and month, a date, or a date and time (each field from the year down)")
+			pat = nil
+		}
+	}
+	if okSuf {
+		var err error
+		if suf, err = ivCompile(sufSrc); err != nil {
+			r.fail("sharding-suffix-pattern", err.Error())
+		}
+	}
+	var lower, upper time.Time
+	if pat != nil && okLo {
+		var err error
+		if lower, _, err = pat.parse(loSrc); err != nil {
+			r.fail("datetime-lower", fmt.Sprintf("does not match datetime-pattern %q", patSrc))
+		}
+	}
+	if pat != nil {
+		if s, ok := r.str("datetime-upper"); ok {
+			var err error
+			if upper, _, err = pat.parse(s); err != nil {
+				r.fail("datetime-upper", fmt.Sprintf("does not match datetime-pattern %q", patSrc))
+			}
+		} else {
+			upper = ivCivil(ivNow().In(time.Local))
+			if pat.level < ivHour {
+				upper = ivTruncate(upper, pat.level, 0)
+			}
+		}
+	}
+	if pat != nil && suf != nil {
+		if pat.level < ivHour && suf.level > pat.level {
+			r.fail("sharding-suffix-pattern", fmt.Sprintf("needs the %s, which datetime-pattern %q (%s) does not give",
+				ivFieldNames[suf.level], patSrc, ivTypeName(pat.level)))
+		}
+	}
+	if pat != nil && unit.level > pat.level {
+		if _, given := r.str("datetime-interval-unit"); given {
+			r.fail("datetime-interval-unit", fmt.Sprintf("%s cannot step by %s", ivTypeName(pat.level), unit.name))
+		} else {
+			r.fail("datetime-interval-unit", fmt.Sprintf("required: %s cannot step by the default Days", ivTypeName(pat.level)))
+		}
+	}
+	if err := r.err(); err != nil {
+		return nil, err
+	}
+	if lower.After(upper) {
+		if raw, given := r.raw["datetime-upper"]; given {
+			return nil, &propError{key: raw, value: r.vals["datetime-upper"], reason: "before datetime-lower " + loSrc}
+		}
+		return nil, &propError{key: r.raw["datetime-lower"], value: loSrc,
+			reason: "after now (" + upper.Format("2006-01-02 15:04:05") + "), the default datetime-upper"}
+	}
+
+	a := &intervalAlgorithm{pat: pat, patLen: ivLen16(patSrc), lower: lower, upper: upper, need: min(pat.level, ivHour)}
+	for _, k := range pat.toks {
+		switch k.f {
+		case ivYear:
+			a.era, a.reduced = k.era, k.n == 2
+		case ivFrac:
+			a.frac = k.n
+		}
+	}
+	a.relaxed = make([]*ivPattern, a.patLen)
+	for n := 1; n < a.patLen; n++ {
+		if cut, ok := ivPrefix16(patSrc, n); ok {
+			if p, err := ivCompile(cut); err == nil {
+				a.relaxed[n] = p
+			}
+		}
+	}
+	for t := lower; !t.After(upper); t = ivAdd(t, amount, unit) {
+		if len(a.starts) == ivMaxIntervals {
+			return nil, fmt.Errorf("INTERVAL: more than %d intervals of %d %s between datetime-lower and datetime-upper; use a larger datetime-interval-amount or unit",
+				ivMaxIntervals, amount, unit.name)
+		}
+		a.starts = append(a.starts, t)
+	}
+	a.end = ivAdd(a.starts[len(a.starts)-1], amount, unit)
+
+	// Targets by suffix: tails[len] maps a target's last len bytes to the
+	// targets ending so.
+	tails := map[int]map[string][]int{}
+	a.tgt = make([]int32, len(a.starts))
+	matched := false
+	var buf []byte
+	for k, s := range a.starts {
+		buf = suf.format(buf[:0], s)
+		m, ok := tails[len(buf)]
+		if !ok {
+			m = map[string][]int{}
+			for i, t := range spec.targets {
+				if len(t) >= len(buf) {
+					m[t[len(t)-len(buf):]] = append(m[t[len(t)-len(buf):]], i)
+				}
+			}
+			tails[len(buf)] = m
+		}
+		switch hits := m[string(buf)]; len(hits) {
+		case 0:
+			a.tgt[k] = -1
+		case 1:
+			a.tgt[k], matched = int32(hits[0]), true
+		default:
+			names := make([]string, len(hits))
+			for i, h := range hits {
+				names[i] = spec.targets[h]
+			}
+			return nil, fmt.Errorf("INTERVAL: the interval starting %s has suffix %q, which several targets end in (%s)",
+				s.Format("2006-01-02 15:04:05"), buf, strings.Join(names, ", "))
+		}
+	}
+	if !matched {
+		return nil, fmt.Errorf("INTERVAL: no target ends in any interval's suffix (sharding-suffix-pattern %q gives %q for the first interval; targets: %s)",
+			sufSrc, suf.format(nil, a.starts[0]), apList(spec.targets))
+	}
+	return a, nil
+}
+
+// civilOf reads v as ShardingSphere does: a time is formatted with the
+// pattern, anything else is its string form, and the text is parsed with the
+// pattern (cut to the text's length when shorter). cut reports that
+// precision was lost (the time had finer fields, the text was longer).
+func (a *intervalAlgorithm) civilOf(v value) (t time.Time, cut bool, err error) {
+	var text string
+	switch v.kind {
+	case kindTime:
+		// Java formats the time with the pattern and parses the text back:
+		// fields below the pattern's finest are dropped, and a yy year
+		// comes back as 20yy.
+		c := ivCivil(v.t)
+		y := c.Year()
+		if y < 0 || y > 9999 || y == 0 && a.era {
+			return time.Time{}, false, fmt.Errorf("INTERVAL: year %d is outside the datetime pattern's range", y)
+		}
+		t = c
+		if a.reduced {
+			t = time.Date(2000+y%100, c.Month(), c.Day(), c.Hour(), c.Minute(), c.Second(), c.Nanosecond(), time.UTC)
+		}
+		t = ivTruncate(t, a.pat.level, a.frac)
+		return t, !t.Equal(c), nil
+	case kindString:
+		text = v.s
+	case kindInt, kindBig:
+		text = v.String()
+	default:
+		return time.Time{}, false, fmt.Errorf("INTERVAL needs a time or a string in datetime-pattern %q, got %s", a.pat.src, apKindName(v.kind))
+	}
+	n := ivLen16(text)
+	p := a.pat
+	if n >= a.patLen {
+		cutText, ok := ivPrefix16(text, a.patLen)
+		if !ok {
+			return time.Time{}, false, fmt.Errorf("INTERVAL: %q does not match datetime pattern %q", text, p.src)
+		}
+		cut, text = n > a.patLen, cutText
+	} else if p = a.relaxed[n]; p == nil {
+		return time.Time{}, false, fmt.Errorf("INTERVAL: %q is too short for datetime pattern %q", text, a.pat.src)
+	}
+	t, level, err := p.parse(text)
+	if err != nil {
+		return time.Time{}, false, fmt.Errorf("INTERVAL: %w", err)
+	}
+	if level < a.need {
+		return time.Time{}, false, fmt.Errorf("INTERVAL: %q gives no %s, which datetime pattern %q needs", text, ivFieldNames[a.need], a.pat.src)
+	}
+	return t, cut, nil
+}
+
+// interval is the index of the last interval starting at or before t, -1
+// when t precedes them all.
+func (a *intervalAlgorithm) interval(t time.Time) int {
+	lo, hi := 0, len(a.starts)
+	for lo < hi {
+		m := int(uint(lo+hi) >> 1)
+		if !a.starts[m].After(t) {
+			lo = m + 1
+		} else {
+			hi = m
+		}
+	}
+	return lo - 1
+}
+
+func (a *intervalAlgorithm) one(v value) (int, error) {
+	t, _, err := a.civilOf(v)
+	if err != nil {
+		return -1, err
+	}
+	k := a.interval(t)
+	if k < 0 || !t.Before(a.end) {
+		return -1, nil
+	}
+	return int(a.tgt[k]), nil
+}
+
+func (a *intervalAlgorithm) within(r span, dst []int) ([]int, error) {
+	lo, loIn := a.lower, true
+	hi, hiIn := a.upper, true
+	if r.lo.set {
+		t, _, err := a.civilOf(r.lo.v)
+		if err != nil {
+			return dst, err
+		}
+		lo, loIn = t, r.lo.inclusive
+	}
+	if r.hi.set {
+		t, cut, err := a.civilOf(r.hi.v)
+		if err != nil {
+			return dst, err
+		}
+		hi, hiIn = t, r.hi.inclusive || cut
+	}
+	if lo.After(hi) || lo.Equal(hi) && !(loIn && hiIn) {
+		return dst, nil
+	}
+	k := max(a.interval(lo), 0)
+	for ; k < len(a.starts); k++ {
+		s, e := a.starts[k], a.end
+		if k+1 < len(a.starts) {
+			e = a.starts[k+1]
+		}
+		if s.After(hi) || s.Equal(hi) && !hiIn {
+			break
+		}
+		// [s, e) meets the query unless it ends at or before lo.
+		if !e.After(lo) {
+			continue
+		}
+		if a.tgt[k] >= 0 {
+			dst = append(dst, int(a.tgt[k]))
+		}
+	}
+	return dst, nil
+}

@@ -1,0 +1,661 @@
+package shardconf
+
+// MOD and HASH_MOD, plus the helpers every algo_*.go file shares (prop
+// reading, numbered-suffix target matching).
+//
+// What ShardingSphere 5.x does (read from github.com/apache/shardingsphere,
+// features/sharding/core/src/main/java/org/apache/shardingsphere/sharding/:
+// algorithm/sharding/mod/ModShardingAlgorithm.java (commit 8f889e21),
+// algorithm/sharding/mod/HashModShardingAlgorithm.java (2de2d11a),
+// algorithm/sharding/ShardingAutoTableAlgorithmUtils.java (ed6fb4b7),
+// rule/ShardingTable.java (b788b446); and
+// parser/sql/statement/core/.../literal/impl/NumberLiteralValue.java with
+// SQLUtils.getExactlyNumber (8f889e21)):
+//
+//   - MOD props: sharding-count (required, int > 0), start-offset and
+//     stop-offset (int >= 0, default 0), zero-padding (Boolean.parseBoolean,
+//     default false). The padding width is the number of decimal digits of
+//     sharding-count - 1, at least 1.
+//   - MOD value: with both offsets 0 a java.lang.Number becomes
+//     BigInteger.valueOf(n.longValue()) (so a BigInteger above Long.MAX_VALUE
+//     wraps to its low 64 bits, and a Double is truncated), anything else is
+//     new BigInteger(v.toString()). With offsets the value's toString() is cut
+//     to [start, len-stop) (an error unless len-stop > start) and parsed.
+//     BigInteger.mod is never negative.
+//   - MOD range: every target when either side is unbounded or
+//     upper - lower >= sharding-count - 1; otherwise each value lower..upper
+//     (bound types ignored, offsets ignored).
+//   - HASH_MOD: Math.abs((long) value.hashCode()) % sharding-count; ranges
+//     return every target. SQL integer literals reach it as Integer when they
+//     fit an int, Long when they fit a long, BigInteger beyond; JDBC setLong
+//     gives Long.
+//   - Both turn the shard number into a name with findMatchedTargetName:
+//     prefix + Strings.padStart(suffix, suffixMinLength, '0'), where
+//     ShardingTable's DataNodeInfo takes the prefix from the first node (its
+//     trailing digits stripped) and suffixMinLength as the shortest suffix
+//     among all nodes. A name not among the targets routes nowhere (null).
+//
+// shardkey compiles that into residue -> target index arrays. Deviations,
+// all deliberate:
+//   - a residue whose name is not among the targets is a load-time error
+//     rather than a routing-time null;
+//   - targets are matched on their trailing digits (suffixIndex) rather than
+//     on prefix + digits, so targets with different prefixes still match;
+//   - MOD ranges respect open/closed bounds (a subset of Java's answer that
+//     still holds every matching row), and with offsets a range routes to
+//     every target (Java iterates the uncut values, which misses targets);
+//     a range bound above int64 (kindBig) or a float also gives every target;
+//   - zero-padding must be true or false (Java reads anything else as
+//     false), and a float with offsets is refused (Go and Java print floats
+//     differently);
+//   - HASH_MOD hashes every integer as a Java Long (Long.hashCode), as JDBC
+//     setLong delivers it. ShardingSphere itself hashes a SQL literal that
+//     fits an int as an Integer: the two agree for 0..2^31-1 but differ for
+//     negative values (Integer -5 hashes to -5, Long -5 to 4). A uint64 above
+//     int64 hashes as the java.math.BigInteger Java would hold it; a float as
+//     a Double; strings as String.hashCode over UTF-16 code units (invalid
+//     UTF-8 bytes count as U+FFFD each); times are refused.
+//
+// Java vectors in algo_mod_test.go come from a Java 17 program run against
+// java.lang.Long/String/BigInteger/Double.
+
+import (
+	"errors"
+	"fmt"
+	"math"
+	"sort"
+	"strconv"
+	"strings"
+	"unicode"
+	"unicode/utf16"
+	"unicode/utf8"
+)
+
+func init() {
+	registerStandard("MOD", newModAlgorithm)
+	registerStandard("HASH_MOD", newHashModAlgorithm)
+}
+
+// ---- shared helpers: props ----
+
+// apReader reads an algorithm's props. Keys match as keygen's do: kebab
+// (sharding-count), dotted (sharding.count), snake and camelCase spellings
+// name the same prop. Every problem is collected; err joins them.
+type apReader struct {
+	typ  string
+	raw  map[string]string // canonical key -> key as written
+	vals map[string]string // canonical key -> trimmed value
+	errs []error
+}
+
+func apNormKey(k string) string {
+	var b strings.Builder
+	rs := []rune(strings.TrimSpace(k))
+	for i, r := range rs {
+		switch {
+		case r == '.' || r == '_' || r == '-' || r == ' ':
+			b.WriteByte('-')
+		case unicode.IsUpper(r):
+			if i > 0 && (unicode.IsLower(rs[i-1]) || unicode.IsDigit(rs[i-1])) {
+				b.WriteByte('-')
+			}
+			b.WriteRune(unicode.ToLower(r))
+		default:
+			b.WriteRune(r)
+		}
+	}
+	return b.String()
+}
+
+func apRead(spec algoSpec, allowed ...string) *apReader {
+	r := &apReader{typ: spec.typ, raw: map[string]string{}, vals: map[string]string{}}
+	ok := map[string]bool{}
+	for _, a := range allowed {
+		ok[a] = true
+	}
+	keys := make([]string, 0, len(spec.props))
+	for k := range spec.props {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	for _, k := range keys {
+		c := apNormKey(k)
+		if !ok[c] {
+			reason := "unknown prop"
+			if len(allowed) > 0 {
+				reason += " (" + r.typ + " takes " + strings.Join(allowed, ", ") + ")"
+			} else {
+				reason += " (" + r.typ + " takes none)"
+			}
+			r.errs = append(r.errs, &propError{key: k, value: spec.props[k], reason: reason})
+			continue
+		}
+		if prev, dup := r.raw[c]; dup {
+			r.errs = append(r.errs, &propError{key: k, value: spec.props[k], reason: fmt.Sprintf("given twice (also as %q)", prev)})
+			continue
+		}
+		r.raw[c], r.vals[c] = k, strings.TrimSpace(spec.props[k])
+	}
+	return r
+}
+
+func (r *apReader) str(key string) (string, bool) { v, ok := r.vals[key]; return v, ok }
+
+func (r *apReader) fail(key, reason string) {
+	k := key
+	if raw, ok := r.raw[key]; ok {
+		k = raw
+	}
+	r.errs = append(r.errs, &propError{key: k, value: r.vals[key], reason: reason})
+}
+
+// required returns the value of key, recording an error when it is missing
+// or empty.
+func (r *apReader) required(key string) (string, bool) {
+	v, ok := r.vals[key]
+	if !ok || v == "" {
+		r.fail(key, "required")
+		return "", false
+	}
+	return v, true
+}
+
+// int reads an integer in [lo, hi]; a missing key gives def, or an error
+// when required.
+func (r *apReader) int(key string, lo, hi, def int64, required bool) int64 {
+	v, ok := r.vals[key]
+	if !ok {
+		if required {
+			r.fail(key, "required")
+		}
+		return def
+	}
+	n, err := strconv.ParseInt(v, 10, 64)
+	if err != nil || n < lo || n > hi {
+		r.fail(key, fmt.Sprintf("not an integer in %d..%d", lo, hi))
+		return def
+	}
+	return n
+}
+
+func (r *apReader) boolean(key string, def bool) bool {
+	v, ok := r.vals[key]
+	if !ok {
+		return def
+	}
+	switch strings.ToLower(v) {
+	case "true":
+		return true
+	case "false":
+		return false
+	}
+	r.fail(key, "not true or false")
+	return def
+}
+
+func (r *apReader) err() error {
+	switch len(r.errs) {
+	case 0:
+		return nil
+	case 1:
+		return r.errs[0]
+	}
+	return errors.Join(r.errs...)
+}
+
+// ---- shared helpers: numbered targets ----
+
+// apNumberedTargets maps shard numbers 0..n-1 to target indexes the way
+// ShardingSphere's findMatchedTargetName does: the number in decimal (as
+// suffix(i) renders it), left-padded with '0' to the shortest digit suffix
+// among the targets, must be some target's trailing digits. what names the
+// numbering for errors ("sharding-count 4"). A number with no target, or
+// whose suffix two targets share, is an error.
+func apNumberedTargets(targets []string, n int64, suffix func(i int64) string, what string) ([]int32, error) {
+	if n <= 0 {
+		return nil, fmt.Errorf("%s: no shards", what)
+	}
+	idx, ambiguous := suffixIndex(targets)
+	minLen := -1
+	for _, t := range targets {
+		d := apDigitSuffixLen(t)
+		if d > 0 && (minLen < 0 || d < minLen) {
+			minLen = d
+		}
+	}
+	// Each number needs its own target, so more numbers than targets fails
+	// within the first len(targets)+1 numbers: check before allocating.
+	limit := n
+	if n > int64(len(targets)) {
+		limit = int64(len(targets)) + 1
+	}
+	out := make([]int32, 0, limit)
+	for i := int64(0); i < limit; i++ {
+		s := suffix(i)
+		if len(s) < minLen {
+			s = strings.Repeat("0", minLen-len(s)) + s
+		}
+		for _, a := range ambiguous {
+			if a == s {
+				var names []string
+				for _, t := range targets {
+					if t[len(t)-apDigitSuffixLen(t):] == s {
+						names = append(names, t)
+					}
+				}
+				return nil, fmt.Errorf("%s: shard %d maps to suffix %s, which several targets end in (%s)", what, i, s, strings.Join(names, ", "))
+			}
+		}
+		j, ok := idx[s]
+		if !ok {
+			return nil, fmt.Errorf("%s but no target ends in %s (targets: %s)", what, s, apList(targets))
+		}
+		out = append(out, int32(j))
+	}
+	if int64(len(out)) != n {
+		// unreachable: pigeonhole guarantees an error above
+		return nil, fmt.Errorf("%s but only %d targets", what, len(targets))
+	}
+	return out, nil
+}
+
+func apIsDigit(c byte) bool { return c >= '0' && c <= '9' }
+
+func apDigitSuffixLen(t string) int {
+	j := len(t)
+	for j > 0 && apIsDigit(t[j-1]) {
+		j--
+	}
+	return len(t) - j
+}
+
+// apList renders target names for an error message, eliding long lists.
+func apList(targets []string) string {
+	const max = 8
+	if len(targets) <= max {
+		return strings.Join(targets, ", ")
+	}
+	return strings.Join(targets[:max], ", ") + fmt.Sprintf(", ... (%d in all)", len(targets))
+}
+
+func apDecimal(i int64) string { return strconv.FormatInt(i, 10) }
+
+// apAll appends every target index.
+func apAll(n int, dst []int) []int {
+	for i := 0; i < n; i++ {
+		dst = append(dst, i)
+	}
+	return dst
+}
+
+func apKindName(k kind) string {
+	switch k {
+	case kindInt:
+		return "an integer"
+	case kindBig:
+		return "an unsigned integer above int64"
+	case kindString:
+		return "a string"
+	case kindTime:
+		return "a time"
+	case kindFloat:
+		return "a float"
+	}
+	return "no value"
+}
+
+// ---- MOD ----
+
+type modAlgorithm struct {
+	count       int64
+	start, stop int
+	offsets     bool
+	idx         []int32 // residue -> target index
+	ntargets    int
+}
+
+func newModAlgorithm(spec algoSpec) (shardFunc, error) {
+	r := apRead(spec, "sharding-count", "start-offset", "stop-offset", "zero-padding")
+	count := r.int("sharding-count", 1, math.MaxInt32, 0, true)
+	start := r.int("start-offset", 0, math.MaxInt32, 0, false)
+	stop := r.int("stop-offset", 0, math.MaxInt32, 0, false)
+	pad := r.boolean("zero-padding", false)
+	if err := r.err(); err != nil {
+		return nil, err
+	}
+	width := 1
+	for c := count - 1; c >= 10; c /= 10 {
+		width++
+	}
+	suffix := func(i int64) string {
+		s := apDecimal(i)
+		if pad && len(s) < width {
+			s = strings.Repeat("0", width-len(s)) + s
+		}
+		return s
+	}
+	idx, err := apNumberedTargets(spec.targets, count, suffix, fmt.Sprintf("sharding-count %d", count))
+	if err != nil {
+		return nil, err
+	}
+	return &modAlgorithm{count: count, start: int(start), stop: int(stop), offsets: start != 0 || stop != 0,
+		idx: idx, ntargets: len(spec.targets)}, nil
+}
+
+// amDecimalMod is s mod n (never negative) for a decimal integer as Java's
+// new BigInteger(s) reads it: an optional sign, then ASCII digits.
+func amDecimalMod[T string | []byte](s T, n int64) (int64, bool) {
+	neg := false
+	if len(s) > 0 && (s[0] == '-' || s[0] == '+') {
+		neg = s[0] == '-'
+		s = s[1:]
+	}
+	if len(s) == 0 {
+		return 0, false
+	}
+	var r int64
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if !apIsDigit(c) {
+			return 0, false
+		}
+		r = (r*10 + int64(c-'0')) % n
+	}
+	if neg && r != 0 {
+		r = n - r
+	}
+	return r, true
+}
+
+func amMod(i, n int64) int64 {
+	r := i % n
+	if r < 0 {
+		r += n
+	}
+	return r
+}
+
+// residue computes the shard number of v.
+func (m *modAlgorithm) residue(v value) (int64, error) {
+	if !m.offsets {
+		switch v.kind {
+		case kindInt:
+			return amMod(v.i, m.count), nil
+		case kindBig:
+			// Java: BigInteger.valueOf(big.longValue()) keeps the low 64 bits.
+			return amMod(int64(v.u), m.count), nil
+		case kindString:
+			r, ok := amDecimalMod(v.s, m.count)
+			if !ok {
+				return 0, fmt.Errorf("MOD: %q is not a decimal integer", v.s)
+			}
+			return r, nil
+		case kindFloat:
+			// Java: Number.longValue() truncates toward zero.
+			if math.IsNaN(v.f) || math.IsInf(v.f, 0) {
+				return 0, fmt.Errorf("MOD: %v is not a number", v.f)
+			}
+			t := math.Trunc(v.f)
+			switch {
+			case t >= math.MaxInt64:
+				return amMod(math.MaxInt64, m.count), nil
+			case t <= math.MinInt64:
+				return amMod(math.MinInt64, m.count), nil
+			}
+			return amMod(int64(t), m.count), nil
+		}
+		return 0, fmt.Errorf("MOD needs an integer or a decimal string, got %s", apKindName(v.kind))
+	}
+	var buf [24]byte
+	var s []byte
+	switch v.kind {
+	case kindInt:
+		s = strconv.AppendInt(buf[:0], v.i, 10)
+	case kindBig:
+		s = strconv.AppendUint(buf[:0], v.u, 10)
+	case kindString:
+		return m.cutMod(v.s)
+	default:
+		return 0, fmt.Errorf("MOD with start-offset/stop-offset needs an integer or a decimal string, got %s", apKindName(v.kind))
+	}
+	if len(s)-m.stop <= m.start {
+		return 0, m.offsetErr(string(s))
+	}
+	r, ok := amDecimalMod(s[m.start:len(s)-m.stop], m.count)
+	if !ok {
+		return 0, fmt.Errorf("MOD: %q cut to [%d, len-%d) is not a decimal integer", string(s), m.start, m.stop)
+	}
+	return r, nil
+}
+
+func (m *modAlgorithm) cutMod(s string) (int64, error) {
+	cut, err := m.cut16(s)
+	if err != nil {
+		return 0, err
+	}
+	r, ok := amDecimalMod(cut, m.count)
+	if !ok {
+		return 0, fmt.Errorf("MOD: %q cut to [%d, len-%d) is not a decimal integer", s, m.start, m.stop)
+	}
+	return r, nil
+}
+
+// cut16 is Java's s.substring(start, s.length() - stop), indexes counting
+// UTF-16 code units. A cut through a surrogate pair is an error (the lone
+// surrogate would not parse as a digit anyway).
+func (m *modAlgorithm) cut16(s string) (string, error) {
+	ascii := true
+	for i := 0; i < len(s); i++ {
+		if s[i] >= utf8.RuneSelf {
+			ascii = false
+			break
+		}
+	}
+	if ascii {
+		if len(s)-m.stop <= m.start {
+			return "", m.offsetErr(s)
+		}
+		return s[m.start : len(s)-m.stop], nil
+	}
+	n := ivLen16(s)
+	if n-m.stop <= m.start {
+		return "", m.offsetErr(s)
+	}
+	from, to := -1, -1
+	units := 0
+	for i, r := range s {
+		if units == m.start {
+			from = i
+		}
+		if units == n-m.stop {
+			to = i
+		}
+		units += utf16.RuneLen(r)
+	}
+	if units == n-m.stop {
+		to = len(s)
+	}
+	if from < 0 || to < 0 {
+		return "", fmt.Errorf("MOD: start-offset %d or stop-offset %d splits a character of %q", m.start, m.stop, s)
+	}
+	return s[from:to], nil
+}
+
+func (m *modAlgorithm) offsetErr(s string) error {
+	return fmt.Errorf("MOD: value %s is too short for start-offset %d and stop-offset %d", s, m.start, m.stop)
+}
+
+func (m *modAlgorithm) one(v value) (int, error) {
+	r, err := m.residue(v)
+	if err != nil {
+		return -1, err
+	}
+	return int(m.idx[r]), nil
+}
+
+// amBound turns a range bound into an int64 for MOD's range arithmetic.
+// ok is false when the bound is valid but not usable for narrowing (a
+// float, a value beyond int64).
+func amBound(v value) (n int64, ok bool, err error) {
+	switch v.kind {
+	case kindInt:
+		return v.i, true, nil
+	case kindBig, kindFloat:
+		return 0, false, nil
+	case kindString:
+		if _, good := amDecimalMod(v.s, 1); !good {
+			return 0, false, fmt.Errorf("MOD: %q is not a decimal integer", v.s)
+		}
+		n, perr := strconv.ParseInt(v.s, 10, 64)
+		if perr != nil {
+			return 0, false, nil // valid but beyond int64
+		}
+		return n, true, nil
+	}
+	return 0, false, fmt.Errorf("MOD needs an integer or a decimal string, got %s", apKindName(v.kind))
+}
+
+func (m *modAlgorithm) within(r span, dst []int) ([]int, error) {
+	var lo, hi int64
+	var okLo, okHi bool
+	var err error
+	if r.lo.set {
+		if lo, okLo, err = amBound(r.lo.v); err != nil {
+			return dst, err
+		}
+	}
+	if r.hi.set {
+		if hi, okHi, err = amBound(r.hi.v); err != nil {
+			return dst, err
+		}
+	}
+	if m.offsets || !okLo || !okHi {
+		return apAll(m.ntargets, dst), nil
+	}
+	if !r.lo.inclusive {
+		if lo == math.MaxInt64 {
+			return dst, nil
+		}
+		lo++
+	}
+	if !r.hi.inclusive {
+		if hi == math.MinInt64 {
+			return dst, nil
+		}
+		hi--
+	}
+	if lo > hi {
+		return dst, nil
+	}
+	if d := uint64(hi) - uint64(lo); d >= uint64(m.count-1) {
+		return apAll(m.ntargets, dst), nil
+	}
+	res := amMod(lo, m.count)
+	for k := lo; ; k++ {
+		dst = append(dst, int(m.idx[res]))
+		if k == hi {
+			break
+		}
+		if res++; res == m.count {
+			res = 0
+		}
+	}
+	return dst, nil
+}
+
+// ---- HASH_MOD ----
+
+type hashModAlgorithm struct {
+	count    int64
+	idx      []int32
+	ntargets int
+}
+
+func newHashModAlgorithm(spec algoSpec) (shardFunc, error) {
+	r := apRead(spec, "sharding-count")
+	count := r.int("sharding-count", 1, math.MaxInt32, 0, true)
+	if err := r.err(); err != nil {
+		return nil, err
+	}
+	idx, err := apNumberedTargets(spec.targets, count, apDecimal, fmt.Sprintf("sharding-count %d", count))
+	if err != nil {
+		return nil, err
+	}
+	return &hashModAlgorithm{count: count, idx: idx, ntargets: len(spec.targets)}, nil
+}
+
+func (h *hashModAlgorithm) one(v value) (int, error) {
+	c, err := javaHashCode(v)
+	if err != nil {
+		return -1, err
+	}
+	a := int64(c)
+	if a < 0 {
+		a = -a
+	}
+	return int(h.idx[a%h.count]), nil
+}
+
+func (h *hashModAlgorithm) within(r span, dst []int) ([]int, error) {
+	return apAll(h.ntargets, dst), nil
+}
+
+// javaHashCode is the hashCode Java gives the boxed value: Long.hashCode for
+// integers, BigInteger.hashCode for uint64 above int64, Double.hashCode for
+// floats, String.hashCode (UTF-16 code units) for strings. Times are refused.
+func javaHashCode(v value) (int32, error) {
+	switch v.kind {
+	case kindInt:
+		return hmLong(v.i), nil
+	case kindBig:
+		return hmBigUint(v.u), nil
+	case kindString:
+		return hmString(v.s), nil
+	case kindFloat:
+		return hmDouble(v.f), nil
+	}
+	return 0, fmt.Errorf("HASH_MOD cannot hash %s (Java's hashCode of a date-time depends on its class)", apKindName(v.kind))
+}
+
+// hmLong is java.lang.Long.hashCode: (int) (v ^ (v >>> 32)).
+func hmLong(v int64) int32 { return int32(v ^ int64(uint64(v)>>32)) }
+
+// hmBigUint is java.math.BigInteger.hashCode for a positive value that
+// fills more than 63 bits: over its big-endian 32-bit words,
+// h = 31*h + word (int arithmetic), times the signum 1.
+func hmBigUint(u uint64) int32 {
+	var h int32
+	for _, w := range [2]uint32{uint32(u >> 32), uint32(u)} {
+		if h == 0 && w == 0 {
+			continue // BigInteger's magnitude has no leading zero words
+		}
+		h = int32(31*int64(h) + int64(w))
+	}
+	return h
+}
+
+// hmString is java.lang.String.hashCode: s[0]*31^(n-1) + ... over UTF-16
+// code units, in int arithmetic. Invalid UTF-8 bytes count as U+FFFD.
+func hmString(s string) int32 {
+	var h int32
+	for _, r := range s {
+		if r >= 0x10000 {
+			r -= 0x10000
+			h = 31*h + int32(0xD800+(r>>10))
+			h = 31*h + int32(0xDC00+(r&0x3FF))
+			continue
+		}
+		h = 31*h + int32(r)
+	}
+	return h
+}
+
+// hmDouble is java.lang.Double.hashCode: the bits of doubleToLongBits (one
+// canonical NaN) folded as Long.hashCode folds.
+func hmDouble(f float64) int32 {
+	bits := int64(math.Float64bits(f))
+	if math.IsNaN(f) {
+		bits = 0x7ff8000000000000
+	}
+	return hmLong(bits)
+}
