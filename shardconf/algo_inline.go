@@ -90,6 +90,7 @@ type inlineAlgo struct {
 	fast       func(int64) (int64, error)  // fast path for integer values
 	strFast    func(string) (int64, error) // fast path for strings (x.hashCode())
 	byInt      map[int64]int               // fast paths: f(v) -> index
+	dense      []int32                     // byInt as a slice when its keys are small (fast.go)
 	allowRange bool
 }
 
@@ -118,6 +119,7 @@ func newInlineAlgorithm(spec algoSpec) (shardFunc, error) {
 	if prefix, suffix, f, ok := e.intTemplate(); ok {
 		a.fast, a.strFast = f, e.strFn
 		a.byInt = intTargetIndex(prefix, suffix, spec.targets)
+		a.dense = denseIndex(a.byInt)
 		if e.modForm {
 			if err := e.checkTargets(spec.targets, inlineProbe); err != nil {
 				return nil, &propError{key: propInlineExpression, value: src, reason: err.Error()}

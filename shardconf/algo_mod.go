@@ -312,6 +312,7 @@ type modAlgorithm struct {
 	offsets     bool
 	idx         []int32 // residue -> target index
 	ntargets    int
+	div         divisor // count, for the int fast path (fast.go)
 }
 
 func newModAlgorithm(spec algoSpec) (shardFunc, error) {
@@ -338,7 +339,7 @@ func newModAlgorithm(spec algoSpec) (shardFunc, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &modAlgorithm{count: count, start: int(start), stop: int(stop), offsets: start != 0 || stop != 0,
+	return &modAlgorithm{div: newDivisor(uint64(count)), count: count, start: int(start), stop: int(stop), offsets: start != 0 || stop != 0,
 		idx: idx, ntargets: len(spec.targets)}, nil
 }
 
@@ -569,6 +570,7 @@ type hashModAlgorithm struct {
 	count    int64
 	idx      []int32
 	ntargets int
+	div      divisor // count, for the int fast path (fast.go)
 }
 
 func newHashModAlgorithm(spec algoSpec) (shardFunc, error) {
@@ -581,7 +583,7 @@ func newHashModAlgorithm(spec algoSpec) (shardFunc, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &hashModAlgorithm{count: count, idx: idx, ntargets: len(spec.targets)}, nil
+	return &hashModAlgorithm{count: count, idx: idx, ntargets: len(spec.targets), div: newDivisor(uint64(count))}, nil
 }
 
 func (h *hashModAlgorithm) one(v value) (int, error) {

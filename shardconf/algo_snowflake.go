@@ -169,6 +169,7 @@ type snowflakeBitsAlgorithm struct {
 	isTime   bool
 	idx      []int32
 	ntargets int
+	div      divisor // count, for the int fast path (fast.go)
 }
 
 func newSnowflakeBitsAlgorithm(spec algoSpec) (shardFunc, error) {
@@ -225,7 +226,7 @@ func newSnowflakeBitsAlgorithm(spec algoSpec) (shardFunc, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &snowflakeBitsAlgorithm{shift: uint(shift), mask: int64(1)<<bits - 1, count: count, maxID: sfMaxID(layout),
+	return &snowflakeBitsAlgorithm{div: newDivisor(uint64(count)), shift: uint(shift), mask: int64(1)<<bits - 1, count: count, maxID: sfMaxID(layout),
 		isTime: field == "time", idx: idx, ntargets: len(spec.targets)}, nil
 }
 

@@ -26,20 +26,27 @@ const (
 // or a fmt.Stringer.
 type Cond struct {
 	column string
+	v      any
+	more   *condMore // IN lists and BETWEEN's upper bound; nil for the rest
 	op     op
-	v, hi  any
-	vs     []any
+}
+
+type condMore struct {
+	hi any
+	vs []any
 }
 
 // Eq: column = v.
 func Eq(column string, v any) Cond { return Cond{column: column, op: opEq, v: v} }
 
 // In: column IN (vs...). An empty list matches nothing.
-func In(column string, vs ...any) Cond { return Cond{column: column, op: opIn, vs: vs} }
+func In(column string, vs ...any) Cond {
+	return Cond{column: column, op: opIn, more: &condMore{vs: vs}}
+}
 
 // Between: lo <= column <= hi.
 func Between(column string, lo, hi any) Cond {
-	return Cond{column: column, op: opBetween, v: lo, hi: hi}
+	return Cond{column: column, op: opBetween, v: lo, more: &condMore{hi: hi}}
 }
 
 // Lt: column < v.
@@ -63,13 +70,13 @@ func (c Cond) String() string {
 	case opEq:
 		return fmt.Sprintf("%s = %v", c.column, c.v)
 	case opIn:
-		parts := make([]string, len(c.vs))
-		for i, v := range c.vs {
+		parts := make([]string, len(c.values()))
+		for i, v := range c.values() {
 			parts[i] = fmt.Sprint(v)
 		}
 		return fmt.Sprintf("%s IN (%s)", c.column, strings.Join(parts, ", "))
 	case opBetween:
-		return fmt.Sprintf("%s BETWEEN %v AND %v", c.column, c.v, c.hi)
+		return fmt.Sprintf("%s BETWEEN %v AND %v", c.column, c.v, c.upper())
 	case opLt:
 		return fmt.Sprintf("%s < %v", c.column, c.v)
 	case opLe:
@@ -80,6 +87,22 @@ func (c Cond) String() string {
 		return fmt.Sprintf("%s >= %v", c.column, c.v)
 	}
 	return "invalid condition"
+}
+
+// values is an IN condition's list.
+func (c Cond) values() []any {
+	if c.more == nil {
+		return nil
+	}
+	return c.more.vs
+}
+
+// upper is BETWEEN's upper bound.
+func (c Cond) upper() any {
+	if c.more == nil {
+		return nil
+	}
+	return c.more.hi
 }
 
 // isRange reports whether the condition is a range rather than a list of
@@ -95,7 +118,7 @@ func (c Cond) span() (span, error) {
 	}
 	switch c.op {
 	case opBetween:
-		hi, err := toValue(c.hi)
+		hi, err := toValue(c.upper())
 		if err != nil {
 			return s, err
 		}

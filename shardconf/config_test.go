@@ -2,6 +2,7 @@ package shardconf_test
 
 import (
 	"errors"
+	"os/exec"
 	"strings"
 	"testing"
 
@@ -138,5 +139,20 @@ func TestConfigErrorFormat(t *testing.T) {
 	e := &shardconf.ConfigError{File: "rules.yaml", Line: 3, Column: 5, Path: "rules[0].tables", Msg: "bad"}
 	if e.Error() != "rules.yaml:3:5: rules[0].tables: bad" {
 		t.Fatalf("Error() = %q", e.Error())
+	}
+}
+
+// TestImports enforces DESIGN.md's dependency direction: shardconf builds
+// on keygen and a YAML parser, and on no ORM or database driver.
+func TestImports(t *testing.T) {
+	out, err := exec.Command("go", "list", "-deps", "-f", "{{if not .Standard}}{{.ImportPath}}{{end}}", ".").Output()
+	if err != nil {
+		t.Fatalf("go list: %v", err)
+	}
+	allowed := map[string]bool{"github.com/shardkey/shardkey/shardconf": true, "github.com/shardkey/shardkey/keygen": true, "go.yaml.in/yaml/v3": true}
+	for _, dep := range strings.Fields(string(out)) {
+		if !allowed[dep] {
+			t.Errorf("shardconf depends on %s", dep)
+		}
 	}
 }

@@ -24,6 +24,7 @@ func (t Target) String() string { return t.DataSource + "." + t.Table }
 type Router struct {
 	cfg         *Config
 	tables      map[string]*tableRoute // by logic name, lower case
+	byName      tableIndex             // by logic name as written and lower case
 	broadcast   map[string][]Target    // by logic name, lower case
 	dataSources []string
 	keygens     map[string]keygen.Generator // by key generator name
@@ -40,19 +41,29 @@ type tableRoute struct {
 	node   []int    // node[di*len(tbl)+ti]: index into nodes, or -1
 	nodes  []Target // sorted by data source, then table (natural order)
 	single [][]Target
-	db     *compiledStrategy // nil: every data source
-	table  *compiledStrategy // nil: every table of the chosen data sources
-	keyCol string
-	keyGen keygen.Generator
+	// byTable[ti] / byDS[di]: the only node holding table ti / in data
+	// source di, or -1, so a route constrained on one strategy only still
+	// returns without building a list.
+	byTable, byDS []int
+	// tableOnly[ti] is the single node of table ti when only the table
+	// strategy shards and it has an int fast path (fast.go); else nil.
+	tableOnly [][]Target
+	db        *compiledStrategy // nil: every data source
+	table     *compiledStrategy // nil: every table of the chosen data sources
+	keyCol    string
+	keyGen    keygen.Generator
 }
 
 // compiledStrategy is a strategy bound to its algorithm and targets.
 type compiledStrategy struct {
-	columns []string // lower case; one for standard
-	std     shardFunc
-	cpx     multiFunc
-	algo    string
-	targets []string
+	columns   []string // lower case; one for standard
+	std       shardFunc
+	col       string    // columns[0]
+	kernel    intKernel // std's int64 fast path (fast.go)
+	hasKernel bool
+	cpx       multiFunc
+	algo      string
+	targets   []string
 }
 
 // RouterOption configures NewRouter.
@@ -123,6 +134,10 @@ func (c *compiler) compile() *Router {
 	for _, t := range cfg.Tables {
 		if tr := c.table(r, t); tr != nil {
 			r.tables[strings.ToLower(t.Name)] = tr
+			r.byName.add(t.Name, tr)
+			if low := strings.ToLower(t.Name); low != t.Name {
+				r.byName.add(low, tr)
+			}
 			r.names = append(r.names, t.Name)
 		}
 	}
@@ -257,9 +272,26 @@ func (c *compiler) table(r *Router, t *Table) *tableRoute {
 		tr.node[i] = -1
 	}
 	tr.single = make([][]Target, len(tr.nodes))
+	tr.byTable, tr.byDS = make([]int, len(tr.tbl)), make([]int, len(tr.ds))
+	for i := range tr.byTable {
+		tr.byTable[i] = -1
+	}
+	for i := range tr.byDS {
+		tr.byDS[i] = -1
+	}
+	only := func(slot *int, k int) {
+		if *slot == -1 {
+			*slot = k
+		} else {
+			*slot = -2 // several
+		}
+	}
 	for k, n := range tr.nodes {
-		tr.node[dsIdx[n.DataSource]*len(tr.tbl)+tblIdx[n.Table]] = k
+		di, ti := dsIdx[n.DataSource], tblIdx[n.Table]
+		tr.node[di*len(tr.tbl)+ti] = k
 		tr.single[k] = tr.nodes[k : k+1 : k+1]
+		only(&tr.byTable[ti], k)
+		only(&tr.byDS[di], k)
 	}
 	kg := t.KeyGenerate
 	if kg == nil {
@@ -282,6 +314,14 @@ func (c *compiler) table(r *Router, t *Table) *tableRoute {
 	}
 	tr.db = c.strategy(t, dbStrat, tr.ds, layout)
 	tr.table = c.strategy(t, tblStrat, tr.tbl, layout)
+	if tr.db == nil && tr.table != nil && tr.table.hasKernel {
+		tr.tableOnly = make([][]Target, len(tr.tbl))
+		for ti, k := range tr.byTable {
+			if k >= 0 {
+				tr.tableOnly[ti] = tr.single[k]
+			}
+		}
+	}
 	return tr
 }
 
@@ -308,6 +348,9 @@ func (c *compiler) strategy(t *Table, s *Strategy, targets []string, layout *key
 	for _, col := range cols {
 		cs.columns = append(cs.columns, strings.ToLower(col))
 	}
+	if len(cs.columns) > 0 {
+		cs.col = cs.columns[0]
+	}
 	spec := algoSpec{typ: a.Type, props: a.Props, targets: targets, columns: cs.columns, keyLayout: layout, auto: t.Auto}
 	if len(cs.columns) > 0 {
 		spec.column = cs.columns[0]
@@ -325,6 +368,9 @@ func (c *compiler) strategy(t *Table, s *Strategy, targets []string, layout *key
 			return nil
 		}
 		cs.std, err = f(spec)
+		if err == nil {
+			cs.kernel, cs.hasKernel = newKernel(cs.std)
+		}
 	case "complex":
 		f, ok := algorithms.complex[a.Type]
 		if !ok {
@@ -426,7 +472,7 @@ func (r *Router) KeyGenerator(table string) (column string, gen keygen.Generator
 }
 
 func (r *Router) lookup(table string) *tableRoute {
-	if tr, ok := r.tables[table]; ok {
+	if tr := r.byName.get(table); tr != nil {
 		return tr
 	}
 	return r.tables[strings.ToLower(table)]
@@ -466,9 +512,25 @@ type idxSet struct {
 }
 
 func (r *Router) route(table string, conds []Cond, scatter bool) ([]Target, error) {
-	tr := r.lookup(table)
+	tr := r.byName.get(table)
 	if tr == nil {
-		return r.unsharded(table)
+		if tr = r.tables[strings.ToLower(table)]; tr == nil {
+			return r.unsharded(table)
+		}
+	}
+	// The commonest statement, one integer key choosing the table, written
+	// out here to save three calls (fast.go has the general fast path).
+	if tr.tableOnly != nil && len(conds) == 1 {
+		if c, s := &conds[0], tr.table; c.op == opEq && (c.column == s.col || strings.EqualFold(c.column, s.col)) {
+			if n, ok := intOf(c.v); ok {
+				if t, ok := s.kernel.index(n); ok && tr.tableOnly[t] != nil {
+					return tr.tableOnly[t], nil
+				}
+			}
+		}
+	}
+	if ts, ok := tr.fastRoute(conds); ok {
+		return ts, nil
 	}
 	dbs, err := tr.choose(tr.db, conds, scatter)
 	if err != nil {
@@ -478,12 +540,18 @@ func (r *Router) route(table string, conds []Cond, scatter bool) ([]Target, erro
 	if err != nil {
 		return nil, err
 	}
-	if !dbs.all && !tbs.all && dbs.list == nil && tbs.list == nil {
+	dbOne, tblOne := !dbs.all && dbs.list == nil, !tbs.all && tbs.list == nil
+	switch {
+	case dbOne && tblOne:
 		k := tr.node[dbs.one*len(tr.tbl)+tbs.one]
 		if k < 0 {
 			return nil, &RouteError{Table: tr.name, Target: tr.ds[dbs.one] + "." + tr.tbl[tbs.one], Err: ErrNoRoute}
 		}
 		return tr.single[k], nil
+	case tblOne && dbs.all && tr.byTable[tbs.one] >= 0:
+		return tr.single[tr.byTable[tbs.one]], nil
+	case dbOne && tbs.all && tr.byDS[dbs.one] >= 0:
+		return tr.single[tr.byDS[dbs.one]], nil
 	}
 	return tr.combine(dbs, tbs)
 }
@@ -578,8 +646,8 @@ func (tr *tableRoute) evalCond(s *compiledStrategy, c *Cond) (idxSet, error) {
 		}
 		return tr.one(s, v)
 	case opIn:
-		out := idxSet{list: make([]int, 0, len(c.vs))}
-		for _, x := range c.vs {
+		out := idxSet{list: make([]int, 0, len(c.values()))}
+		for _, x := range c.values() {
 			v, err := toValue(x)
 			if err != nil {
 				return idxSet{}, fmt.Errorf("shardconf: table %s, column %s: %w", tr.name, c.column, err)
@@ -646,7 +714,7 @@ func (tr *tableRoute) chooseComplex(s *compiledStrategy, conds []Cond, scatter b
 			case opEq:
 				raw = []any{c.v}
 			case opIn:
-				raw = c.vs
+				raw = c.values()
 			default:
 				if ar, ok := s.cpx.(interface{ allowsRange() bool }); scatter || (ok && ar.allowsRange()) {
 					return idxSet{all: true}, nil

@@ -2,6 +2,7 @@ package shardconf_test
 
 import (
 	"context"
+	"math/rand/v2"
 	"errors"
 	"fmt"
 	"path/filepath"
@@ -262,4 +263,56 @@ rules:
 		{table: "t_time", conds: conds(eq("k", "2020-01-01 00:00:05")), want: "ds_1.t_time_2"},
 		{table: "t_hash", conds: conds(eq("k", "order_1")), want: "ds_0.t_hash_0"}, // Java: abs((long) -1207109760) % 3 = 0
 	})
+}
+
+// TestFastPathAgreesWithGeneralPath: an equality (taking the integer fast
+// path) routes exactly as the same value in an IN list (the general path),
+// for random keys, negatives and edge values, on every algorithm.
+func TestFastPathAgreesWithGeneralPath(t *testing.T) {
+	cfg, err := shardconf.Parse([]byte(benchRules))
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, err := shardconf.NewRouter(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	vals := []int64{0, 1, 15, 16, 17, -1, -16, -17, 1 << 62, -1 << 63, 1<<63 - 1, 1_331_042_935_696_789_505}
+	rng := rand.New(rand.NewPCG(7, 9))
+	for i := 0; i < 2000; i++ {
+		vals = append(vals, int64(rng.Uint64()))
+	}
+	for _, table := range []string{"t_mod", "t_hash", "t_inline", "t_bits"} {
+		for _, v := range vals {
+			for _, typed := range []any{v, keygen.ID(v), int(v)} {
+				fast, ferr := r.Route(table, eq("ORDER_ID", typed))
+				slow, serr := r.Route(table, in("order_id", v))
+				if (ferr == nil) != (serr == nil) || targets(fast) != targets(slow) {
+					t.Fatalf("%s %d (%T): fast %q %v, general %q %v", table, v, typed, targets(fast), ferr, targets(slow), serr)
+				}
+			}
+		}
+	}
+}
+
+func TestRouteEqualityAllocatesNothing(t *testing.T) {
+	cfg, err := shardconf.Parse([]byte(benchRules))
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, err := shardconf.NewRouter(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, table := range []string{"t_mod", "t_hash", "t_inline", "t_bits"} {
+		c := eq("order_id", int64(1_331_042_935_696_789_505))
+		if n := testing.AllocsPerRun(100, func() { _, _ = r.Route(table, c) }); n != 0 {
+			t.Errorf("%s: %v allocations per Route", table, n)
+		}
+	}
+	r2 := mustRouter(t, "ss5-databases-tables.yaml", shardconf.WithKeyGenProps(keygen.Props{"worker-id": "1"}))
+	c1, c2 := eq("user_id", 3), eq("order_id", 8)
+	if n := testing.AllocsPerRun(100, func() { _, _ = r2.Route("t_order", c1, c2) }); n != 0 {
+		t.Errorf("database and table strategies: %v allocations per Route", n)
+	}
 }
