@@ -532,11 +532,14 @@ func (r *Router) route(table string, conds []Cond, scatter bool) ([]Target, erro
 	if ts, ok := tr.fastRoute(conds); ok {
 		return ts, nil
 	}
-	dbs, err := tr.choose(tr.db, conds, scatter)
+	sc := scratchPool.Get().(*scratch)
+	sc.used = 0
+	defer scratchPool.Put(sc)
+	dbs, err := tr.choose(tr.db, conds, scatter, sc)
 	if err != nil {
 		return nil, err
 	}
-	tbs, err := tr.choose(tr.table, conds, scatter)
+	tbs, err := tr.choose(tr.table, conds, scatter, sc)
 	if err != nil {
 		return nil, err
 	}
@@ -553,28 +556,29 @@ func (r *Router) route(table string, conds []Cond, scatter bool) ([]Target, erro
 	case dbOne && tbs.all && tr.byDS[dbs.one] >= 0:
 		return tr.single[tr.byDS[dbs.one]], nil
 	}
-	return tr.combine(dbs, tbs)
+	return tr.combine(dbs, tbs, sc)
 }
 
 // combine lists the existing nodes of the chosen data sources and tables.
-func (tr *tableRoute) combine(dbs, tbs idxSet) ([]Target, error) {
+// The result is the only allocation.
+func (tr *tableRoute) combine(dbs, tbs idxSet, sc *scratch) ([]Target, error) {
 	if dbs.all && tbs.all {
 		return tr.nodes, nil
 	}
 	expand := func(s idxSet, n int) []int {
 		switch {
 		case s.all:
-			out := make([]int, n)
-			for i := range out {
-				out[i] = i
+			out := sc.take()
+			for i := 0; i < n; i++ {
+				out = append(out, i)
 			}
 			return out
 		case s.list != nil:
 			return s.list
 		}
-		return []int{s.one}
+		return append(sc.take(), s.one)
 	}
-	var ks []int
+	ks := sc.take()
 	dl, tl := expand(dbs, len(tr.ds)), expand(tbs, len(tr.tbl))
 	for _, d := range dl {
 		for _, t := range tl {
@@ -587,20 +591,40 @@ func (tr *tableRoute) combine(dbs, tbs idxSet) ([]Target, error) {
 		// Every chosen combination is missing: the values route nowhere.
 		return nil, &RouteError{Table: tr.name, Target: tr.ds[dl[0]] + "." + tr.tbl[tl[0]], Err: ErrNoRoute}
 	}
-	sort.Ints(ks) // nodes are sorted, so their indexes sort the result
-	out := make([]Target, 0, len(ks))
+	ks = sortUnique(ks) // nodes are sorted, so their indexes sort the result
+	out := make([]Target, len(ks))
 	for i, k := range ks {
-		if i == 0 || k != ks[i-1] {
-			out = append(out, tr.nodes[k])
-		}
+		out[i] = tr.nodes[k]
 	}
 	return out, nil
 }
 
-var scratchPool = sync.Pool{New: func() any { s := make([]int, 0, 16); return &s }}
+// scratch holds reusable index buffers for one general-path route, so
+// that IN lists and ranges allocate only their result.
+type scratch struct {
+	bufs [8][]int
+	used int
+}
+
+func (sc *scratch) take() []int {
+	if sc.used < len(sc.bufs) {
+		b := sc.bufs[sc.used][:0]
+		sc.used++
+		return b
+	}
+	return make([]int, 0, 16)
+}
+
+var scratchPool = sync.Pool{New: func() any {
+	sc := &scratch{}
+	for i := range sc.bufs {
+		sc.bufs[i] = make([]int, 0, 64)
+	}
+	return sc
+}}
 
 // choose applies one strategy to the conditions.
-func (tr *tableRoute) choose(s *compiledStrategy, conds []Cond, scatter bool) (idxSet, error) {
+func (tr *tableRoute) choose(s *compiledStrategy, conds []Cond, scatter bool, sc *scratch) (idxSet, error) {
 	if s == nil {
 		return idxSet{all: true}, nil
 	}
@@ -617,7 +641,7 @@ func (tr *tableRoute) choose(s *compiledStrategy, conds []Cond, scatter bool) (i
 		if c.column != col && !strings.EqualFold(c.column, col) {
 			continue
 		}
-		cur, err := tr.evalCond(s, c)
+		cur, err := tr.evalCond(s, c, sc)
 		if err != nil {
 			return idxSet{}, err
 		}
@@ -625,7 +649,7 @@ func (tr *tableRoute) choose(s *compiledStrategy, conds []Cond, scatter bool) (i
 			set, found = cur, true
 			continue
 		}
-		set = intersect(set, cur)
+		set = intersect(set, cur, sc)
 	}
 	if !found {
 		if scatter {
@@ -637,7 +661,7 @@ func (tr *tableRoute) choose(s *compiledStrategy, conds []Cond, scatter bool) (i
 }
 
 // evalCond computes the targets one condition allows.
-func (tr *tableRoute) evalCond(s *compiledStrategy, c *Cond) (idxSet, error) {
+func (tr *tableRoute) evalCond(s *compiledStrategy, c *Cond, sc *scratch) (idxSet, error) {
 	switch c.op {
 	case opEq:
 		v, err := toValue(c.v)
@@ -646,7 +670,7 @@ func (tr *tableRoute) evalCond(s *compiledStrategy, c *Cond) (idxSet, error) {
 		}
 		return tr.one(s, v)
 	case opIn:
-		out := idxSet{list: make([]int, 0, len(c.values()))}
+		out := idxSet{list: sc.take()}
 		for _, x := range c.values() {
 			v, err := toValue(x)
 			if err != nil {
@@ -665,15 +689,11 @@ func (tr *tableRoute) evalCond(s *compiledStrategy, c *Cond) (idxSet, error) {
 		if err != nil {
 			return idxSet{}, fmt.Errorf("shardconf: table %s, column %s: %w", tr.name, c.column, err)
 		}
-		bufp := scratchPool.Get().(*[]int)
-		idx, err := s.std.within(sp, (*bufp)[:0])
+		idx, err := s.std.within(sp, sc.take())
 		if err != nil {
-			scratchPool.Put(bufp)
 			return idxSet{}, fmt.Errorf("shardconf: table %s, column %s: %w", tr.name, c.column, err)
 		}
-		out := idxSet{list: sortUnique(append([]int(nil), idx...))}
-		*bufp = idx[:0]
-		scratchPool.Put(bufp)
+		out := idxSet{list: sortUnique(idx)}
 		if len(out.list) == len(s.targets) {
 			return idxSet{all: true}, nil
 		}
@@ -777,7 +797,7 @@ func (tr *tableRoute) chooseComplex(s *compiledStrategy, conds []Cond, scatter b
 	return out, nil
 }
 
-func intersect(a, b idxSet) idxSet {
+func intersect(a, b idxSet, sc *scratch) idxSet {
 	switch {
 	case a.all:
 		return b
@@ -786,12 +806,12 @@ func intersect(a, b idxSet) idxSet {
 	}
 	la, lb := a.list, b.list
 	if la == nil {
-		la = []int{a.one}
+		la = append(sc.take(), a.one)
 	}
 	if lb == nil {
-		lb = []int{b.one}
+		lb = append(sc.take(), b.one)
 	}
-	out := []int{}
+	out := sc.take()
 	for _, x := range la {
 		for _, y := range lb {
 			if x == y {
