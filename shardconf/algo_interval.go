@@ -739,7 +739,6 @@ func newIntervalAlgorithm(spec algoSpec) (shardFunc, error) {
 	// targets ending so.
 	tails := map[int]map[string][]int{}
 	a.tgt = make([]int32, len(a.starts))
-	matched := false
 	var buf []byte
 	for k, s := range a.starts {
 		buf = suf.format(buf[:0], s)
@@ -755,9 +754,12 @@ func newIntervalAlgorithm(spec algoSpec) (shardFunc, error) {
 		}
 		switch hits := m[string(buf)]; len(hits) {
 		case 0:
-			a.tgt[k] = -1
+			// Fail closed at load: a value in this interval would have no
+			// table (ShardingSphere routes it nowhere at run time).
+			return nil, fmt.Errorf("INTERVAL: the interval starting %s has suffix %q, but no target ends in it "+
+				"(targets: %s); add its table or lower datetime-upper", s.Format("2006-01-02 15:04:05"), buf, apList(spec.targets))
 		case 1:
-			a.tgt[k], matched = int32(hits[0]), true
+			a.tgt[k] = int32(hits[0])
 		default:
 			names := make([]string, len(hits))
 			for i, h := range hits {
@@ -766,10 +768,6 @@ func newIntervalAlgorithm(spec algoSpec) (shardFunc, error) {
 			return nil, fmt.Errorf("INTERVAL: the interval starting %s has suffix %q, which several targets end in (%s)",
 				s.Format("2006-01-02 15:04:05"), buf, strings.Join(names, ", "))
 		}
-	}
-	if !matched {
-		return nil, fmt.Errorf("INTERVAL: no target ends in any interval's suffix (sharding-suffix-pattern %q gives %q for the first interval; targets: %s)",
-			sufSrc, suf.format(nil, a.starts[0]), apList(spec.targets))
 	}
 	return a, nil
 }

@@ -131,3 +131,80 @@ func (c Cond) span() (span, error) {
 	}
 	return s, nil
 }
+
+// compareValues orders two values of the same kind; ok is false for
+// values that do not compare (different kinds).
+func compareValues(a, b value) (int, bool) {
+	if a.kind != b.kind {
+		return 0, false
+	}
+	switch a.kind {
+	case kindInt:
+		return cmpOrdered(a.i, b.i), true
+	case kindBig:
+		return cmpOrdered(a.u, b.u), true
+	case kindString:
+		return strings.Compare(a.s, b.s), true
+	case kindTime:
+		return a.t.Compare(b.t), true
+	case kindFloat:
+		return cmpOrdered(a.f, b.f), true
+	}
+	return 0, false
+}
+
+func cmpOrdered[T int64 | uint64 | float64](a, b T) int {
+	switch {
+	case a < b:
+		return -1
+	case a > b:
+		return 1
+	}
+	return 0
+}
+
+// mergeSpans intersects two ranges on one column, keeping the tighter
+// bound on each side; ok is false when bounds do not compare.
+func mergeSpans(a, b span) (span, bool) {
+	lo, ok := tighter(a.lo, b.lo, 1)
+	if !ok {
+		return span{}, false
+	}
+	hi, ok := tighter(a.hi, b.hi, -1)
+	if !ok {
+		return span{}, false
+	}
+	return span{lo: lo, hi: hi}, true
+}
+
+// tighter picks the stricter of two bounds: the larger lower bound (dir 1)
+// or the smaller upper bound (dir -1); an exclusive bound wins a tie.
+func tighter(a, b bound, dir int) (bound, bool) {
+	switch {
+	case !a.set:
+		return b, true
+	case !b.set:
+		return a, true
+	}
+	c, ok := compareValues(a.v, b.v)
+	switch {
+	case !ok:
+		return bound{}, false
+	case c*dir > 0:
+		return a, true
+	case c*dir < 0:
+		return b, true
+	case !a.inclusive:
+		return a, true
+	}
+	return b, true
+}
+
+// spanEmpty reports a range that no value satisfies (lo above hi).
+func spanEmpty(s span) bool {
+	if !s.lo.set || !s.hi.set {
+		return false
+	}
+	c, ok := compareValues(s.lo.v, s.hi.v)
+	return ok && (c > 0 || c == 0 && !(s.lo.inclusive && s.hi.inclusive))
+}

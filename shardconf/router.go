@@ -636,20 +636,56 @@ func (tr *tableRoute) choose(s *compiledStrategy, conds []Cond, scatter bool, sc
 		set   idxSet
 		found bool
 	)
+	add := func(cur idxSet) {
+		if !found {
+			set, found = cur, true
+			return
+		}
+		set = intersect(set, cur, sc)
+	}
+	// Range conditions on the column are merged into one span first, so
+	// that order_id >= 1 AND order_id <= 2 narrows like BETWEEN 1 AND 2.
+	var (
+		rng    span
+		hasRng bool
+	)
 	for i := range conds {
 		c := &conds[i]
 		if c.column != col && !strings.EqualFold(c.column, col) {
+			continue
+		}
+		if c.isRange() {
+			sp, err := c.span()
+			if err != nil {
+				return idxSet{}, fmt.Errorf("shardconf: table %s, column %s: %w", tr.name, c.column, err)
+			}
+			if !hasRng {
+				rng, hasRng = sp, true
+				continue
+			}
+			if merged, ok := mergeSpans(rng, sp); ok {
+				rng = merged
+				continue
+			}
+			cur, err := tr.evalSpan(s, c.column, sp, sc)
+			if err != nil {
+				return idxSet{}, err
+			}
+			add(cur)
 			continue
 		}
 		cur, err := tr.evalCond(s, c, sc)
 		if err != nil {
 			return idxSet{}, err
 		}
-		if !found {
-			set, found = cur, true
-			continue
+		add(cur)
+	}
+	if hasRng {
+		cur, err := tr.evalSpan(s, col, rng, sc)
+		if err != nil {
+			return idxSet{}, err
 		}
-		set = intersect(set, cur, sc)
+		add(cur)
 	}
 	if !found {
 		if scatter {
@@ -689,16 +725,24 @@ func (tr *tableRoute) evalCond(s *compiledStrategy, c *Cond, sc *scratch) (idxSe
 		if err != nil {
 			return idxSet{}, fmt.Errorf("shardconf: table %s, column %s: %w", tr.name, c.column, err)
 		}
-		idx, err := s.std.within(sp, sc.take())
-		if err != nil {
-			return idxSet{}, fmt.Errorf("shardconf: table %s, column %s: %w", tr.name, c.column, err)
-		}
-		out := idxSet{list: sortUnique(idx)}
-		if len(out.list) == len(s.targets) {
-			return idxSet{all: true}, nil
-		}
-		return out, nil
+		return tr.evalSpan(s, c.column, sp, sc)
 	}
+}
+
+// evalSpan computes the targets a range allows.
+func (tr *tableRoute) evalSpan(s *compiledStrategy, column string, sp span, sc *scratch) (idxSet, error) {
+	if spanEmpty(sp) {
+		return idxSet{list: sc.take()}, nil
+	}
+	idx, err := s.std.within(sp, sc.take())
+	if err != nil {
+		return idxSet{}, fmt.Errorf("shardconf: table %s, column %s: %w", tr.name, column, err)
+	}
+	out := idxSet{list: sortUnique(idx)}
+	if len(out.list) == len(s.targets) {
+		return idxSet{all: true}, nil
+	}
+	return out, nil
 }
 
 func (tr *tableRoute) one(s *compiledStrategy, v value) (idxSet, error) {

@@ -160,6 +160,12 @@ func TestGoldenAutoTables(t *testing.T) {
 		{table: "t_order", conds: conds(between("order_id", 1, 2)), want: "ds_0.t_order_2 ds_1.t_order_1"},
 		{table: "t_order", conds: conds(between("order_id", 1, 100)), want: "ds_0.t_order_0 ds_0.t_order_2 ds_1.t_order_1 ds_1.t_order_3"},
 		{table: "t_goods", conds: conds(eq("goods_id", 7)), want: "ds_1.t_goods_3"},
+		// One-sided ranges on one column merge: >= 1 AND <= 2 is BETWEEN 1 AND 2.
+		{table: "t_order", conds: conds(shardconf.Ge("order_id", 1), shardconf.Le("order_id", 2)), want: "ds_0.t_order_2 ds_1.t_order_1"},
+		{table: "t_order", conds: conds(shardconf.Gt("order_id", 4), shardconf.Lt("order_id", 6)), want: "ds_1.t_order_1"},
+		{table: "t_order", conds: conds(shardconf.Gt("order_id", 2), shardconf.Lt("order_id", 3)), want: ""}, // no integer fits
+		{table: "t_order", conds: conds(shardconf.Ge("order_id", 9), shardconf.Le("order_id", 1)), want: ""},
+		{table: "t_order", conds: conds(shardconf.Ge("order_id", 1), shardconf.Le("order_id", 2), eq("order_id", 2)), want: "ds_0.t_order_2"},
 	})
 }
 
