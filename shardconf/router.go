@@ -3,6 +3,7 @@ package shardconf
 import (
 	"errors"
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -450,6 +451,27 @@ func (r *Router) IsBroadcast(table string) bool {
 
 // IsSharded reports whether table has a sharding rule (tables or autoTables).
 func (r *Router) IsSharded(table string) bool { return r.lookup(table) != nil }
+
+// ShardingColumns lists the sharding columns of table's strategies (lower
+// case, database strategy first), or nil for a table that is not sharded.
+func (r *Router) ShardingColumns(table string) []string {
+	tr := r.lookup(table)
+	if tr == nil {
+		return nil
+	}
+	var out []string
+	for _, s := range []*compiledStrategy{tr.db, tr.table} {
+		if s == nil {
+			continue
+		}
+		for _, c := range s.columns {
+			if !slices.Contains(out, c) {
+				out = append(out, c)
+			}
+		}
+	}
+	return out
+}
 
 // Targets lists every physical target of table: its data nodes, a
 // broadcast table in every data source, or an unsharded table in the

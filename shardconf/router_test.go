@@ -322,3 +322,12 @@ func TestRouteEqualityAllocatesNothing(t *testing.T) {
 		t.Errorf("database and table strategies: %v allocations per Route", n)
 	}
 }
+
+func TestShardingColumns(t *testing.T) {
+	r := mustRouter(t, "shardkey.yaml")
+	for table, want := range map[string]string{"t_order": "user_id order_id", "t_log": "region kind", "t_country": "", "nope": ""} {
+		if got := strings.Join(r.ShardingColumns(table), " "); got != want {
+			t.Errorf("ShardingColumns(%s) = %q, want %q", table, got, want)
+		}
+	}
+}
