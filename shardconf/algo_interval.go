@@ -853,11 +853,13 @@ func (a *intervalAlgorithm) within(r span, dst []int) ([]int, error) {
 	lo, loIn := a.lower, true
 	hi, hiIn := a.upper, true
 	if r.lo.set {
-		t, _, err := a.civilOf(r.lo.v)
+		t, cut, err := a.civilOf(r.lo.v)
 		if err != nil {
 			return dst, err
 		}
-		lo, loIn = t, r.lo.inclusive
+		// A bound finer than the pattern was truncated: values just above
+		// it share its truncated time, so it must count as inclusive.
+		lo, loIn = t, r.lo.inclusive || cut
 	}
 	if r.hi.set {
 		t, cut, err := a.civilOf(r.hi.v)

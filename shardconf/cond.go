@@ -132,8 +132,11 @@ func (c Cond) span() (span, error) {
 	return s, nil
 }
 
-// compareValues orders two values of the same kind; ok is false for
-// values that do not compare (different kinds).
+// compareValues orders two integers; ok is false for anything else.
+// Only integers order the same way for every algorithm: strings may be
+// decimal numbers ("9" > "10" as text) or dates in any pattern, and times
+// route by wall clock in the pattern's zone, so merging or emptying their
+// ranges here could lose targets. Those are left to the algorithms.
 func compareValues(a, b value) (int, bool) {
 	if a.kind != b.kind {
 		return 0, false
@@ -143,17 +146,11 @@ func compareValues(a, b value) (int, bool) {
 		return cmpOrdered(a.i, b.i), true
 	case kindBig:
 		return cmpOrdered(a.u, b.u), true
-	case kindString:
-		return strings.Compare(a.s, b.s), true
-	case kindTime:
-		return a.t.Compare(b.t), true
-	case kindFloat:
-		return cmpOrdered(a.f, b.f), true
 	}
 	return 0, false
 }
 
-func cmpOrdered[T int64 | uint64 | float64](a, b T) int {
+func cmpOrdered[T int64 | uint64](a, b T) int {
 	switch {
 	case a < b:
 		return -1

@@ -42,6 +42,26 @@ type Config struct {
 	KeyGenerators map[string]*KeyGenerator
 
 	dataSourcesGiven bool // the file had a dataSources section
+	// positions of Broadcast and BindingGroups entries, and of
+	// DefaultDataSource, for errors (absent for a Config built in code)
+	broadcastPos, bindingPos []Pos
+	defaultDSPos             Pos
+}
+
+// broadcastAt is the position of Broadcast[i], if known.
+func (c *Config) broadcastAt(i int) Pos {
+	if i < len(c.broadcastPos) {
+		return c.broadcastPos[i]
+	}
+	return Pos{Path: "broadcast"}
+}
+
+// bindingAt is the position of BindingGroups[i], if known.
+func (c *Config) bindingAt(i int) Pos {
+	if i < len(c.bindingPos) {
+		return c.bindingPos[i]
+	}
+	return Pos{Path: "bindingTables"}
 }
 
 // Pos is where an element was written.

@@ -415,16 +415,13 @@ func (l *loader) rules(n *yaml.Node, path string) {
 			l.sharding(r, p)
 		case "!BROADCAST":
 			m := l.mapping(r, p)
-			l.cfg.Broadcast = append(l.cfg.Broadcast, l.stringList(m.get("tables"), joinPath(p, "tables"))...)
+			l.broadcast(m.get("tables"), joinPath(p, "tables"))
 			m.done()
-		case "!SINGLE":
-			// Single-table rules only say where unsharded tables live; such
-			// tables route to themselves here.
 		default:
 			if tag == "" || strings.HasPrefix(tag, "!!") {
 				tag = "an untagged entry"
 			}
-			l.errorf(r, p, "%s is not supported by shardkey (supported: !SHARDING, !BROADCAST)", tag)
+			l.errorf(r, p, "%s is not supported by shardkey (supported: !SHARDING, !BROADCAST); ignoring it could put rows elsewhere than the Java fleet does", tag)
 		}
 	}
 }
@@ -470,7 +467,7 @@ func (l *loader) sharding(n *yaml.Node, path string) {
 		l.addTable(tbl, m.kposOf("autoTables", name, val))
 	})
 	l.bindings(m.get("bindingTables"), joinPath(path, "bindingTables"))
-	c.Broadcast = append(c.Broadcast, l.stringList(m.get("broadcastTables"), joinPath(path, "broadcastTables"))...)
+	l.broadcast(m.get("broadcastTables"), joinPath(path, "broadcastTables"))
 	c.DefaultDatabaseStrategy = l.strategy(m.get("defaultDatabaseStrategy"), joinPath(path, "defaultDatabaseStrategy"), m.has("defaultDatabaseStrategy"))
 	c.DefaultTableStrategy = l.strategy(m.get("defaultTableStrategy"), joinPath(path, "defaultTableStrategy"), m.has("defaultTableStrategy"))
 	c.DefaultKeyGenerate = l.keyGenerate(m.get("defaultKeyGenerateStrategy"), joinPath(path, "defaultKeyGenerateStrategy"), m.has("defaultKeyGenerateStrategy"))
@@ -524,6 +521,15 @@ func (l *loader) addTable(t *Table, at *yaml.Node) {
 	l.cfg.Tables = append(l.cfg.Tables, t)
 }
 
+// broadcast reads a list of broadcast tables, keeping their positions.
+func (l *loader) broadcast(n *yaml.Node, path string) {
+	names := l.stringList(n, path)
+	l.cfg.Broadcast = append(l.cfg.Broadcast, names...)
+	for range names {
+		l.cfg.broadcastPos = append(l.cfg.broadcastPos, pos(deref(n), path))
+	}
+}
+
 func (l *loader) bindings(n *yaml.Node, path string) {
 	n = deref(n)
 	if isNull(n) {
@@ -534,8 +540,10 @@ func (l *loader) bindings(n *yaml.Node, path string) {
 		return
 	}
 	for i, g := range n.Content {
-		if group := l.stringList(g, fmt.Sprintf("%s[%d]", path, i)); len(group) > 0 {
+		p := fmt.Sprintf("%s[%d]", path, i)
+		if group := l.stringList(g, p); len(group) > 0 {
 			l.cfg.BindingGroups = append(l.cfg.BindingGroups, group)
+			l.cfg.bindingPos = append(l.cfg.bindingPos, pos(deref(g), p))
 		}
 	}
 }
@@ -619,18 +627,19 @@ func (l *loader) shardingRule4(n *yaml.Node, path string) {
 	m.mapping("tables").each(func(name string, val *yaml.Node, p string) {
 		t := l.mapping(val, p)
 		tbl := &Table{Name: name, DataNodesExpr: t.str("actualDataNodes"), Pos: pos(deref(val), p)}
-		tbl.DatabaseStrategy = l.strategy4(t.get("databaseStrategy"), joinPath(p, "databaseStrategy"), t.has("databaseStrategy"), name+"_database_inline")
-		tbl.TableStrategy = l.strategy4(t.get("tableStrategy"), joinPath(p, "tableStrategy"), t.has("tableStrategy"), name+"_table_inline")
-		tbl.KeyGenerate = l.keyGenerator4(t.get("keyGenerator"), joinPath(p, "keyGenerator"), name+"_key_generator")
+		tbl.DatabaseStrategy = l.strategy4(t.get("databaseStrategy"), joinPath(p, "databaseStrategy"), t.has("databaseStrategy"), "tables."+name+".databaseStrategy")
+		tbl.TableStrategy = l.strategy4(t.get("tableStrategy"), joinPath(p, "tableStrategy"), t.has("tableStrategy"), "tables."+name+".tableStrategy")
+		tbl.KeyGenerate = l.keyGenerator4(t.get("keyGenerator"), joinPath(p, "keyGenerator"), "tables."+name+".keyGenerator")
 		t.done("logicIndex")
 		l.addTable(tbl, m.kposOf("tables", name, val))
 	})
 	l.bindings(m.get("bindingTables"), joinPath(path, "bindingTables"))
-	c.Broadcast = append(c.Broadcast, l.stringList(m.get("broadcastTables"), joinPath(path, "broadcastTables"))...)
+	l.broadcast(m.get("broadcastTables"), joinPath(path, "broadcastTables"))
 	c.DefaultDataSource = m.str("defaultDataSourceName")
-	c.DefaultDatabaseStrategy = l.strategy4(m.get("defaultDatabaseStrategy"), joinPath(path, "defaultDatabaseStrategy"), m.has("defaultDatabaseStrategy"), "default_database_inline")
-	c.DefaultTableStrategy = l.strategy4(m.get("defaultTableStrategy"), joinPath(path, "defaultTableStrategy"), m.has("defaultTableStrategy"), "default_table_inline")
-	c.DefaultKeyGenerate = l.keyGenerator4(m.get("defaultKeyGenerator"), joinPath(path, "defaultKeyGenerator"), "default_key_generator")
+	c.defaultDSPos = m.valuePos("defaultDataSourceName")
+	c.DefaultDatabaseStrategy = l.strategy4(m.get("defaultDatabaseStrategy"), joinPath(path, "defaultDatabaseStrategy"), m.has("defaultDatabaseStrategy"), "defaultDatabaseStrategy")
+	c.DefaultTableStrategy = l.strategy4(m.get("defaultTableStrategy"), joinPath(path, "defaultTableStrategy"), m.has("defaultTableStrategy"), "defaultTableStrategy")
+	c.DefaultKeyGenerate = l.keyGenerator4(m.get("defaultKeyGenerator"), joinPath(path, "defaultKeyGenerator"), "defaultKeyGenerator")
 	if m.has("masterSlaveRules") {
 		m.get("masterSlaveRules")
 		l.errorf(m.kpos["masterSlaveRules"], joinPath(path, "masterSlaveRules"), "masterSlaveRules are not supported by shardkey")
@@ -652,6 +661,8 @@ func (l *loader) strategy4(n *yaml.Node, path string, present bool, algoName str
 		col, expr := im.required("shardingColumn"), im.required("algorithmExpression")
 		im.done()
 		at := deref(m.vals["inline"])
+		// 4.x strategies have no names: each gets its YAML path, which no
+		// two strategies share.
 		l.cfg.Algorithms[algoName] = &Algorithm{Name: algoName, Type: "INLINE", Props: map[string]string{"algorithm-expression": expr}, Pos: pos(at, p)}
 		s = &Strategy{Type: "standard", Columns: []string{col}, Algorithm: algoName, Pos: pos(at, p)}
 	}
@@ -766,6 +777,6 @@ func (l *loader) finish() {
 		}
 	}
 	if c.DefaultDataSource != "" && !known[c.DefaultDataSource] {
-		l.errs = append(l.errs, c.errAt(Pos{Path: "shardingRule.defaultDataSourceName"}, "data source %q is not defined", c.DefaultDataSource))
+		l.errs = append(l.errs, c.errAt(c.defaultDSPos, "data source %q is not defined", c.DefaultDataSource))
 	}
 }

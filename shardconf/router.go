@@ -142,14 +142,14 @@ func (c *compiler) compile() *Router {
 			r.names = append(r.names, t.Name)
 		}
 	}
-	for _, b := range cfg.Broadcast {
+	for i, b := range cfg.Broadcast {
 		key := strings.ToLower(b)
 		if _, dup := r.tables[key]; dup {
-			c.errorf(Pos{Path: "broadcast"}, "table %s is both sharded and broadcast", b)
+			c.errorf(cfg.broadcastAt(i), "table %s is both sharded and broadcast", b)
 			continue
 		}
 		if len(r.dataSources) == 0 {
-			c.errorf(Pos{Path: "broadcast"}, "broadcast table %s: no data sources are known", b)
+			c.errorf(cfg.broadcastAt(i), "broadcast table %s: no data sources are known", b)
 			continue
 		}
 		var ts []Target
@@ -160,10 +160,10 @@ func (c *compiler) compile() *Router {
 		if _, dup := r.broadcast[key]; !dup {
 			r.names = append(r.names, b)
 		}
-		r.broadcast[key] = ts
+		r.broadcast[key] = ts[:len(ts):len(ts)] // callers appending get their own array
 	}
-	for _, g := range cfg.BindingGroups {
-		c.binding(r, g)
+	for i, g := range cfg.BindingGroups {
+		c.binding(r, g, cfg.bindingAt(i))
 	}
 	sort.Strings(r.names)
 	return r
@@ -235,11 +235,10 @@ func (c *compiler) table(r *Router, t *Table) *tableRoute {
 			c.errs = append(c.errs, err)
 			return nil
 		}
-		nodes = nil
+		nodes = nil // the Config is the caller's: left as it is
 		for i := 0; i < n; i++ {
 			nodes = append(nodes, DataNode{ds[i%len(ds)], fmt.Sprintf("%s_%d", t.Name, i)})
 		}
-		t.DataNodes = nodes
 		dbStrat, tblStrat = &Strategy{Type: "none"}, t.AutoStrategy
 	} else {
 		if dbStrat == nil {
@@ -268,6 +267,7 @@ func (c *compiler) table(r *Router, t *Table) *tableRoute {
 		tr.nodes = append(tr.nodes, Target{n.DataSource, n.Table})
 	}
 	sortTargets(tr.nodes)
+	tr.nodes = tr.nodes[:len(tr.nodes):len(tr.nodes)] // callers appending get their own array
 	tr.node = make([]int, len(tr.ds)*len(tr.tbl))
 	for i := range tr.node {
 		tr.node[i] = -1
@@ -389,7 +389,7 @@ func (c *compiler) strategy(t *Table, s *Strategy, targets []string, layout *key
 	}
 	if err != nil {
 		c.errs = append(c.errs, &ConfigError{File: cfg.File, Line: a.Pos.Line, Column: a.Pos.Column, Path: a.Pos.Path,
-			Msg: fmt.Sprintf("algorithm %s (%s): %v", a.Name, a.Type, err), Err: err})
+			Msg: fmt.Sprintf("algorithm %s (%s) for table %s: %v", a.Name, a.Type, t.Name, err), Err: err})
 		return nil
 	}
 	return cs
@@ -409,18 +409,18 @@ func sortedKeys(m map[string]bool) []string {
 	return out
 }
 
-func (c *compiler) binding(r *Router, group []string) {
+func (c *compiler) binding(r *Router, group []string, at Pos) {
 	var first *tableRoute
 	for _, name := range group {
 		tr := r.tables[strings.ToLower(name)]
 		if tr == nil {
-			c.errorf(Pos{Path: "bindingTables"}, "binding table %s is not a sharded table", name)
+			c.errorf(at, "binding table %s is not a sharded table", name)
 			return
 		}
 		if first == nil {
 			first = tr
 		} else if len(tr.nodes) != len(first.nodes) || len(tr.ds) != len(first.ds) {
-			c.errorf(Pos{Path: "bindingTables"}, "binding tables %s and %s have different data nodes (%d and %d)", first.name, tr.name,
+			c.errorf(at, "binding tables %s and %s have different data nodes (%d and %d)", first.name, tr.name,
 				len(first.nodes), len(tr.nodes))
 			return
 		}

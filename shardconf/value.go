@@ -1,8 +1,10 @@
 package shardconf
 
 import (
+	"database/sql/driver"
 	"fmt"
 	"math"
+	"reflect"
 	"strconv"
 	"time"
 
@@ -73,8 +75,47 @@ func toValue(v any) (value, error) {
 		return value{kind: kindFloat, f: x}, nil
 	case float32:
 		return value{kind: kindFloat, f: float64(x)}, nil
-	case fmt.Stringer:
-		return value{kind: kindString, s: x.String()}, nil
+	case nil:
+		return value{}, fmt.Errorf("shardconf: a NULL sharding value routes nowhere")
+	}
+	return slowValue(v)
+}
+
+// slowValue handles named types: driver.Valuer (keygen.ID behind a
+// pointer, sql.NullInt64), integer and string kinds, and only then
+// fmt.Stringer, so that a named integer type is never hashed as a string.
+func slowValue(v any) (value, error) {
+	rv := reflect.ValueOf(v)
+	if rv.Kind() == reflect.Pointer {
+		if rv.IsNil() {
+			return value{}, fmt.Errorf("shardconf: a nil %T sharding value routes nowhere", v)
+		}
+		return toValue(rv.Elem().Interface())
+	}
+	if dv, ok := v.(driver.Valuer); ok {
+		x, err := dv.Value()
+		if err != nil {
+			return value{}, fmt.Errorf("shardconf: sharding value %T: %w", v, err)
+		}
+		if _, same := x.(driver.Valuer); same || x == nil {
+			return value{}, fmt.Errorf("shardconf: sharding value %T has no usable value", v)
+		}
+		return toValue(x)
+	}
+	switch {
+	case rv.CanInt():
+		return value{kind: kindInt, i: rv.Int()}, nil
+	case rv.CanUint():
+		if u := rv.Uint(); u > math.MaxInt64 {
+			return value{kind: kindBig, u: u}, nil
+		} else {
+			return value{kind: kindInt, i: int64(u)}, nil
+		}
+	case rv.Kind() == reflect.String:
+		return value{kind: kindString, s: rv.String()}, nil
+	}
+	if s, ok := v.(fmt.Stringer); ok {
+		return value{kind: kindString, s: s.String()}, nil
 	}
 	return value{}, fmt.Errorf("shardconf: unsupported sharding value type %T", v)
 }
