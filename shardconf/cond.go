@@ -61,6 +61,13 @@ func Gt(column string, v any) Cond { return Cond{column: column, op: opGt, v: v}
 // Ge: column >= v.
 func Ge(column string, v any) Cond { return Cond{column: column, op: opGe, v: v} }
 
+// WithColumn returns the condition on another column (an ORM resolving a
+// primary-key placeholder, say).
+func (c Cond) WithColumn(column string) Cond {
+	c.column = column
+	return c
+}
+
 // Column is the column the condition constrains.
 func (c Cond) Column() string { return c.column }
 

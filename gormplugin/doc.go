@@ -1,0 +1,96 @@
+// Package gormplugin plugs shardkey into GORM: it fills generated keys on
+// every create and routes statements to the physical tables of sharding
+// rules, reading GORM's own clause tree (no SQL re-parsing).
+//
+//	db, _ := gorm.Open(sqlite.Open("app.db"), &gorm.Config{})
+//	err := db.Use(gormplugin.New(keygen.Props{"worker-id": "7"}))
+//	db.AutoMigrate(&Order{})           // order.id: a plain bigint primary key
+//	db.Create(&order)                  // order.ID is a SNOWFLAKE key
+//
+// # Key fill
+//
+// Before GORM builds an INSERT (callback shardkey:assign_key, registered
+// before gorm:save_before_associations and so before gorm:create), the
+// plugin fills every zero key of the rows being created; a non-zero key is
+// kept. It covers every create path: Create of a struct, a pointer, a slice
+// or array of structs or pointers, a map or a slice of maps (with
+// db.Model(&T{}); the key is written back into the map, as a value of the
+// field's type), CreateInBatches (each batch), Save of a row whose key is
+// zero, FirstOrCreate, and associations created with their parents: GORM
+// saves belongs-to parents first, in nested creates that get their own
+// keys, and sets has-one/has-many children's foreign keys from the parent's
+// key after the parent's INSERT. The keys of a slice come from one
+// keygen.IDGenerator.NextIDs call per key field, so a batch reserves its
+// sequence range at once.
+//
+// A key field is an int64, keygen.ID, uint64, int or uint (on 64-bit
+// platforms), or a pointer to one; with a generator of string keys (UUID)
+// it is a string. keygen.ID is the recommended type: its JSON form is a
+// string, which JavaScript clients read without losing digits.
+//
+// # Which models are keyed
+//
+// Without rules, a model is keyed when its primary key is a single field
+// of a key type (an integer type for Snowflake-family generators, string
+// for UUID); its key comes from the generator New builds from props, or
+// the one WithGenerator gives. The struct tag "shardkey" changes that:
+//
+//	type AuditLog struct {
+//		ID      uint   `gorm:"primaryKey" shardkey:"-"`  // opt out: GORM's auto-increment stays
+//		TraceID int64  `shardkey:"key"`                  // opt in: filled on create too
+//	}
+//
+// `shardkey:"-"` on the primary key opts the model out; `shardkey:"key"`
+// on any other field opts that field in (it gets its own key from the same
+// generator). Any other value of the tag is an error on create. Models that
+// embed gorm.Model are keyed (its ID is a uint primary key); to opt such a
+// model out, declare the ID field yourself with the tag.
+//
+// With rules (WithRules), a table under a keyGenerateStrategy, or the
+// defaultKeyGenerateStrategy, has the column it names filled by its key
+// generator, whether or not that column is the primary key, and its opt-in
+// fields filled by the same generator; `shardkey:"-"` on that column stops
+// the fill. Other tables follow the rules above with the props generator;
+// when New was given no props and no generator, they are not keyed. The
+// physical tables of a sharded table (db.Table("t_order_1")) are keyed as
+// their logic table is.
+//
+// # Auto-increment
+//
+// GORM treats an integer primary key as auto-increment unless the field is
+// tagged autoIncrement:false: it lists the key among the fields the database
+// fills, so Create adds RETURNING "id" (PostgreSQL, SQLite) or reads
+// LastInsertId (MySQL) and writes what comes back over the struct, and
+// AutoMigrate creates a bigserial, AUTO_INCREMENT or AUTOINCREMENT column.
+// A generated key must be the one in the row and in the struct, and a
+// sequence the database advances on its own is a second key source that
+// nothing keeps apart from the generator. So the first time the plugin
+// meets a keyed model (callback shardkey:prepare, first in every GORM
+// chain, or AutoMigrate/CreateTable), it adjusts the model's cached GORM
+// schema once: each key field loses AutoIncrement and its database
+// default. From then on the key is an ordinary column of the INSERT (no
+// RETURNING, no LastInsertId) and AutoMigrate creates a plain bigint
+// (integer in SQLite) primary key with no identity, sequence default or
+// AUTO_INCREMENT. Models tagged autoIncrement:false behave the same. A
+// table created by AutoMigrate before the plugin was in use keeps its
+// identity column; GORM does not drop it, and explicit keys still insert.
+//
+// For that reason the plugin wraps db.Dialector (its Migrator method; every
+// other method, savepoints and error translation are the driver's). Code
+// that type-asserts db.Dialector to a driver's type should first unwrap
+// it: db.Dialector.(interface{ Unwrap() gorm.Dialector }).Unwrap(). Use the
+// plugin before deriving sessions from the *gorm.DB: a session copies the
+// configuration, dialector included.
+//
+// # Routing
+//
+// WithRules makes the plugin route every statement on a sharded table to
+// its physical tables, as shardconf's rules say, and fail closed
+// (shardconf.ErrMissingShardingKey, ErrUnsupported) when it cannot prove
+// where a statement goes; WithDataSources gives the pools of several data
+// sources and WithScatter opts in to statements that run on every table.
+// AutoMigrate and CreateTable create every physical table of a sharded (or
+// broadcast) model in its data source instead of the logic table. Index
+// names GORM derives are per physical table; an index given an explicit
+// name would collide across the tables of one PostgreSQL schema.
+package gormplugin

@@ -1,0 +1,102 @@
+package gormplugin
+
+import (
+	"fmt"
+	"log/slog"
+	"strings"
+
+	"gorm.io/gorm"
+
+	"github.com/shardkey/shardkey/keygen"
+	"github.com/shardkey/shardkey/shardconf"
+)
+
+// Plugin fills generated keys and routes statements to shard tables. Build
+// it with New and attach it with db.Use.
+type Plugin struct {
+	gen     keygen.Generator
+	rules   *shardconf.Router
+	pools   map[string]gorm.ConnPool
+	logger  *slog.Logger
+	scatter bool
+	err     error // a construction problem, returned by Initialize (db.Use)
+
+	keyed keyedModels // per-model key-fill decisions (keyfill.go)
+}
+
+// Option configures New.
+type Option func(*Plugin)
+
+// WithGenerator sets the generator for tables that no rule gives one; it
+// replaces the generator New would build from props.
+func WithGenerator(g keygen.Generator) Option { return func(p *Plugin) { p.gen = g } }
+
+// WithRules routes statements with the rules and fills keys with their
+// per-table key generators.
+func WithRules(r *shardconf.Router) Option { return func(p *Plugin) { p.rules = r } }
+
+// WithDataSources gives the connection pool of each data source the rules
+// name. With a single data source the *gorm.DB's own connection serves it
+// and this option is not needed.
+func WithDataSources(pools map[string]gorm.ConnPool) Option {
+	return func(p *Plugin) { p.pools = pools }
+}
+
+// WithLogger sets the logger (routing decisions at debug level).
+func WithLogger(l *slog.Logger) Option { return func(p *Plugin) { p.logger = l } }
+
+// WithScatter lets statements without a sharding condition run on every
+// target their other conditions allow, merging the results. Without it
+// they fail with shardconf.ErrMissingShardingKey.
+func WithScatter() Option { return func(p *Plugin) { p.scatter = true } }
+
+// New builds the plugin. props configure the default key generator, a
+// SNOWFLAKE unless props name another keygen type with "type"; they may be
+// empty when WithGenerator is given, or when WithRules gives every keyed
+// table its generator. A problem with props or options is returned by
+// db.Use.
+func New(props keygen.Props, opts ...Option) *Plugin {
+	p := &Plugin{}
+	for _, o := range opts {
+		o(p)
+	}
+	if p.logger == nil {
+		p.logger = slog.New(slog.DiscardHandler)
+	}
+	if p.gen == nil && (len(props) > 0 || p.rules == nil) {
+		typ := "SNOWFLAKE"
+		rest := keygen.Props{}
+		for k, v := range props {
+			if strings.EqualFold(k, "type") {
+				typ = v
+				continue
+			}
+			rest[k] = v
+		}
+		g, err := keygen.New(typ, rest)
+		if err != nil {
+			p.err = fmt.Errorf("gormplugin: %w", err)
+		}
+		p.gen = g
+	}
+	return p
+}
+
+// Name is the plugin's name in gorm.Config.Plugins.
+func (p *Plugin) Name() string { return "shardkey" }
+
+// Initialize registers the plugin's callbacks, in the shardkey: namespace.
+// It is called by db.Use, which returns its error: a bad prop or option,
+// or GORM's error when the plugin is registered twice.
+func (p *Plugin) Initialize(db *gorm.DB) error {
+	if p.err != nil {
+		return p.err
+	}
+	if err := p.registerKeyFill(db); err != nil {
+		return err
+	}
+	if p.rules != nil {
+		return p.registerRouting(db)
+	}
+	return nil
+}

@@ -1,0 +1,836 @@
+package gormplugin
+
+import (
+	"errors"
+	"fmt"
+	"reflect"
+	"regexp"
+	"strings"
+
+	"gorm.io/gorm"
+	"gorm.io/gorm/callbacks"
+	"gorm.io/gorm/clause"
+
+	"github.com/shardkey/shardkey/shardconf"
+)
+
+// Routing. Before GORM builds SQL, the plugin reads the statement's clause
+// tree (never its SQL), asks the rules for the targets, and then:
+//   - one target: points the statement at the physical table and its data
+//     source's pool, and lets GORM run it;
+//   - several targets: GORM's own create/query/update/delete callbacks are
+//     wrapped to run once per target (rows grouped by target for an
+//     INSERT, results merged for a query, affected rows summed), inside
+//     the statement's transaction;
+//   - no way to be sure: an error (shardconf.ErrMissingShardingKey,
+//     ErrUnsupported), never the logic table and never a guessed shard.
+
+const targetsKey = "shardkey:targets"
+
+// routed is what the route callback decided for a statement.
+type routed struct {
+	targets []shardconf.Target
+	groups  []rowGroup // create: rows per target
+}
+
+// rowGroup is the rows of a create that go to one target.
+type rowGroup struct {
+	target shardconf.Target
+	rows   []int // indexes into the statement's slice of rows
+}
+
+func (p *Plugin) registerRouting(db *gorm.DB) error {
+	ds := p.rules.DataSources()
+	if len(ds) > 1 {
+		for _, name := range ds {
+			if _, ok := p.pools[name]; !ok {
+				return fmt.Errorf("gormplugin: the rules have %d data sources; WithDataSources has no pool for %q", len(ds), name)
+			}
+		}
+	}
+	cb := db.Callback()
+	for _, err := range []error{
+		cb.Create().Before("gorm:begin_transaction").Register("shardkey:route", p.routeCreate),
+		cb.Query().Before("gorm:query").Register("shardkey:route", p.routeQuery),
+		cb.Update().Before("gorm:begin_transaction").Register("shardkey:route", p.routeWrite),
+		cb.Delete().Before("gorm:begin_transaction").Register("shardkey:route", p.routeWrite),
+		cb.Row().Before("gorm:row").Register("shardkey:route", p.routeQuery),
+		cb.Raw().Before("gorm:raw").Register("shardkey:route", p.routeRaw),
+		cb.Create().Replace("gorm:create", p.each(callbacks.Create(&callbacks.Config{}), false)),
+		cb.Query().Replace("gorm:query", p.mergeQuery),
+		cb.Update().Replace("gorm:update", p.each(callbacks.Update(&callbacks.Config{}), true)),
+		cb.Delete().Replace("gorm:delete", p.each(callbacks.Delete(&callbacks.Config{}), true)),
+		cb.Row().Replace("gorm:row", p.singleOnly(callbacks.RowQuery)),
+	} {
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// poolFor returns the connection pool of a data source: the *gorm.DB's
+// own when the rules have one data source, else the WithDataSources pool.
+func (p *Plugin) poolFor(db *gorm.DB, ds string) (gorm.ConnPool, error) {
+	if len(p.rules.DataSources()) <= 1 {
+		return db.Statement.ConnPool, nil
+	}
+	pool, ok := p.pools[ds]
+	if !ok {
+		return nil, fmt.Errorf("%w: no connection pool for data source %q", ErrUnsupported, ds)
+	}
+	return pool, nil
+}
+
+// usePool points the statement at a data source. Inside a transaction
+// the statement must stay on the transaction's data source.
+func (p *Plugin) usePool(db *gorm.DB, ds string) error {
+	if len(p.rules.DataSources()) <= 1 {
+		return nil
+	}
+	pool, err := p.poolFor(db, ds)
+	if err != nil {
+		return err
+	}
+	if _, inTx := db.Statement.ConnPool.(gorm.TxCommitter); inTx {
+		if cur, ok := db.InstanceGet("shardkey:tx_data_source"); ok && cur != ds {
+			return fmt.Errorf("%w: the transaction is on data source %v; this statement goes to %s", ErrUnsupported, cur, ds)
+		}
+		if ds != p.txDataSource(db) {
+			return fmt.Errorf("%w: a transaction on one data source cannot reach data source %s", ErrUnsupported, ds)
+		}
+		return nil
+	}
+	db.Statement.ConnPool = pool
+	return nil
+}
+
+// txDataSource is the data source whose pool the *gorm.DB was opened on.
+func (p *Plugin) txDataSource(db *gorm.DB) string {
+	for name, pool := range p.pools {
+		if pool == db.Config.ConnPool {
+			return name
+		}
+	}
+	return ""
+}
+
+// logicTable is the statement's table when the rules shard or broadcast
+// it; "" when the plugin leaves the statement alone.
+func (p *Plugin) logicTable(db *gorm.DB) string {
+	t := db.Statement.Table
+	if t == "" && db.Statement.Schema != nil {
+		t = db.Statement.Schema.Table
+	}
+	if p.rules.IsSharded(t) || p.rules.IsBroadcast(t) {
+		return t
+	}
+	return ""
+}
+
+func (p *Plugin) fail(db *gorm.DB, err error) {
+	_ = db.AddError(err)
+}
+
+// routeCreate assigns keys, then groups the rows by target.
+func (p *Plugin) routeCreate(db *gorm.DB) {
+	if db.Error != nil {
+		return
+	}
+	table := p.logicTable(db)
+	if table == "" {
+		return
+	}
+	if p.rules.IsBroadcast(table) {
+		p.fail(db, fmt.Errorf("%w: writing broadcast table %s through GORM (it would reach one data source only)", ErrUnsupported, table))
+		return
+	}
+	p.fillKeysNow(db)
+	if db.Error != nil {
+		return
+	}
+	cols := p.rules.ShardingColumns(table)
+	rows, err := rowValues(db, cols)
+	if err != nil {
+		p.fail(db, err)
+		return
+	}
+	var r routed
+	byTarget := map[shardconf.Target]int{}
+	for i, vals := range rows {
+		conds := make([]shardconf.Cond, 0, len(cols))
+		for _, c := range cols {
+			if v, ok := vals[c]; ok {
+				conds = append(conds, shardconf.Eq(c, v))
+			}
+		}
+		ts, err := p.rules.Route(table, conds...)
+		if err != nil {
+			p.fail(db, fmt.Errorf("gormplugin: create in %s: %w", table, err))
+			return
+		}
+		if len(ts) != 1 {
+			p.fail(db, fmt.Errorf("%w: a row of %s maps to %d tables", ErrUnsupported, table, len(ts)))
+			return
+		}
+		g, ok := byTarget[ts[0]]
+		if !ok {
+			g = len(r.groups)
+			byTarget[ts[0]] = g
+			r.groups = append(r.groups, rowGroup{target: ts[0]})
+			r.targets = append(r.targets, ts[0])
+		}
+		r.groups[g].rows = append(r.groups[g].rows, i)
+	}
+	p.settle(db, r)
+}
+
+// settle stores the decision and, for a single data source, points the
+// statement at it before GORM begins its transaction.
+func (p *Plugin) settle(db *gorm.DB, r routed) {
+	if len(r.targets) == 0 {
+		return
+	}
+	ds := r.targets[0].DataSource
+	for _, t := range r.targets[1:] {
+		if t.DataSource != ds {
+			p.fail(db, fmt.Errorf("%w: the statement spans data sources %s and %s (one transaction cannot)", ErrUnsupported, ds, t.DataSource))
+			return
+		}
+	}
+	if err := p.usePool(db, ds); err != nil {
+		p.fail(db, err)
+		return
+	}
+	if len(r.targets) == 1 {
+		db.Statement.Table = r.targets[0].Table
+	}
+	db.Statement.Settings.Store(targetsKey, r)
+	p.logger.Debug("shardkey: routed", "targets", fmt.Sprint(r.targets))
+}
+
+// rowValues reads the sharding columns of every row being created.
+func rowValues(db *gorm.DB, cols []string) ([]map[string]any, error) {
+	stmt := db.Statement
+	read := func(rv reflect.Value) (map[string]any, error) {
+		out := map[string]any{}
+		if m, ok := rv.Interface().(map[string]any); ok {
+			for k, v := range m {
+				out[strings.ToLower(k)] = v
+			}
+			return out, nil
+		}
+		if stmt.Schema == nil {
+			return nil, fmt.Errorf("%w: cannot read sharding values of %T", ErrUnsupported, rv.Interface())
+		}
+		for _, c := range cols {
+			f := stmt.Schema.LookUpField(c)
+			if f == nil {
+				continue
+			}
+			v, _ := f.ValueOf(stmt.Context, rv)
+			out[c] = v
+		}
+		return out, nil
+	}
+	rv := stmt.ReflectValue
+	for rv.Kind() == reflect.Pointer || rv.Kind() == reflect.Interface {
+		rv = rv.Elem()
+	}
+	switch rv.Kind() {
+	case reflect.Slice, reflect.Array:
+		out := make([]map[string]any, rv.Len())
+		for i := range out {
+			e := rv.Index(i)
+			for e.Kind() == reflect.Pointer || e.Kind() == reflect.Interface {
+				e = e.Elem()
+			}
+			m, err := read(e)
+			if err != nil {
+				return nil, err
+			}
+			out[i] = m
+		}
+		return out, nil
+	case reflect.Struct, reflect.Map:
+		m, err := read(rv)
+		if err != nil {
+			return nil, err
+		}
+		return []map[string]any{m}, nil
+	}
+	return nil, fmt.Errorf("%w: cannot create from %s", ErrUnsupported, rv.Kind())
+}
+
+// routeQuery routes SELECT statements (Find, First, Count, Pluck, Row).
+func (p *Plugin) routeQuery(db *gorm.DB) {
+	p.routeByWhere(db, true)
+}
+
+// routeWrite routes UPDATE and DELETE statements.
+func (p *Plugin) routeWrite(db *gorm.DB) {
+	p.routeByWhere(db, false)
+}
+
+func (p *Plugin) routeByWhere(db *gorm.DB, query bool) {
+	if db.Error != nil {
+		return
+	}
+	if db.Statement.SQL.Len() > 0 { // Raw(...).Scan/Row: SQL given by the caller
+		p.routeRaw(db)
+		return
+	}
+	table := p.logicTable(db)
+	if table == "" {
+		p.refuseShardedReferences(db)
+		return
+	}
+	if err := checkShape(db, table); err != nil {
+		p.fail(db, err)
+		return
+	}
+	if p.rules.IsBroadcast(table) {
+		if !query {
+			p.fail(db, fmt.Errorf("%w: writing broadcast table %s through GORM (it would reach one data source only)", ErrUnsupported, table))
+			return
+		}
+		ts, _ := p.rules.Targets(table)
+		p.settle(db, routed{targets: ts[:1]}) // every copy holds the same rows
+		return
+	}
+	disjuncts, err := whereDisjuncts(db)
+	if err != nil {
+		p.fail(db, err)
+		return
+	}
+	seen := map[shardconf.Target]bool{}
+	var r routed
+	for _, conds := range disjuncts {
+		conds = append(conds, modelKeyConds(db)...)
+		route := p.rules.Route
+		if p.scatter {
+			route = p.rules.Scatter
+		}
+		ts, err := route(table, conds...)
+		if err != nil {
+			p.fail(db, fmt.Errorf("gormplugin: %s: %w", table, err))
+			return
+		}
+		for _, t := range ts {
+			if !seen[t] {
+				seen[t] = true
+				r.targets = append(r.targets, t)
+			}
+		}
+	}
+	if len(r.targets) == 0 {
+		// Contradictory conditions: no table can hold a match. Run on one
+		// target so GORM returns its empty result or affects no row.
+		all, _ := p.rules.Targets(table)
+		r.targets = all[:1]
+	}
+	p.settle(db, r)
+}
+
+// checkShape refuses statements whose other tables the plugin would leave
+// unrouted: joins and subqueries.
+func checkShape(db *gorm.DB, table string) error {
+	stmt := db.Statement
+	if len(stmt.Joins) > 0 {
+		return fmt.Errorf("%w: JOIN on sharded table %s", ErrUnsupported, table)
+	}
+	if from, ok := stmt.Clauses["FROM"].Expression.(clause.From); ok && (len(from.Joins) > 0 || len(from.Tables) > 0) {
+		return fmt.Errorf("%w: FROM/JOIN clause on sharded table %s", ErrUnsupported, table)
+	}
+	if stmt.TableExpr != nil {
+		return fmt.Errorf("%w: a table expression on sharded table %s", ErrUnsupported, table)
+	}
+	if hasSubquery(stmt) {
+		return fmt.Errorf("%w: a subquery in a statement on sharded table %s", ErrUnsupported, table)
+	}
+	return nil
+}
+
+func hasSubquery(stmt *gorm.Statement) bool {
+	for _, c := range stmt.Clauses {
+		if containsDB(c.Expression) {
+			return true
+		}
+	}
+	return false
+}
+
+func containsDB(e any) bool {
+	switch x := e.(type) {
+	case *gorm.DB:
+		return true
+	case clause.Where:
+		return anyContainsDB(x.Exprs)
+	case clause.AndConditions:
+		return anyContainsDB(x.Exprs)
+	case clause.OrConditions:
+		return anyContainsDB(x.Exprs)
+	case clause.NotConditions:
+		return anyContainsDB(x.Exprs)
+	case clause.Expr:
+		for _, v := range x.Vars {
+			if containsDB(v) {
+				return true
+			}
+		}
+	case clause.NamedExpr:
+		for _, v := range x.Vars {
+			if containsDB(v) {
+				return true
+			}
+		}
+	case clause.Eq:
+		return containsDB(x.Value)
+	case clause.Neq:
+		return containsDB(x.Value)
+	case clause.IN:
+		for _, v := range x.Values {
+			if containsDB(v) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+func anyContainsDB(es []clause.Expression) bool {
+	for _, e := range es {
+		if containsDB(e) {
+			return true
+		}
+	}
+	return false
+}
+
+// refuseShardedReferences fails a statement on an unsharded table that
+// joins or subqueries a sharded one: GORM would read the logic table.
+func (p *Plugin) refuseShardedReferences(db *gorm.DB) {
+	stmt := db.Statement
+	for _, j := range stmt.Joins {
+		if p.mentionsSharded(j.Name) {
+			p.fail(db, fmt.Errorf("%w: JOIN of sharded table in %q", ErrUnsupported, j.Name))
+			return
+		}
+	}
+}
+
+// modelKeyConds are the primary-key conditions GORM adds from a model
+// value (db.Model(&order).Update, db.Delete(&order), First(&order) on a
+// loaded order).
+func modelKeyConds(db *gorm.DB) []shardconf.Cond {
+	stmt := db.Statement
+	if stmt.Schema == nil {
+		return nil
+	}
+	rv := stmt.ReflectValue
+	if !rv.IsValid() || rv.Kind() != reflect.Struct || rv.Type() != stmt.Schema.ModelType {
+		// Update with a map or struct of changes: the keys are the Model's.
+		rv = reflect.Indirect(reflect.ValueOf(stmt.Model))
+		if !rv.IsValid() || rv.Kind() != reflect.Struct || rv.Type() != stmt.Schema.ModelType {
+			return nil
+		}
+	}
+	var out []shardconf.Cond
+	for _, f := range stmt.Schema.PrimaryFields {
+		if v, zero := f.ValueOf(stmt.Context, rv); !zero {
+			out = append(out, shardconf.Eq(f.DBName, v))
+		}
+	}
+	return out
+}
+
+// whereDisjuncts turns the WHERE clause into OR-ed groups of AND-ed
+// conditions on plain columns. A group that constrains the sharding
+// columns routes; one that does not is a missing key (or a scatter).
+// GORM keeps Where(a).Or(b) as [a, OrConditions{b}]: each top-level OR
+// starts a new group.
+func whereDisjuncts(db *gorm.DB) ([][]shardconf.Cond, error) {
+	where, _ := db.Statement.Clauses["WHERE"].Expression.(clause.Where)
+	groups := [][]shardconf.Cond{nil}
+	for _, e := range where.Exprs {
+		if or, ok := e.(clause.OrConditions); ok {
+			groups = append(groups, collect(nil, or.Exprs...))
+			continue
+		}
+		last := len(groups) - 1
+		groups[last] = collect(groups[last], e)
+	}
+	// First(&o, id) and friends name the primary key by placeholder.
+	if pk := primaryColumn(db.Statement); pk != "" {
+		for _, g := range groups {
+			for i, c := range g {
+				if c.Column() == strings.ToLower(clause.PrimaryKey) {
+					g[i] = c.WithColumn(pk)
+				}
+			}
+		}
+	}
+	return groups, nil
+}
+
+func primaryColumn(stmt *gorm.Statement) string {
+	if stmt.Schema != nil && stmt.Schema.PrioritizedPrimaryField != nil {
+		return stmt.Schema.PrioritizedPrimaryField.DBName
+	}
+	return ""
+}
+
+// collect adds the conditions an AND-ed expression states on plain
+// columns. Expressions it cannot read add nothing: they can only narrow
+// the result, so leaving them out never loses a target.
+func collect(out []shardconf.Cond, es ...clause.Expression) []shardconf.Cond {
+	for _, e := range es {
+		switch x := e.(type) {
+		case clause.Eq:
+			if col, ok := columnName(x.Column); ok && !isSlice(x.Value) {
+				out = append(out, shardconf.Eq(col, x.Value))
+			}
+		case clause.IN:
+			if col, ok := columnName(x.Column); ok {
+				out = append(out, shardconf.In(col, x.Values...))
+			}
+		case clause.Gt:
+			if col, ok := columnName(x.Column); ok {
+				out = append(out, shardconf.Gt(col, x.Value))
+			}
+		case clause.Gte:
+			if col, ok := columnName(x.Column); ok {
+				out = append(out, shardconf.Ge(col, x.Value))
+			}
+		case clause.Lt:
+			if col, ok := columnName(x.Column); ok {
+				out = append(out, shardconf.Lt(col, x.Value))
+			}
+		case clause.Lte:
+			if col, ok := columnName(x.Column); ok {
+				out = append(out, shardconf.Le(col, x.Value))
+			}
+		case clause.AndConditions:
+			out = collect(out, x.Exprs...)
+		case clause.Where:
+			out = collect(out, x.Exprs...)
+		case clause.Expr:
+			out = append(out, exprConds(x)...)
+		}
+		// OR groups nested inside an AND, NOT, and other expressions do
+		// not narrow the targets.
+	}
+	return out
+}
+
+// exprSimple matches the expression forms users write with Where: one
+// column compared with one placeholder. It reads GORM's expression
+// template, not SQL sent to the database; anything else is ignored.
+var exprSimple = regexp.MustCompile(`(?i)^\s*([A-Za-z_][\w]*(?:\.[A-Za-z_]\w*)?|` + "`[^`]+`(?:\\.`[^`]+`)?" + `|"[^"]+"(?:\."[^"]+")?)\s*(=|>=|<=|>|<|in)\s*\(?\s*\?\s*\)?\s*$`)
+
+var andSplit = regexp.MustCompile(`(?i)\s+and\s+`)
+
+// exprConds reads "a = ? AND b IN ?" templates: comparisons joined by
+// AND only (an OR, NOT or parenthesised group makes it unreadable, and
+// then it adds nothing).
+func exprConds(x clause.Expr) []shardconf.Cond {
+	low := strings.ToLower(x.SQL)
+	if strings.Contains(low, " or ") || strings.Contains(low, "not ") || strings.Count(x.SQL, "?") != len(x.Vars) {
+		return nil
+	}
+	parts := andSplit.Split(x.SQL, -1)
+	var out []shardconf.Cond
+	vi := 0
+	for _, part := range parts {
+		n := strings.Count(part, "?")
+		if n != 1 {
+			return nil
+		}
+		if c, ok := exprCond(clause.Expr{SQL: part, Vars: x.Vars[vi : vi+1]}); ok {
+			out = append(out, c)
+		}
+		vi++
+	}
+	return out
+}
+
+func exprCond(x clause.Expr) (shardconf.Cond, bool) {
+	if len(x.Vars) != 1 {
+		return shardconf.Cond{}, false
+	}
+	m := exprSimple.FindStringSubmatch(x.SQL)
+	if m == nil {
+		return shardconf.Cond{}, false
+	}
+	col := unquote(m[1])
+	v := x.Vars[0]
+	switch strings.ToLower(m[2]) {
+	case "=":
+		if isSlice(v) {
+			return shardconf.Cond{}, false
+		}
+		return shardconf.Eq(col, v), true
+	case "in":
+		vs, ok := sliceValues(v)
+		if !ok {
+			return shardconf.Cond{}, false
+		}
+		return shardconf.In(col, vs...), true
+	case ">":
+		return shardconf.Gt(col, v), true
+	case ">=":
+		return shardconf.Ge(col, v), true
+	case "<":
+		return shardconf.Lt(col, v), true
+	case "<=":
+		return shardconf.Le(col, v), true
+	}
+	return shardconf.Cond{}, false
+}
+
+func columnName(c any) (string, bool) {
+	switch x := c.(type) {
+	case clause.Column:
+		if x.Raw {
+			return "", false
+		}
+		return unquote(x.Name), true
+	case string:
+		return unquote(x), true
+	}
+	return "", false
+}
+
+// unquote strips quotes and a table qualifier: "t"."order_id" -> order_id.
+func unquote(s string) string {
+	s = strings.TrimSpace(s)
+	if i := strings.LastIndex(s, "."); i >= 0 {
+		s = s[i+1:]
+	}
+	return strings.ToLower(strings.Trim(s, "`\"[]"))
+}
+
+func isSlice(v any) bool {
+	if v == nil {
+		return false
+	}
+	k := reflect.TypeOf(v).Kind()
+	_, bytes := v.([]byte)
+	return (k == reflect.Slice || k == reflect.Array) && !bytes
+}
+
+func sliceValues(v any) ([]any, bool) {
+	if !isSlice(v) {
+		return nil, false
+	}
+	rv := reflect.ValueOf(v)
+	out := make([]any, rv.Len())
+	for i := range out {
+		out[i] = rv.Index(i).Interface()
+	}
+	return out, true
+}
+
+// routeRaw fails closed on raw SQL that names a sharded table: reading
+// SQL is sqlhook's job (a real parser); GORM's Raw/Exec would otherwise
+// reach the logic table.
+func (p *Plugin) routeRaw(db *gorm.DB) {
+	if db.Error != nil {
+		return
+	}
+	if p.mentionsSharded(db.Statement.SQL.String()) {
+		p.fail(db, fmt.Errorf("%w: raw SQL on a sharded table; use GORM's query builder, or open the database through sqlhook, which parses SQL", ErrUnsupported))
+	}
+}
+
+var wordRE = regexp.MustCompile(`[A-Za-z_][A-Za-z0-9_$]*`)
+
+// mentionsSharded reports whether text contains a sharded or broadcast
+// logic table name as a word. A false positive only refuses a statement.
+func (p *Plugin) mentionsSharded(text string) bool {
+	for _, w := range wordRE.FindAllString(text, -1) {
+		if p.rules.IsSharded(w) || p.rules.IsBroadcast(w) {
+			return true
+		}
+	}
+	return false
+}
+
+func routedOf(db *gorm.DB) (routed, bool) {
+	v, ok := db.Statement.Settings.Load(targetsKey)
+	if !ok {
+		return routed{}, false
+	}
+	r, ok := v.(routed)
+	return r, ok
+}
+
+// singleOnly runs f for statements with at most one target (db.Row,
+// db.Rows return one *sql.Rows, which cannot merge several tables).
+func (p *Plugin) singleOnly(f func(*gorm.DB)) func(*gorm.DB) {
+	return func(db *gorm.DB) {
+		if r, ok := routedOf(db); ok && len(r.targets) > 1 {
+			p.fail(db, fmt.Errorf("%w: Row/Rows over %d tables; use Find, or narrow the conditions", ErrUnsupported, len(r.targets)))
+			return
+		}
+		f(db)
+	}
+}
+
+// each runs GORM's create/update/delete once per target. For a create,
+// each run inserts only its target's rows; for update/delete (sum) the
+// affected rows add up.
+func (p *Plugin) each(f func(*gorm.DB), _ bool) func(*gorm.DB) {
+	return func(db *gorm.DB) {
+		r, ok := routedOf(db)
+		if !ok || len(r.targets) <= 1 {
+			f(db)
+			return
+		}
+		stmt := db.Statement
+		table, dest, rv := stmt.Table, stmt.Dest, stmt.ReflectValue
+		defer func() { stmt.Table, stmt.Dest, stmt.ReflectValue = table, dest, rv }()
+		var total int64
+		if len(r.groups) > 0 {
+			base := reflect.Indirect(rv)
+			for _, g := range r.groups {
+				part := reflect.MakeSlice(reflect.SliceOf(base.Type().Elem()), 0, len(g.rows))
+				for _, i := range g.rows {
+					part = reflect.Append(part, base.Index(i))
+				}
+				ptr := reflect.New(part.Type())
+				ptr.Elem().Set(part)
+				if err := p.runOn(db, g.target, ptr.Interface(), ptr.Elem(), f); err != nil {
+					return
+				}
+				total += db.RowsAffected
+				// Write back what the database returned (RETURNING keys).
+				for j, i := range g.rows {
+					base.Index(i).Set(ptr.Elem().Index(j))
+				}
+			}
+		} else {
+			for _, t := range r.targets {
+				if err := p.runOn(db, t, dest, rv, f); err != nil {
+					return
+				}
+				total += db.RowsAffected
+			}
+		}
+		db.RowsAffected = total
+	}
+}
+
+// runOn runs f with the statement pointed at one target.
+func (p *Plugin) runOn(db *gorm.DB, t shardconf.Target, dest any, rv reflect.Value, f func(*gorm.DB)) error {
+	stmt := db.Statement
+	stmt.Table, stmt.Dest, stmt.ReflectValue = t.Table, dest, rv
+	stmt.SQL.Reset()
+	stmt.Vars = nil
+	delete(stmt.Clauses, "VALUES")
+	delete(stmt.Clauses, "ON CONFLICT")
+	delete(stmt.Clauses, "RETURNING")
+	db.RowsAffected = 0
+	f(db)
+	return db.Error
+}
+
+// mergeQuery runs a SELECT on every target and merges the results into
+// the destination: rows are concatenated, counts add up, and ORDER BY
+// with LIMIT/OFFSET is applied to the merged rows, so First, Last, Take
+// and paging give the answer a single table would.
+func (p *Plugin) mergeQuery(db *gorm.DB) {
+	r, ok := routedOf(db)
+	if !ok || len(r.targets) <= 1 {
+		callbacks.Query(db)
+		return
+	}
+	if err := p.queryAll(db, r.targets); err != nil {
+		p.fail(db, err)
+	}
+}
+
+func (p *Plugin) queryAll(db *gorm.DB, targets []shardconf.Target) error {
+	stmt := db.Statement
+	limit, _ := stmt.Clauses["LIMIT"].Expression.(clause.Limit)
+	order, _ := stmt.Clauses["ORDER BY"].Expression.(clause.OrderBy)
+	keys, err := orderKeys(stmt, order)
+	if err != nil && limit.Limit != nil {
+		return err
+	}
+	table, dest, rv := stmt.Table, stmt.Dest, stmt.ReflectValue
+	limitClause, hadLimit := stmt.Clauses["LIMIT"]
+	defer func() {
+		stmt.Table, stmt.Dest, stmt.ReflectValue = table, dest, rv
+		if hadLimit {
+			stmt.Clauses["LIMIT"] = limitClause
+		}
+	}()
+	// Each table returns up to offset+limit rows; offset applies after
+	// merging.
+	if limit.Limit != nil {
+		n := *limit.Limit + limit.Offset
+		stmt.Clauses["LIMIT"] = clause.Clause{Name: "LIMIT", Expression: clause.Limit{Limit: &n}}
+	}
+	switch d := dest.(type) {
+	case *int64: // Count
+		var sum int64
+		for _, t := range targets {
+			var n int64
+			if err := p.runOn(db, t, &n, reflect.ValueOf(&n).Elem(), callbacks.Query); err != nil {
+				return err
+			}
+			sum += n
+		}
+		*d = sum
+		db.RowsAffected = 1
+		return nil
+	}
+	base := reflect.Indirect(rv)
+	single := base.Kind() == reflect.Struct
+	elem := base.Type()
+	if !single {
+		if base.Kind() != reflect.Slice {
+			return fmt.Errorf("%w: merging a query into %s", ErrUnsupported, base.Type())
+		}
+		elem = base.Type().Elem()
+	}
+	merged := reflect.MakeSlice(reflect.SliceOf(elem), 0, 8)
+	for _, t := range targets {
+		ptr := reflect.New(reflect.SliceOf(elem))
+		if err := p.runOn(db, t, ptr.Interface(), ptr.Elem(), callbacks.Query); err != nil {
+			if errors.Is(err, gorm.ErrRecordNotFound) {
+				db.Error = nil
+				continue
+			}
+			return err
+		}
+		merged = reflect.AppendSlice(merged, ptr.Elem())
+	}
+	if len(order.Columns) > 0 {
+		sortRows(merged, keys)
+	}
+	if limit.Offset > 0 {
+		if limit.Offset >= merged.Len() {
+			merged = merged.Slice(0, 0)
+		} else {
+			merged = merged.Slice(limit.Offset, merged.Len())
+		}
+	}
+	if limit.Limit != nil && *limit.Limit < merged.Len() {
+		merged = merged.Slice(0, *limit.Limit)
+	}
+	db.RowsAffected = int64(merged.Len())
+	if single {
+		if merged.Len() == 0 {
+			if limit.Limit != nil { // First, Take, Last
+				return gorm.ErrRecordNotFound
+			}
+			return nil
+		}
+		base.Set(merged.Index(0))
+		return nil
+	}
+	base.Set(merged)
+	return nil
+}
