@@ -9,17 +9,20 @@
 //
 // # Key fill
 //
-// Before GORM builds an INSERT (callback shardkey:assign_key, registered
-// before gorm:save_before_associations and so before gorm:create), the
-// plugin fills every zero key of the rows being created; a non-zero key is
-// kept. It covers every create path: Create of a struct, a pointer, a slice
+// Just before GORM builds an INSERT (callback shardkey:assign_key,
+// registered before gorm:create), the plugin fills every zero key of the
+// rows being created; a non-zero key, including one a BeforeCreate hook
+// set, is kept. It covers every create path: Create of a struct, a pointer, a slice
 // or array of structs or pointers, a map or a slice of maps (with
 // db.Model(&T{}); the key is written back into the map, as a value of the
 // field's type), CreateInBatches (each batch), Save of a row whose key is
 // zero, FirstOrCreate, and associations created with their parents: GORM
-// saves belongs-to parents first, in nested creates that get their own
-// keys, and sets has-one/has-many children's foreign keys from the parent's
-// key after the parent's INSERT. The keys of a slice come from one
+// saves belongs-to parents first (gorm:save_before_associations), in nested
+// creates that get their own keys, so a parent's key is issued before its
+// child's; it sets has-one/has-many children's foreign keys from the
+// parent's key after the parent's INSERT. (A row of a sharded table is an
+// exception: routing needs its key before anything else, so it is keyed
+// first.) The keys of a slice come from one
 // keygen.IDGenerator.NextIDs call per key field, so a batch reserves its
 // sequence range at once.
 //

@@ -114,12 +114,14 @@ func (p *Plugin) registerKeyFill(db *gorm.DB) error {
 	if err := cb.Raw().Before("*").Register(prepareCallback, p.prepare); err != nil {
 		return err
 	}
-	// Before gorm:save_before_associations, hence before gorm:create: the
-	// row's own keys are set before its belongs-to parents are saved (each
-	// in a nested Create that runs this chain) and before the INSERT is
-	// built. gorm:before_create hooks run first and may set keys
-	// themselves; a key they set is kept.
-	if err := cb.Create().Before("gorm:save_before_associations").Register(assignCallback, p.assignKeys); err != nil {
+	// Just before gorm:create builds the INSERT, after
+	// gorm:save_before_associations: belongs-to parents are saved first,
+	// each in a nested Create that runs this chain and gets its key, so a
+	// parent's key is issued before its child's. gorm:before_create hooks
+	// run earlier and may set keys themselves; a key they set is kept.
+	// Has-one/has-many children are saved after gorm:create, with the
+	// parent's key in their foreign keys.
+	if err := cb.Create().Before("gorm:create").Register(assignCallback, p.assignKeys); err != nil {
 		return err
 	}
 	p.wrapMigrator(db)

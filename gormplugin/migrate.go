@@ -4,6 +4,7 @@ import (
 	"fmt"
 
 	"gorm.io/gorm"
+	"gorm.io/gorm/migrator"
 	"gorm.io/gorm/schema"
 
 	"github.com/shardkey/shardkey/shardconf"
@@ -74,6 +75,16 @@ type keyMigrator struct {
 	p  *Plugin
 }
 
+// BuildIndexOptions forwards migrator.BuildIndexOptionsInterface, which
+// GORM's migrator type-asserts on db.Migrator() (migrator.go CreateTable
+// and CreateIndex).
+func (m keyMigrator) BuildIndexOptions(opts []schema.IndexOption, stmt *gorm.Statement) []any {
+	if b, ok := m.Migrator.(migrator.BuildIndexOptionsInterface); ok {
+		return b.BuildIndexOptions(opts, stmt)
+	}
+	return nil
+}
+
 // migrateTargetKey marks the sessions on which the migrator works on one
 // physical table (a shardconf.Target in Statement.Settings, copied to
 // every statement the migrator derives from the session). Statements
@@ -120,10 +131,8 @@ func (m keyMigrator) split(values []any) (plain []any, spread []migrateItem, err
 			if err != nil {
 				return nil, nil, fmt.Errorf("gormplugin: migrate %s: %w", stmt.Table, err)
 			}
-			if !(len(targets) == 1 && targets[0].Table == stmt.Table && len(m.p.rules.DataSources()) <= 1) {
-				spread = append(spread, migrateItem{value: v, targets: targets})
-				continue
-			}
+			spread = append(spread, migrateItem{value: v, targets: targets})
+			continue
 		}
 		plain = append(plain, v)
 	}

@@ -21,7 +21,8 @@ type Plugin struct {
 	scatter bool
 	err     error // a construction problem, returned by Initialize (db.Use)
 
-	keyed keyedModels // per-model key-fill decisions (keyfill.go)
+	keyed keyedModels    // per-model key-fill decisions (keyfill.go)
+	query func(*gorm.DB) // GORM's query callback, which mergeQuery runs per target (route.go)
 }
 
 // Option configures New.

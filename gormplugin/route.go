@@ -49,6 +49,20 @@ func (p *Plugin) registerRouting(db *gorm.DB) error {
 		}
 	}
 	cb := db.Callback()
+	// Wrap GORM's own create/query/update/delete/row callbacks as
+	// registered (with the dialect's clauses), running them per target.
+	orig := func(get func() func(*gorm.DB), fallback func(*gorm.DB)) func(*gorm.DB) {
+		if f := get(); f != nil {
+			return f
+		}
+		return fallback
+	}
+	create := orig(func() func(*gorm.DB) { return cb.Create().Get("gorm:create") }, callbacks.Create(&callbacks.Config{}))
+	query := orig(func() func(*gorm.DB) { return cb.Query().Get("gorm:query") }, callbacks.Query)
+	update := orig(func() func(*gorm.DB) { return cb.Update().Get("gorm:update") }, callbacks.Update(&callbacks.Config{}))
+	del := orig(func() func(*gorm.DB) { return cb.Delete().Get("gorm:delete") }, callbacks.Delete(&callbacks.Config{}))
+	row := orig(func() func(*gorm.DB) { return cb.Row().Get("gorm:row") }, callbacks.RowQuery)
+	p.query = query
 	for _, err := range []error{
 		cb.Create().Before("gorm:begin_transaction").Register("shardkey:route", p.routeCreate),
 		cb.Query().Before("gorm:query").Register("shardkey:route", p.routeQuery),
@@ -56,11 +70,11 @@ func (p *Plugin) registerRouting(db *gorm.DB) error {
 		cb.Delete().Before("gorm:begin_transaction").Register("shardkey:route", p.routeWrite),
 		cb.Row().Before("gorm:row").Register("shardkey:route", p.routeQuery),
 		cb.Raw().Before("gorm:raw").Register("shardkey:route", p.routeRaw),
-		cb.Create().Replace("gorm:create", p.each(callbacks.Create(&callbacks.Config{}), false)),
+		cb.Create().Replace("gorm:create", p.each(create)),
 		cb.Query().Replace("gorm:query", p.mergeQuery),
-		cb.Update().Replace("gorm:update", p.each(callbacks.Update(&callbacks.Config{}), true)),
-		cb.Delete().Replace("gorm:delete", p.each(callbacks.Delete(&callbacks.Config{}), true)),
-		cb.Row().Replace("gorm:row", p.singleOnly(callbacks.RowQuery)),
+		cb.Update().Replace("gorm:update", p.each(update)),
+		cb.Delete().Replace("gorm:delete", p.each(del)),
+		cb.Row().Replace("gorm:row", p.singleOnly(row)),
 	} {
 		if err != nil {
 			return err
@@ -134,7 +148,7 @@ func (p *Plugin) fail(db *gorm.DB, err error) {
 
 // routeCreate assigns keys, then groups the rows by target.
 func (p *Plugin) routeCreate(db *gorm.DB) {
-	if db.Error != nil {
+	if db.Error != nil || migratingTarget(db) {
 		return
 	}
 	table := p.logicTable(db)
@@ -142,7 +156,7 @@ func (p *Plugin) routeCreate(db *gorm.DB) {
 		return
 	}
 	if p.rules.IsBroadcast(table) {
-		p.fail(db, fmt.Errorf("%w: writing broadcast table %s through GORM (it would reach one data source only)", ErrUnsupported, table))
+		p.broadcastWrite(db, table)
 		return
 	}
 	p.fillKeysNow(db)
@@ -183,6 +197,18 @@ func (p *Plugin) routeCreate(db *gorm.DB) {
 		r.groups[g].rows = append(r.groups[g].rows, i)
 	}
 	p.settle(db, r)
+}
+
+// broadcastWrite allows a write to a broadcast table only when it has one
+// copy: with several data sources one statement would update one copy and
+// leave the others stale.
+func (p *Plugin) broadcastWrite(db *gorm.DB, table string) {
+	ts, _ := p.rules.Targets(table)
+	if len(ts) != 1 {
+		p.fail(db, fmt.Errorf("%w: writing broadcast table %s, which has a copy in %d data sources; write each copy through its own connection", ErrUnsupported, table, len(ts)))
+		return
+	}
+	p.settle(db, routed{targets: ts})
 }
 
 // settle stores the decision and, for a single data source, points the
@@ -273,7 +299,7 @@ func (p *Plugin) routeWrite(db *gorm.DB) {
 }
 
 func (p *Plugin) routeByWhere(db *gorm.DB, query bool) {
-	if db.Error != nil {
+	if db.Error != nil || migratingTarget(db) {
 		return
 	}
 	if db.Statement.SQL.Len() > 0 { // Raw(...).Scan/Row: SQL given by the caller
@@ -291,7 +317,7 @@ func (p *Plugin) routeByWhere(db *gorm.DB, query bool) {
 	}
 	if p.rules.IsBroadcast(table) {
 		if !query {
-			p.fail(db, fmt.Errorf("%w: writing broadcast table %s through GORM (it would reach one data source only)", ErrUnsupported, table))
+			p.broadcastWrite(db, table)
 			return
 		}
 		ts, _ := p.rules.Targets(table)
@@ -635,7 +661,7 @@ func sliceValues(v any) ([]any, bool) {
 // SQL is sqlhook's job (a real parser); GORM's Raw/Exec would otherwise
 // reach the logic table.
 func (p *Plugin) routeRaw(db *gorm.DB) {
-	if db.Error != nil {
+	if db.Error != nil || migratingTarget(db) {
 		return
 	}
 	if p.mentionsSharded(db.Statement.SQL.String()) {
@@ -680,7 +706,7 @@ func (p *Plugin) singleOnly(f func(*gorm.DB)) func(*gorm.DB) {
 // each runs GORM's create/update/delete once per target. For a create,
 // each run inserts only its target's rows; for update/delete (sum) the
 // affected rows add up.
-func (p *Plugin) each(f func(*gorm.DB), _ bool) func(*gorm.DB) {
+func (p *Plugin) each(f func(*gorm.DB)) func(*gorm.DB) {
 	return func(db *gorm.DB) {
 		r, ok := routedOf(db)
 		if !ok || len(r.targets) <= 1 {
@@ -742,7 +768,7 @@ func (p *Plugin) runOn(db *gorm.DB, t shardconf.Target, dest any, rv reflect.Val
 func (p *Plugin) mergeQuery(db *gorm.DB) {
 	r, ok := routedOf(db)
 	if !ok || len(r.targets) <= 1 {
-		callbacks.Query(db)
+		p.query(db)
 		return
 	}
 	if err := p.queryAll(db, r.targets); err != nil {
@@ -777,7 +803,7 @@ func (p *Plugin) queryAll(db *gorm.DB, targets []shardconf.Target) error {
 		var sum int64
 		for _, t := range targets {
 			var n int64
-			if err := p.runOn(db, t, &n, reflect.ValueOf(&n).Elem(), callbacks.Query); err != nil {
+			if err := p.runOn(db, t, &n, reflect.ValueOf(&n).Elem(), p.query); err != nil {
 				return err
 			}
 			sum += n
@@ -798,7 +824,7 @@ func (p *Plugin) queryAll(db *gorm.DB, targets []shardconf.Target) error {
 	merged := reflect.MakeSlice(reflect.SliceOf(elem), 0, 8)
 	for _, t := range targets {
 		ptr := reflect.New(reflect.SliceOf(elem))
-		if err := p.runOn(db, t, ptr.Interface(), ptr.Elem(), callbacks.Query); err != nil {
+		if err := p.runOn(db, t, ptr.Interface(), ptr.Elem(), p.query); err != nil {
 			if errors.Is(err, gorm.ErrRecordNotFound) {
 				db.Error = nil
 				continue

@@ -406,3 +406,62 @@ func TestRouteTwoPostgresDataSources(t *testing.T) {
 	}
 	_ = keygen.ID(0)
 }
+
+type Country struct {
+	Code string `gorm:"primaryKey"`
+	Name string
+}
+
+type Profile struct {
+	ID     int64 `gorm:"primaryKey"`
+	UserID int64
+}
+
+// TestRouteMigrateSameNamedTables: a broadcast table and a table whose
+// physical name is its logic name are created by AutoMigrate, and a
+// broadcast table reads.
+func TestRouteMigrateSameNamedTables(t *testing.T) {
+	db, err := gorm.Open(sqlite.Open(filepath.Join(t.TempDir(), "m.db")), &gorm.Config{Logger: logger.Discard})
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := rulesOf(t, `
+dataSources:
+  ds: {driver: sqlite, dsn: "file:unused"}
+rules:
+- !SHARDING
+  tables:
+    profiles:
+      actualDataNodes: ds.profiles
+      keyGenerateStrategy: {column: id, keyGeneratorName: snowflake}
+  keyGenerators:
+    snowflake: {type: SNOWFLAKE, props: {worker-id: 5}}
+- !BROADCAST
+  tables: [countries]
+`)
+	if err := db.Use(gormplugin.New(nil, gormplugin.WithRules(r))); err != nil {
+		t.Fatal(err)
+	}
+	if err := db.AutoMigrate(&Country{}, &Profile{}); err != nil {
+		t.Fatalf("AutoMigrate: %v", err)
+	}
+	p := Profile{UserID: 1}
+	if err := db.Create(&p).Error; err != nil || p.ID == 0 {
+		t.Fatalf("create profile: %+v %v", p, err)
+	}
+	var back Profile
+	if err := db.First(&back, p.ID).Error; err != nil || back != p {
+		t.Fatalf("read profile: %+v %v", back, err)
+	}
+	var cs []Country
+	if err := db.Find(&cs).Error; err != nil {
+		t.Fatalf("read broadcast table: %v", err)
+	}
+	// One data source: the broadcast table has one copy, so it can be written.
+	if err := db.Create(&Country{Code: "FR", Name: "France"}).Error; err != nil {
+		t.Fatalf("write to a single-copy broadcast table: %v", err)
+	}
+	if err := db.Find(&cs).Error; err != nil || len(cs) != 1 {
+		t.Fatalf("broadcast rows: %v %v", cs, err)
+	}
+}
