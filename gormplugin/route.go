@@ -796,7 +796,9 @@ func (p *Plugin) queryAll(db *gorm.DB, targets []shardconf.Target) error {
 	// merging.
 	if limit.Limit != nil {
 		n := *limit.Limit + limit.Offset
-		stmt.Clauses["LIMIT"] = clause.Clause{Name: "LIMIT", Expression: clause.Limit{Limit: &n}}
+		c := limitClause // keep the clause's other settings; change the expression only
+		c.Expression = clause.Limit{Limit: &n}
+		stmt.Clauses["LIMIT"] = c
 	}
 	switch d := dest.(type) {
 	case *int64: // Count

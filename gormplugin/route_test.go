@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/glebarez/sqlite"
+	"gorm.io/driver/mysql"
 	"gorm.io/driver/postgres"
 	"gorm.io/gorm"
 	"gorm.io/gorm/clause"
@@ -61,7 +62,12 @@ func rulesOf(t *testing.T, text string) *shardconf.Router {
 // the physical tables migrated.
 func shardedSQLite(t *testing.T, opts ...gormplugin.Option) *gorm.DB {
 	t.Helper()
-	db, err := gorm.Open(sqlite.Open(filepath.Join(t.TempDir(), "orders.db")), &gorm.Config{Logger: logger.Discard})
+	return shardedDB(t, sqlite.Open(filepath.Join(t.TempDir(), "orders.db")), opts...)
+}
+
+func shardedDB(t *testing.T, dial gorm.Dialector, opts ...gormplugin.Option) *gorm.DB {
+	t.Helper()
+	db, err := gorm.Open(dial, &gorm.Config{Logger: logger.Discard})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -463,5 +469,152 @@ rules:
 	}
 	if err := db.Find(&cs).Error; err != nil || len(cs) != 1 {
 		t.Fatalf("broadcast rows: %v %v", cs, err)
+	}
+}
+
+// Binding tables: orders and their items are both sharded by the order id,
+// so an order and its items share a table index.
+type BoundOrder struct {
+	ID    int64 `gorm:"primaryKey"`
+	Note  string
+	Items []BoundItem `gorm:"foreignKey:OrderID"`
+}
+
+type BoundItem struct {
+	ID      int64 `gorm:"primaryKey"`
+	OrderID int64
+	SKU     string
+}
+
+const boundRules = `
+dataSources:
+  ds: {driver: sqlite, dsn: "file:unused"}
+rules:
+- !SHARDING
+  tables:
+    bound_orders:
+      actualDataNodes: ds.bound_orders_${0..1}
+      tableStrategy: {standard: {shardingColumn: id, shardingAlgorithmName: by2}}
+      keyGenerateStrategy: {column: id, keyGeneratorName: snowflake}
+    bound_items:
+      actualDataNodes: ds.bound_items_${0..1}
+      tableStrategy: {standard: {shardingColumn: order_id, shardingAlgorithmName: by2}}
+      keyGenerateStrategy: {column: id, keyGeneratorName: snowflake}
+  bindingTables:
+    - bound_orders,bound_items
+  shardingAlgorithms:
+    by2: {type: MOD, props: {sharding-count: 2}}
+  keyGenerators:
+    snowflake: {type: SNOWFLAKE, props: {worker-id: 6}}
+`
+
+func boundDB(t *testing.T, dial gorm.Dialector) *gorm.DB {
+	t.Helper()
+	db, err := gorm.Open(dial, &gorm.Config{Logger: logger.Discard})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := db.Use(gormplugin.New(nil, gormplugin.WithRules(rulesOf(t, boundRules)))); err != nil {
+		t.Fatal(err)
+	}
+	if err := db.AutoMigrate(&BoundOrder{}, &BoundItem{}); err != nil {
+		t.Fatal(err)
+	}
+	return db
+}
+
+// TestRouteAssociationsAndPreload: items created with their order carry
+// its generated key and land beside it; Preload reads them back.
+func TestRouteAssociationsAndPreload(t *testing.T) {
+	for name, dial := range map[string]func(*testing.T) gorm.Dialector{
+		"sqlite":  func(t *testing.T) gorm.Dialector { return sqlite.Open(filepath.Join(t.TempDir(), "b.db")) },
+		"mariadb": func(t *testing.T) gorm.Dialector { return mysql.Open(dbtest.MySQL(t, "gormplugin_route_bound")) },
+	} {
+		t.Run(name, func(t *testing.T) {
+			db := boundDB(t, dial(t))
+			var orders []BoundOrder
+			for i := 0; i < 6; i++ {
+				o := BoundOrder{Note: fmt.Sprint(i), Items: []BoundItem{{SKU: "a"}, {SKU: "b"}}}
+				if err := db.Create(&o).Error; err != nil {
+					t.Fatal(err)
+				}
+				for _, it := range o.Items {
+					if it.OrderID != o.ID || it.ID == 0 {
+						t.Fatalf("item %+v of order %d", it, o.ID)
+					}
+				}
+				orders = append(orders, o)
+			}
+			items := rowsPerTable(t, db, "bound_items", 2)
+			ords := rowsPerTable(t, db, "bound_orders", 2)
+			if items[0] != 2*ords[0] || items[1] != 2*ords[1] {
+				t.Fatalf("items %v do not sit beside their orders %v", items, ords)
+			}
+			ids := make([]int64, len(orders))
+			for i, o := range orders {
+				ids[i] = o.ID
+			}
+			var back []BoundOrder
+			if err := db.Preload("Items").Where("id IN ?", ids).Order("note").Find(&back).Error; err != nil {
+				t.Fatal(err)
+			}
+			if len(back) != 6 {
+				t.Fatalf("%d orders", len(back))
+			}
+			for i, o := range back {
+				if o.Note != fmt.Sprint(i) || len(o.Items) != 2 {
+					t.Fatalf("order %d: %+v", i, o)
+				}
+			}
+		})
+	}
+}
+
+// TestRouteMariaDBAndPostgres runs the core routes on the real servers.
+func TestRouteMariaDBAndPostgres(t *testing.T) {
+	for name, dial := range map[string]func(*testing.T) gorm.Dialector{
+		"mariadb":  func(t *testing.T) gorm.Dialector { return mysql.Open(dbtest.MySQL(t, "gormplugin_route_core")) },
+		"postgres": func(t *testing.T) gorm.Dialector { return postgres.Open(dbtest.Postgres(t, "gormplugin_route_core")) },
+	} {
+		t.Run(name, func(t *testing.T) {
+			db := shardedDB(t, dial(t))
+			orders := make([]ShardedOrder, 20)
+			for i := range orders {
+				orders[i].Amount = i
+			}
+			if err := db.Create(&orders).Error; err != nil {
+				t.Fatal(err)
+			}
+			var want [4]int64
+			ids := make([]int64, len(orders))
+			for i, o := range orders {
+				want[o.ID%4]++
+				ids[i] = o.ID
+			}
+			if got := rowsPerTable(t, db, "sharded_orders", 4); fmt.Sprint(got) != fmt.Sprint(want[:]) {
+				t.Fatalf("rows per table %v, want %v", got, want)
+			}
+			var o ShardedOrder
+			if err := db.First(&o, ids[7]).Error; err != nil || o.Amount != 7 {
+				t.Fatalf("First: %+v %v", o, err)
+			}
+			if err := db.Model(&o).Update("amount", 70).Error; err != nil {
+				t.Fatal(err)
+			}
+			var page []ShardedOrder
+			if err := db.Where("id IN ?", ids).Order("amount desc").Limit(2).Find(&page).Error; err != nil || len(page) != 2 || page[0].Amount != 70 || page[1].Amount != 19 {
+				t.Fatalf("ordered page: %+v %v", page, err)
+			}
+			var n int64
+			if err := db.Model(&ShardedOrder{}).Where("id IN ?", ids).Count(&n).Error; err != nil || n != 20 {
+				t.Fatalf("Count: %d %v", n, err)
+			}
+			if res := db.Where("id IN ?", ids).Delete(&ShardedOrder{}); res.Error != nil || res.RowsAffected != 20 {
+				t.Fatalf("Delete: %d %v", res.RowsAffected, res.Error)
+			}
+			if err := db.Where("amount = ?", 1).Find(&page).Error; !errors.Is(err, shardconf.ErrMissingShardingKey) {
+				t.Fatalf("no key: %v", err)
+			}
+		})
 	}
 }
