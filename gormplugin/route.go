@@ -31,6 +31,8 @@ const targetsKey = "shardkey:targets"
 type routed struct {
 	targets []shardconf.Target
 	groups  []rowGroup // create: rows per target
+	logic   string     // the logic table
+	joins   []joinPlan // JOINs of binding tables, rewritten per target
 }
 
 // rowGroup is the rows of a create that go to one target.
@@ -153,6 +155,7 @@ func (p *Plugin) routeCreate(db *gorm.DB) {
 	}
 	table := p.logicTable(db)
 	if table == "" {
+		p.refuseShardedReferences(db)
 		return
 	}
 	if p.rules.IsBroadcast(table) {
@@ -229,7 +232,10 @@ func (p *Plugin) settle(db *gorm.DB, r routed) {
 		return
 	}
 	if len(r.targets) == 1 {
-		db.Statement.Table = r.targets[0].Table
+		if err := p.pointAt(db, r, r.targets[0]); err != nil {
+			p.fail(db, err)
+			return
+		}
 	}
 	db.Statement.Settings.Store(targetsKey, r)
 	p.logger.Debug("shardkey: routed", "targets", fmt.Sprint(r.targets))
@@ -315,6 +321,11 @@ func (p *Plugin) routeByWhere(db *gorm.DB, query bool) {
 		p.fail(db, err)
 		return
 	}
+	joins, err := p.planJoins(db, table, query)
+	if err != nil {
+		p.fail(db, err)
+		return
+	}
 	if p.rules.IsBroadcast(table) {
 		if !query {
 			p.broadcastWrite(db, table)
@@ -325,12 +336,13 @@ func (p *Plugin) routeByWhere(db *gorm.DB, query bool) {
 		return
 	}
 	disjuncts, err := whereDisjuncts(db)
+	r0 := routed{logic: table, joins: joins}
 	if err != nil {
 		p.fail(db, err)
 		return
 	}
 	seen := map[shardconf.Target]bool{}
-	var r routed
+	r := r0
 	for _, conds := range disjuncts {
 		conds = append(conds, modelKeyConds(db)...)
 		route := p.rules.Route
@@ -362,13 +374,13 @@ func (p *Plugin) routeByWhere(db *gorm.DB, query bool) {
 // unrouted: joins and subqueries.
 func checkShape(db *gorm.DB, table string) error {
 	stmt := db.Statement
-	if len(stmt.Joins) > 0 {
-		return fmt.Errorf("%w: JOIN on sharded table %s", ErrUnsupported, table)
-	}
 	if from, ok := stmt.Clauses["FROM"].Expression.(clause.From); ok && (len(from.Joins) > 0 || len(from.Tables) > 0) {
 		return fmt.Errorf("%w: FROM/JOIN clause on sharded table %s", ErrUnsupported, table)
 	}
-	if stmt.TableExpr != nil {
+	// db.Table("orders") sets TableExpr to the quoted name, which pointAt
+	// replaces; any other table expression (an alias, a subquery) cannot be
+	// placed.
+	if e := stmt.TableExpr; e != nil && (len(e.Vars) > 0 || e.SQL != stmt.Quote(table)) {
 		return fmt.Errorf("%w: a table expression on sharded table %s", ErrUnsupported, table)
 	}
 	if hasSubquery(stmt) {
@@ -437,6 +449,10 @@ func anyContainsDB(es []clause.Expression) bool {
 // joins or subqueries a sharded one: GORM would read the logic table.
 func (p *Plugin) refuseShardedReferences(db *gorm.DB) {
 	stmt := db.Statement
+	if e := stmt.TableExpr; e != nil && p.mentionsSharded(e.SQL) {
+		p.fail(db, fmt.Errorf("%w: table expression %q names a sharded table", ErrUnsupported, e.SQL))
+		return
+	}
 	for _, j := range stmt.Joins {
 		if p.mentionsSharded(j.Name) {
 			p.fail(db, fmt.Errorf("%w: JOIN of sharded table in %q", ErrUnsupported, j.Name))
@@ -750,7 +766,11 @@ func (p *Plugin) each(f func(*gorm.DB)) func(*gorm.DB) {
 // runOn runs f with the statement pointed at one target.
 func (p *Plugin) runOn(db *gorm.DB, t shardconf.Target, dest any, rv reflect.Value, f func(*gorm.DB)) error {
 	stmt := db.Statement
-	stmt.Table, stmt.Dest, stmt.ReflectValue = t.Table, dest, rv
+	stmt.Dest, stmt.ReflectValue = dest, rv
+	r, _ := routedOf(db)
+	if err := p.pointAt(db, r, t); err != nil {
+		return db.AddError(err)
+	}
 	stmt.SQL.Reset()
 	stmt.Vars = nil
 	delete(stmt.Clauses, "VALUES")

@@ -1,0 +1,112 @@
+package gormplugin
+
+import (
+	"fmt"
+	"regexp"
+	"strings"
+
+	"gorm.io/gorm"
+	"gorm.io/gorm/clause"
+
+	"github.com/shardkey/shardkey/shardconf"
+)
+
+// JOINs between binding tables. Tables bound together are sharded alike,
+// so the rows of orders_3 join only with order_items_3. A query written as
+// db.Table("orders").Joins("JOIN order_items ON order_items.order_id =
+// orders.id") runs on each target as
+//
+//	FROM "orders_3" "orders" JOIN "order_items_3" "order_items" ON ...
+//
+// The physical tables carry their logic names as aliases, so the
+// conditions the user wrote (and GORM's own column qualifiers) keep
+// working. Only the table named right after JOIN is replaced; any other
+// mention of a sharded table is refused.
+
+// joinPlan locates the table name of one JOIN in its template.
+type joinPlan struct {
+	index      int    // into Statement.Joins
+	partner    string // the joined logic table
+	name       string // the template as written
+	start, end int    // the partner's name within it
+}
+
+var joinHead = regexp.MustCompile(`(?i)^\s*(?:(?:left|right|full|inner|cross)\s+(?:outer\s+)?)?join\s+([A-Za-z_][A-Za-z0-9_]*)\b`)
+
+// planJoins accepts JOINs of the table's binding partners in queries and
+// refuses the rest.
+func (p *Plugin) planJoins(db *gorm.DB, table string, query bool) ([]joinPlan, error) {
+	stmt := db.Statement
+	if len(stmt.Joins) == 0 {
+		return nil, nil
+	}
+	if !query {
+		return nil, fmt.Errorf("%w: JOIN in an UPDATE or DELETE of sharded table %s", ErrUnsupported, table)
+	}
+	group := p.rules.BindingGroup(table)
+	var plans []joinPlan
+	for i, j := range stmt.Joins {
+		m := joinHead.FindStringSubmatchIndex(j.Name)
+		if m == nil || j.Expression != nil || j.On != nil {
+			return nil, fmt.Errorf("%w: JOIN %q on sharded table %s (write JOIN <binding table> ON ...)", ErrUnsupported, j.Name, table)
+		}
+		partner := j.Name[m[2]:m[3]]
+		bound := false
+		for _, g := range group {
+			if strings.EqualFold(g, partner) && !strings.EqualFold(g, table) {
+				bound = true
+			}
+		}
+		if !bound {
+			return nil, fmt.Errorf("%w: JOIN of %s, which is not bound to sharded table %s (bindingTables)", ErrUnsupported, partner, table)
+		}
+		for _, v := range j.Conds {
+			if containsDB(v) {
+				return nil, fmt.Errorf("%w: a subquery in a JOIN on sharded table %s", ErrUnsupported, table)
+			}
+		}
+		plans = append(plans, joinPlan{index: i, partner: partner, name: j.Name, start: m[2], end: m[3]})
+	}
+	return plans, nil
+}
+
+// pointAt aims the statement at one target: the physical table, and for
+// JOINs the partners' tables of the same index, all aliased to their
+// logic names.
+func (p *Plugin) pointAt(db *gorm.DB, r routed, t shardconf.Target) error {
+	stmt := db.Statement
+	if len(r.joins) == 0 {
+		stmt.Table, stmt.TableExpr = t.Table, nil
+		return nil
+	}
+	stmt.Table = r.logic
+	stmt.TableExpr = &clause.Expr{SQL: "? ?", Vars: []any{clause.Table{Name: t.Table}, clause.Table{Name: r.logic}}}
+	for _, j := range r.joins {
+		pt, err := p.partnerTarget(r.logic, t, j.partner)
+		if err != nil {
+			return err
+		}
+		stmt.Joins[j.index].Name = j.name[:j.start] + stmt.Quote(clause.Table{Name: pt.Table}) + " " +
+			stmt.Quote(clause.Table{Name: j.partner}) + j.name[j.end:]
+	}
+	return nil
+}
+
+// partnerTarget is the partner's physical table that binds with t: the
+// one at the same position among the tables' sorted data nodes.
+func (p *Plugin) partnerTarget(logic string, t shardconf.Target, partner string) (shardconf.Target, error) {
+	mine, err := p.rules.Targets(logic)
+	if err != nil {
+		return shardconf.Target{}, err
+	}
+	theirs, err := p.rules.Targets(partner)
+	if err != nil {
+		return shardconf.Target{}, err
+	}
+	for i, x := range mine {
+		if x == t && i < len(theirs) && theirs[i].DataSource == t.DataSource {
+			return theirs[i], nil
+		}
+	}
+	return shardconf.Target{}, fmt.Errorf("%w: binding tables %s and %s do not pair at %s", ErrUnsupported, logic, partner, t)
+}
