@@ -683,3 +683,69 @@ func TestRouteExplicitTable(t *testing.T) {
 		t.Fatalf("aliased table expression: %v", err)
 	}
 }
+
+func TestRouteConcurrentCreates(t *testing.T) {
+	db := shardedSQLite(t)
+	const workers, each = 8, 40
+	ids := make(chan int64, workers*each)
+	errs := make(chan error, workers)
+	for w := 0; w < workers; w++ {
+		go func(w int) {
+			for i := 0; i < each; i++ {
+				o := ShardedOrder{UserID: int64(w), Amount: i}
+				if err := db.Create(&o).Error; err != nil {
+					errs <- err
+					return
+				}
+				ids <- o.ID
+			}
+			errs <- nil
+		}(w)
+	}
+	for w := 0; w < workers; w++ {
+		if err := <-errs; err != nil {
+			t.Fatal(err)
+		}
+	}
+	close(ids)
+	seen := map[int64]bool{}
+	var all []int64
+	for id := range ids {
+		if seen[id] {
+			t.Fatalf("duplicate key %d", id)
+		}
+		seen[id] = true
+		all = append(all, id)
+	}
+	var n int64
+	if err := db.Model(&ShardedOrder{}).Where("id IN ?", all).Count(&n).Error; err != nil || n != workers*each {
+		t.Fatalf("Count = %d, %v", n, err)
+	}
+	var amounts []int
+	if err := db.Model(&ShardedOrder{}).Where("id IN ?", all).Pluck("amount", &amounts).Error; err != nil || len(amounts) != workers*each {
+		t.Fatalf("Pluck: %d values, %v", len(amounts), err)
+	}
+}
+
+func TestUseErrors(t *testing.T) {
+	db, err := gorm.Open(sqlite.Open(filepath.Join(t.TempDir(), "u.db")), &gorm.Config{Logger: logger.Discard})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Bad props: the error of db.Use, naming the prop.
+	if err := db.Use(gormplugin.New(keygen.Props{"worker-id": "5000"})); !errors.Is(err, keygen.ErrInvalidProps) || !strings.Contains(err.Error(), "worker-id") {
+		t.Fatalf("bad props: %v", err)
+	}
+	if err := db.Use(gormplugin.New(keygen.Props{"type": "uuid"})); err != nil {
+		t.Fatalf("type prop: %v", err)
+	}
+	if err := db.Use(gormplugin.New(keygen.Props{"worker-id": "1"})); err == nil {
+		t.Fatal("registering twice must fail")
+	}
+	// Rules with two data sources need their pools.
+	db2, _ := gorm.Open(sqlite.Open(filepath.Join(t.TempDir(), "u2.db")), &gorm.Config{Logger: logger.Discard})
+	err = db2.Use(gormplugin.New(nil, gormplugin.WithRules(rulesOf(t, dbRules))))
+	if err == nil || !strings.Contains(err.Error(), "WithDataSources") {
+		t.Fatalf("missing pools: %v", err)
+	}
+}
