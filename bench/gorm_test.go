@@ -93,6 +93,8 @@ rules:
 // dbSeq makes every database name unique within the process.
 var dbSeq atomic.Int64
 
+var skipTx = true
+
 // openSQLite opens a fresh shared-cache in-memory SQLite database. The
 // database lives while one of its connections is open; close() closes the
 // pool and so frees it. name only labels it.
@@ -102,7 +104,7 @@ func openSQLite(tb testing.TB, name string) (db *gorm.DB, close func()) {
 	dsn := fmt.Sprintf("file:%s_%d?mode=memory&cache=shared", label, dbSeq.Add(1))
 	db, err := gorm.Open(sqlite.Open(dsn), &gorm.Config{
 		Logger:                 logger.Discard,
-		SkipDefaultTransaction: true,
+		SkipDefaultTransaction: skipTx,
 	})
 	if err != nil {
 		tb.Fatal(err)

@@ -88,10 +88,42 @@
 // # Routing
 //
 // WithRules makes the plugin route every statement on a sharded table to
-// its physical tables, as shardconf's rules say, and fail closed
-// (shardconf.ErrMissingShardingKey, ErrUnsupported) when it cannot prove
-// where a statement goes; WithDataSources gives the pools of several data
-// sources and WithScatter opts in to statements that run on every table.
+// its physical tables, as shardconf's rules say, reading GORM's clause
+// tree: clause.Eq/IN/Gt/Gte/Lt/Lte, struct and map conditions, primary-key
+// arguments (First(&o, id)), a model's loaded key (db.Model(&o).Update),
+// and Where templates of the form "col = ?", "col IN ?", "a = ? AND b >
+// ?". Conditions it cannot read only narrow a result, so leaving them out
+// never loses a table. Where(a).Or(b) routes each branch and takes the
+// union, so `key = 1 OR key = 2` reaches both tables; a branch without the
+// sharding key is shardconf.ErrMissingShardingKey (go-gorm/sharding sends
+// all of these to one shard).
+//
+//   - Create: each row goes to the table its (generated) key selects; a
+//     batch over several tables becomes one INSERT per table in the same
+//     transaction.
+//   - Find, First, Take, Last, Count, Pluck, Scan over several tables run on
+//     each and merge: rows concatenated, counts summed, ORDER BY applied to
+//     the merged rows (on model fields; an ORDER BY it cannot resolve with a
+//     LIMIT is ErrUnsupported), LIMIT and OFFSET after merging — the answer
+//     one table would give. Update and Delete run on each table; RowsAffected
+//     adds up. Row and Rows (one *sql.Rows) need a single table.
+//   - Preload routes its IN query like any other. A JOIN between binding
+//     tables (db.Table("orders").Joins("JOIN order_items ON ...")) runs on
+//     each pair of same-index tables, with the logic names as aliases, so the
+//     ON clause and column qualifiers written against logic names work.
+//   - Refused with ErrUnsupported rather than run on the logic table: a JOIN
+//     of a table that is not bound, subqueries, aliased table expressions,
+//     raw SQL (Raw, Exec) naming a sharded table (reading SQL is sqlhook's
+//     job), writes to a broadcast table with several copies, a statement or
+//     batch spanning data sources, and a transaction reaching a data source
+//     other than its own.
+//
+// With one data source the *gorm.DB's own connection serves it. With
+// several, WithDataSources gives every data source's pool; statements go to
+// their pool, and db.Transaction (which begins on the *gorm.DB's own pool)
+// may reach only that pool's data source: open a *gorm.DB on another data
+// source, with the plugin, for transactions there.
+//
 // AutoMigrate and CreateTable create every physical table of a sharded (or
 // broadcast) model in its data source instead of the logic table. Index
 // names GORM derives are per physical table; an index given an explicit
