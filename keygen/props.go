@@ -64,6 +64,12 @@ var propAliases = map[string]string{
 	"epoch-str": "epoch",
 }
 
+// CanonicalPropKey is the 5.x kebab spelling of a prop key, however it
+// was written: worker.id, workerId, worker_id and WORKER-ID all give
+// worker-id. Other packages reading ShardingSphere props (algorithm props)
+// match keys with it too.
+func CanonicalPropKey(k string) string { return normalizePropKey(k) }
+
 // normalizePropKey turns worker.id, workerId, worker_id and WORKER-ID into
 // worker-id.
 func normalizePropKey(k string) string {

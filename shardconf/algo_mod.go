@@ -66,9 +66,10 @@ import (
 	"sort"
 	"strconv"
 	"strings"
-	"unicode"
 	"unicode/utf16"
 	"unicode/utf8"
+
+	"github.com/shardkey/shardkey/keygen"
 )
 
 func init() {
@@ -88,25 +89,6 @@ type apReader struct {
 	errs []error
 }
 
-func apNormKey(k string) string {
-	var b strings.Builder
-	rs := []rune(strings.TrimSpace(k))
-	for i, r := range rs {
-		switch {
-		case r == '.' || r == '_' || r == '-' || r == ' ':
-			b.WriteByte('-')
-		case unicode.IsUpper(r):
-			if i > 0 && (unicode.IsLower(rs[i-1]) || unicode.IsDigit(rs[i-1])) {
-				b.WriteByte('-')
-			}
-			b.WriteRune(unicode.ToLower(r))
-		default:
-			b.WriteRune(r)
-		}
-	}
-	return b.String()
-}
-
 func apRead(spec algoSpec, allowed ...string) *apReader {
 	r := &apReader{typ: spec.typ, raw: map[string]string{}, vals: map[string]string{}}
 	ok := map[string]bool{}
@@ -119,7 +101,7 @@ func apRead(spec algoSpec, allowed ...string) *apReader {
 	}
 	sort.Strings(keys)
 	for _, k := range keys {
-		c := apNormKey(k)
+		c := keygen.CanonicalPropKey(k)
 		if !ok[c] {
 			reason := "unknown prop"
 			if len(allowed) > 0 {

@@ -204,11 +204,8 @@ func (c *compiler) keyGenerators(r *Router) {
 // hasPropKey reports whether p has key under any spelling keygen accepts
 // (worker-id, worker.id, workerId).
 func hasPropKey(p keygen.Props, key string) bool {
-	norm := func(s string) string {
-		return strings.NewReplacer(".", "", "-", "", "_", "").Replace(strings.ToLower(s))
-	}
 	for k := range p {
-		if norm(k) == norm(key) {
+		if keygen.CanonicalPropKey(k) == keygen.CanonicalPropKey(key) {
 			return true
 		}
 	}
