@@ -154,38 +154,24 @@ func (m keyMigrator) on(t shardconf.Target) (*gorm.DB, error) {
 // dependency order GORM computes) and then every physical table of the
 // sharded and broadcast models.
 func (m keyMigrator) AutoMigrate(values ...any) error {
-	plain, spread, err := m.split(values)
-	if err != nil {
-		return err
-	}
-	if len(plain) > 0 {
-		if err := m.Migrator.AutoMigrate(plain...); err != nil {
-			return err
-		}
-	}
-	for _, it := range spread {
-		for _, t := range it.targets {
-			tx, err := m.on(t)
-			if err != nil {
-				return err
-			}
-			if err := tx.Migrator().AutoMigrate(it.value); err != nil {
-				return fmt.Errorf("gormplugin: migrate %s: %w", t, err)
-			}
-		}
-	}
-	return nil
+	return m.apply("migrate", values, gorm.Migrator.AutoMigrate)
 }
 
 // CreateTable creates plain models' tables, and every physical table of
 // sharded and broadcast models.
 func (m keyMigrator) CreateTable(values ...any) error {
+	return m.apply("create", values, gorm.Migrator.CreateTable)
+}
+
+// apply runs a migrator operation on the plain models at once, then on
+// each physical table of the sharded and broadcast ones.
+func (m keyMigrator) apply(verb string, values []any, op func(gorm.Migrator, ...any) error) error {
 	plain, spread, err := m.split(values)
 	if err != nil {
 		return err
 	}
 	if len(plain) > 0 {
-		if err := m.Migrator.CreateTable(plain...); err != nil {
+		if err := op(m.Migrator, plain...); err != nil {
 			return err
 		}
 	}
@@ -195,8 +181,8 @@ func (m keyMigrator) CreateTable(values ...any) error {
 			if err != nil {
 				return err
 			}
-			if err := tx.Migrator().CreateTable(it.value); err != nil {
-				return fmt.Errorf("gormplugin: create %s: %w", t, err)
+			if err := op(tx.Migrator(), it.value); err != nil {
+				return fmt.Errorf("gormplugin: %s %s: %w", verb, t, err)
 			}
 		}
 	}
