@@ -248,6 +248,12 @@ func rowValues(db *gorm.DB, cols []string) ([]map[string]any, error) {
 		out := map[string]any{}
 		if m, ok := rv.Interface().(map[string]any); ok {
 			for k, v := range m {
+				// GORM accepts field names ("UserID") and columns ("user_id").
+				if stmt.Schema != nil {
+					if f := stmt.Schema.LookUpField(k); f != nil {
+						k = f.DBName
+					}
+				}
 				out[strings.ToLower(k)] = v
 			}
 			return out, nil

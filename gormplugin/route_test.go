@@ -749,3 +749,23 @@ func TestUseErrors(t *testing.T) {
 		t.Fatalf("missing pools: %v", err)
 	}
 }
+
+func TestRouteMapCreate(t *testing.T) {
+	db := shardedSQLite(t)
+	for _, m := range []map[string]any{{"UserID": int64(1), "Amount": 3}, {"user_id": int64(2), "amount": 4}} {
+		if err := db.Model(&ShardedOrder{}).Create(m).Error; err != nil {
+			t.Fatalf("map create %v: %v", m, err)
+		}
+		id, ok := m["id"].(int64)
+		if !ok {
+			id, ok = m["ID"].(int64)
+		}
+		if !ok || id == 0 {
+			t.Fatalf("no key written back: %v", m)
+		}
+		var o ShardedOrder
+		if err := db.First(&o, id).Error; err != nil {
+			t.Fatalf("map-created row %d not in its table: %v", id, err)
+		}
+	}
+}
