@@ -3,6 +3,7 @@ package gormplugin
 import (
 	"errors"
 	"fmt"
+	"log/slog"
 	"reflect"
 	"regexp"
 	"strings"
@@ -66,10 +67,14 @@ func (p *Plugin) registerRouting(db *gorm.DB) error {
 	row := orig(func() func(*gorm.DB) { return cb.Row().Get("gorm:row") }, callbacks.RowQuery)
 	p.query = query
 	for _, err := range []error{
-		cb.Create().Before("gorm:begin_transaction").Register("shardkey:route", p.routeCreate),
+		// Routing runs first: before GORM begins its transaction (which
+		// must start on the target's pool), and whether or not that
+		// callback is registered (SkipDefaultTransaction leaves it out).
+		cb.Create().Before("*").Register("shardkey:route", p.routeCreate),
+		cb.Create().Before("gorm:create").Register("shardkey:verify_route", p.verifyCreate),
 		cb.Query().Before("gorm:query").Register("shardkey:route", p.routeQuery),
-		cb.Update().Before("gorm:begin_transaction").Register("shardkey:route", p.routeWrite),
-		cb.Delete().Before("gorm:begin_transaction").Register("shardkey:route", p.routeWrite),
+		cb.Update().Before("*").Register("shardkey:route", p.routeWrite),
+		cb.Delete().Before("*").Register("shardkey:route", p.routeWrite),
 		cb.Row().Before("gorm:row").Register("shardkey:route", p.routeQuery),
 		cb.Raw().Before("gorm:raw").Register("shardkey:route", p.routeRaw),
 		cb.Create().Replace("gorm:create", p.each(create)),
@@ -166,13 +171,23 @@ func (p *Plugin) routeCreate(db *gorm.DB) {
 	if db.Error != nil {
 		return
 	}
-	cols := p.rules.ShardingColumns(table)
-	rows, err := rowValues(db, cols)
+	r, err := p.planCreate(db, table)
 	if err != nil {
 		p.fail(db, err)
 		return
 	}
-	var r routed
+	p.settle(db, r)
+}
+
+// planCreate groups the rows being created by the target their sharding
+// values select.
+func (p *Plugin) planCreate(db *gorm.DB, table string) (routed, error) {
+	cols := p.rules.ShardingColumns(table)
+	rows, err := rowValues(db, cols)
+	if err != nil {
+		return routed{}, err
+	}
+	r := routed{logic: table}
 	byTarget := map[shardconf.Target]int{}
 	for i, vals := range rows {
 		conds := make([]shardconf.Cond, 0, len(cols))
@@ -183,12 +198,10 @@ func (p *Plugin) routeCreate(db *gorm.DB) {
 		}
 		ts, err := p.rules.Route(table, conds...)
 		if err != nil {
-			p.fail(db, fmt.Errorf("gormplugin: create in %s: %w", table, err))
-			return
+			return routed{}, fmt.Errorf("gormplugin: create in %s: %w", table, err)
 		}
 		if len(ts) != 1 {
-			p.fail(db, fmt.Errorf("%w: a row of %s maps to %d tables", ErrUnsupported, table, len(ts)))
-			return
+			return routed{}, fmt.Errorf("%w: a row of %s maps to %d tables", ErrUnsupported, table, len(ts))
 		}
 		g, ok := byTarget[ts[0]]
 		if !ok {
@@ -199,7 +212,26 @@ func (p *Plugin) routeCreate(db *gorm.DB) {
 		}
 		r.groups[g].rows = append(r.groups[g].rows, i)
 	}
-	p.settle(db, r)
+	return r, nil
+}
+
+// verifyCreate runs just before the INSERT is built: BeforeCreate hooks
+// ran after routing and may have changed a sharding value. If the rows
+// would now go elsewhere the create fails instead of writing to the table
+// chosen before.
+func (p *Plugin) verifyCreate(db *gorm.DB) {
+	r, ok := routedOf(db)
+	if !ok || db.Error != nil || len(r.groups) == 0 {
+		return
+	}
+	again, err := p.planCreate(db, r.logic)
+	if err != nil {
+		p.fail(db, err)
+		return
+	}
+	if fmt.Sprint(again.groups) != fmt.Sprint(r.groups) {
+		p.fail(db, fmt.Errorf("%w: a BeforeCreate hook changed the sharding values of %s after routing", ErrUnsupported, r.logic))
+	}
 }
 
 // broadcastWrite allows a write to a broadcast table only when it has one
@@ -238,7 +270,9 @@ func (p *Plugin) settle(db *gorm.DB, r routed) {
 		}
 	}
 	db.Statement.Settings.Store(targetsKey, r)
-	p.logger.Debug("shardkey: routed", "targets", fmt.Sprint(r.targets))
+	if p.logger.Enabled(db.Statement.Context, slog.LevelDebug) {
+		p.logger.Debug("shardkey: routed", "table", r.logic, "targets", fmt.Sprint(r.targets))
+	}
 }
 
 // rowValues reads the sharding columns of every row being created.

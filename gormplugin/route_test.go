@@ -769,3 +769,55 @@ func TestRouteMapCreate(t *testing.T) {
 		}
 	}
 }
+
+// TestRouteWithoutDefaultTransaction: SkipDefaultTransaction leaves out
+// GORM's begin-transaction callback; routing must not depend on it.
+func TestRouteWithoutDefaultTransaction(t *testing.T) {
+	db, err := gorm.Open(sqlite.Open(filepath.Join(t.TempDir(), "s.db")), &gorm.Config{Logger: logger.Discard, SkipDefaultTransaction: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := db.Use(gormplugin.New(nil, gormplugin.WithRules(rulesOf(t, tableRules)))); err != nil {
+		t.Fatal(err)
+	}
+	if err := db.AutoMigrate(&ShardedOrder{}); err != nil {
+		t.Fatal(err)
+	}
+	orders := make([]ShardedOrder, 8)
+	if err := db.Create(&orders).Error; err != nil {
+		t.Fatal(err)
+	}
+	var want [4]int64
+	for _, o := range orders {
+		want[o.ID%4]++
+	}
+	if got := rowsPerTable(t, db, "sharded_orders", 4); fmt.Sprint(got) != fmt.Sprint(want[:]) {
+		t.Fatalf("rows per table %v, want %v", got, want)
+	}
+	if err := db.Model(&orders[0]).Update("amount", 5).Error; err != nil {
+		t.Fatal(err)
+	}
+	if res := db.Delete(&orders[1]); res.Error != nil || res.RowsAffected != 1 {
+		t.Fatalf("delete: %d %v", res.RowsAffected, res.Error)
+	}
+}
+
+// HookedOrder's BeforeCreate changes its sharding key after routing.
+type HookedOrder struct {
+	ID     int64 `gorm:"primaryKey"`
+	Amount int
+}
+
+func (h *HookedOrder) TableName() string { return "sharded_orders" }
+
+func (h *HookedOrder) BeforeCreate(*gorm.DB) error {
+	h.ID++
+	return nil
+}
+
+func TestRouteHookChangingKeyRefused(t *testing.T) {
+	db := shardedSQLite(t)
+	if err := db.Create(&HookedOrder{Amount: 1}).Error; !errors.Is(err, gormplugin.ErrUnsupported) {
+		t.Fatalf("a hook moving the row to another table: %v", err)
+	}
+}
