@@ -605,48 +605,74 @@ func collect(out []shardconf.Cond, es ...clause.Expression) []shardconf.Cond {
 	return out
 }
 
-// exprSimple matches the expression forms users write with Where: one
-// column compared with one placeholder. It reads GORM's expression
-// template, not SQL sent to the database; anything else is ignored.
-var exprSimple = regexp.MustCompile(`(?i)^\s*([A-Za-z_][\w]*(?:\.[A-Za-z_]\w*)?|` + "`[^`]+`(?:\\.`[^`]+`)?" + `|"[^"]+"(?:\."[^"]+")?)\s*(=|>=|<=|>|<|in)\s*\(?\s*\?\s*\)?\s*$`)
-
-var andSplit = regexp.MustCompile(`(?i)\s+and\s+`)
-
-// exprConds reads "a = ? AND b IN ?" templates: comparisons joined by
-// AND only (an OR, NOT or parenthesised group makes it unreadable, and
-// then it adds nothing).
+// exprConds reads the expression templates users write with Where: one
+// column compared with one placeholder ("order_id = ?", "id IN ?",
+// "t.id >= ?"), or several joined by AND. It reads GORM's template, not
+// SQL sent to the database; an OR, NOT, parenthesised group or anything
+// else makes it read nothing, which only means less narrowing.
 func exprConds(x clause.Expr) []shardconf.Cond {
-	low := strings.ToLower(x.SQL)
-	if strings.Contains(low, " or ") || strings.Contains(low, "not ") || strings.Count(x.SQL, "?") != len(x.Vars) {
+	if strings.Count(x.SQL, "?") != len(x.Vars) || len(x.Vars) == 0 {
 		return nil
 	}
-	parts := andSplit.Split(x.SQL, -1)
 	var out []shardconf.Cond
-	vi := 0
-	for _, part := range parts {
-		n := strings.Count(part, "?")
-		if n != 1 {
+	rest, vi := x.SQL, 0
+	for {
+		part, tail, more := cutAnd(rest)
+		c, ok := simpleComparison(part, x.Vars[vi])
+		if !ok {
 			return nil
 		}
-		if c, ok := exprCond(clause.Expr{SQL: part, Vars: x.Vars[vi : vi+1]}); ok {
-			out = append(out, c)
-		}
+		out = append(out, c)
 		vi++
+		if !more {
+			return out
+		}
+		rest = tail
 	}
-	return out
 }
 
-func exprCond(x clause.Expr) (shardconf.Cond, bool) {
-	if len(x.Vars) != 1 {
+// cutAnd splits at the first " AND " (any case).
+func cutAnd(s string) (before, after string, found bool) {
+	for i := 0; i+5 <= len(s); i++ {
+		if (s[i] == ' ' || s[i] == '\t') && strings.EqualFold(s[i+1:i+4], "and") && (s[i+4] == ' ' || s[i+4] == '\t') {
+			return s[:i], s[i+5:], true
+		}
+	}
+	return s, "", false
+}
+
+// simpleComparison parses "<column> <op> ?" where op is =, >, >=, <, <=
+// or IN, with "(?)" allowed for IN.
+func simpleComparison(s string, v any) (shardconf.Cond, bool) {
+	s = strings.TrimSpace(s)
+	i := 0
+	for i < len(s) && (isIdentByte(s[i]) || s[i] == '.' || s[i] == '"' || s[i] == '`') {
+		i++
+	}
+	if i == 0 {
 		return shardconf.Cond{}, false
 	}
-	m := exprSimple.FindStringSubmatch(x.SQL)
-	if m == nil {
+	col := unquote(s[:i])
+	rest := strings.TrimSpace(s[i:])
+	var op string
+	switch {
+	case strings.HasPrefix(rest, ">="), strings.HasPrefix(rest, "<="):
+		op, rest = rest[:2], rest[2:]
+	case strings.HasPrefix(rest, "="), strings.HasPrefix(rest, ">"), strings.HasPrefix(rest, "<"):
+		op, rest = rest[:1], rest[1:]
+	case len(rest) > 2 && strings.EqualFold(rest[:2], "in") && (rest[2] == ' ' || rest[2] == '('):
+		op, rest = "in", rest[2:]
+	default:
 		return shardconf.Cond{}, false
 	}
-	col := unquote(m[1])
-	v := x.Vars[0]
-	switch strings.ToLower(m[2]) {
+	rest = strings.TrimSpace(rest)
+	if op == "in" && strings.HasPrefix(rest, "(") && strings.HasSuffix(rest, ")") {
+		rest = strings.TrimSpace(rest[1 : len(rest)-1])
+	}
+	if rest != "?" || col == "" || !isIdentByte(col[0]) {
+		return shardconf.Cond{}, false
+	}
+	switch op {
 	case "=":
 		if isSlice(v) {
 			return shardconf.Cond{}, false
@@ -664,10 +690,12 @@ func exprCond(x clause.Expr) (shardconf.Cond, bool) {
 		return shardconf.Ge(col, v), true
 	case "<":
 		return shardconf.Lt(col, v), true
-	case "<=":
-		return shardconf.Le(col, v), true
 	}
-	return shardconf.Cond{}, false
+	return shardconf.Le(col, v), true
+}
+
+func isIdentByte(c byte) bool {
+	return c == '_' || c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9'
 }
 
 func columnName(c any) (string, bool) {
