@@ -2,9 +2,9 @@ package bench
 
 // GORM benchmarks: the cost of shardkey's gormplugin on SQLite (in memory,
 // github.com/glebarez/sqlite), against the same workload without it and
-// against gorm.io/sharding. Sub-benchmarks are named impl=<x>, as in
-// keygen_test.go, so benchstat can put the implementations in columns; see
-// README.md.
+// against gorm.io/sharding. Sub-benchmarks are named tx=<off|on>/impl=<x>,
+// so benchstat can put the implementations in columns (-col /impl) and the
+// transaction modes in rows; see README.md.
 //
 //	BenchmarkGormCreate           one db.Create of one row: IDs set by hand
 //	                              (impl=manual) vs filled by
@@ -17,18 +17,24 @@ package bench
 //	                              by gormplugin rules (impl=shardkey) or by
 //	                              gorm.io/sharding (impl=gormsharding)
 //
+// tx=off sets gorm.Config.SkipDefaultTransaction (each write is its bare
+// statement), tx=on leaves GORM's default (BEGIN ... COMMIT around each
+// write); both sides of a pair always run under the same one. One finding
+// shapes BenchmarkShardingOverhead: gorm.io/sharding runs no transaction
+// under tx=on. (These benchmarks also found that gormplugin did not route
+// under tx=off; fixed, and covered by gormplugin's own tests.)
+//
 // Every benchmark runs on a fresh in-memory database of its own, with
-// gorm's logger discarded and SkipDefaultTransaction on every side (so each
-// op is its bare statements, and a plugin's cost is the largest share of it
-// that it can be). Every model tags its key autoIncrement:false, so that GORM
-// builds the same INSERT on every side: the key is an ordinary column, with
-// no RETURNING clause and no AUTOINCREMENT column (gormplugin makes that
-// change itself for the models it keys; the tag makes the other sides
-// match). TestGormWorkloadsAgree checks the workloads first.
+// gorm's logger discarded. Every model tags its key autoIncrement:false, so
+// that GORM builds the same INSERT on every side: the key is an ordinary
+// column, with no RETURNING clause and no AUTOINCREMENT column (gormplugin
+// makes that change itself for the models it keys; the tag makes the other
+// sides match). TestGormWorkloadsAgree checks the workloads first.
 
 import (
 	"context"
 	"database/sql"
+	"errors"
 	"fmt"
 	"strings"
 	"sync/atomic"
@@ -93,12 +99,11 @@ rules:
 // dbSeq makes every database name unique within the process.
 var dbSeq atomic.Int64
 
-var skipTx = true
-
-// openSQLite opens a fresh shared-cache in-memory SQLite database. The
-// database lives while one of its connections is open; close() closes the
-// pool and so frees it. name only labels it.
-func openSQLite(tb testing.TB, name string) (db *gorm.DB, close func()) {
+// openSQLite opens a fresh shared-cache in-memory SQLite database, with
+// gorm.Config.SkipDefaultTransaction set to skipTx. The database lives while
+// one of its connections is open; close() closes the pool and so frees it.
+// name only labels it.
+func openSQLite(tb testing.TB, name string, skipTx bool) (db *gorm.DB, close func()) {
 	tb.Helper()
 	label := strings.NewReplacer("/", "_", "=", "_", " ", "_", "#", "_").Replace(name)
 	dsn := fmt.Sprintf("file:%s_%d?mode=memory&cache=shared", label, dbSeq.Add(1))
@@ -131,14 +136,23 @@ func rawDB(tb testing.TB, db *gorm.DB) *sql.DB {
 	return sqlDB
 }
 
+// txModes are the two settings of gorm.Config.SkipDefaultTransaction the
+// benchmarks run under, as a tx=<mode> level of the sub-benchmark names:
+// off (SkipDefaultTransaction: true) runs each GORM write as its bare
+// statement; on (GORM's default) wraps it in BEGIN ... COMMIT.
+var txModes = []struct {
+	name   string
+	skipTx bool
+}{{"off", true}, {"on", false}}
+
 // ---------------------------------------------------------------------------
 // Create benchmarks.
 
 // newEventsDB is a fresh database with the events table; with plugin, it
 // uses gormplugin.New(pluginProps) first.
-func newEventsDB(tb testing.TB, plugin bool) (*gorm.DB, func()) {
+func newEventsDB(tb testing.TB, skipTx, plugin bool) (*gorm.DB, func()) {
 	tb.Helper()
-	db, closeDB := openSQLite(tb, tb.Name())
+	db, closeDB := openSQLite(tb, tb.Name(), skipTx)
 	if plugin {
 		if err := db.Use(gormplugin.New(pluginProps)); err != nil {
 			tb.Fatal(err)
@@ -153,29 +167,33 @@ func newEventsDB(tb testing.TB, plugin bool) (*gorm.DB, func()) {
 // BenchmarkGormCreate: one db.Create(&row) per op. manual numbers rows from
 // a counter; shardkey leaves ID zero for the plugin to fill.
 func BenchmarkGormCreate(b *testing.B) {
-	b.Run("impl=manual", func(b *testing.B) {
-		db, closeDB := newEventsDB(b, false)
-		defer closeDB()
-		var next atomic.Int64
-		b.ReportAllocs()
-		for b.Loop() {
-			e := Event{ID: next.Add(1), UserID: 7, Amount: 10, Note: "n"}
-			if err := db.Create(&e).Error; err != nil {
-				b.Fatal(err)
-			}
-		}
-	})
-	b.Run("impl=shardkey", func(b *testing.B) {
-		db, closeDB := newEventsDB(b, true)
-		defer closeDB()
-		b.ReportAllocs()
-		for b.Loop() {
-			e := Event{UserID: 7, Amount: 10, Note: "n"}
-			if err := db.Create(&e).Error; err != nil {
-				b.Fatal(err)
-			}
-		}
-	})
+	for _, tx := range txModes {
+		b.Run("tx="+tx.name, func(b *testing.B) {
+			b.Run("impl=manual", func(b *testing.B) {
+				db, closeDB := newEventsDB(b, tx.skipTx, false)
+				defer closeDB()
+				var next atomic.Int64
+				b.ReportAllocs()
+				for b.Loop() {
+					e := Event{ID: next.Add(1), UserID: 7, Amount: 10, Note: "n"}
+					if err := db.Create(&e).Error; err != nil {
+						b.Fatal(err)
+					}
+				}
+			})
+			b.Run("impl=shardkey", func(b *testing.B) {
+				db, closeDB := newEventsDB(b, tx.skipTx, true)
+				defer closeDB()
+				b.ReportAllocs()
+				for b.Loop() {
+					e := Event{UserID: 7, Amount: 10, Note: "n"}
+					if err := db.Create(&e).Error; err != nil {
+						b.Fatal(err)
+					}
+				}
+			})
+		})
+	}
 }
 
 // resetEvents readies rows for another CreateInBatches: IDs from next
@@ -191,33 +209,38 @@ func resetEvents(rows []Event, next *atomic.Int64) {
 }
 
 // BenchmarkGormCreateInBatches: CreateInBatches of batchRows rows, batchSize
-// at a time, per op, into one growing table.
+// at a time, per op, into one growing table. Under tx=on GORM runs the
+// whole CreateInBatches in one transaction.
 func BenchmarkGormCreateInBatches(b *testing.B) {
-	b.Run("impl=manual", func(b *testing.B) {
-		db, closeDB := newEventsDB(b, false)
-		defer closeDB()
-		var next atomic.Int64
-		rows := make([]Event, batchRows)
-		b.ReportAllocs()
-		for b.Loop() {
-			resetEvents(rows, &next)
-			if err := db.CreateInBatches(&rows, batchSize).Error; err != nil {
-				b.Fatal(err)
-			}
-		}
-	})
-	b.Run("impl=shardkey", func(b *testing.B) {
-		db, closeDB := newEventsDB(b, true)
-		defer closeDB()
-		rows := make([]Event, batchRows)
-		b.ReportAllocs()
-		for b.Loop() {
-			resetEvents(rows, nil)
-			if err := db.CreateInBatches(&rows, batchSize).Error; err != nil {
-				b.Fatal(err)
-			}
-		}
-	})
+	for _, tx := range txModes {
+		b.Run("tx="+tx.name, func(b *testing.B) {
+			b.Run("impl=manual", func(b *testing.B) {
+				db, closeDB := newEventsDB(b, tx.skipTx, false)
+				defer closeDB()
+				var next atomic.Int64
+				rows := make([]Event, batchRows)
+				b.ReportAllocs()
+				for b.Loop() {
+					resetEvents(rows, &next)
+					if err := db.CreateInBatches(&rows, batchSize).Error; err != nil {
+						b.Fatal(err)
+					}
+				}
+			})
+			b.Run("impl=shardkey", func(b *testing.B) {
+				db, closeDB := newEventsDB(b, tx.skipTx, true)
+				defer closeDB()
+				rows := make([]Event, batchRows)
+				b.ReportAllocs()
+				for b.Loop() {
+					resetEvents(rows, nil)
+					if err := db.CreateInBatches(&rows, batchSize).Error; err != nil {
+						b.Fatal(err)
+					}
+				}
+			})
+		})
+	}
 }
 
 // ---------------------------------------------------------------------------
@@ -228,9 +251,31 @@ type orderImpl struct {
 	name string
 	// open returns a fresh database with the orders table(s) and, unless
 	// the plugin fills keys, a key generator (gen) to set ID by hand.
-	open func(tb testing.TB) (db *gorm.DB, gen keygen.IDGenerator, closeDB func())
+	open func(tb testing.TB, skipTx bool) (db *gorm.DB, gen keygen.IDGenerator, closeDB func())
 	// table is the physical table that holds the order with key id.
 	table func(id int64) string
+}
+
+// openShardkeyOrders is a fresh database with gormplugin under ordersRules
+// and orders_0..3 migrated.
+func openShardkeyOrders(tb testing.TB, skipTx bool) (*gorm.DB, keygen.IDGenerator, func()) {
+	tb.Helper()
+	db, closeDB := openSQLite(tb, tb.Name(), skipTx)
+	cfg, err := shardconf.Parse([]byte(ordersRules))
+	if err != nil {
+		tb.Fatal(err)
+	}
+	router, err := shardconf.NewRouter(cfg)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	if err := db.Use(gormplugin.New(nil, gormplugin.WithRules(router))); err != nil {
+		tb.Fatal(err)
+	}
+	if err := db.AutoMigrate(&Order{}); err != nil {
+		tb.Fatal(err)
+	}
+	return db, nil, closeDB
 }
 
 // newOrderKeys is the SNOWFLAKE that plain and gormsharding set keys from by
@@ -250,8 +295,8 @@ var orderImpls = []orderImpl{
 	{
 		// plain: the same statements on one unsharded table.
 		name: "plain",
-		open: func(tb testing.TB) (*gorm.DB, keygen.IDGenerator, func()) {
-			db, closeDB := openSQLite(tb, tb.Name())
+		open: func(tb testing.TB, skipTx bool) (*gorm.DB, keygen.IDGenerator, func()) {
+			db, closeDB := openSQLite(tb, tb.Name(), skipTx)
 			if err := db.AutoMigrate(&Order{}); err != nil {
 				tb.Fatal(err)
 			}
@@ -263,23 +308,8 @@ var orderImpls = []orderImpl{
 		// shardkey: gormplugin with ordersRules; AutoMigrate creates
 		// orders_0..3, the plugin fills id and routes both statements.
 		name: "shardkey",
-		open: func(tb testing.TB) (*gorm.DB, keygen.IDGenerator, func()) {
-			db, closeDB := openSQLite(tb, tb.Name())
-			cfg, err := shardconf.Parse([]byte(ordersRules))
-			if err != nil {
-				tb.Fatal(err)
-			}
-			router, err := shardconf.NewRouter(cfg)
-			if err != nil {
-				tb.Fatal(err)
-			}
-			if err := db.Use(gormplugin.New(nil, gormplugin.WithRules(router))); err != nil {
-				tb.Fatal(err)
-			}
-			if err := db.AutoMigrate(&Order{}); err != nil {
-				tb.Fatal(err)
-			}
-			return db, nil, closeDB
+		open: func(tb testing.TB, skipTx bool) (*gorm.DB, keygen.IDGenerator, func()) {
+			return openShardkeyOrders(tb, skipTx)
 		},
 		table: shardTable,
 	},
@@ -287,13 +317,14 @@ var orderImpls = []orderImpl{
 		// gormsharding: gorm.io/sharding, 4 shards on id. Its
 		// ShardingMigrator's AutoMigrate creates orders_0..3 (the
 		// suffixes of its default MOD algorithm, "_%01d" under 10
-		// shards). With id as the sharding key it cannot generate the
-		// key: an INSERT without the id column is ErrMissingShardingKey
-		// (it fills id only when the sharding key is another column). So
-		// the key is set by hand from the same SNOWFLAKE as plain.
+		// shards). With id as the sharding key it does not generate the
+		// key: an INSERT without the id column is ErrMissingShardingKey,
+		// and one with id = 0 keeps 0 (it fills id only when the sharding
+		// key is another column; checkGormShardingKeys). So the key is set
+		// by hand, from the same SNOWFLAKE as plain.
 		name: "gormsharding",
-		open: func(tb testing.TB) (*gorm.DB, keygen.IDGenerator, func()) {
-			db, closeDB := openSQLite(tb, tb.Name())
+		open: func(tb testing.TB, skipTx bool) (*gorm.DB, keygen.IDGenerator, func()) {
+			db, closeDB := openSQLite(tb, tb.Name(), skipTx)
 			if err := db.Use(sharding.Register(sharding.Config{
 				ShardingKey:         "id",
 				NumberOfShards:      numShards,
@@ -336,23 +367,31 @@ func orderRoundTrip(ctx context.Context, db *gorm.DB, gen keygen.IDGenerator, o,
 	return nil
 }
 
-// BenchmarkShardingOverhead: one orderRoundTrip (two statements) per op.
-// The overhead of a sharding layer per statement is
-// (its sec/op - plain's sec/op) / 2.
+// BenchmarkShardingOverhead: one orderRoundTrip (two GORM statements) per
+// op. The overhead of a sharding layer per statement is
+// (its sec/op - plain's sec/op) / 2, plain under the same tx mode. Under
+// tx=on, plain and shardkey run BEGIN; INSERT; COMMIT; SELECT, but
+// gorm.io/sharding runs no transaction at all (its ConnPool.BeginTx returns
+// the pool itself, as *sql.DB is not a gorm.ConnPoolBeginner), so its tx=on
+// numbers are INSERT; SELECT like tx=off and compare with plain's tx=off.
 func BenchmarkShardingOverhead(b *testing.B) {
-	for _, impl := range orderImpls {
-		b.Run("impl="+impl.name, func(b *testing.B) {
-			db, gen, closeDB := impl.open(b)
-			defer closeDB()
-			ctx := context.Background()
-			var i int64
-			b.ReportAllocs()
-			for b.Loop() {
-				i++
-				o, got := Order{UserID: i, Amount: 10}, Order{}
-				if err := orderRoundTrip(ctx, db, gen, &o, &got); err != nil {
-					b.Fatal(err)
-				}
+	for _, tx := range txModes {
+		b.Run("tx="+tx.name, func(b *testing.B) {
+			for _, impl := range orderImpls {
+				b.Run("impl="+impl.name, func(b *testing.B) {
+					db, gen, closeDB := impl.open(b, tx.skipTx)
+					defer closeDB()
+					ctx := context.Background()
+					var i int64
+					b.ReportAllocs()
+					for b.Loop() {
+						i++
+						o, got := Order{UserID: i, Amount: 10}, Order{}
+						if err := orderRoundTrip(ctx, db, gen, &o, &got); err != nil {
+							b.Fatal(err)
+						}
+					}
+				})
 			}
 		})
 	}
@@ -407,142 +446,220 @@ func tableSQL(t *testing.T, db *gorm.DB, table string) string {
 	return strings.Replace(s, "`"+table+"`", "T", 1)
 }
 
-// TestGormWorkloadsAgree checks that every side of every benchmark does
-// the work it claims: the rows it creates are in the table (in the
-// expected shard) with the values written, the keys are the expected kind,
-// and the sides of a pair use tables of the same definition.
+// TestGormWorkloadsAgree checks that every side of every benchmark, in
+// both tx modes, does the work it claims: the rows it creates are in the
+// table (in the expected shard) with the values written, the keys are the
+// expected kind, and the sides of a pair use tables of the same definition.
 func TestGormWorkloadsAgree(t *testing.T) {
-	t.Run("Create", func(t *testing.T) {
-		var schemas []string
-		for _, plugin := range []bool{false, true} {
-			db, closeDB := newEventsDB(t, plugin)
-			var want []Event
-			for i := range 100 {
-				e := Event{UserID: int64(i), Amount: int64(10 * i), Note: fmt.Sprint("n", i)}
-				if !plugin {
-					e.ID = int64(i + 1)
-				}
-				if err := db.Create(&e).Error; err != nil {
-					t.Fatal(err)
-				}
-				if plugin {
-					if e.ID == 0 {
-						t.Fatal("shardkey: no key filled")
-					}
-					checkSnowflake(t, e.ID)
-				}
-				want = append(want, e)
-			}
-			if got := eventsBack(t, db); fmt.Sprint(got) != fmt.Sprint(want) {
-				t.Errorf("plugin=%v: rows read back differ from rows created:\n got %v\nwant %v", plugin, got, want)
-			}
-			var got Event
-			if err := db.First(&got, want[42].ID).Error; err != nil || got != want[42] {
-				t.Errorf("plugin=%v: First(%d) = %+v, %v; want %+v", plugin, want[42].ID, got, err, want[42])
-			}
-			schemas = append(schemas, tableSQL(t, db, "events"))
-			closeDB()
-		}
-		if schemas[0] != schemas[1] {
-			t.Errorf("events tables differ:\nmanual   %s\nshardkey %s", schemas[0], schemas[1])
-		}
-	})
+	for _, tx := range txModes {
+		t.Run("tx="+tx.name, func(t *testing.T) {
+			t.Run("Create", func(t *testing.T) { checkCreate(t, tx.skipTx) })
+			t.Run("CreateInBatches", func(t *testing.T) { checkCreateInBatches(t, tx.skipTx) })
+			t.Run("ShardingOverhead", func(t *testing.T) { checkShardingOverhead(t, tx.skipTx) })
+		})
+	}
+	t.Run("GormShardingKeys", checkGormShardingKeys)
+}
 
-	t.Run("CreateInBatches", func(t *testing.T) {
-		for _, plugin := range []bool{false, true} {
-			db, closeDB := newEventsDB(t, plugin)
-			var next *atomic.Int64
+// autoOrder is Order with GORM's default auto-increment key, on the same
+// table.
+type autoOrder struct {
+	ID     int64 `gorm:"primaryKey"`
+	UserID int64
+	Amount int64
+}
+
+func (autoOrder) TableName() string { return "orders" }
+
+// checkGormShardingKeys checks why gormsharding sets its keys by hand:
+// gorm.io/sharding generates no key that is its sharding key. A model with
+// an auto-increment key leaves id out of the INSERT, which it refuses
+// (ErrMissingShardingKey); with autoIncrement:false GORM sends id = 0, which
+// it keeps and routes to orders_0.
+func checkGormShardingKeys(t *testing.T) {
+	var gs orderImpl
+	for _, impl := range orderImpls {
+		if impl.name == "gormsharding" {
+			gs = impl
+		}
+	}
+	db, _, closeDB := gs.open(t, true)
+	defer closeDB()
+	a := autoOrder{UserID: 1}
+	if err := db.Create(&a).Error; !errors.Is(err, sharding.ErrMissingShardingKey) {
+		t.Errorf("auto-increment key left zero: %v, want ErrMissingShardingKey", err)
+	}
+	o := Order{UserID: 2}
+	if err := db.Create(&o).Error; err != nil || o.ID != 0 {
+		t.Fatalf("autoIncrement:false key left zero: id %d, %v; want id 0 kept", o.ID, err)
+	}
+	var n int
+	if err := rawDB(t, db).QueryRow("SELECT count(*) FROM orders_0 WHERE id = 0 AND user_id = 2").Scan(&n); err != nil || n != 1 {
+		t.Errorf("orders_0 holds %d rows with id 0 (%v), want 1", n, err)
+	}
+}
+
+func checkCreate(t *testing.T, skipTx bool) {
+	var schemas []string
+	for _, plugin := range []bool{false, true} {
+		db, closeDB := newEventsDB(t, skipTx, plugin)
+		var want []Event
+		for i := range 100 {
+			e := Event{UserID: int64(i), Amount: int64(10 * i), Note: fmt.Sprint("n", i)}
 			if !plugin {
-				next = new(atomic.Int64)
+				e.ID = int64(i + 1)
 			}
-			rows := make([]Event, batchRows)
-			var want []Event
-			for range 2 {
-				resetEvents(rows, next)
-				if err := db.CreateInBatches(&rows, batchSize).Error; err != nil {
-					t.Fatal(err)
-				}
-				want = append(want, rows...)
-			}
-			for i, e := range want {
-				if e.ID == 0 || (i > 0 && e.ID <= want[i-1].ID) {
-					t.Fatalf("plugin=%v: key %d = %d after key %d", plugin, i, e.ID, want[max(i-1, 0)].ID)
-				}
+			if err := db.Create(&e).Error; err != nil {
+				t.Fatal(err)
 			}
 			if plugin {
-				checkSnowflake(t, want[0].ID)
-				checkSnowflake(t, want[len(want)-1].ID)
+				if e.ID == 0 {
+					t.Fatal("shardkey: no key filled")
+				}
+				checkSnowflake(t, e.ID)
 			}
-			if got := eventsBack(t, db); fmt.Sprint(got) != fmt.Sprint(want) {
-				t.Errorf("plugin=%v: %d rows read back differ from the %d created", plugin, len(got), len(want))
-			}
-			closeDB()
+			want = append(want, e)
 		}
-	})
+		if got := eventsBack(t, db); fmt.Sprint(got) != fmt.Sprint(want) {
+			t.Errorf("plugin=%v: rows read back differ from rows created:\n got %v\nwant %v", plugin, got, want)
+		}
+		var got Event
+		if err := db.First(&got, want[42].ID).Error; err != nil || got != want[42] {
+			t.Errorf("plugin=%v: First(%d) = %+v, %v; want %+v", plugin, want[42].ID, got, err, want[42])
+		}
+		schemas = append(schemas, tableSQL(t, db, "events"))
+		closeDB()
+	}
+	if schemas[0] != schemas[1] {
+		t.Errorf("events tables differ:\nmanual   %s\nshardkey %s", schemas[0], schemas[1])
+	}
+}
 
-	t.Run("ShardingOverhead", func(t *testing.T) {
-		const n = 200
-		schemas := map[string]string{}
-		for _, impl := range orderImpls {
-			t.Run(impl.name, func(t *testing.T) {
-				db, gen, closeDB := impl.open(t)
-				defer closeDB()
-				sqlDB := rawDB(t, db)
-				ctx := context.Background()
-				perTable := map[string]int{}
-				for i := range n {
-					o, got := Order{UserID: int64(i), Amount: int64(i * 3)}, Order{}
-					if err := orderRoundTrip(ctx, db, gen, &o, &got); err != nil {
-						t.Fatal(err)
-					}
-					if o.ID == 0 {
-						t.Fatal("no key")
-					}
-					checkSnowflake(t, o.ID)
-					if got != o {
-						t.Fatalf("read back %+v, inserted %+v", got, o)
-					}
-					// The row is in its table, read without GORM.
-					table := impl.table(o.ID)
-					perTable[table]++
-					var raw Order
-					if err := sqlDB.QueryRow("SELECT id, user_id, amount FROM "+table+" WHERE id = ?", o.ID).
-						Scan(&raw.ID, &raw.UserID, &raw.Amount); err != nil {
-						t.Fatalf("order %d in %s: %v", o.ID, table, err)
-					}
-					if raw != o {
-						t.Fatalf("%s holds %+v, inserted %+v", table, raw, o)
-					}
-				}
-				// Nothing else anywhere: each table holds exactly the rows
-				// counted for it, and the sharded sides have no orders
-				// table.
-				tables := []string{"orders"}
-				if impl.name != "plain" {
-					tables = []string{"orders_0", "orders_1", "orders_2", "orders_3"}
-					var c int
-					if err := sqlDB.QueryRow("SELECT count(*) FROM sqlite_master WHERE name = 'orders'").Scan(&c); err != nil || c != 0 {
-						t.Errorf("a logic table orders exists (%d, %v)", c, err)
-					}
-					if len(perTable) != numShards {
-						t.Errorf("%d orders landed in %d tables (%v), want all %d", n, len(perTable), perTable, numShards)
-					}
-				}
-				for _, table := range tables {
-					var c int
-					if err := sqlDB.QueryRow("SELECT count(*) FROM " + table).Scan(&c); err != nil {
-						t.Fatal(err)
-					}
-					if c != perTable[table] {
-						t.Errorf("%s holds %d rows, want %d", table, c, perTable[table])
-					}
-				}
-				schemas[impl.name] = tableSQL(t, db, tables[0])
-			})
+func checkCreateInBatches(t *testing.T, skipTx bool) {
+	for _, plugin := range []bool{false, true} {
+		db, closeDB := newEventsDB(t, skipTx, plugin)
+		var next *atomic.Int64
+		if !plugin {
+			next = new(atomic.Int64)
 		}
-		if schemas["plain"] != schemas["shardkey"] || schemas["plain"] != schemas["gormsharding"] {
-			t.Errorf("order tables differ:\nplain        %s\nshardkey     %s\ngormsharding %s",
-				schemas["plain"], schemas["shardkey"], schemas["gormsharding"])
+		rows := make([]Event, batchRows)
+		var want []Event
+		for range 2 {
+			resetEvents(rows, next)
+			if err := db.CreateInBatches(&rows, batchSize).Error; err != nil {
+				t.Fatal(err)
+			}
+			want = append(want, rows...)
 		}
-	})
+		for i, e := range want {
+			if e.ID == 0 || (i > 0 && e.ID <= want[i-1].ID) {
+				t.Fatalf("plugin=%v: key %d = %d after key %d", plugin, i, e.ID, want[max(i-1, 0)].ID)
+			}
+		}
+		if plugin {
+			checkSnowflake(t, want[0].ID)
+			checkSnowflake(t, want[len(want)-1].ID)
+		}
+		if got := eventsBack(t, db); fmt.Sprint(got) != fmt.Sprint(want) {
+			t.Errorf("plugin=%v: %d rows read back differ from the %d created", plugin, len(got), len(want))
+		}
+		closeDB()
+	}
+}
+
+func checkShardingOverhead(t *testing.T, skipTx bool) {
+	const n = 200
+	schemas := map[string]string{}
+	for _, impl := range orderImpls {
+		t.Run(impl.name, func(t *testing.T) {
+			db, gen, closeDB := impl.open(t, skipTx)
+			defer closeDB()
+			// Record whether each INSERT runs in a transaction: the
+			// statement's pool, seen just before gorm:create, is a *sql.Tx
+			// (or gorm.io/sharding's ConnPool around one).
+			var inTx []bool
+			if err := db.Callback().Create().Before("gorm:create").Register("bench:probe_tx", func(db *gorm.DB) {
+				pool := db.Statement.ConnPool
+				if sp, ok := pool.(*sharding.ConnPool); ok {
+					pool = sp.ConnPool
+				}
+				_, ok := pool.(*sql.Tx)
+				inTx = append(inTx, ok)
+			}); err != nil {
+				t.Fatal(err)
+			}
+			sqlDB := rawDB(t, db)
+			ctx := context.Background()
+			perTable := map[string]int{}
+			for i := range n {
+				o, got := Order{UserID: int64(i), Amount: int64(i * 3)}, Order{}
+				if err := orderRoundTrip(ctx, db, gen, &o, &got); err != nil {
+					t.Fatal(err)
+				}
+				if o.ID == 0 {
+					t.Fatal("no key")
+				}
+				checkSnowflake(t, o.ID)
+				if got != o {
+					t.Fatalf("read back %+v, inserted %+v", got, o)
+				}
+				// The row is in its table, read without GORM.
+				table := impl.table(o.ID)
+				perTable[table]++
+				var raw Order
+				if err := sqlDB.QueryRow("SELECT id, user_id, amount FROM "+table+" WHERE id = ?", o.ID).
+					Scan(&raw.ID, &raw.UserID, &raw.Amount); err != nil {
+					t.Fatalf("order %d in %s: %v", o.ID, table, err)
+				}
+				if raw != o {
+					t.Fatalf("%s holds %+v, inserted %+v", table, raw, o)
+				}
+			}
+			// Nothing else anywhere: each table holds exactly the rows
+			// counted for it, and the sharded sides have no orders table.
+			tables := []string{"orders"}
+			if impl.name != "plain" {
+				tables = []string{"orders_0", "orders_1", "orders_2", "orders_3"}
+				var c int
+				if err := sqlDB.QueryRow("SELECT count(*) FROM sqlite_master WHERE name = 'orders'").Scan(&c); err != nil || c != 0 {
+					t.Errorf("a logic table orders exists (%d, %v)", c, err)
+				}
+				if len(perTable) != numShards {
+					t.Errorf("%d orders landed in %d tables (%v), want all %d", n, len(perTable), perTable, numShards)
+				}
+			}
+			for _, table := range tables {
+				var c int
+				if err := sqlDB.QueryRow("SELECT count(*) FROM " + table).Scan(&c); err != nil {
+					t.Fatal(err)
+				}
+				if c != perTable[table] {
+					t.Errorf("%s holds %d rows, want %d", table, c, perTable[table])
+				}
+			}
+			schemas[impl.name] = tableSQL(t, db, tables[0])
+
+			// Transactions: under tx=on GORM wraps each INSERT in one,
+			// except through gorm.io/sharding, whose ConnPool.BeginTx
+			// returns the pool itself; that is what makes its tx=on
+			// numbers statement-for-statement comparable with tx=off.
+			wantTx := !skipTx && impl.name != "gormsharding"
+			if len(inTx) != n {
+				t.Fatalf("probe saw %d creates, want %d", len(inTx), n)
+			}
+			for _, got := range inTx {
+				if got != wantTx {
+					t.Fatalf("INSERT in a transaction: %v, want %v", got, wantTx)
+				}
+			}
+			if !skipTx && !wantTx {
+				t.Logf("%s ran its INSERTs outside any transaction despite SkipDefaultTransaction false", impl.name)
+			}
+		})
+	}
+	for name, schema := range schemas {
+		if plain, ok := schemas["plain"]; ok && schema != plain {
+			t.Errorf("order tables differ:\nplain %s\n%s %s", plain, name, schema)
+		}
+	}
 }

@@ -412,7 +412,7 @@ func (p *Plugin) assignKeys(db *gorm.DB) {
 // batch per field.
 func (p *Plugin) fillRows(ctx context.Context, plan *keyPlan, rows []reflect.Value) error {
 	for _, f := range plan.fields {
-		var targets []reflect.Value
+		targets := make([]reflect.Value, 0, len(rows))
 		for _, row := range rows {
 			v := f.ReflectValueOf(ctx, row)
 			if isZeroKey(v) {
@@ -424,6 +424,19 @@ func (p *Plugin) fillRows(ctx context.Context, plan *keyPlan, rows []reflect.Val
 			}
 		}
 		if len(targets) == 0 {
+			continue
+		}
+		if plan.ids != nil && len(targets) > 1 {
+			// A batch of int64 keys: one NextIDs, set without boxing each key.
+			ids := make([]int64, len(targets))
+			if err := plan.ids.NextIDs(ctx, ids); err != nil {
+				return fmt.Errorf("gormplugin: generate %s.%s: %w", f.Schema.Name, f.Name, err)
+			}
+			for i, v := range targets {
+				if err := setKey(v, ids[i]); err != nil {
+					return fmt.Errorf("gormplugin: %s.%s: %w", f.Schema.Name, f.Name, err)
+				}
+			}
 			continue
 		}
 		keys, err := p.generate(ctx, plan, len(targets))
