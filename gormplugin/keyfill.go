@@ -337,6 +337,56 @@ func kindOf(f *schema.Field) fieldKind {
 	return kindOther
 }
 
+// fillSliceIDs fills the zero int64 keys of a slice of rows from one
+// NextIDs call per key field: a first pass counts them, a second sets them.
+func (p *Plugin) fillSliceIDs(ctx context.Context, plan *keyPlan, rv reflect.Value) error {
+	row := func(i int) (reflect.Value, bool) {
+		r := rv.Index(i)
+		for r.Kind() == reflect.Ptr || r.Kind() == reflect.Interface {
+			if r.IsNil() {
+				return r, false // GORM's to reject
+			}
+			r = r.Elem()
+		}
+		return r, r.Kind() == reflect.Struct
+	}
+	for _, f := range plan.fields {
+		n := 0
+		for i := 0; i < rv.Len(); i++ {
+			if r, ok := row(i); ok && isZeroKey(f.ReflectValueOf(ctx, r)) {
+				n++
+			}
+		}
+		if n == 0 {
+			continue
+		}
+		ids := make([]int64, n)
+		if err := plan.ids.NextIDs(ctx, ids); err != nil {
+			return fmt.Errorf("gormplugin: generate %s.%s: %w", f.Schema.Name, f.Name, err)
+		}
+		k := 0
+		for i := 0; i < rv.Len() && k < n; i++ {
+			r, ok := row(i)
+			if !ok {
+				continue
+			}
+			v := f.ReflectValueOf(ctx, r)
+			if !isZeroKey(v) {
+				continue
+			}
+			if !v.CanSet() {
+				return fmt.Errorf("gormplugin: cannot set %s.%s: create with a pointer (db.Create(&v)): %w",
+					f.Schema.Name, f.Name, gorm.ErrInvalidValue)
+			}
+			if err := setKey(v, ids[k]); err != nil {
+				return fmt.Errorf("gormplugin: %s.%s: %w", f.Schema.Name, f.Name, err)
+			}
+			k++
+		}
+	}
+	return nil
+}
+
 // fillKeysNow fills the keys of the rows a create statement is about to
 // insert, at once: routing calls it before GORM's chain reaches
 // shardkey:assign_key, because it routes rows by their keys. Keys it sets
@@ -386,6 +436,11 @@ func (p *Plugin) assignKeys(db *gorm.DB) {
 		case reflect.Struct:
 			err = p.fillRows(ctx, plan, []reflect.Value{rv})
 		case reflect.Slice, reflect.Array:
+			if plan.ids != nil {
+				// int64 keys: two passes over the rows, no per-row slices.
+				err = p.fillSliceIDs(ctx, plan, rv)
+				break
+			}
 			rows := make([]reflect.Value, 0, rv.Len())
 			for i := 0; i < rv.Len(); i++ {
 				row := rv.Index(i)
