@@ -28,8 +28,10 @@ func TestExprConds(t *testing.T) {
 		{"order_id + 1 = ?", []any{1}, ""},
 		{"lower(name) = ?", []any{"x"}, ""},
 		{"order_id = ? AND", []any{1}, ""},
+		{"items.order_id = ?", []any{1}, ""},
+		{"t.order_id = ? AND items.id = ?", []any{1, 2}, "[order_id = 1]"},
 	} {
-		got := exprConds(clause.Expr{SQL: tc.sql, Vars: tc.vars})
+		got := exprConds(clause.Expr{SQL: tc.sql, Vars: tc.vars}, "t")
 		s := ""
 		if got != nil {
 			s = fmt.Sprint(got)

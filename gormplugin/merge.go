@@ -24,6 +24,9 @@ type orderKey struct {
 // sorted as the database would sort one table. Terms it cannot resolve
 // are an error: a LIMIT over several tables then has no right answer.
 func orderKeys(stmt *gorm.Statement, order clause.OrderBy) ([]orderKey, error) {
+	if order.Expression != nil {
+		return nil, fmt.Errorf("%w: an ORDER BY expression over several tables", ErrUnsupported)
+	}
 	var keys []orderKey
 	for _, c := range order.Columns {
 		terms := []string{c.Column.Name}

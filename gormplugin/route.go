@@ -6,6 +6,7 @@ import (
 	"log/slog"
 	"reflect"
 	"regexp"
+	"slices"
 	"strings"
 
 	"gorm.io/gorm"
@@ -375,7 +376,13 @@ func (p *Plugin) routeByWhere(db *gorm.DB, query bool) {
 		p.settle(db, routed{targets: ts[:1]}) // every copy holds the same rows
 		return
 	}
-	disjuncts, err := whereDisjuncts(db)
+	if !query {
+		if col := p.updatesShardingColumn(db, table); col != "" {
+			p.fail(db, fmt.Errorf("%w: an UPDATE setting sharding column %s of %s would leave the row in the wrong table; delete and re-create it", ErrUnsupported, col, table))
+			return
+		}
+	}
+	disjuncts, err := whereDisjuncts(db, table)
 	r0 := routed{logic: table, joins: joins}
 	if err != nil {
 		p.fail(db, err)
@@ -384,7 +391,7 @@ func (p *Plugin) routeByWhere(db *gorm.DB, query bool) {
 	seen := map[shardconf.Target]bool{}
 	r := r0
 	for _, conds := range disjuncts {
-		conds = append(conds, modelKeyConds(db)...)
+		conds = append(conds, modelKeyConds(db, !query)...)
 		route := p.rules.Route
 		if p.scatter {
 			route = p.rules.Scatter
@@ -408,6 +415,51 @@ func (p *Plugin) routeByWhere(db *gorm.DB, query bool) {
 		r.targets = all[:1]
 	}
 	p.settle(db, r)
+}
+
+// updatesShardingColumn names a sharding column an UPDATE sets, or "".
+func (p *Plugin) updatesShardingColumn(db *gorm.DB, table string) string {
+	stmt := db.Statement
+	cols := p.rules.ShardingColumns(table)
+	dbName := func(k string) string {
+		if stmt.Schema != nil {
+			if f := stmt.Schema.LookUpField(k); f != nil {
+				return f.DBName
+			}
+		}
+		return strings.ToLower(k)
+	}
+	if set, ok := stmt.Clauses["SET"].Expression.(clause.Set); ok {
+		for _, a := range set {
+			if c := dbName(a.Column.Name); slices.Contains(cols, c) {
+				return c
+			}
+		}
+	}
+	switch d := stmt.Dest.(type) {
+	case map[string]any:
+		for k := range d {
+			if c := dbName(k); slices.Contains(cols, c) {
+				return c
+			}
+		}
+	default:
+		if stmt.Schema == nil || stmt.Dest == stmt.Model {
+			return ""
+		}
+		rv := reflect.Indirect(reflect.ValueOf(stmt.Dest))
+		if !rv.IsValid() || rv.Kind() != reflect.Struct || rv.Type() != stmt.Schema.ModelType {
+			return ""
+		}
+		for _, c := range cols {
+			if f := stmt.Schema.LookUpField(c); f != nil {
+				if _, zero := f.ValueOf(stmt.Context, rv); !zero {
+					return c
+				}
+			}
+		}
+	}
+	return ""
 }
 
 // checkShape refuses statements whose other tables the plugin would leave
@@ -494,6 +546,13 @@ func (p *Plugin) refuseShardedReferences(db *gorm.DB) {
 		return
 	}
 	for _, j := range stmt.Joins {
+		if stmt.Schema != nil {
+			if rel, ok := stmt.Schema.Relationships.Relations[j.Name]; ok && rel.FieldSchema != nil &&
+				(p.rules.IsSharded(rel.FieldSchema.Table) || p.rules.IsBroadcast(rel.FieldSchema.Table)) {
+				p.fail(db, fmt.Errorf("%w: JOIN of association %s, whose table %s is sharded", ErrUnsupported, j.Name, rel.FieldSchema.Table))
+				return
+			}
+		}
 		if p.mentionsSharded(j.Name) {
 			p.fail(db, fmt.Errorf("%w: JOIN of sharded table in %q", ErrUnsupported, j.Name))
 			return
@@ -504,14 +563,19 @@ func (p *Plugin) refuseShardedReferences(db *gorm.DB) {
 // modelKeyConds are the primary-key conditions GORM adds from a model
 // value (db.Model(&order).Update, db.Delete(&order), First(&order) on a
 // loaded order).
-func modelKeyConds(db *gorm.DB) []shardconf.Cond {
+func modelKeyConds(db *gorm.DB, update bool) []shardconf.Cond {
 	stmt := db.Statement
 	if stmt.Schema == nil {
 		return nil
 	}
 	rv := stmt.ReflectValue
 	if !rv.IsValid() || rv.Kind() != reflect.Struct || rv.Type() != stmt.Schema.ModelType {
-		// Update with a map or struct of changes: the keys are the Model's.
+		// Update with a map or struct of changes: the keys are the Model's
+		// (GORM adds them to the UPDATE's WHERE; a SELECT uses only the
+		// destination's).
+		if !update {
+			return nil
+		}
 		rv = reflect.Indirect(reflect.ValueOf(stmt.Model))
 		if !rv.IsValid() || rv.Kind() != reflect.Struct || rv.Type() != stmt.Schema.ModelType {
 			return nil
@@ -531,16 +595,16 @@ func modelKeyConds(db *gorm.DB) []shardconf.Cond {
 // columns routes; one that does not is a missing key (or a scatter).
 // GORM keeps Where(a).Or(b) as [a, OrConditions{b}]: each top-level OR
 // starts a new group.
-func whereDisjuncts(db *gorm.DB) ([][]shardconf.Cond, error) {
+func whereDisjuncts(db *gorm.DB, owner string) ([][]shardconf.Cond, error) {
 	where, _ := db.Statement.Clauses["WHERE"].Expression.(clause.Where)
 	groups := [][]shardconf.Cond{nil}
 	for _, e := range where.Exprs {
 		if or, ok := e.(clause.OrConditions); ok {
-			groups = append(groups, collect(nil, or.Exprs...))
+			groups = append(groups, collect(nil, owner, or.Exprs...))
 			continue
 		}
 		last := len(groups) - 1
-		groups[last] = collect(groups[last], e)
+		groups[last] = collect(groups[last], owner, e)
 	}
 	// First(&o, id) and friends name the primary key by placeholder.
 	if pk := primaryColumn(db.Statement); pk != "" {
@@ -565,39 +629,49 @@ func primaryColumn(stmt *gorm.Statement) string {
 // collect adds the conditions an AND-ed expression states on plain
 // columns. Expressions it cannot read add nothing: they can only narrow
 // the result, so leaving them out never loses a target.
-func collect(out []shardconf.Cond, es ...clause.Expression) []shardconf.Cond {
+//
+// owner is the statement's logic table: a condition on another table's
+// column (a joined table's, "items.id = ?") says nothing about owner's.
+func collect(out []shardconf.Cond, owner string, es ...clause.Expression) []shardconf.Cond {
 	for _, e := range es {
 		switch x := e.(type) {
 		case clause.Eq:
-			if col, ok := columnName(x.Column); ok && !isSlice(x.Value) {
+			if col, ok := columnName(x.Column, owner); ok && !isSlice(x.Value) {
 				out = append(out, shardconf.Eq(col, x.Value))
 			}
 		case clause.IN:
-			if col, ok := columnName(x.Column); ok {
+			if col, ok := columnName(x.Column, owner); ok {
 				out = append(out, shardconf.In(col, x.Values...))
 			}
 		case clause.Gt:
-			if col, ok := columnName(x.Column); ok {
+			if col, ok := columnName(x.Column, owner); ok {
 				out = append(out, shardconf.Gt(col, x.Value))
 			}
 		case clause.Gte:
-			if col, ok := columnName(x.Column); ok {
+			if col, ok := columnName(x.Column, owner); ok {
 				out = append(out, shardconf.Ge(col, x.Value))
 			}
 		case clause.Lt:
-			if col, ok := columnName(x.Column); ok {
+			if col, ok := columnName(x.Column, owner); ok {
 				out = append(out, shardconf.Lt(col, x.Value))
 			}
 		case clause.Lte:
-			if col, ok := columnName(x.Column); ok {
+			if col, ok := columnName(x.Column, owner); ok {
 				out = append(out, shardconf.Le(col, x.Value))
 			}
 		case clause.AndConditions:
-			out = collect(out, x.Exprs...)
+			// GORM builds a grouped Where(a).Or(b) as AndConditions{a,
+			// OrConditions{b}}, meaning (a OR b): with an OR inside, the
+			// group narrows nothing.
+			if !hasOr(x.Exprs) {
+				out = collect(out, owner, x.Exprs...)
+			}
 		case clause.Where:
-			out = collect(out, x.Exprs...)
+			if !hasOr(x.Exprs) {
+				out = collect(out, owner, x.Exprs...)
+			}
 		case clause.Expr:
-			out = append(out, exprConds(x)...)
+			out = append(out, exprConds(x, owner)...)
 		}
 		// OR groups nested inside an AND, NOT, and other expressions do
 		// not narrow the targets.
@@ -605,12 +679,21 @@ func collect(out []shardconf.Cond, es ...clause.Expression) []shardconf.Cond {
 	return out
 }
 
+func hasOr(es []clause.Expression) bool {
+	for _, e := range es {
+		if _, ok := e.(clause.OrConditions); ok {
+			return true
+		}
+	}
+	return false
+}
+
 // exprConds reads the expression templates users write with Where: one
 // column compared with one placeholder ("order_id = ?", "id IN ?",
 // "t.id >= ?"), or several joined by AND. It reads GORM's template, not
 // SQL sent to the database; an OR, NOT, parenthesised group or anything
 // else makes it read nothing, which only means less narrowing.
-func exprConds(x clause.Expr) []shardconf.Cond {
+func exprConds(x clause.Expr, owner string) []shardconf.Cond {
 	if strings.Count(x.SQL, "?") != len(x.Vars) || len(x.Vars) == 0 {
 		return nil
 	}
@@ -618,11 +701,13 @@ func exprConds(x clause.Expr) []shardconf.Cond {
 	rest, vi := x.SQL, 0
 	for {
 		part, tail, more := cutAnd(rest)
-		c, ok := simpleComparison(part, x.Vars[vi])
+		c, ok := simpleComparison(part, x.Vars[vi], owner)
 		if !ok {
 			return nil
 		}
-		out = append(out, c)
+		if c.Column() != "" {
+			out = append(out, c)
+		}
 		vi++
 		if !more {
 			return out
@@ -643,7 +728,7 @@ func cutAnd(s string) (before, after string, found bool) {
 
 // simpleComparison parses "<column> <op> ?" where op is =, >, >=, <, <=
 // or IN, with "(?)" allowed for IN.
-func simpleComparison(s string, v any) (shardconf.Cond, bool) {
+func simpleComparison(s string, v any, owner string) (shardconf.Cond, bool) {
 	s = strings.TrimSpace(s)
 	i := 0
 	for i < len(s) && (isIdentByte(s[i]) || s[i] == '.' || s[i] == '"' || s[i] == '`') {
@@ -652,7 +737,7 @@ func simpleComparison(s string, v any) (shardconf.Cond, bool) {
 	if i == 0 {
 		return shardconf.Cond{}, false
 	}
-	col := unquote(s[:i])
+	col, mine := ownColumn(s[:i], "", owner)
 	rest := strings.TrimSpace(s[i:])
 	var op string
 	switch {
@@ -671,6 +756,9 @@ func simpleComparison(s string, v any) (shardconf.Cond, bool) {
 	}
 	if rest != "?" || col == "" || !isIdentByte(col[0]) {
 		return shardconf.Cond{}, false
+	}
+	if !mine {
+		return shardconf.Cond{}, true // another table's column: true, but it narrows nothing here
 	}
 	switch op {
 	case "=":
@@ -698,17 +786,34 @@ func isIdentByte(c byte) bool {
 	return c == '_' || c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9'
 }
 
-func columnName(c any) (string, bool) {
+// columnName is the column a clause names, when it is a column of owner
+// (unqualified, qualified with owner, or GORM's current-table marker).
+func columnName(c any, owner string) (string, bool) {
 	switch x := c.(type) {
 	case clause.Column:
 		if x.Raw {
 			return "", false
 		}
-		return unquote(x.Name), true
+		return ownColumn(x.Name, x.Table, owner)
 	case string:
-		return unquote(x), true
+		return ownColumn(x, "", owner)
 	}
 	return "", false
+}
+
+// ownColumn strips quotes and a qualifier ("t"."order_id" -> order_id)
+// and reports whether the qualifier, if any, is owner.
+func ownColumn(name, table, owner string) (string, bool) {
+	name = strings.TrimSpace(name)
+	if i := strings.LastIndex(name, "."); i >= 0 {
+		if table == "" {
+			table = name[:i]
+		}
+		name = name[i+1:]
+	}
+	table = strings.Trim(strings.TrimSpace(table), "`\"[]")
+	mine := table == "" || table == clause.CurrentTable || strings.EqualFold(table, owner)
+	return unquote(name), mine
 }
 
 // unquote strips quotes and a table qualifier: "t"."order_id" -> order_id.
@@ -849,6 +954,72 @@ func (p *Plugin) runOn(db *gorm.DB, t shardconf.Target, dest any, rv reflect.Val
 	return db.Error
 }
 
+// mergeable refuses queries whose results cannot be merged by
+// concatenating rows or adding counts: DISTINCT, GROUP BY, HAVING,
+// aggregate or computed select expressions, and destinations of another
+// type than the model (GORM builds their select list for the first table
+// only).
+func mergeable(stmt *gorm.Statement) error {
+	if stmt.Distinct {
+		return fmt.Errorf("%w: DISTINCT over several tables", ErrUnsupported)
+	}
+	if _, ok := stmt.Clauses["GROUP BY"]; ok {
+		return fmt.Errorf("%w: GROUP BY/HAVING over several tables", ErrUnsupported)
+	}
+	for _, sel := range stmt.Selects {
+		if strings.ContainsAny(sel, "(*") || strings.Contains(strings.ToLower(sel), "distinct") {
+			return fmt.Errorf("%w: select expression %q over several tables", ErrUnsupported, sel)
+		}
+	}
+	if sel, ok := stmt.Clauses["SELECT"].Expression.(clause.Select); ok {
+		if sel.Distinct {
+			return fmt.Errorf("%w: DISTINCT over several tables", ErrUnsupported)
+		}
+		if e, ok := sel.Expression.(clause.Expr); ok {
+			low := strings.ToLower(strings.ReplaceAll(e.SQL, " ", ""))
+			if _, count := stmt.Dest.(*int64); !count || low != "count(*)" {
+				return fmt.Errorf("%w: select expression %q over several tables", ErrUnsupported, e.SQL)
+			}
+		}
+	}
+	if _, count := stmt.Dest.(*int64); count {
+		if _, ok := stmt.Clauses["SELECT"]; !ok && len(stmt.Selects) > 0 {
+			return fmt.Errorf("%w: a scalar result over several tables", ErrUnsupported)
+		}
+		return nil
+	}
+	base := reflect.Indirect(stmt.ReflectValue)
+	elem := base.Type()
+	if base.Kind() == reflect.Slice || base.Kind() == reflect.Array {
+		elem = elem.Elem()
+	}
+	for elem.Kind() == reflect.Pointer {
+		elem = elem.Elem()
+	}
+	if elem.Kind() == reflect.Struct && stmt.Schema != nil && elem != stmt.Schema.ModelType {
+		return fmt.Errorf("%w: a %s result over several tables of %s (use the model type)", ErrUnsupported, elem, stmt.Schema.Name)
+	}
+	if elem.Kind() == reflect.Map {
+		return fmt.Errorf("%w: map results over several tables", ErrUnsupported)
+	}
+	return nil
+}
+
+// modelRows reports whether the destination holds the model's rows.
+func modelRows(stmt *gorm.Statement) bool {
+	if stmt.Schema == nil {
+		return false
+	}
+	t := reflect.Indirect(stmt.ReflectValue).Type()
+	if t.Kind() == reflect.Slice || t.Kind() == reflect.Array {
+		t = t.Elem()
+	}
+	for t.Kind() == reflect.Pointer {
+		t = t.Elem()
+	}
+	return t == stmt.Schema.ModelType
+}
+
 // mergeQuery runs a SELECT on every target and merges the results into
 // the destination: rows are concatenated, counts add up, and ORDER BY
 // with LIMIT/OFFSET is applied to the merged rows, so First, Last, Take
@@ -866,11 +1037,20 @@ func (p *Plugin) mergeQuery(db *gorm.DB) {
 
 func (p *Plugin) queryAll(db *gorm.DB, targets []shardconf.Target) error {
 	stmt := db.Statement
+	if err := mergeable(stmt); err != nil {
+		return err
+	}
 	limit, _ := stmt.Clauses["LIMIT"].Expression.(clause.Limit)
+	if limit.Limit != nil && *limit.Limit < 0 { // Limit(-1) cancels a limit
+		limit.Limit = nil
+	}
 	order, _ := stmt.Clauses["ORDER BY"].Expression.(clause.OrderBy)
 	keys, err := orderKeys(stmt, order)
-	if err != nil && limit.Limit != nil {
-		return err
+	if err != nil {
+		return err // rows from several tables would come back in the wrong order
+	}
+	if len(keys) > 0 && !modelRows(stmt) {
+		return fmt.Errorf("%w: ORDER BY over several tables into %T (only the model's own rows can be merged in order)", ErrUnsupported, stmt.Dest)
 	}
 	table, dest, rv := stmt.Table, stmt.Dest, stmt.ReflectValue
 	limitClause, hadLimit := stmt.Clauses["LIMIT"]
@@ -880,12 +1060,16 @@ func (p *Plugin) queryAll(db *gorm.DB, targets []shardconf.Target) error {
 			stmt.Clauses["LIMIT"] = limitClause
 		}
 	}()
-	// Each table returns up to offset+limit rows; offset applies after
-	// merging.
-	if limit.Limit != nil {
-		n := *limit.Limit + limit.Offset
+	// Each table returns up to offset+limit rows from its start; the
+	// offset applies once, after merging.
+	if hadLimit {
 		c := limitClause // keep the clause's other settings; change the expression only
-		c.Expression = clause.Limit{Limit: &n}
+		if limit.Limit != nil {
+			n := *limit.Limit + limit.Offset
+			c.Expression = clause.Limit{Limit: &n}
+		} else {
+			c.Expression = clause.Limit{}
+		}
 		stmt.Clauses["LIMIT"] = c
 	}
 	switch d := dest.(type) {

@@ -821,3 +821,99 @@ func TestRouteHookChangingKeyRefused(t *testing.T) {
 		t.Fatalf("a hook moving the row to another table: %v", err)
 	}
 }
+
+// TestRouteReviewRegressions: statements that once returned too few rows
+// or the wrong ones without an error.
+func TestRouteReviewRegressions(t *testing.T) {
+	db := shardedSQLite(t)
+	orders := make([]ShardedOrder, 8)
+	for i := range orders {
+		orders[i] = ShardedOrder{UserID: int64(i % 2), Amount: i}
+	}
+	if err := db.Create(&orders).Error; err != nil {
+		t.Fatal(err)
+	}
+	ids := make([]int64, len(orders))
+	for i, o := range orders {
+		ids[i] = o.ID
+	}
+	a, b := orders[0], orders[1]
+	for _, o := range orders[1:] {
+		if o.ID%4 != a.ID%4 {
+			b = o
+			break
+		}
+	}
+	unsupported := func(name string, err error) {
+		t.Helper()
+		if !errors.Is(err, gormplugin.ErrUnsupported) && !errors.Is(err, shardconf.ErrMissingShardingKey) {
+			t.Errorf("%s: err = %v, want a refusal", name, err)
+		}
+	}
+	var got []ShardedOrder
+	// A grouped (a OR b) narrows nothing: refused, not half answered.
+	unsupported("grouped OR", db.Where(db.Where("id = ?", a.ID).Or("id = ?", b.ID)).Find(&got).Error)
+	// A loaded Model's key is not a SELECT condition.
+	if err := db.Model(&a).Where("id IN ?", ids).Find(&got).Error; err != nil || len(got) != 8 {
+		t.Errorf("Model(&loaded).Find: %d rows, %v", len(got), err)
+	}
+	// OFFSET without LIMIT applies once.
+	if err := db.Where("id IN ?", ids).Order("amount").Offset(1).Find(&got).Error; err != nil || len(got) != 7 || got[0].Amount != 1 {
+		t.Errorf("Offset without Limit: %d rows, %v", len(got), err)
+	}
+	// Limit(-1) cancels the limit.
+	if err := db.Where("id IN ?", ids).Limit(-1).Offset(2).Order("amount").Find(&got).Error; err != nil || len(got) != 6 {
+		t.Errorf("Limit(-1): %d rows, %v", len(got), err)
+	}
+	// ORDER BY it cannot apply to merged rows, aggregates, DISTINCT, GROUP BY.
+	unsupported("order expression", db.Where("id IN ?", ids).Order(clause.OrderBy{Expression: clause.Expr{SQL: "amount ASC"}}).Limit(1).Find(&got).Error)
+	var n int64
+	unsupported("distinct count", db.Model(&ShardedOrder{}).Where("id IN ?", ids).Distinct("user_id").Count(&n).Error)
+	unsupported("group count", db.Model(&ShardedOrder{}).Where("id IN ?", ids).Group("user_id").Count(&n).Error)
+	unsupported("max", db.Model(&ShardedOrder{}).Where("id IN ?", ids).Select("max(amount)").Find(&n).Error)
+	var us []int64
+	unsupported("distinct pluck", db.Model(&ShardedOrder{}).Where("id IN ?", ids).Distinct().Pluck("user_id", &us).Error)
+	type dto struct{ Amount int }
+	var ds []dto
+	unsupported("narrower struct", db.Model(&ShardedOrder{}).Where("id IN ?", ids).Order("amount desc").Limit(2).Find(&ds).Error)
+	// A plain Count still sums.
+	if err := db.Model(&ShardedOrder{}).Where("id IN ?", ids).Count(&n).Error; err != nil || n != 8 {
+		t.Errorf("Count = %d, %v", n, err)
+	}
+	// Updating a sharding column would strand the row.
+	unsupported("update key", db.Model(&ShardedOrder{}).Where("id = ?", a.ID).Update("id", a.ID+1).Error)
+}
+
+type qrUser struct {
+	ID    int64
+	Order ShardedOrder `gorm:"foreignKey:UserID"`
+}
+
+func TestRouteAssociationJoinOfShardedTableRefused(t *testing.T) {
+	db := shardedSQLite(t)
+	if err := db.AutoMigrate(&qrUser{}); err != nil {
+		t.Fatal(err)
+	}
+	var us []qrUser
+	if err := db.Joins("Order").Find(&us).Error; !errors.Is(err, gormplugin.ErrUnsupported) {
+		t.Fatalf("association join of a sharded table: %v", err)
+	}
+}
+
+func TestRouteJoinConditionOnPartnerColumn(t *testing.T) {
+	db := boundDB(t, sqlite.Open(filepath.Join(t.TempDir(), "p.db")))
+	o := BoundOrder{Note: "x", Items: []BoundItem{{SKU: "s"}}}
+	if err := db.Create(&o).Error; err != nil {
+		t.Fatal(err)
+	}
+	type row struct{ Note string }
+	var got []row
+	err := db.Table("bound_orders").Select("bound_orders.note").
+		Joins("JOIN bound_items ON bound_items.order_id = bound_orders.id").
+		Where("bound_items.id = ?", o.Items[0].ID).Scan(&got).Error
+	// bound_items.id says nothing about bound_orders' key: the statement
+	// has no sharding condition of its own.
+	if !errors.Is(err, shardconf.ErrMissingShardingKey) {
+		t.Fatalf("condition on the partner's column: %v (%v)", err, got)
+	}
+}
