@@ -111,12 +111,22 @@
 //     tables (db.Table("orders").Joins("JOIN order_items ON ...")) runs on
 //     each pair of same-index tables, with the logic names as aliases, so the
 //     ON clause and column qualifiers written against logic names work.
-//   - Refused with ErrUnsupported rather than run on the logic table: a JOIN
-//     of a table that is not bound, subqueries, aliased table expressions,
-//     raw SQL (Raw, Exec) naming a sharded table (reading SQL is sqlhook's
-//     job), writes to a broadcast table with several copies, a statement or
-//     batch spanning data sources, and a transaction reaching a data source
-//     other than its own.
+//   - Refused with ErrUnsupported rather than run on the logic table or
+//     answered wrongly: a JOIN of a table that is not bound (or an
+//     association JOIN of a sharded table), subqueries, aliased table
+//     expressions, raw SQL (Raw, Exec) naming a sharded table (reading SQL is
+//     sqlhook's job), writes to a broadcast table with several copies, an
+//     UPDATE of a sharding column (the row would stay in its old table), a
+//     BeforeCreate hook that changes sharding values after routing, a
+//     statement or batch spanning data sources, a transaction reaching a data
+//     source other than its own, and — over several tables — DISTINCT, GROUP
+//     BY, HAVING, aggregate select expressions, ORDER BY expressions and
+//     results of another type than the model (each table would answer on its
+//     own, and merging cannot combine them).
+//
+// Conditions inside a grouped OR, or on another table's columns (a joined
+// table's "items.id = ?"), do not narrow the tables: without another
+// condition on the sharding key such statements need WithScatter.
 //
 // With one data source the *gorm.DB's own connection serves it. With
 // several, WithDataSources gives every data source's pool; statements go to
