@@ -227,6 +227,24 @@ func BenchmarkGormCreateInBatches(b *testing.B) {
 					}
 				}
 			})
+			// manual-wide: keys by hand of a Snowflake key's magnitude (19
+			// digits). SQLite stores small integers in fewer bytes, so a
+			// counter from 1 is cheaper for the database to store than any
+			// generated key; this baseline separates that from the plugin.
+			b.Run("impl=manual-wide", func(b *testing.B) {
+				db, closeDB := newEventsDB(b, tx.skipTx, false)
+				defer closeDB()
+				var next atomic.Int64
+				next.Store(1_331_000_000_000_000_000)
+				rows := make([]Event, batchRows)
+				b.ReportAllocs()
+				for b.Loop() {
+					resetEvents(rows, &next)
+					if err := db.CreateInBatches(&rows, batchSize).Error; err != nil {
+						b.Fatal(err)
+					}
+				}
+			})
 			b.Run("impl=shardkey", func(b *testing.B) {
 				db, closeDB := newEventsDB(b, tx.skipTx, true)
 				defer closeDB()
