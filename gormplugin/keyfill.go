@@ -337,54 +337,72 @@ func kindOf(f *schema.Field) fieldKind {
 	return kindOther
 }
 
-// fillSliceIDs fills the zero int64 keys of a slice of rows from one
-// NextIDs call per key field: a first pass counts them, a second sets them.
+// fillSliceIDs fills the zero int64 keys of a slice of rows in one pass,
+// from one NextIDs call per key field that reserves a key for every row
+// (keys left unused by rows that had one leave gaps, which is harmless).
 func (p *Plugin) fillSliceIDs(ctx context.Context, plan *keyPlan, rv reflect.Value) error {
-	row := func(i int) (reflect.Value, bool) {
-		r := rv.Index(i)
-		for r.Kind() == reflect.Ptr || r.Kind() == reflect.Interface {
-			if r.IsNil() {
-				return r, false // GORM's to reject
-			}
-			r = r.Elem()
-		}
-		return r, r.Kind() == reflect.Struct
-	}
+	n := rv.Len()
+	ids := make([]int64, n)
 	for _, f := range plan.fields {
-		n := 0
-		for i := 0; i < rv.Len(); i++ {
-			if r, ok := row(i); ok && isZeroKey(f.ReflectValueOf(ctx, r)) {
-				n++
-			}
-		}
-		if n == 0 {
-			continue
-		}
-		ids := make([]int64, n)
-		if err := plan.ids.NextIDs(ctx, ids); err != nil {
-			return fmt.Errorf("gormplugin: generate %s.%s: %w", f.Schema.Name, f.Name, err)
-		}
+		reserved := false
 		k := 0
-		for i := 0; i < rv.Len() && k < n; i++ {
-			r, ok := row(i)
-			if !ok {
+		for i := 0; i < n; i++ {
+			r := rv.Index(i)
+			for r.Kind() == reflect.Ptr || r.Kind() == reflect.Interface {
+				if r.IsNil() {
+					break // GORM's to reject
+				}
+				r = r.Elem()
+			}
+			if r.Kind() != reflect.Struct {
 				continue
 			}
 			v := f.ReflectValueOf(ctx, r)
 			if !isZeroKey(v) {
 				continue
 			}
+			if !reserved {
+				if err := plan.ids.NextIDs(ctx, ids); err != nil {
+					return fmt.Errorf("gormplugin: generate %s.%s: %w", f.Schema.Name, f.Name, err)
+				}
+				reserved = true
+			}
 			if !v.CanSet() {
 				return fmt.Errorf("gormplugin: cannot set %s.%s: create with a pointer (db.Create(&v)): %w",
 					f.Schema.Name, f.Name, gorm.ErrInvalidValue)
 			}
-			if err := setKey(v, ids[k]); err != nil {
+			if err := setIntKey(v, ids[k]); err != nil {
 				return fmt.Errorf("gormplugin: %s.%s: %w", f.Schema.Name, f.Name, err)
 			}
 			k++
 		}
 	}
 	return nil
+}
+
+// setIntKey is setKey for an int64 key, without boxing it.
+func setIntKey(v reflect.Value, id int64) error {
+	for v.Kind() == reflect.Ptr {
+		if v.IsNil() {
+			v.Set(reflect.New(v.Type().Elem()))
+		}
+		v = v.Elem()
+	}
+	switch v.Kind() {
+	case reflect.Int, reflect.Int64:
+		v.SetInt(id)
+		return nil
+	case reflect.Uint, reflect.Uint64:
+		if id < 0 {
+			return fmt.Errorf("%w: negative key %d", errKeyType, id)
+		}
+		v.SetUint(uint64(id))
+		return nil
+	case reflect.String:
+		v.SetString(strconv.FormatInt(id, 10))
+		return nil
+	}
+	return fmt.Errorf("%w: int64 key for a %s field", errKeyType, v.Type())
 }
 
 // fillKeysNow fills the keys of the rows a create statement is about to
