@@ -503,38 +503,21 @@ func containsDB(e any) bool {
 	case clause.NotConditions:
 		return anyContainsDB(x.Exprs)
 	case clause.Expr:
-		for _, v := range x.Vars {
-			if containsDB(v) {
-				return true
-			}
-		}
+		return slices.ContainsFunc(x.Vars, containsDB)
 	case clause.NamedExpr:
-		for _, v := range x.Vars {
-			if containsDB(v) {
-				return true
-			}
-		}
+		return slices.ContainsFunc(x.Vars, containsDB)
 	case clause.Eq:
 		return containsDB(x.Value)
 	case clause.Neq:
 		return containsDB(x.Value)
 	case clause.IN:
-		for _, v := range x.Values {
-			if containsDB(v) {
-				return true
-			}
-		}
+		return slices.ContainsFunc(x.Values, containsDB)
 	}
 	return false
 }
 
 func anyContainsDB(es []clause.Expression) bool {
-	for _, e := range es {
-		if containsDB(e) {
-			return true
-		}
-	}
-	return false
+	return slices.ContainsFunc(es, func(e clause.Expression) bool { return containsDB(e) })
 }
 
 // refuseShardedReferences fails a statement on an unsharded table that
