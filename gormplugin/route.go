@@ -552,17 +552,13 @@ func modelKeyConds(db *gorm.DB, update bool) []shardconf.Cond {
 		return nil
 	}
 	rv := stmt.ReflectValue
+	if mv := reflect.ValueOf(stmt.Model); update && mv.Kind() == reflect.Pointer && !mv.IsNil() {
+		// An UPDATE's WHERE gets the Model's keys (db.Model(&o).Updates(...)),
+		// whatever the changes are; a SELECT uses only the destination's.
+		rv = mv.Elem()
+	}
 	if !rv.IsValid() || rv.Kind() != reflect.Struct || rv.Type() != stmt.Schema.ModelType {
-		// Update with a map or struct of changes: the keys are the Model's
-		// (GORM adds them to the UPDATE's WHERE; a SELECT uses only the
-		// destination's).
-		if !update {
-			return nil
-		}
-		rv = reflect.Indirect(reflect.ValueOf(stmt.Model))
-		if !rv.IsValid() || rv.Kind() != reflect.Struct || rv.Type() != stmt.Schema.ModelType {
-			return nil
-		}
+		return nil
 	}
 	var out []shardconf.Cond
 	for _, f := range stmt.Schema.PrimaryFields {

@@ -917,3 +917,23 @@ func TestRouteJoinConditionOnPartnerColumn(t *testing.T) {
 		t.Fatalf("condition on the partner's column: %v (%v)", err, got)
 	}
 }
+
+func TestRouteUpdatesWithStructOfChanges(t *testing.T) {
+	db := shardedSQLite(t)
+	o := ShardedOrder{Amount: 1}
+	if err := db.Create(&o).Error; err != nil {
+		t.Fatal(err)
+	}
+	// The changes carry no key: the Model's key routes.
+	if err := db.Model(&o).Updates(ShardedOrder{Amount: 9}).Error; err != nil {
+		t.Fatal(err)
+	}
+	var back ShardedOrder
+	if err := db.First(&back, o.ID).Error; err != nil || back.Amount != 9 {
+		t.Fatalf("after Updates(struct): %+v %v", back, err)
+	}
+	// Changes that carry another key would move the row: refused.
+	if err := db.Model(&o).Updates(ShardedOrder{ID: o.ID + 1, Amount: 3}).Error; !errors.Is(err, gormplugin.ErrUnsupported) {
+		t.Fatalf("Updates with another key: %v", err)
+	}
+}
