@@ -213,55 +213,39 @@ func resetEvents(rows []Event, next *atomic.Int64) {
 	}
 }
 
+// benchInBatches runs CreateInBatches ops: with the plugin (keys left
+// zero), or with keys by hand counting up from start.
+func benchInBatches(b *testing.B, skipTx, plugin bool, start int64) {
+	db, closeDB := newEventsDB(b, skipTx, plugin)
+	defer closeDB()
+	var next *atomic.Int64
+	if !plugin {
+		next = new(atomic.Int64)
+		next.Store(start)
+	}
+	rows := make([]Event, batchRows)
+	b.ReportAllocs()
+	for b.Loop() {
+		resetEvents(rows, next)
+		if err := db.CreateInBatches(&rows, batchSize).Error; err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
 // BenchmarkGormCreateInBatches: CreateInBatches of batchRows rows, batchSize
 // at a time, per op, into one growing table. Under tx=on GORM runs the
 // whole CreateInBatches in one transaction.
 func BenchmarkGormCreateInBatches(b *testing.B) {
 	for _, tx := range txModes {
 		b.Run("tx="+tx.name, func(b *testing.B) {
-			b.Run("impl=manual", func(b *testing.B) {
-				db, closeDB := newEventsDB(b, tx.skipTx, false)
-				defer closeDB()
-				var next atomic.Int64
-				rows := make([]Event, batchRows)
-				b.ReportAllocs()
-				for b.Loop() {
-					resetEvents(rows, &next)
-					if err := db.CreateInBatches(&rows, batchSize).Error; err != nil {
-						b.Fatal(err)
-					}
-				}
-			})
+			b.Run("impl=manual", func(b *testing.B) { benchInBatches(b, tx.skipTx, false, 0) })
 			// manual-wide: keys by hand of a Snowflake key's magnitude (19
 			// digits). SQLite stores small integers in fewer bytes, so a
 			// counter from 1 is cheaper for the database to store than any
 			// generated key; this baseline separates that from the plugin.
-			b.Run("impl=manual-wide", func(b *testing.B) {
-				db, closeDB := newEventsDB(b, tx.skipTx, false)
-				defer closeDB()
-				var next atomic.Int64
-				next.Store(1_331_000_000_000_000_000)
-				rows := make([]Event, batchRows)
-				b.ReportAllocs()
-				for b.Loop() {
-					resetEvents(rows, &next)
-					if err := db.CreateInBatches(&rows, batchSize).Error; err != nil {
-						b.Fatal(err)
-					}
-				}
-			})
-			b.Run("impl=shardkey", func(b *testing.B) {
-				db, closeDB := newEventsDB(b, tx.skipTx, true)
-				defer closeDB()
-				rows := make([]Event, batchRows)
-				b.ReportAllocs()
-				for b.Loop() {
-					resetEvents(rows, nil)
-					if err := db.CreateInBatches(&rows, batchSize).Error; err != nil {
-						b.Fatal(err)
-					}
-				}
-			})
+			b.Run("impl=manual-wide", func(b *testing.B) { benchInBatches(b, tx.skipTx, false, 1_331_000_000_000_000_000) })
+			b.Run("impl=shardkey", func(b *testing.B) { benchInBatches(b, tx.skipTx, true, 0) })
 		})
 	}
 }
