@@ -1,0 +1,463 @@
+package sqlhook
+
+import (
+	"context"
+	"database/sql/driver"
+	"fmt"
+	"reflect"
+	"strconv"
+	"strings"
+
+	"github.com/shardkey/shardkey/keygen"
+	"github.com/shardkey/shardkey/shardconf"
+)
+
+// bind routes a compiled plan with the caller's arguments.
+func (h *hook) bind(ctx context.Context, p *plan, args []driver.NamedValue) (*routed, error) {
+	if len(args) < p.nparams {
+		return nil, fmt.Errorf("sqlhook: the statement has %d placeholders but %d arguments were given", p.nparams, len(args))
+	}
+	for i := range args {
+		if args[i].Name != "" {
+			return nil, fmt.Errorf("%w: named argument %q in a statement on a logic table", ErrUnsupported, args[i].Name)
+		}
+	}
+	switch p.kind {
+	case kindDDL:
+		return h.bindDDL(p, args)
+	case kindInsert:
+		return h.bindInsert(ctx, p, args)
+	}
+	return h.bindWhere(p, args)
+}
+
+func (h *hook) bindDDL(p *plan, args []driver.NamedValue) (*routed, error) {
+	ts, err := h.router.Targets(p.tables[0].logic)
+	if err != nil {
+		return nil, err
+	}
+	out := &routed{units: make([]unit, 0, len(ts))}
+	for _, t := range ts {
+		r := p.renderFor(h.dialect, renderSpec{phys: []string{t.Table}})
+		out.units = append(out.units, unit{ds: t.DataSource, sql: r.sql, args: h.args(r, args, nil, 0)})
+	}
+	return out, nil
+}
+
+// value is what a valRef holds for these arguments.
+func value(v valRef, args []driver.NamedValue) any {
+	if v.param >= 0 {
+		return args[v.param].Value
+	}
+	return v.lit
+}
+
+// conds turns one branch of the WHERE clause into router conditions on
+// the routed table.
+func (h *hook) conds(p *plan, branch []pred, args []driver.NamedValue, buf []shardconf.Cond) ([]shardconf.Cond, error) {
+	for _, pr := range branch {
+		col := pr.column
+		switch pr.op {
+		case opEq:
+			buf = append(buf, shardconf.Eq(col, value(pr.vals[0], args)))
+		case opIn:
+			vs := make([]any, len(pr.vals))
+			for i, v := range pr.vals {
+				vs[i] = value(v, args)
+			}
+			buf = append(buf, shardconf.In(col, vs...))
+		case opAny:
+			vs, err := listValues(value(pr.vals[0], args))
+			if err != nil {
+				return nil, err
+			}
+			buf = append(buf, shardconf.In(col, vs...))
+		case opBetween:
+			buf = append(buf, shardconf.Between(col, value(pr.vals[0], args), value(pr.vals[1], args)))
+		case opLt:
+			buf = append(buf, shardconf.Lt(col, value(pr.vals[0], args)))
+		case opLe:
+			buf = append(buf, shardconf.Le(col, value(pr.vals[0], args)))
+		case opGt:
+			buf = append(buf, shardconf.Gt(col, value(pr.vals[0], args)))
+		case opGe:
+			buf = append(buf, shardconf.Ge(col, value(pr.vals[0], args)))
+		}
+	}
+	return buf, nil
+}
+
+// listValues spreads the argument of col = ANY($1).
+func listValues(v any) ([]any, error) {
+	rv := reflect.ValueOf(v)
+	if rv.Kind() != reflect.Slice && rv.Kind() != reflect.Array {
+		return nil, fmt.Errorf("%w: = ANY() of a %T, not a list", ErrUnsupported, v)
+	}
+	out := make([]any, rv.Len())
+	for i := range out {
+		out[i] = rv.Index(i).Interface()
+	}
+	return out, nil
+}
+
+func (h *hook) bindWhere(p *plan, args []driver.NamedValue) (*routed, error) {
+	if p.routed < 0 {
+		return h.bindBroadcast(p, args)
+	}
+	main := p.tables[p.routed].logic
+	var targets []shardconf.Target
+	var buf [4]shardconf.Cond
+	branches := p.branches
+	if p.unbounded || len(branches) == 0 {
+		branches = [][]pred{nil}
+	}
+	for bi, branch := range branches {
+		conds, err := h.conds(p, branch, args, buf[:0])
+		if err != nil {
+			return nil, err
+		}
+		var ts []shardconf.Target
+		if h.opts.scatter {
+			ts, err = h.router.Scatter(main, conds...)
+		} else {
+			ts, err = h.router.Route(main, conds...)
+		}
+		if err != nil {
+			return nil, err
+		}
+		if bi == 0 {
+			targets = ts
+			continue
+		}
+		for _, t := range ts {
+			if !containsTarget(targets, t) {
+				targets = append(targets[:len(targets):len(targets)], t)
+			}
+		}
+	}
+	if len(targets) == 0 {
+		// Contradictory conditions: no row can match; ask any one table so
+		// the caller still gets a result of the right shape.
+		all, err := h.router.Targets(main)
+		if err != nil {
+			return nil, err
+		}
+		targets = all[:1]
+	}
+	if len(targets) > 1 {
+		if p.kind == kindSelect && p.sel.multi != "" {
+			return nil, fmt.Errorf("%w: %s across %d targets", ErrUnsupported, p.sel.multi, len(targets))
+		}
+		if p.kind != kindSelect && p.writeMulti != "" {
+			return nil, fmt.Errorf("%w: %s across %d targets", ErrUnsupported, p.writeMulti, len(targets))
+		}
+	}
+	out := &routed{units: make([]unit, 0, len(targets))}
+	mergeTail := p.kind == kindSelect && len(targets) > 1 && (p.sel.limit != nil || p.sel.offset != nil)
+	var limit int64
+	if mergeTail {
+		var err error
+		if out.merge, limit, err = h.mergeOf(p.sel, args); err != nil {
+			return nil, err
+		}
+	} else if p.kind == kindSelect {
+		out.merge = mergeSpec{orderBy: p.sel.orderBy, aggs: p.sel.aggs, limit: -1, nullsFirst: h.dialect != PostgreSQL}
+	}
+	var physBuf [4]string
+	for _, t := range targets {
+		phys := physBuf[:0]
+		if len(p.tables) > len(physBuf) {
+			phys = make([]string, 0, len(p.tables))
+		}
+		for i, pt := range p.tables {
+			switch {
+			case i == p.routed:
+				phys = append(phys, t.Table)
+			case pt.partnerOf >= 0:
+				bt, err := h.partner(main, t, pt.logic)
+				if err != nil {
+					return nil, err
+				}
+				phys = append(phys, bt.Table)
+			default:
+				phys = append(phys, pt.logic)
+			}
+		}
+		r := p.renderFor(h.dialect, renderSpec{phys: phys, mergeTail: mergeTail})
+		out.units = append(out.units, unit{ds: t.DataSource, sql: r.sql, args: h.args(r, args, nil, limit)})
+	}
+	return out, nil
+}
+
+func containsTarget(ts []shardconf.Target, t shardconf.Target) bool {
+	for _, x := range ts {
+		if x == t {
+			return true
+		}
+	}
+	return false
+}
+
+// bindBroadcast routes a statement naming only broadcast tables: a read
+// goes to one copy (the default data source's when it has one), a write to
+// every copy.
+func (h *hook) bindBroadcast(p *plan, args []driver.NamedValue) (*routed, error) {
+	ts, err := h.router.Targets(p.tables[0].logic)
+	if err != nil {
+		return nil, err
+	}
+	if p.kind == kindSelect {
+		pick := ts[0]
+		for _, t := range ts {
+			if t.DataSource == h.defaultDS {
+				pick = t
+			}
+		}
+		ts = []shardconf.Target{pick}
+	}
+	phys := make([]string, len(p.tables))
+	for i, t := range p.tables {
+		phys[i] = t.logic
+	}
+	out := &routed{units: make([]unit, 0, len(ts))}
+	for _, t := range ts {
+		r := p.renderFor(h.dialect, renderSpec{phys: phys})
+		out.units = append(out.units, unit{ds: t.DataSource, sql: r.sql, args: h.args(r, args, nil, 0)})
+	}
+	if p.kind == kindSelect {
+		out.merge = mergeSpec{limit: -1}
+	}
+	return out, nil
+}
+
+// mergeOf resolves the merge of a SELECT over several targets and the
+// LIMIT each target gets (limit + offset; 0 when the statement has none).
+func (h *hook) mergeOf(sel *selectPlan, args []driver.NamedValue) (mergeSpec, int64, error) {
+	m := mergeSpec{orderBy: sel.orderBy, aggs: sel.aggs, limit: -1, nullsFirst: h.dialect != PostgreSQL}
+	if sel.offset != nil {
+		n, err := toInt64(value(*sel.offset, args))
+		if err != nil {
+			return m, 0, fmt.Errorf("sqlhook: OFFSET: %w", err)
+		}
+		m.offset = n
+	}
+	if sel.limit != nil {
+		n, err := toInt64(value(*sel.limit, args))
+		if err != nil {
+			return m, 0, fmt.Errorf("sqlhook: LIMIT: %w", err)
+		}
+		m.limit = n
+	}
+	if m.offset < 0 || m.limit < -1 {
+		return m, 0, fmt.Errorf("sqlhook: negative LIMIT or OFFSET")
+	}
+	per := int64(0)
+	if m.limit >= 0 {
+		per = m.limit + m.offset
+	}
+	return m, per, nil
+}
+
+func toInt64(v any) (int64, error) {
+	switch x := v.(type) {
+	case int64:
+		return x, nil
+	case nil:
+		return -1, nil // LIMIT NULL / LIMIT ALL
+	case string:
+		return strconv.ParseInt(x, 10, 64)
+	case []byte:
+		return strconv.ParseInt(string(x), 10, 64)
+	}
+	rv := reflect.ValueOf(v)
+	switch {
+	case rv.CanInt():
+		return rv.Int(), nil
+	case rv.CanUint():
+		return int64(rv.Uint()), nil
+	}
+	return 0, fmt.Errorf("not an integer: %T", v)
+}
+
+// args lays out a unit's arguments as its rendering says.
+func (h *hook) args(r *rendered, args []driver.NamedValue, keys []any, limit int64) []driver.NamedValue {
+	if r.identity && len(args) == len(r.src) {
+		return args
+	}
+	out := make([]driver.NamedValue, len(r.src))
+	for i, s := range r.src {
+		out[i].Ordinal = i + 1
+		switch s.kind {
+		case srcArg:
+			out[i].Value = args[s.i].Value
+		case srcKey:
+			out[i].Value = keys[s.i]
+		case srcLimit:
+			out[i].Value = limit
+		}
+	}
+	return out
+}
+
+func (h *hook) bindInsert(ctx context.Context, p *plan, args []driver.NamedValue) (*routed, error) {
+	ins := p.ins
+	table := p.tables[ins.table]
+	nrows := len(ins.rows)
+	addKey := ins.keyCol != "" && ins.keyIdx < 0
+
+	// Which rows need a generated key.
+	var need []int
+	var keyParams map[int]int // caller argument index -> row whose key it is
+	if ins.keyCol != "" {
+		for r := range nrows {
+			switch {
+			case addKey, ins.keyNull[r]:
+				need = append(need, r)
+			default:
+				if v := ins.rows[r][ins.keyIdx]; v.param >= 0 && isNull(args[v.param].Value) {
+					need = append(need, r)
+					if keyParams == nil {
+						keyParams = map[int]int{}
+					}
+					keyParams[v.param] = r
+				}
+			}
+		}
+	}
+	var keys []any
+	if len(need) > 0 {
+		var err error
+		if keys, err = h.generate(ctx, table.logic, need, nrows); err != nil {
+			return nil, err
+		}
+	}
+	rowValue := func(r, col int) (any, error) {
+		if col == ins.keyIdx && keys != nil && keys[r] != nil {
+			return keys[r], nil
+		}
+		v := ins.rows[r][col]
+		if v.expr {
+			return nil, fmt.Errorf("%w: the value of sharding column %s in row %d is an expression", ErrUnsupported, ins.cols[col], r+1)
+		}
+		return value(v, args), nil
+	}
+
+	// Route each row.
+	var targets []shardconf.Target
+	var groups [][]int
+	if table.broadcast {
+		ts, err := h.router.Targets(table.logic)
+		if err != nil {
+			return nil, err
+		}
+		targets = ts
+		for range ts {
+			groups = append(groups, nil)
+		}
+	} else {
+		var buf [4]shardconf.Cond
+		for r := range nrows {
+			conds := buf[:0]
+			for k, col := range ins.shardCol {
+				idx := ins.shardIdx[k]
+				var v any
+				switch {
+				case idx >= 0:
+					var err error
+					if v, err = rowValue(r, idx); err != nil {
+						return nil, err
+					}
+				case addKey && strings.EqualFold(col, ins.keyCol):
+					v = keys[r]
+				default:
+					continue // the router reports the missing column
+				}
+				conds = append(conds, shardconf.Eq(col, v))
+			}
+			ts, err := h.router.Route(table.logic, conds...)
+			if err != nil {
+				return nil, fmt.Errorf("row %d: %w", r+1, err)
+			}
+			if len(ts) != 1 {
+				return nil, fmt.Errorf("%w: row %d routes to %d targets", ErrUnsupported, r+1, len(ts))
+			}
+			g := -1
+			for i, t := range targets {
+				if t == ts[0] {
+					g = i
+				}
+			}
+			if g < 0 {
+				targets = append(targets, ts[0])
+				groups = append(groups, nil)
+				g = len(targets) - 1
+			}
+			groups[g] = append(groups[g], r)
+		}
+		if len(targets) > 1 && ins.single != "" {
+			return nil, fmt.Errorf("%w: %s, but its rows route to %d targets", ErrUnsupported, ins.single, len(targets))
+		}
+	}
+
+	// Substitute generated keys for NULL key arguments.
+	callerArgs := args
+	if keyParams != nil {
+		callerArgs = append([]driver.NamedValue(nil), args...)
+		for param, r := range keyParams {
+			callerArgs[param].Value = keys[r]
+		}
+	}
+	out := &routed{units: make([]unit, 0, len(targets))}
+	for g, t := range targets {
+		phys := make([]string, len(p.tables))
+		for i, pt := range p.tables {
+			phys[i] = pt.logic
+		}
+		phys[ins.table] = t.Table
+		rows := groups[g]
+		if len(targets) == 1 || len(rows) == nrows {
+			rows = nil
+		}
+		r := p.renderFor(h.dialect, renderSpec{phys: phys, rows: rows, addKey: addKey})
+		out.units = append(out.units, unit{ds: t.DataSource, sql: r.sql, args: h.args(r, callerArgs, keys, 0)})
+	}
+	return out, nil
+}
+
+func isNull(v any) bool {
+	if v == nil {
+		return true
+	}
+	if dv, ok := v.(driver.Valuer); ok {
+		x, err := dv.Value()
+		return err == nil && x == nil
+	}
+	return false
+}
+
+// generate issues keys for the rows in need, indexed by row.
+func (h *hook) generate(ctx context.Context, table string, need []int, nrows int) ([]any, error) {
+	_, gen, ok := h.router.KeyGenerator(table)
+	if !ok {
+		return nil, fmt.Errorf("sqlhook: table %s has no key generator", table)
+	}
+	keys := make([]any, nrows)
+	if ig, ok := gen.(keygen.IDGenerator); ok {
+		ids := make([]int64, len(need))
+		if err := ig.NextIDs(ctx, ids); err != nil {
+			return nil, fmt.Errorf("sqlhook: key for %s: %w", table, err)
+		}
+		for i, r := range need {
+			keys[r] = ids[i]
+		}
+		return keys, nil
+	}
+	for _, r := range need {
+		k, err := gen.NextKey(ctx)
+		if err != nil {
+			return nil, fmt.Errorf("sqlhook: key for %s: %w", table, err)
+		}
+		keys[r] = k
+	}
+	return keys, nil
+}

@@ -1,0 +1,546 @@
+package sqlhook
+
+import (
+	"context"
+	"database/sql/driver"
+	"errors"
+	"fmt"
+	"strings"
+)
+
+// conn is one sqlhook connection: a connection to the default data source,
+// opened by Connect, and one to each other data source a statement has
+// reached, kept for the conn's life (a transaction and session state live
+// on them). database/sql uses a conn from one goroutine at a time, so conn
+// needs no lock.
+//
+// database/sql sees a conn through a mirror type (mirror_gen.go) with the
+// optional interfaces of the default data source's conn; those methods are
+// on the conn* provider types below, so that *conn itself has only the
+// methods every mirror type has.
+type conn struct {
+	cn    *connector
+	def   driver.Conn            // the default data source's conn
+	conns map[string]driver.Conn // every open conn by data source, def included
+	tx    *tx                    // the transaction in progress, or nil
+	// bad: a data source's conn reported driver.ErrBadConn in the middle
+	// of a statement, where the error could not be passed on as is (it
+	// would make database/sql run the statement again). ResetSession and
+	// IsValid then retire the conn.
+	bad bool
+}
+
+// sqlhookConn finds the *conn inside any mirror type (see Unwrap).
+func (c *conn) sqlhookConn() *conn { return c }
+
+// Prepare returns a statement that is routed when it runs.
+func (c *conn) Prepare(query string) (driver.Stmt, error) {
+	return c.PrepareContext(context.Background(), query)
+}
+
+// PrepareContext returns a statement that is routed when it runs: where it
+// goes depends on its arguments, so nothing is prepared on a database yet.
+func (c *conn) PrepareContext(_ context.Context, query string) (driver.Stmt, error) {
+	return &stmt{c: c, query: query}, nil
+}
+
+// Close closes every data source's conn.
+func (c *conn) Close() error {
+	var errs []error
+	for _, name := range sortedKeys(c.conns) {
+		if err := c.conns[name].Close(); err != nil {
+			errs = append(errs, fmt.Errorf("sqlhook: close conn to data source %s: %w", name, err))
+		}
+	}
+	c.conns = nil
+	return errors.Join(errs...)
+}
+
+// Begin starts a transaction with default options.
+func (c *conn) Begin() (driver.Tx, error) {
+	return c.BeginTx(context.Background(), driver.TxOptions{})
+}
+
+// BeginTx starts a transaction lazily: each data source begins its own
+// when a statement of the transaction first reaches it.
+func (c *conn) BeginTx(ctx context.Context, opts driver.TxOptions) (driver.Tx, error) {
+	if c.tx != nil {
+		return nil, errors.New("sqlhook: a transaction is already in progress on this conn")
+	}
+	if err := checkTxOptions(c.def, opts); err != nil {
+		return nil, err
+	}
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	c.tx = &tx{c: c, opts: opts, begun: map[string]driver.Tx{}}
+	return c.tx, nil
+}
+
+// dsConn returns the conn to data source ds, opening it with ctx on first
+// use.
+func (c *conn) dsConn(ctx context.Context, ds string) (driver.Conn, error) {
+	if dc, ok := c.conns[ds]; ok {
+		return dc, nil
+	}
+	if c.conns == nil {
+		return nil, driver.ErrBadConn // closed
+	}
+	src, ok := c.cn.sources[ds]
+	if !ok {
+		return nil, fmt.Errorf("%w: unknown data source %q (have %s)", ErrDataSource, ds, strings.Join(c.cn.names, ", "))
+	}
+	dc, err := src.Connect(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("sqlhook: connect to data source %s: %w", ds, err)
+	}
+	c.conns[ds] = dc
+	return dc, nil
+}
+
+// eachConn calls f with every open data source conn, in data source name
+// order, until f returns false. It allocates nothing in the common case of
+// one conn (database/sql calls IsValid and ResetSession on every checkout).
+func (c *conn) eachConn(f func(driver.Conn) bool) {
+	if len(c.conns) == 1 {
+		f(c.def)
+		return
+	}
+	for _, name := range sortedKeys(c.conns) {
+		if !f(c.conns[name]) {
+			return
+		}
+	}
+}
+
+func (c *conn) exec(ctx context.Context, query string, args []driver.NamedValue) (driver.Result, error) {
+	r, err := c.cn.route(ctx, query, args)
+	if err != nil {
+		return nil, err
+	}
+	return c.execRouted(ctx, query, r, nil)
+}
+
+func (c *conn) query(ctx context.Context, query string, args []driver.NamedValue) (driver.Rows, error) {
+	r, err := c.cn.route(ctx, query, args)
+	if err != nil {
+		return nil, err
+	}
+	return c.queryRouted(ctx, query, r, nil)
+}
+
+// Providers of the optional driver.Conn interfaces, embedded by the mirror
+// types of mirror_gen.go.
+type (
+	connPinger            struct{ c *conn }
+	connExecer            struct{ c *conn }
+	connExecerContext     struct{ c *conn }
+	connQueryer           struct{ c *conn }
+	connQueryerContext    struct{ c *conn }
+	connSessionResetter   struct{ c *conn }
+	connValidator         struct{ c *conn }
+	connNamedValueChecker struct{ c *conn }
+)
+
+// Ping pings every open data source conn that can be pinged.
+func (p connPinger) Ping(ctx context.Context) error {
+	var err error
+	p.c.eachConn(func(dc driver.Conn) bool {
+		if pg, ok := dc.(driver.Pinger); ok {
+			err = pg.Ping(ctx)
+		}
+		return err == nil
+	})
+	return err
+}
+
+// Exec routes and runs a statement (drivers without ExecerContext).
+func (p connExecer) Exec(query string, args []driver.Value) (driver.Result, error) {
+	return p.c.exec(context.Background(), query, valuesToNamed(args))
+}
+
+// ExecContext routes and runs a statement.
+func (p connExecerContext) ExecContext(ctx context.Context, query string, args []driver.NamedValue) (driver.Result, error) {
+	return p.c.exec(ctx, query, args)
+}
+
+// Query routes and runs a query (drivers without QueryerContext).
+func (p connQueryer) Query(query string, args []driver.Value) (driver.Rows, error) {
+	return p.c.query(context.Background(), query, valuesToNamed(args))
+}
+
+// QueryContext routes and runs a query.
+func (p connQueryerContext) QueryContext(ctx context.Context, query string, args []driver.NamedValue) (driver.Rows, error) {
+	return p.c.query(ctx, query, args)
+}
+
+// ResetSession resets every open data source conn, stopping at the first
+// error.
+func (p connSessionResetter) ResetSession(ctx context.Context) error {
+	if p.c.bad {
+		return driver.ErrBadConn
+	}
+	var err error
+	p.c.eachConn(func(dc driver.Conn) bool {
+		if sr, ok := dc.(driver.SessionResetter); ok {
+			err = sr.ResetSession(ctx)
+		}
+		return err == nil
+	})
+	return err
+}
+
+// IsValid reports whether every open data source conn is valid.
+func (p connValidator) IsValid() bool {
+	valid := !p.c.bad
+	if valid {
+		p.c.eachConn(func(dc driver.Conn) bool {
+			if v, ok := dc.(driver.Validator); ok {
+				valid = v.IsValid()
+			}
+			return valid
+		})
+	}
+	return valid
+}
+
+// CheckNamedValue converts arguments as the default data source's driver
+// does.
+func (p connNamedValueChecker) CheckNamedValue(nv *driver.NamedValue) error {
+	return p.c.def.(driver.NamedValueChecker).CheckNamedValue(nv)
+}
+
+// Unwrap returns the default data source's driver.Conn from inside a
+// sqlhook conn, the value (*sql.Conn).Raw passes to its function:
+//
+//	err := sqlConn.Raw(func(dc any) error {
+//		pc, err := sqlhook.Unwrap(dc)
+//		if err != nil {
+//			return err
+//		}
+//		_, err = pc.(*stdlib.Conn).Conn().CopyFrom(ctx, ...)
+//		return err
+//	})
+//
+// Statements sent on it are not routed.
+func Unwrap(driverConn any) (driver.Conn, error) {
+	c, err := hookConn(driverConn)
+	if err != nil {
+		return nil, err
+	}
+	if c.conns == nil {
+		return nil, driver.ErrBadConn
+	}
+	return c.def, nil
+}
+
+// UnwrapDataSource is Unwrap for the data source called name, whose
+// connection is opened with ctx if no statement has reached it yet.
+func UnwrapDataSource(ctx context.Context, driverConn any, name string) (driver.Conn, error) {
+	c, err := hookConn(driverConn)
+	if err != nil {
+		return nil, err
+	}
+	return c.dsConn(ctx, name)
+}
+
+func hookConn(driverConn any) (*conn, error) {
+	hc, ok := driverConn.(interface{ sqlhookConn() *conn })
+	if !ok {
+		return nil, fmt.Errorf("sqlhook: %T is not a sqlhook connection", driverConn)
+	}
+	return hc.sqlhookConn(), nil
+}
+
+// valuesToNamed gives legacy arguments their ordinals.
+func valuesToNamed(args []driver.Value) []driver.NamedValue {
+	nv := make([]driver.NamedValue, len(args))
+	for i, v := range args {
+		nv[i] = driver.NamedValue{Ordinal: i + 1, Value: v}
+	}
+	return nv
+}
+
+// namedToValues is the reverse for legacy driver methods, which take no
+// names.
+func namedToValues(args []driver.NamedValue) ([]driver.Value, error) {
+	vs := make([]driver.Value, len(args))
+	for i, a := range args {
+		if a.Name != "" {
+			return nil, fmt.Errorf("sqlhook: the driver does not support named parameters (%s)", a.Name)
+		}
+		vs[i] = a.Value
+	}
+	return vs, nil
+}
+
+// Running units. A statement's units run in unit order on the conns of
+// their data sources; s is the caller's prepared statement, whose
+// underlying statements are reused, or nil for a one-off statement.
+
+// prepareUnits does everything that can fail before a unit runs, so that
+// a refused statement sends nothing: it checks the data sources, admits
+// the statement to the transaction, opens the conns and begins the
+// transaction on each.
+func (c *conn) prepareUnits(ctx context.Context, query string, units []unit) error {
+	if len(units) == 0 {
+		return &StatementError{SQL: query, Err: errors.New("sqlhook: the statement was routed to no data source")}
+	}
+	for _, u := range units {
+		if _, ok := c.cn.sources[u.ds]; !ok {
+			return &StatementError{SQL: query, Err: fmt.Errorf("%w: routed to unknown data source %q", ErrDataSource, u.ds)}
+		}
+	}
+	if c.tx != nil {
+		if err := c.tx.admit(query, units); err != nil {
+			return err
+		}
+	}
+	for i, u := range units {
+		if i > 0 && u.ds == units[i-1].ds {
+			continue
+		}
+		dc, err := c.dsConn(ctx, u.ds)
+		if err != nil {
+			return err
+		}
+		if c.tx != nil {
+			if err := c.tx.begin(ctx, u.ds, dc); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// execRouted runs the units of an Exec.
+func (c *conn) execRouted(ctx context.Context, query string, r *routed, s *stmt) (driver.Result, error) {
+	if err := c.prepareUnits(ctx, query, r.units); err != nil {
+		return nil, err
+	}
+	if len(r.units) == 1 {
+		return c.execUnit(ctx, r.units[0], s)
+	}
+	results := make([]driver.Result, 0, len(r.units))
+	for i, u := range r.units {
+		res, err := c.execUnit(ctx, u, s)
+		if err != nil {
+			return nil, c.unitError("statement", i, r.units, err)
+		}
+		results = append(results, res)
+	}
+	return sumResult{results}, nil
+}
+
+// queryRouted runs the units of a Query and merges their rows.
+func (c *conn) queryRouted(ctx context.Context, query string, r *routed, s *stmt) (driver.Rows, error) {
+	if err := c.prepareUnits(ctx, query, r.units); err != nil {
+		return nil, err
+	}
+	if len(r.units) == 1 {
+		return c.queryUnit(ctx, r.units[0], s)
+	}
+	rows := make([]driver.Rows, 0, len(r.units))
+	closeAll := func() {
+		for _, rs := range rows {
+			if rs != nil {
+				rs.Close()
+			}
+		}
+	}
+	// open[ds]: the index in rows of the rows still open on ds's conn.
+	// Most drivers (pgx, MySQL) cannot run a statement on a conn while a
+	// result is open on it, so the earlier result is read into memory
+	// first.
+	open := map[string]int{}
+	for i, u := range r.units {
+		if j, ok := open[u.ds]; ok {
+			b, err := materialize(rows[j])
+			if err != nil {
+				rows[j] = nil // materialize closed it
+				closeAll()
+				return nil, c.unitError("query", i, r.units, err)
+			}
+			rows[j] = b
+		}
+		rs, err := c.queryUnit(ctx, u, s)
+		if err != nil {
+			closeAll()
+			return nil, c.unitError("query", i, r.units, err)
+		}
+		open[u.ds] = len(rows)
+		rows = append(rows, rs)
+	}
+	m, err := newMergedRows(rows, r.merge)
+	if err != nil {
+		closeAll()
+		return nil, err
+	}
+	return m, nil
+}
+
+// unitError reports the failure of unit i of a statement of several
+// units. The first unit's error goes back as is: nothing has run. Later,
+// earlier units have run and their changes stand (outside a transaction),
+// so the error says so, and a driver.ErrBadConn is not passed on as such:
+// database/sql would run the whole statement again on another conn.
+func (c *conn) unitError(what string, i int, units []unit, err error) error {
+	if i == 0 {
+		return err
+	}
+	done := make([]string, i)
+	for j := range i {
+		done[j] = units[j].ds
+	}
+	after := "their changes stand"
+	if c.tx != nil {
+		after = "roll the transaction back to undo them"
+	}
+	verb := "%w"
+	if errors.Is(err, driver.ErrBadConn) {
+		c.bad = true
+		verb = "%v"
+	}
+	return fmt.Errorf("sqlhook: %s unit %d of %d failed on data source %s; %d earlier unit(s) succeeded (on %s) and %s: "+verb,
+		what, i+1, len(units), units[i].ds, i, strings.Join(done, ", "), after, err)
+}
+
+func (c *conn) execUnit(ctx context.Context, u unit, s *stmt) (driver.Result, error) {
+	dc := c.conns[u.ds]
+	if s != nil {
+		st, err := s.underlying(ctx, u.ds, dc, u.sql)
+		if err != nil {
+			return nil, err
+		}
+		return stmtExec(ctx, st, u.args)
+	}
+	return directExec(ctx, dc, u.sql, u.args)
+}
+
+func (c *conn) queryUnit(ctx context.Context, u unit, s *stmt) (driver.Rows, error) {
+	dc := c.conns[u.ds]
+	if s != nil {
+		st, err := s.underlying(ctx, u.ds, dc, u.sql)
+		if err != nil {
+			return nil, err
+		}
+		return stmtQuery(ctx, st, u.args)
+	}
+	return directQuery(ctx, dc, u.sql, u.args)
+}
+
+// directExec runs a one-off statement on dc the way database/sql would:
+// ExecerContext, else Execer, else (or on driver.ErrSkip) prepare, exec
+// and close.
+func directExec(ctx context.Context, dc driver.Conn, query string, args []driver.NamedValue) (driver.Result, error) {
+	if ec, ok := dc.(driver.ExecerContext); ok {
+		res, err := ec.ExecContext(ctx, query, args)
+		if !errors.Is(err, driver.ErrSkip) {
+			return res, err
+		}
+	} else if e, ok := dc.(driver.Execer); ok {
+		vs, err := namedToValues(args)
+		if err != nil {
+			return nil, err
+		}
+		if err := ctx.Err(); err != nil {
+			return nil, err
+		}
+		res, err := e.Exec(query, vs)
+		if !errors.Is(err, driver.ErrSkip) {
+			return res, err
+		}
+	}
+	st, err := prepareOn(ctx, dc, query)
+	if err != nil {
+		return nil, err
+	}
+	defer st.Close()
+	return stmtExec(ctx, st, args)
+}
+
+// directQuery is directExec for queries; rows of a statement it prepared
+// close the statement when they close.
+func directQuery(ctx context.Context, dc driver.Conn, query string, args []driver.NamedValue) (driver.Rows, error) {
+	if qc, ok := dc.(driver.QueryerContext); ok {
+		rows, err := qc.QueryContext(ctx, query, args)
+		if !errors.Is(err, driver.ErrSkip) {
+			return rows, err
+		}
+	} else if q, ok := dc.(driver.Queryer); ok {
+		vs, err := namedToValues(args)
+		if err != nil {
+			return nil, err
+		}
+		if err := ctx.Err(); err != nil {
+			return nil, err
+		}
+		rows, err := q.Query(query, vs)
+		if !errors.Is(err, driver.ErrSkip) {
+			return rows, err
+		}
+	}
+	st, err := prepareOn(ctx, dc, query)
+	if err != nil {
+		return nil, err
+	}
+	rows, err := stmtQuery(ctx, st, args)
+	if err != nil {
+		st.Close()
+		return nil, err
+	}
+	return &stmtRows{Rows: rows, st: st}, nil
+}
+
+func prepareOn(ctx context.Context, dc driver.Conn, query string) (driver.Stmt, error) {
+	if pc, ok := dc.(driver.ConnPrepareContext); ok {
+		return pc.PrepareContext(ctx, query)
+	}
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	return dc.Prepare(query)
+}
+
+// checkNumInput does database/sql's argument count check, which it cannot
+// do for sqlhook statements (NumInput -1); drivers rely on it.
+func checkNumInput(st driver.Stmt, args []driver.NamedValue) error {
+	if n := st.NumInput(); n >= 0 && n != len(args) {
+		return fmt.Errorf("sqlhook: expected %d arguments, got %d", n, len(args))
+	}
+	return nil
+}
+
+func stmtExec(ctx context.Context, st driver.Stmt, args []driver.NamedValue) (driver.Result, error) {
+	if err := checkNumInput(st, args); err != nil {
+		return nil, err
+	}
+	if se, ok := st.(driver.StmtExecContext); ok {
+		return se.ExecContext(ctx, args)
+	}
+	vs, err := namedToValues(args)
+	if err != nil {
+		return nil, err
+	}
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	return st.Exec(vs)
+}
+
+func stmtQuery(ctx context.Context, st driver.Stmt, args []driver.NamedValue) (driver.Rows, error) {
+	if err := checkNumInput(st, args); err != nil {
+		return nil, err
+	}
+	if sq, ok := st.(driver.StmtQueryContext); ok {
+		return sq.QueryContext(ctx, args)
+	}
+	vs, err := namedToValues(args)
+	if err != nil {
+		return nil, err
+	}
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	return st.Query(vs)
+}

@@ -1,0 +1,120 @@
+// Package sqlhook is a database/sql driver wrapper that routes SQL across
+// shard tables and data sources: anything that speaks database/sql (ent,
+// sqlx, hand-written SQL, GORM on a raw connection) gets sharding by
+// opening its *sql.DB through it.
+//
+//	cfg, _ := shardconf.Load("sharding.yaml")
+//	db, err := sqlhook.Open(cfg)             // every data source of the rules
+//	db.ExecContext(ctx, `INSERT INTO t_order (user_id, status) VALUES ($1, $2)`, 7, "new")
+//	db.QueryContext(ctx, `SELECT id, status FROM t_order WHERE user_id = $1 AND order_id = $2`, 7, id)
+//
+// or, for one data source whose connector you build:
+//
+//	db := sql.OpenDB(sqlhook.Wrap(connector, router))
+//
+// Open does not import drivers: import them as usual
+// (_ "github.com/jackc/pgx/v5/stdlib", _ "github.com/go-sql-driver/mysql",
+// a SQLite driver registering "sqlite").
+//
+// # What happens to a statement
+//
+// Each statement is parsed once per distinct text with a real grammar and
+// its route plan cached (WithPlanCacheSize). A statement whose text cannot
+// name a logic table (none of the rule's table names occurs in it) is not
+// parsed at all and goes unchanged to the default data source
+// (WithDefaultDataSource), as do SELECT 1, SET and SHOW.
+//
+// Only identifiers the parser places in table position are rewritten: a
+// logic table's name in a string literal, a comment, a column alias or a
+// column name is left alone, and arguments are never spliced into SQL.
+// With PostgreSQL and SQLite the statement text is kept byte for byte
+// around the replaced names and placeholders (comments and hints
+// included); a table without an alias gets its logic name as alias
+// ("t_order_1" AS t_order) so qualified columns keep working.
+//
+// Sharding values come from equality, IN, BETWEEN and range conditions on
+// the sharding columns, from bind arguments of any Go integer type,
+// string, []byte or driver.Valuer (keygen.ID), or from literals. AND and OR
+// combine as they should: each OR branch routes and the targets are
+// united. A condition the router cannot read (a function, a subquery, NOT)
+// only widens the route, never narrows it.
+//
+//   - INSERT routes each row by its sharding values; rows of a multi-row
+//     INSERT on different targets are split into one INSERT per target,
+//     with placeholders renumbered. A key column governed by a
+//     keyGenerateStrategy that is missing, NULL, DEFAULT or a nil argument
+//     is filled from its generator. RETURNING, ON CONFLICT and ON
+//     DUPLICATE KEY UPDATE go with the rows (a conflict is always within
+//     one physical table); setting a sharding column in them is refused.
+//   - SELECT on several targets runs on each and merges: rows are
+//     concatenated, or merged by ORDER BY on selected columns; LIMIT n
+//     OFFSET m becomes LIMIT n+m on each target and is applied after the
+//     merge; COUNT, SUM, MIN and MAX without GROUP BY are combined. GROUP
+//     BY, DISTINCT, HAVING, AVG, window functions and ORDER BY on an
+//     expression across several targets are refused (ErrUnsupported).
+//   - UPDATE and DELETE on several targets run on each and sum rows
+//     affected; updating a sharding column is refused.
+//   - JOINs of binding tables (bindingTables) go to the same-index
+//     physical tables; a JOIN of two sharded tables that are not bound, a
+//     self-join of a sharded table, and a logic table inside a subquery,
+//     CTE or UNION are refused.
+//   - Broadcast tables: writes go to every data source, reads to one (the
+//     default data source's copy).
+//   - DDL (CREATE/ALTER/DROP/TRUNCATE TABLE, CREATE INDEX) on a logic
+//     table runs on every physical table. PostgreSQL and SQLite index
+//     names are schema-wide, so an index gets its table's name appended
+//     (idx_user on t_user_0 becomes idx_user_t_user_0).
+//
+// Without WithScatter, a statement that lacks a condition on any sharding
+// column (database or table) is shardconf.ErrMissingShardingKey; every
+// refusal happens in the Exec or Query call, before anything reaches a
+// database, as a *StatementError.
+//
+// # Transactions
+//
+// A transaction begins lazily on each data source it touches. Work on one
+// data source has that database's full transactional semantics. A
+// statement that would take a transaction to a second data source is
+// ErrCrossSourceTx unless WithMultiSourceTx, and then the transaction is
+// not atomic: each data source commits on its own, and a failure part-way
+// is a *PartialCommitError that names what committed.
+//
+// # Parsers, and why these
+//
+// PostgreSQL statements are parsed by libpg_query, PostgreSQL's own
+// grammar, through github.com/pganalyze/pg_query_go/v6 (cgo; about 27 µs
+// for a point SELECT on the development machine). Its tree gives the byte
+// offset of every table reference, which is what lets the rewrite touch
+// only those bytes. Built without cgo, the same library runs as
+// WebAssembly (github.com/wasilibs/go-pgquery, pure Go): about 90 µs per
+// parse after a one-off ~1 s compile in each process.
+//
+// MySQL statements are parsed by TiDB's parser
+// (github.com/pingcap/tidb/pkg/parser, about 6-10 µs for a point SELECT).
+// Vitess's sqlparser is faster (about 3-6 µs) but importing it registers
+// glog's command-line flags (-v, -log_dir, ...) on flag.CommandLine, so a
+// program that defines its own -v panics at start; a library must not do
+// that to its users. TiDB's tree has no offsets for table names, so MySQL
+// statements are rewritten from the tree (canonical spelling, optimizer
+// hints and leading comments kept, other comments dropped).
+//
+// SQLite statements are read by the PostgreSQL grammar after respelling
+// `quoted` names and ? placeholders: SQLite shares PostgreSQL's shapes
+// (RETURNING, ON CONFLICT, "quoted" names), which MySQL's grammar does not
+// read. SQLite-only syntax (INSERT OR REPLACE, REPLACE INTO, AUTOINCREMENT)
+// on a logic table is ErrParse.
+//
+// Plans are cached by text, so parsing is paid once per distinct
+// statement; routing a cached plan costs about a microsecond (see the
+// README for measured figures).
+//
+// # The wrapper is transparent
+//
+// A wrapped connection implements exactly the optional driver interfaces
+// (Pinger, ExecerContext, QueryerContext, SessionResetter, Validator,
+// NamedValueChecker, ...) of the default data source's connection; a
+// query that reaches one target returns the driver's own rows, so
+// ColumnTypeScanType and NextResultSet work as without sqlhook. Unwrap
+// gives the driver's connection from (*sql.Conn).Raw, e.g. for pgx's
+// CopyFrom.
+package sqlhook

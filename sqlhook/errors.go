@@ -1,0 +1,74 @@
+package sqlhook
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+)
+
+// Sentinel errors. Test with errors.Is; routing failures also match the
+// shardconf sentinels (shardconf.ErrMissingShardingKey, ErrNoRoute, ...).
+var (
+	// ErrUnsupported: the statement references a logic table in a way the
+	// router cannot place or merge safely (a subquery on a sharded table, a
+	// JOIN of unbound sharded tables, GROUP BY across shards, ...). Nothing
+	// was sent to any database.
+	ErrUnsupported = errors.New("sqlhook: unsupported statement")
+	// ErrCrossSourceTx: a transaction would reach a second data source and
+	// WithMultiSourceTx was not given. Nothing was sent for the statement.
+	ErrCrossSourceTx = errors.New("sqlhook: transaction spans data sources")
+	// ErrParse: the statement references a logic table but does not parse
+	// in the connector's dialect.
+	ErrParse = errors.New("sqlhook: cannot parse statement")
+	// ErrDataSource: a data source is unknown, misconfigured or cannot be
+	// opened.
+	ErrDataSource = errors.New("sqlhook: data source")
+)
+
+// StatementError is a failure to route one statement; it wraps the cause
+// (ErrUnsupported, ErrParse, a shardconf routing error, ...).
+type StatementError struct {
+	SQL string // the statement as the caller wrote it
+	Err error
+}
+
+func (e *StatementError) Error() string {
+	sql := e.SQL
+	if len(sql) > 200 {
+		sql = sql[:200] + "..."
+	}
+	return fmt.Sprintf("%v (statement %q)", e.Err, sql)
+}
+
+func (e *StatementError) Unwrap() error { return e.Err }
+
+// PartialCommitError reports a commit or rollback of a transaction that
+// spanned several data sources (allowed by WithMultiSourceTx) where some
+// data sources succeeded and others failed. Such a transaction is not
+// atomic: the Committed data sources keep their changes.
+type PartialCommitError struct {
+	Op        string           // "commit" or "rollback"
+	Committed []string         // data sources where Op succeeded
+	Failed    map[string]error // data source -> its error
+}
+
+func (e *PartialCommitError) Error() string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "sqlhook: %s failed on", e.Op)
+	for _, ds := range sortedKeys(e.Failed) {
+		fmt.Fprintf(&b, " %s (%v)", ds, e.Failed[ds])
+	}
+	if len(e.Committed) > 0 {
+		fmt.Fprintf(&b, "; succeeded on %s", strings.Join(e.Committed, ", "))
+	}
+	return b.String()
+}
+
+// Unwrap returns the data sources' errors.
+func (e *PartialCommitError) Unwrap() []error {
+	var errs []error
+	for _, ds := range sortedKeys(e.Failed) {
+		errs = append(errs, e.Failed[ds])
+	}
+	return errs
+}

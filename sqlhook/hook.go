@@ -1,0 +1,220 @@
+package sqlhook
+
+import (
+	"context"
+	"database/sql/driver"
+	"fmt"
+	"strings"
+	"sync"
+
+	"github.com/shardkey/shardkey/shardconf"
+)
+
+// hook is the routing core shared by every connection of one connector.
+type hook struct {
+	router    *shardconf.Router
+	sources   []string
+	defaultDS string
+	dialect   Dialect
+	opts      options
+	cache     *planCache
+	logic     []string // lower-case names of sharded and broadcast tables
+	shardCols map[string][]string
+	partners  sync.Map // "a\x00b" -> map[shardconf.Target]shardconf.Target
+}
+
+// newHook compiles what routing needs. sources are the data source names
+// (sorted), defaultDS one of them.
+func newHook(r *shardconf.Router, sources []string, defaultDS string, d Dialect, o options) (*hook, error) {
+	if r == nil {
+		return nil, fmt.Errorf("%w: nil router", ErrDataSource)
+	}
+	switch d {
+	case PostgreSQL, MySQL, SQLite:
+	default:
+		return nil, fmt.Errorf("sqlhook: unknown dialect %v", d)
+	}
+	h := &hook{router: r, sources: sources, defaultDS: defaultDS, dialect: d, opts: o,
+		cache: newPlanCache(o.cacheSize), shardCols: map[string][]string{}}
+	for _, t := range r.Tables() {
+		key := strings.ToLower(t)
+		h.logic = append(h.logic, key)
+		for _, c := range r.ShardingColumns(t) {
+			h.shardCols[key] = append(h.shardCols[key], strings.ToLower(c))
+		}
+	}
+	if cfg := r.Config(); cfg != nil {
+		for _, b := range cfg.Broadcast {
+			h.logic = append(h.logic, strings.ToLower(b))
+		}
+	}
+	return h, nil
+}
+
+// route turns a caller's statement into units. args are the caller's
+// arguments after database/sql's conversion (Ordinal 1..n). Errors are
+// *StatementError wrapping the cause, returned before anything runs.
+func (h *hook) route(query string, args []driver.NamedValue) (*routed, error) {
+	return h.routeContext(context.Background(), query, args)
+}
+
+// routeContext is route with the context key generators wait under.
+func (h *hook) routeContext(ctx context.Context, query string, args []driver.NamedValue) (*routed, error) {
+	p, err := h.plan(query)
+	if err != nil {
+		return nil, &StatementError{SQL: query, Err: err}
+	}
+	if p.passthrough {
+		return &routed{units: []unit{{ds: h.defaultDS, sql: query, args: args}}, passthrough: true}, nil
+	}
+	r, err := h.bind(ctx, p, args)
+	if err != nil {
+		return nil, &StatementError{SQL: query, Err: err}
+	}
+	if h.opts.logger.Enabled(ctx, -4) {
+		for _, u := range r.units {
+			h.opts.logger.DebugContext(ctx, "sqlhook: routed", "dataSource", u.ds, "sql", u.sql)
+		}
+	}
+	return r, nil
+}
+
+var passthroughPlan = &plan{passthrough: true}
+
+// plan returns the statement's plan from the cache or compiles it.
+func (h *hook) plan(query string) (*plan, error) {
+	if p := h.cache.get(query); p != nil {
+		return p, nil
+	}
+	p, err := h.compile(query)
+	if err != nil {
+		return nil, err
+	}
+	h.cache.put(query, p)
+	return p, nil
+}
+
+func (h *hook) compile(query string) (*plan, error) {
+	if !h.mentionsLogic(query) {
+		return passthroughPlan, nil
+	}
+	var (
+		p   *plan
+		err error
+	)
+	if h.dialect == MySQL {
+		p, err = h.compileMySQL(query)
+	} else {
+		p, err = h.compilePG(query)
+	}
+	if err != nil {
+		return nil, err
+	}
+	if p.passthrough {
+		return passthroughPlan, nil
+	}
+	return p, nil
+}
+
+// mentionsLogic reports whether query contains a logic table's name
+// anywhere (a cheap superset test: a statement that does not cannot
+// reference one, and skips parsing).
+func (h *hook) mentionsLogic(query string) bool {
+	low := strings.ToLower(query)
+	for _, name := range h.logic {
+		if strings.Contains(low, name) {
+			return true
+		}
+	}
+	return false
+}
+
+// classify says what a table name is to the router.
+func (h *hook) classify(name string) (sharded, broadcast bool) {
+	return h.router.IsSharded(name), h.router.IsBroadcast(name)
+}
+
+// isShardingColumn reports whether column shards the logic table key.
+func (h *hook) isShardingColumn(key, column string) bool {
+	low := strings.ToLower(column)
+	for _, c := range h.shardCols[key] {
+		if c == low {
+			return true
+		}
+	}
+	return false
+}
+
+// partner is the physical table of logic table partner that binds with
+// target t of logic table main: the one at the same position among their
+// sorted data nodes.
+func (h *hook) partner(main string, t shardconf.Target, partner string) (shardconf.Target, error) {
+	key := strings.ToLower(main) + "\x00" + strings.ToLower(partner)
+	m, ok := h.partners.Load(key)
+	if !ok {
+		mine, err := h.router.Targets(main)
+		if err != nil {
+			return shardconf.Target{}, err
+		}
+		theirs, err := h.router.Targets(partner)
+		if err != nil {
+			return shardconf.Target{}, err
+		}
+		pairs := make(map[shardconf.Target]shardconf.Target, len(mine))
+		for i, x := range mine {
+			if i < len(theirs) && theirs[i].DataSource == x.DataSource {
+				pairs[x] = theirs[i]
+			}
+		}
+		m, _ = h.partners.LoadOrStore(key, pairs)
+	}
+	pt, ok := m.(map[shardconf.Target]shardconf.Target)[t]
+	if !ok {
+		return shardconf.Target{}, fmt.Errorf("%w: binding tables %s and %s do not pair at %s", ErrUnsupported, main, partner, t)
+	}
+	return pt, nil
+}
+
+// planCache keeps plans by statement text, at most size of them; when
+// full it drops an arbitrary one (Go's map iteration order), which costs
+// nothing to track and keeps the hot set in practice.
+type planCache struct {
+	mu   sync.RWMutex
+	m    map[string]*plan
+	size int
+}
+
+func newPlanCache(size int) *planCache {
+	return &planCache{m: make(map[string]*plan), size: size}
+}
+
+func (c *planCache) get(q string) *plan {
+	if c.size == 0 {
+		return nil
+	}
+	c.mu.RLock()
+	p := c.m[q]
+	c.mu.RUnlock()
+	return p
+}
+
+func (c *planCache) put(q string, p *plan) {
+	if c.size == 0 {
+		return
+	}
+	c.mu.Lock()
+	if len(c.m) >= c.size {
+		for k := range c.m {
+			delete(c.m, k)
+			break
+		}
+	}
+	c.m[q] = p
+	c.mu.Unlock()
+}
+
+func (c *planCache) len() int {
+	c.mu.RLock()
+	defer c.mu.RUnlock()
+	return len(c.m)
+}

@@ -1,0 +1,89 @@
+package sqlhook
+
+import (
+	"log/slog"
+	"maps"
+	"slices"
+)
+
+// Dialect is the SQL dialect statements are parsed and written in.
+type Dialect uint8
+
+const (
+	// DialectAuto detects the dialect from the wrapped driver's package
+	// (pgx and lib/pq: PostgreSQL; go-sql-driver/mysql: MySQL; modernc,
+	// glebarez and mattn SQLite drivers: SQLite).
+	DialectAuto Dialect = iota
+	PostgreSQL
+	MySQL
+	SQLite
+)
+
+func (d Dialect) String() string {
+	switch d {
+	case PostgreSQL:
+		return "postgresql"
+	case MySQL:
+		return "mysql"
+	case SQLite:
+		return "sqlite"
+	}
+	return "auto"
+}
+
+// DefaultPlanCacheSize is the number of statements whose route plans are
+// kept when WithPlanCacheSize is not given.
+const DefaultPlanCacheSize = 4096
+
+// Option configures Wrap, Open and OpenWith.
+type Option func(*options)
+
+type options struct {
+	dialect       Dialect
+	logger        *slog.Logger
+	cacheSize     int
+	scatter       bool
+	multiSourceTx bool
+	defaultDS     string
+}
+
+func buildOptions(opts []Option) options {
+	o := options{cacheSize: DefaultPlanCacheSize}
+	for _, f := range opts {
+		f(&o)
+	}
+	if o.logger == nil {
+		o.logger = slog.New(slog.DiscardHandler)
+	}
+	return o
+}
+
+// WithDialect sets the SQL dialect instead of detecting it from the driver.
+func WithDialect(d Dialect) Option { return func(o *options) { o.dialect = d } }
+
+// WithLogger logs routing decisions at debug level and multi-source
+// commit failures at error level. DSNs are never logged.
+func WithLogger(l *slog.Logger) Option { return func(o *options) { o.logger = l } }
+
+// WithPlanCacheSize bounds the route-plan cache to n statements (by SQL
+// text); 0 disables caching.
+func WithPlanCacheSize(n int) Option { return func(o *options) { o.cacheSize = max(n, 0) } }
+
+// WithScatter lets a statement that has no condition on a sharding column
+// run on every target its other conditions allow; SELECT results are
+// merged and UPDATE/DELETE rows affected are summed. Without it such a
+// statement is shardconf.ErrMissingShardingKey.
+func WithScatter() Option { return func(o *options) { o.scatter = true } }
+
+// WithMultiSourceTx lets a transaction span several data sources. Such a
+// transaction is NOT atomic: each data source commits on its own, and a
+// failure part-way is a *PartialCommitError naming what committed.
+func WithMultiSourceTx() Option { return func(o *options) { o.multiSourceTx = true } }
+
+// WithDefaultDataSource names the data source that receives statements
+// referencing no logic table (SELECT 1, SET, SHOW, unsharded tables) when
+// there are several; the default is the rules' defaultDataSourceName, else
+// the first by name.
+func WithDefaultDataSource(name string) Option { return func(o *options) { o.defaultDS = name } }
+
+func sortedKeys[V any](m map[string]V) []string { return slices.Sorted(maps.Keys(m)) }

@@ -1,0 +1,826 @@
+package sqlhook
+
+import (
+	"crypto/rand"
+	"encoding/hex"
+	"fmt"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+
+	"github.com/pingcap/tidb/pkg/parser"
+	"github.com/pingcap/tidb/pkg/parser/ast"
+	"github.com/pingcap/tidb/pkg/parser/format"
+	"github.com/pingcap/tidb/pkg/parser/model"
+	"github.com/pingcap/tidb/pkg/parser/opcode"
+	"github.com/pingcap/tidb/pkg/parser/test_driver"
+)
+
+// MySQL statements are parsed with TiDB's parser (a goyacc grammar of
+// MySQL 8 that reads MariaDB's common syntax too). Its tree has no byte
+// offsets for table names, so the compiler renames each logic table in
+// table position (and each qualifier naming one) to a sentinel, restores
+// the tree to canonical text, and cuts the template at the sentinels and
+// placeholders of that text. Optimizer hints (/*+ ... */) are part of the
+// tree and survive; comments before the statement are kept; other
+// comments are dropped by the restore.
+
+var mysqlParsers = sync.Pool{New: func() any { return parser.New() }}
+
+// sentinelPrefix marks the renamed tables; the random part keeps a user's
+// identifier from ever matching it.
+var sentinelPrefix = func() string {
+	var b [6]byte
+	_, _ = rand.Read(b[:])
+	return "__shardkey_" + hex.EncodeToString(b[:]) + "_"
+}()
+
+type myCompiler struct {
+	h       *hook
+	p       *plan
+	aliases map[string]int
+	placed  map[*ast.TableName]bool
+	repeats string
+	err     error
+}
+
+func (c *myCompiler) fail(format string, args ...any) {
+	if c.err == nil {
+		c.err = fmt.Errorf("%w: "+format, append([]any{ErrUnsupported}, args...)...)
+	}
+}
+
+func (h *hook) compileMySQL(query string) (*plan, error) {
+	ps := mysqlParsers.Get().(*parser.Parser)
+	stmts, _, err := ps.ParseSQL(query)
+	mysqlParsers.Put(ps)
+	if err != nil {
+		return nil, fmt.Errorf("%w: %v", ErrParse, err)
+	}
+	c := &myCompiler{h: h, p: &plan{routed: -1}, aliases: map[string]int{}, placed: map[*ast.TableName]bool{}}
+	if len(stmts) != 1 {
+		for _, s := range stmts {
+			if c.logicTables(s) != "" {
+				return nil, fmt.Errorf("%w: %d statements in one call; send them one by one", ErrUnsupported, len(stmts))
+			}
+		}
+		return passthroughPlan, nil
+	}
+	stmt := stmts[0]
+	numberMarkers(stmt)
+	c.stmt(stmt)
+	if c.err != nil {
+		return nil, c.err
+	}
+	if bad := c.logicTables(stmt); bad != "" {
+		return nil, fmt.Errorf("%w: logic table %s is referenced where it cannot be routed (subquery, CTE, UNION or an unsupported statement)", ErrUnsupported, bad)
+	}
+	if len(c.p.tables) == 0 {
+		return passthroughPlan, nil
+	}
+	if c.repeats != "" {
+		return nil, fmt.Errorf("%w: logic table %s is named twice (self-joins of sharded tables are not routed)", ErrUnsupported, c.repeats)
+	}
+	if err := finishTables(h, c.p); err != nil {
+		return nil, err
+	}
+	var b strings.Builder
+	flags := format.DefaultRestoreFlags | format.RestoreStringWithoutCharset | format.RestoreStringEscapeBackslash
+	if err := stmt.Restore(format.NewRestoreCtx(flags, &b)); err != nil {
+		return nil, fmt.Errorf("%w: cannot rewrite: %v", ErrUnsupported, err)
+	}
+	return c.p, c.template(leadingComments(query), b.String())
+}
+
+// markerVisitor collects the ? placeholders.
+type markerVisitor struct {
+	ms []*test_driver.ParamMarkerExpr
+}
+
+func (v *markerVisitor) Enter(n ast.Node) (ast.Node, bool) {
+	if m, ok := n.(*test_driver.ParamMarkerExpr); ok {
+		v.ms = append(v.ms, m)
+	}
+	return n, false
+}
+
+func (v *markerVisitor) Leave(n ast.Node) (ast.Node, bool) { return n, true }
+
+// numberMarkers sets each placeholder's Order to its position in the text
+// (the parser leaves it to the executor).
+func numberMarkers(stmt ast.StmtNode) {
+	v := &markerVisitor{}
+	stmt.Accept(v)
+	slices.SortFunc(v.ms, func(a, b *test_driver.ParamMarkerExpr) int { return a.Offset - b.Offset })
+	for i, m := range v.ms {
+		m.Order = i
+	}
+}
+
+// tableVisitor lists table names outside the placed ones.
+type tableVisitor struct {
+	c   *myCompiler
+	bad string
+}
+
+func (v *tableVisitor) Enter(n ast.Node) (ast.Node, bool) {
+	if t, ok := n.(*ast.TableName); ok && v.bad == "" && !v.c.placed[t] {
+		if s, b := v.c.h.classify(t.Name.O); s || b {
+			v.bad = t.Name.O
+		}
+	}
+	return n, false
+}
+
+func (v *tableVisitor) Leave(n ast.Node) (ast.Node, bool) { return n, true }
+
+// logicTables names a logic table in stmt that was not placed, or "".
+func (c *myCompiler) logicTables(stmt ast.StmtNode) string {
+	v := &tableVisitor{c: c}
+	stmt.Accept(v)
+	return v.bad
+}
+
+func sentinel(i int) string { return sentinelPrefix + strconv.Itoa(i) }
+
+// table places a table name; it returns the plan table index or -1.
+func (c *myCompiler) table(t *ast.TableName, alias string) int {
+	sharded, broadcast := c.h.classify(t.Name.O)
+	if !sharded && !broadcast {
+		if alias != "" {
+			c.aliases[strings.ToLower(alias)] = -1
+		}
+		return -1
+	}
+	before := len(c.p.tables)
+	i := c.p.addTable(t.Name.O, sharded, broadcast)
+	if len(c.p.tables) == before && !c.placed[t] {
+		c.repeats = t.Name.O
+	}
+	c.placed[t] = true
+	if alias != "" {
+		c.aliases[strings.ToLower(alias)] = i
+	} else {
+		c.aliases[t.Name.L] = i
+	}
+	return i
+}
+
+func (c *myCompiler) from(n ast.ResultSetNode) {
+	switch x := n.(type) {
+	case *ast.Join:
+		if x.Left != nil {
+			c.from(x.Left)
+		}
+		if x.Right != nil {
+			c.from(x.Right)
+		}
+	case *ast.TableSource:
+		if t, ok := x.Source.(*ast.TableName); ok {
+			c.table(t, x.AsName.O)
+		}
+	}
+}
+
+func (c *myCompiler) refs(r *ast.TableRefsClause) {
+	if r != nil && r.TableRefs != nil {
+		c.from(r.TableRefs)
+	}
+}
+
+func (c *myCompiler) stmt(n ast.StmtNode) {
+	switch x := n.(type) {
+	case *ast.SelectStmt:
+		c.p.kind = kindSelect
+		c.p.sel = &selectPlan{}
+		if x.With != nil || x.Kind != ast.SelectStmtKindSelect {
+			break // the unplaced check refuses logic tables inside
+		}
+		c.refs(x.From)
+		c.where(x.Where)
+		c.selectShape(x)
+	case *ast.InsertStmt:
+		c.insert(x)
+	case *ast.UpdateStmt:
+		c.p.kind = kindUpdate
+		c.refs(x.TableRefs)
+		if x.With != nil {
+			break
+		}
+		for _, a := range x.List {
+			if t, col, ok := c.column(a.Column); ok {
+				c.fail("UPDATE sets sharding column %s of %s (a row cannot move between shards)", col, c.p.tables[t].logic)
+			}
+		}
+		if x.Limit != nil || x.Order != nil {
+			c.p.writeMulti = "UPDATE with ORDER BY or LIMIT"
+		}
+		c.where(x.Where)
+		c.writeTarget(x.MultipleTable, "UPDATE")
+	case *ast.DeleteStmt:
+		c.p.kind = kindDelete
+		if x.IsMultiTable || x.With != nil {
+			break // multi-table DELETE: the unplaced check refuses logic tables
+		}
+		c.refs(x.TableRefs)
+		if x.Limit != nil || x.Order != nil {
+			c.p.writeMulti = "DELETE with ORDER BY or LIMIT"
+		}
+		c.where(x.Where)
+	case *ast.CreateTableStmt:
+		c.p.kind = kindDDL
+		c.table(x.Table, "")
+		if x.ReferTable != nil {
+			c.table(x.ReferTable, "")
+		}
+	case *ast.AlterTableStmt:
+		c.p.kind = kindDDL
+		c.table(x.Table, "")
+	case *ast.CreateIndexStmt:
+		c.p.kind = kindDDL
+		c.table(x.Table, "")
+	case *ast.DropIndexStmt:
+		c.p.kind = kindDDL
+		c.table(x.Table, "")
+	case *ast.TruncateTableStmt:
+		c.p.kind = kindDDL
+		c.table(x.Table, "")
+	case *ast.DropTableStmt:
+		if !x.IsView {
+			c.p.kind = kindDDL
+			for _, t := range x.Tables {
+				c.table(t, "")
+			}
+		}
+	}
+	if c.p.kind == kindDDL && len(c.p.tables) > 1 {
+		c.fail("DDL on several logic tables in one statement")
+	}
+	c.rename(n)
+}
+
+func (c *myCompiler) writeTarget(multi bool, what string) {
+	if multi && len(c.p.tables) > 0 && c.p.tables[0].broadcast && len(c.p.tables) > 1 {
+		c.fail("%s of broadcast table %s joined with a sharded table", what, c.p.tables[0].logic)
+	}
+}
+
+// renamer replaces placed table names and qualifiers naming them with
+// sentinels.
+type renamer struct{ c *myCompiler }
+
+func (r renamer) Enter(n ast.Node) (ast.Node, bool) {
+	switch x := n.(type) {
+	case *ast.TableName:
+		if r.c.placed[x] {
+			i := r.c.p.addTable(x.Name.O, false, false)
+			x.Name = model.NewCIStr(sentinel(i))
+		}
+	case *ast.ColumnName:
+		if x.Table.L != "" {
+			if i, ok := r.c.aliases[x.Table.L]; ok && i >= 0 && strings.EqualFold(r.c.p.tables[i].logic, x.Table.O) {
+				x.Table = model.NewCIStr(sentinel(i))
+			}
+		}
+	}
+	return n, false
+}
+
+func (r renamer) Leave(n ast.Node) (ast.Node, bool) { return n, true }
+
+func (c *myCompiler) rename(n ast.StmtNode) {
+	if len(c.p.tables) > 0 && c.err == nil {
+		n.Accept(renamer{c})
+	}
+}
+
+func (c *myCompiler) where(e ast.ExprNode) {
+	if e == nil {
+		return
+	}
+	b, ok := dnf(c.cond(e))
+	c.p.branches, c.p.unbounded = b, !ok
+}
+
+func (c *myCompiler) cond(e ast.ExprNode) *cnode {
+	switch x := e.(type) {
+	case *ast.ParenthesesExpr:
+		return c.cond(x.Expr)
+	case *ast.BinaryOperationExpr:
+		switch x.Op {
+		case opcode.LogicAnd:
+			return &cnode{op: cAnd, kids: []*cnode{c.cond(x.L), c.cond(x.R)}}
+		case opcode.LogicOr:
+			return &cnode{op: cOr, kids: []*cnode{c.cond(x.L), c.cond(x.R)}}
+		case opcode.EQ, opcode.LT, opcode.LE, opcode.GT, opcode.GE:
+			op := map[opcode.Op]string{opcode.EQ: "=", opcode.LT: "<", opcode.LE: "<=", opcode.GT: ">", opcode.GE: ">="}[x.Op]
+			t, col, ok := c.columnExpr(x.L)
+			v := x.R
+			if !ok {
+				if t, col, ok = c.columnExpr(x.R); !ok {
+					return trueNode
+				}
+				v, op = x.L, flipOp(op)
+			}
+			po, _ := predOpOf(op)
+			val := myValue(v)
+			if val.expr {
+				return trueNode
+			}
+			return &cnode{op: cPred, p: pred{table: t, column: col, op: po, vals: []valRef{val}}}
+		}
+	case *ast.PatternInExpr:
+		t, col, ok := c.columnExpr(x.Expr)
+		if !ok || x.Not || x.Sel != nil {
+			return trueNode
+		}
+		var vals []valRef
+		for _, it := range x.List {
+			v := myValue(it)
+			if v.expr {
+				return trueNode
+			}
+			vals = append(vals, v)
+		}
+		return &cnode{op: cPred, p: pred{table: t, column: col, op: opIn, vals: vals}}
+	case *ast.BetweenExpr:
+		t, col, ok := c.columnExpr(x.Expr)
+		if !ok || x.Not {
+			return trueNode
+		}
+		lo, hi := myValue(x.Left), myValue(x.Right)
+		if lo.expr || hi.expr {
+			return trueNode
+		}
+		return &cnode{op: cPred, p: pred{table: t, column: col, op: opBetween, vals: []valRef{lo, hi}}}
+	}
+	return trueNode
+}
+
+func (c *myCompiler) columnExpr(e ast.ExprNode) (int, string, bool) {
+	if p, ok := e.(*ast.ParenthesesExpr); ok {
+		return c.columnExpr(p.Expr)
+	}
+	cn, ok := e.(*ast.ColumnNameExpr)
+	if !ok {
+		return 0, "", false
+	}
+	return c.column(cn.Name)
+}
+
+func (c *myCompiler) column(n *ast.ColumnName) (int, string, bool) {
+	parts := []string{n.Name.O}
+	if n.Table.O != "" {
+		parts = []string{n.Table.O, n.Name.O}
+	}
+	return resolveColumn(c.h, c.p, c.aliases, parts)
+}
+
+// myValue reads a literal or placeholder.
+func myValue(e ast.ExprNode) valRef {
+	switch x := e.(type) {
+	case *test_driver.ParamMarkerExpr:
+		return paramRef(x.Order)
+	case *test_driver.ValueExpr:
+		switch v := x.GetValue().(type) {
+		case nil:
+			return litRef(nil)
+		case int64, uint64, string, float64:
+			return litRef(v)
+		case []byte:
+			return litRef(string(v))
+		case *test_driver.MyDecimal:
+			return litRef(numberLiteral(v.String()))
+		}
+	case *ast.ParenthesesExpr:
+		return myValue(x.Expr)
+	case *ast.UnaryOperationExpr:
+		if x.Op == opcode.Minus {
+			switch v := myValue(x.V); w := v.lit.(type) {
+			case int64:
+				return litRef(-w)
+			case float64:
+				return litRef(-w)
+			}
+		}
+	}
+	return exprRef
+}
+
+func (c *myCompiler) selectShape(s *ast.SelectStmt) {
+	sp := c.p.sel
+	switch {
+	case s.Distinct:
+		sp.multi = "SELECT DISTINCT"
+	case s.GroupBy != nil:
+		sp.multi = "GROUP BY"
+	case s.Having != nil:
+		sp.multi = "HAVING"
+	case len(s.WindowSpecs) > 0:
+		sp.multi = "WINDOW"
+	}
+	var names []string
+	star := false
+	if s.Fields != nil {
+		for i, f := range s.Fields.Fields {
+			if f.WildCard != nil {
+				star = true
+				names = append(names, "*")
+				continue
+			}
+			name := f.AsName.L
+			switch x := f.Expr.(type) {
+			case *ast.ColumnNameExpr:
+				if name == "" {
+					name = x.Name.Name.L
+				}
+			case *ast.AggregateFuncExpr:
+				fn := strings.ToLower(x.F)
+				agg := map[string]aggFunc{"count": aggCount, "sum": aggSum, "min": aggMin, "max": aggMax}[fn]
+				switch {
+				case agg == 0:
+					setOnce(&sp.multi, "aggregate "+strings.ToUpper(fn))
+				case x.Distinct:
+					setOnce(&sp.multi, strings.ToUpper(fn)+"(DISTINCT ...)")
+				default:
+					sp.aggs = append(sp.aggs, aggCol{pos: i, fn: agg})
+				}
+			case *ast.WindowFuncExpr:
+				setOnce(&sp.multi, "window function")
+			}
+			names = append(names, name)
+		}
+	}
+	if s.OrderBy != nil {
+		for _, it := range s.OrderBy.Items {
+			switch x := it.Expr.(type) {
+			case *ast.ColumnNameExpr:
+				name := x.Name.Name.L
+				if !star && !slices.Contains(names, name) {
+					setOnce(&sp.multi, "ORDER BY "+x.Name.Name.O+", which is not selected,")
+				}
+				sp.orderBy = append(sp.orderBy, orderKey{name: x.Name.Name.O, pos: -1, desc: it.Desc})
+			case *ast.PositionExpr:
+				if x.P == nil {
+					sp.orderBy = append(sp.orderBy, orderKey{pos: x.N - 1, desc: it.Desc})
+					continue
+				}
+				setOnce(&sp.multi, "ORDER BY a placeholder position")
+			default:
+				setOnce(&sp.multi, "ORDER BY an expression")
+			}
+		}
+	}
+	if s.Limit != nil {
+		if s.Limit.Count != nil {
+			v := myValue(s.Limit.Count)
+			sp.limit = &v
+		}
+		if s.Limit.Offset != nil {
+			v := myValue(s.Limit.Offset)
+			sp.offset = &v
+		}
+		if (sp.limit != nil && sp.limit.expr) || (sp.offset != nil && sp.offset.expr) {
+			setOnce(&sp.multi, "LIMIT expression")
+			sp.limit, sp.offset = nil, nil
+		}
+		sp.limitSpliced = true
+	}
+}
+
+func (c *myCompiler) insert(x *ast.InsertStmt) {
+	c.p.kind = kindInsert
+	var t int = -1
+	if x.Table != nil && x.Table.TableRefs != nil {
+		if ts, ok := x.Table.TableRefs.Left.(*ast.TableSource); ok {
+			if tn, ok := ts.Source.(*ast.TableName); ok {
+				t = c.table(tn, "")
+			}
+		}
+	}
+	if t < 0 {
+		return
+	}
+	table := c.p.tables[t]
+	ins := &insertPlan{table: t, keyIdx: -1}
+	c.p.ins = ins
+	switch {
+	case x.Select != nil:
+		c.fail("INSERT ... SELECT into logic table %s", table.logic)
+		return
+	case len(x.Columns) == 0:
+		c.fail("INSERT into logic table %s without a column list", table.logic)
+		return
+	}
+	x.Setlist = false // INSERT ... SET a = ? is written back as (a) VALUES (?)
+	for _, col := range x.Columns {
+		ins.cols = append(ins.cols, col.Name.O)
+	}
+	for _, a := range x.OnDuplicate {
+		if table.sharded && c.h.isShardingColumn(table.key, a.Column.Name.O) {
+			c.fail("ON DUPLICATE KEY UPDATE sets sharding column %s", a.Column.Name.O)
+		}
+	}
+	keyCol, _, hasKey := c.h.router.KeyGenerator(table.logic)
+	if hasKey {
+		ins.keyCol = keyCol
+		for i, col := range ins.cols {
+			if strings.EqualFold(col, keyCol) {
+				ins.keyIdx = i
+			}
+		}
+	}
+	for r, row := range x.Lists {
+		if len(row) != len(ins.cols) {
+			c.fail("row %d has %d values for %d columns", r+1, len(row), len(ins.cols))
+			return
+		}
+		vals := make([]valRef, len(row))
+		null := false
+		for j, e := range row {
+			if _, ok := e.(*ast.DefaultExpr); ok {
+				vals[j] = exprRef
+				null = null || j == ins.keyIdx
+				continue
+			}
+			vals[j] = myValue(e)
+			if j == ins.keyIdx && !vals[j].expr && vals[j].param < 0 && vals[j].lit == nil {
+				null = true
+			}
+		}
+		ins.rows = append(ins.rows, vals)
+		ins.keyNull = append(ins.keyNull, null)
+	}
+	finishInsert(c.h, c.p)
+}
+
+// leadingComments is the whitespace and comments before the first token.
+func leadingComments(q string) string {
+	i := 0
+	for i < len(q) {
+		switch {
+		case q[i] == ' ' || q[i] == '\t' || q[i] == '\n' || q[i] == '\r':
+			i++
+		case strings.HasPrefix(q[i:], "/*") && !strings.HasPrefix(q[i:], "/*!") && !strings.HasPrefix(q[i:], "/*+"):
+			j := strings.Index(q[i+2:], "*/")
+			if j < 0 {
+				return q[:i]
+			}
+			i += j + 4
+		case strings.HasPrefix(q[i:], "-- ") || q[i] == '#':
+			j := strings.IndexByte(q[i:], '\n')
+			if j < 0 {
+				return q + "\n"
+			}
+			i += j + 1
+		default:
+			return q[:i]
+		}
+	}
+	return q[:i]
+}
+
+// myToken is a token of restored MySQL text.
+type myToken struct {
+	start, end int
+	kind       byte // '`' quoted name, '\'' string, '?', 'w' word, 'c' comment, or the punctuation byte
+}
+
+// lexRestored splits canonical MySQL text (TiDB's restore output).
+func lexRestored(s string) ([]myToken, error) {
+	var out []myToken
+	for i := 0; i < len(s); {
+		c := s[i]
+		switch {
+		case c == ' ' || c == '\n' || c == '\t' || c == '\r':
+			i++
+		case c == '`':
+			j := endQuoted(s, i, '`')
+			if j < 0 {
+				return nil, fmt.Errorf("unterminated name")
+			}
+			out = append(out, myToken{i, j, '`'})
+			i = j
+		case c == '\'' || c == '"':
+			j := i + 1
+			for ; j < len(s); j++ {
+				if s[j] == '\\' {
+					j++
+					continue
+				}
+				if s[j] == c {
+					if j+1 < len(s) && s[j+1] == c {
+						j++
+						continue
+					}
+					break
+				}
+			}
+			if j >= len(s) {
+				return nil, fmt.Errorf("unterminated string")
+			}
+			out = append(out, myToken{i, j + 1, '\''})
+			i = j + 1
+		case strings.HasPrefix(s[i:], "/*"):
+			j := strings.Index(s[i+2:], "*/")
+			if j < 0 {
+				return nil, fmt.Errorf("unterminated comment")
+			}
+			out = append(out, myToken{i, i + j + 4, 'c'})
+			i += j + 4
+		case c == '?':
+			out = append(out, myToken{i, i + 1, '?'})
+			i++
+		case isDigit(c):
+			j := i + 1
+			for j < len(s) && (isDigit(s[j]) || s[j] == '.' || s[j] == 'e' || s[j] == 'E' || (s[j] == '+' || s[j] == '-') && (s[j-1] == 'e' || s[j-1] == 'E')) {
+				j++
+			}
+			out = append(out, myToken{i, j, 'w'})
+			i = j
+		case c == '_' || c == '$' || c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= 0x80:
+			j := i + 1
+			for j < len(s) && (s[j] == '_' || s[j] == '$' || isDigit(s[j]) || s[j] >= 'a' && s[j] <= 'z' || s[j] >= 'A' && s[j] <= 'Z' || s[j] >= 0x80) {
+				j++
+			}
+			out = append(out, myToken{i, j, 'w'})
+			i = j
+		default:
+			out = append(out, myToken{i, i + 1, c})
+			i++
+		}
+	}
+	return out, nil
+}
+
+func isDigit(c byte) bool { return c >= '0' && c <= '9' }
+
+// template cuts the restored text at sentinels, placeholders, the VALUES
+// rows, the column list's end and the LIMIT values.
+func (c *myCompiler) template(lead, text string) error {
+	toks, err := lexRestored(text)
+	if err != nil {
+		return fmt.Errorf("%w: cannot rewrite: %v", ErrUnsupported, err)
+	}
+	p := c.p
+	var edits []edit
+	tokText := func(i int) string { return text[toks[i].start:toks[i].end] }
+	marker := 0
+	paramEdit := func(i int) edit {
+		e := edit{toks[i].start, toks[i].end, segment{hole: holeParam, i: marker}}
+		marker++
+		p.nparams = max(p.nparams, marker)
+		return e
+	}
+	sentinelAt := func(i int) (int, bool) {
+		if toks[i].kind != '`' {
+			return 0, false
+		}
+		name := unquoteIdent(tokText(i))
+		if !strings.HasPrefix(name, sentinelPrefix) {
+			return 0, false
+		}
+		n, err := strconv.Atoi(name[len(sentinelPrefix):])
+		return n, err == nil
+	}
+	valuesAt, limitAt := -1, -1
+	depth := 0
+	for i, tk := range toks {
+		switch tk.kind {
+		case '(':
+			depth++
+		case ')':
+			depth--
+		case 'w':
+			if depth == 0 && p.kind == kindInsert && valuesAt < 0 && strings.EqualFold(tokText(i), "VALUES") {
+				valuesAt = i
+			}
+			if depth == 0 && p.kind == kindSelect && strings.EqualFold(tokText(i), "LIMIT") {
+				limitAt = i
+			}
+		}
+	}
+	rowsEnd := -1
+	if p.kind == kindInsert && p.ins != nil {
+		if valuesAt < 0 {
+			return fmt.Errorf("%w: cannot find VALUES in the rewritten INSERT", ErrUnsupported)
+		}
+		// The column list closes just before VALUES.
+		if toks[valuesAt-1].kind != ')' {
+			return fmt.Errorf("%w: cannot find the column list", ErrUnsupported)
+		}
+		close := toks[valuesAt-1].start
+		edits = append(edits, edit{close, close, segment{hole: holeKeyCol}})
+	}
+	for i := 0; i < len(toks); i++ {
+		tk := toks[i]
+		if n, ok := sentinelAt(i); ok {
+			edits = append(edits, edit{tk.start, tk.end, segment{hole: holeTable, i: n}})
+			continue
+		}
+		if i == valuesAt {
+			var err error
+			if rowsEnd, err = c.rows(text, toks, i+1, &marker, &edits); err != nil {
+				return err
+			}
+			p.nparams = max(p.nparams, marker)
+			i = rowsEnd
+			continue
+		}
+		if i == limitAt {
+			i = c.limit(text, toks, i+1, paramEdit, &edits)
+			continue
+		}
+		if tk.kind == '?' {
+			edits = append(edits, paramEdit(i))
+		}
+	}
+	p.tmpl = buildTemplate(text, edits)
+	if lead != "" {
+		p.tmpl = append([]segment{{text: lead}}, p.tmpl...)
+	}
+	return nil
+}
+
+// rows reads the VALUES rows from token from; it returns the index of the
+// last row's closing parenthesis.
+func (c *myCompiler) rows(text string, toks []myToken, from int, marker *int, edits *[]edit) (int, error) {
+	ins := c.p.ins
+	depth, itemStart, last := 0, 0, -1
+	var row [][]segment
+	item := func(a, b int) []segment {
+		var es []edit
+		for k := a; k <= b; k++ {
+			if toks[k].kind == '?' {
+				es = append(es, edit{toks[k].start - toks[a].start, toks[k].end - toks[a].start, segment{hole: holeParam, i: *marker}})
+				*marker++
+			}
+		}
+		return buildTemplate(text[toks[a].start:toks[b].end], es)
+	}
+	i := from
+loop:
+	for ; i < len(toks); i++ {
+		switch toks[i].kind {
+		case '(':
+			if depth == 0 {
+				row, itemStart = nil, i+1
+			}
+			depth++
+		case ')':
+			depth--
+			if depth == 0 {
+				if i > itemStart {
+					row = append(row, item(itemStart, i-1))
+				}
+				ins.items = append(ins.items, row)
+				last = i
+			}
+		case ',':
+			if depth == 1 {
+				row = append(row, item(itemStart, i-1))
+				itemStart = i + 1
+			}
+		default:
+			if depth == 0 {
+				break loop
+			}
+		}
+	}
+	if len(ins.items) != len(ins.rows) || last < 0 {
+		return 0, fmt.Errorf("%w: cannot read the VALUES rows", ErrUnsupported)
+	}
+	*edits = append(*edits, edit{toks[from].start, toks[last].end, segment{hole: holeValues}})
+	return last, nil
+}
+
+// limit makes the values after LIMIT holes: "n", "o,n" (TiDB's canonical
+// form); it returns the index of the last token read.
+func (c *myCompiler) limit(text string, toks []myToken, from int, param func(int) edit, edits *[]edit) int {
+	sp := c.p.sel
+	hole := func(i int, kind holeKind) {
+		seg := segment{hole: kind, i: -1, text: text[toks[i].start:toks[i].end]}
+		if toks[i].kind == '?' {
+			seg.i = param(i).seg.i
+		}
+		*edits = append(*edits, edit{toks[i].start, toks[i].end, seg})
+	}
+	at := func(i int, v *valRef, kind holeKind) {
+		switch {
+		case v != nil:
+			hole(i, kind)
+		case toks[i].kind == '?':
+			*edits = append(*edits, param(i))
+		}
+	}
+	if from+2 < len(toks) && toks[from+1].kind == ',' {
+		at(from, sp.offset, holeOffset)
+		at(from+2, sp.limit, holeLimit)
+		return from + 2
+	}
+	if from < len(toks) {
+		at(from, sp.limit, holeLimit)
+	}
+	return from
+}

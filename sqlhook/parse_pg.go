@@ -1,0 +1,939 @@
+package sqlhook
+
+import (
+	"fmt"
+	"slices"
+	"strconv"
+	"strings"
+
+	pg "github.com/pganalyze/pg_query_go/v6"
+	"google.golang.org/protobuf/reflect/protoreflect"
+)
+
+// The PostgreSQL grammar (libpg_query, the server's own parser) also
+// reads SQLite statements, after sqliteToPG maps SQLite's `quoted`
+// identifiers and ? placeholders to PostgreSQL's spelling: the two
+// dialects share their statement shapes (RETURNING, ON CONFLICT,
+// "identifiers"), which MySQL's grammar does not read.
+
+// pgCompiler compiles one statement parsed by libpg_query.
+type pgCompiler struct {
+	h       *hook
+	text    string
+	toks    []*pg.ScanToken
+	p       *plan
+	edits   []edit
+	used    map[int32]bool // locations of RangeVars placed in table position
+	aliases map[string]int // qualifier (lower case) -> table index
+	repeats string         // a logic table named twice
+	err     error
+}
+
+func (h *hook) compilePG(query string) (*plan, error) {
+	text := query
+	if h.dialect == SQLite {
+		var err error
+		if text, err = sqliteToPG(query); err != nil {
+			return nil, fmt.Errorf("%w: %v", ErrParse, err)
+		}
+	}
+	tree, err := pgParse(text)
+	if err != nil {
+		return nil, fmt.Errorf("%w: %v", ErrParse, err)
+	}
+	scan, err := pgScan(text)
+	if err != nil {
+		return nil, fmt.Errorf("%w: %v", ErrParse, err)
+	}
+	c := &pgCompiler{h: h, text: text, toks: scan.Tokens, p: &plan{routed: -1},
+		used: map[int32]bool{}, aliases: map[string]int{}}
+	if len(tree.Stmts) != 1 {
+		if c.mentionsLogic(tree) {
+			return nil, fmt.Errorf("%w: %d statements in one call; send them one by one", ErrUnsupported, len(tree.Stmts))
+		}
+		return passthroughPlan, nil
+	}
+	c.stmt(tree.Stmts[0].Stmt)
+	if c.err != nil {
+		return nil, c.err
+	}
+	if err := c.unplaced(tree); err != nil {
+		return nil, err
+	}
+	if len(c.p.tables) == 0 {
+		return passthroughPlan, nil
+	}
+	if c.repeats != "" {
+		return nil, fmt.Errorf("%w: logic table %s is named twice (self-joins of sharded tables are not routed)", ErrUnsupported, c.repeats)
+	}
+	if err := finishTables(c.h, c.p); err != nil {
+		return nil, err
+	}
+	c.params()
+	c.p.tmpl = buildTemplate(c.text, c.edits)
+	return c.p, nil
+}
+
+func (c *pgCompiler) fail(format string, args ...any) {
+	if c.err == nil {
+		c.err = fmt.Errorf("%w: "+format, append([]any{ErrUnsupported}, args...)...)
+	}
+}
+
+// walkRangeVars calls f for every table reference anywhere in the tree.
+func walkRangeVars(m protoreflect.Message, f func(*pg.RangeVar)) {
+	if rv, ok := m.Interface().(*pg.RangeVar); ok {
+		f(rv)
+		return
+	}
+	m.Range(func(fd protoreflect.FieldDescriptor, v protoreflect.Value) bool {
+		switch {
+		case fd.IsMap():
+		case fd.IsList() && fd.Message() != nil:
+			l := v.List()
+			for i := 0; i < l.Len(); i++ {
+				walkRangeVars(l.Get(i).Message(), f)
+			}
+		case fd.Message() != nil:
+			walkRangeVars(v.Message(), f)
+		}
+		return true
+	})
+}
+
+func (c *pgCompiler) mentionsLogic(tree *pg.ParseResult) bool {
+	found := false
+	walkRangeVars(tree.ProtoReflect(), func(rv *pg.RangeVar) {
+		s, b := c.h.classify(rv.Relname)
+		found = found || s || b
+	})
+	return found
+}
+
+// unplaced fails closed on a logic table the compiler did not place: one
+// inside a subquery, a CTE, a UNION arm or a statement kind it does not
+// route. Rewriting only some references would read or write the wrong
+// table.
+func (c *pgCompiler) unplaced(tree *pg.ParseResult) error {
+	var bad string
+	walkRangeVars(tree.ProtoReflect(), func(rv *pg.RangeVar) {
+		if bad != "" || c.used[rv.Location] {
+			return
+		}
+		if s, b := c.h.classify(rv.Relname); s || b {
+			bad = rv.Relname
+		}
+	})
+	if bad != "" {
+		return fmt.Errorf("%w: logic table %s is referenced where it cannot be routed (subquery, CTE, UNION or an unsupported statement)", ErrUnsupported, bad)
+	}
+	return nil
+}
+
+// tokenAt is the index of the token starting at byte offset loc.
+func (c *pgCompiler) tokenAt(loc int32) int {
+	i, ok := slices.BinarySearchFunc(c.toks, loc, func(t *pg.ScanToken, l int32) int { return int(t.Start - l) })
+	if !ok {
+		return -1
+	}
+	return i
+}
+
+func (c *pgCompiler) tokText(i int) string { return c.text[c.toks[i].Start:c.toks[i].End] }
+
+// rangeVar places a table reference; it returns the plan table index, or
+// -1 for a table that is not a logic table.
+func (c *pgCompiler) rangeVar(rv *pg.RangeVar, withAlias bool) int {
+	sharded, broadcast := c.h.classify(rv.Relname)
+	if !sharded && !broadcast {
+		if rv.Alias != nil {
+			c.aliases[strings.ToLower(rv.Alias.Aliasname)] = -1
+		}
+		return -1
+	}
+	before := len(c.p.tables)
+	i := c.p.addTable(rv.Relname, sharded, broadcast)
+	if len(c.p.tables) == before && !c.used[rv.Location] {
+		c.repeats = rv.Relname
+	}
+	c.used[rv.Location] = true
+	ti := c.tokenAt(rv.Location)
+	if ti < 0 {
+		c.fail("cannot find table %s in the statement text", rv.Relname)
+		return i
+	}
+	if rv.Catalogname != "" {
+		ti += 2
+	}
+	if rv.Schemaname != "" {
+		ti += 2
+	}
+	if ti >= len(c.toks) {
+		c.fail("cannot find table %s in the statement text", rv.Relname)
+		return i
+	}
+	tok := c.toks[ti]
+	seg := segment{hole: holeTable, i: i}
+	if withAlias && rv.Alias == nil {
+		seg.hole, seg.text = holeTableAs, c.tokText(ti)
+	}
+	end := tok.End
+	if ti+1 < len(c.toks) && c.toks[ti+1].Token == pg.Token_ASCII_42 {
+		end = c.toks[ti+1].End // "t*" (with descendants) is the default; the alias must follow the name
+	}
+	if seg.hole == holeTableAs && int(end) < len(c.text) && !isSpace(c.text[end]) {
+		seg.text += " "
+	}
+	c.edits = append(c.edits, edit{int(tok.Start), int(end), seg})
+	if rv.Alias != nil {
+		c.aliases[strings.ToLower(rv.Alias.Aliasname)] = i
+	} else {
+		c.aliases[strings.ToLower(rv.Relname)] = i
+	}
+	return i
+}
+
+func (c *pgCompiler) stmt(n *pg.Node) {
+	switch x := n.Node.(type) {
+	case *pg.Node_SelectStmt:
+		c.selectStmt(x.SelectStmt)
+	case *pg.Node_InsertStmt:
+		c.insertStmt(x.InsertStmt)
+	case *pg.Node_UpdateStmt:
+		c.updateStmt(x.UpdateStmt)
+	case *pg.Node_DeleteStmt:
+		c.deleteStmt(x.DeleteStmt)
+	case *pg.Node_CreateStmt:
+		c.p.kind = kindDDL
+		c.rangeVar(x.CreateStmt.Relation, false)
+	case *pg.Node_AlterTableStmt:
+		c.p.kind = kindDDL
+		c.rangeVar(x.AlterTableStmt.Relation, false)
+	case *pg.Node_IndexStmt:
+		c.indexStmt(x.IndexStmt)
+	case *pg.Node_TruncateStmt:
+		c.p.kind = kindDDL
+		for _, r := range x.TruncateStmt.Relations {
+			c.rangeVar(r.GetRangeVar(), false)
+		}
+	case *pg.Node_DropStmt:
+		c.dropStmt(x.DropStmt)
+	case *pg.Node_ExplainStmt:
+		// EXPLAIN shows the plan of one target; the unplaced check refuses
+		// logic tables in it.
+	}
+	if c.p.kind == kindDDL && len(c.p.tables) > 1 {
+		c.fail("DDL on several logic tables in one statement")
+	}
+}
+
+func (c *pgCompiler) fromItem(n *pg.Node) {
+	switch x := n.Node.(type) {
+	case *pg.Node_RangeVar:
+		c.rangeVar(x.RangeVar, true)
+	case *pg.Node_JoinExpr:
+		c.fromItem(x.JoinExpr.Larg)
+		c.fromItem(x.JoinExpr.Rarg)
+	}
+}
+
+func (c *pgCompiler) selectStmt(s *pg.SelectStmt) {
+	c.p.kind = kindSelect
+	c.p.sel = &selectPlan{}
+	if s.Op != pg.SetOperation_SETOP_NONE || s.WithClause != nil {
+		return // the unplaced check refuses logic tables inside
+	}
+	for _, f := range s.FromClause {
+		c.fromItem(f)
+	}
+	c.where(s.WhereClause)
+	c.selectShape(s)
+}
+
+func (c *pgCompiler) updateStmt(s *pg.UpdateStmt) {
+	c.p.kind = kindUpdate
+	t := c.rangeVar(s.Relation, true)
+	for _, f := range s.FromClause {
+		c.fromItem(f)
+	}
+	if t >= 0 {
+		for _, n := range s.TargetList {
+			if rt := n.GetResTarget(); rt != nil && c.h.isShardingColumn(c.p.tables[t].key, rt.Name) {
+				c.fail("UPDATE sets sharding column %s of %s (a row cannot move between shards)", rt.Name, c.p.tables[t].logic)
+			}
+		}
+		if c.p.tables[t].broadcast && len(c.p.tables) > 1 {
+			c.fail("UPDATE of broadcast table %s joined with a sharded table", c.p.tables[t].logic)
+		}
+	}
+	c.where(s.WhereClause)
+}
+
+func (c *pgCompiler) deleteStmt(s *pg.DeleteStmt) {
+	c.p.kind = kindDelete
+	t := c.rangeVar(s.Relation, true)
+	for _, f := range s.UsingClause {
+		c.fromItem(f)
+	}
+	if t >= 0 && c.p.tables[t].broadcast && len(c.p.tables) > 1 {
+		c.fail("DELETE from broadcast table %s joined with a sharded table", c.p.tables[t].logic)
+	}
+	c.where(s.WhereClause)
+}
+
+func (c *pgCompiler) indexStmt(s *pg.IndexStmt) {
+	c.p.kind = kindDDL
+	t := c.rangeVar(s.Relation, false)
+	if t < 0 || s.Idxname == "" {
+		return
+	}
+	// Index names are unique per schema in PostgreSQL and per database in
+	// SQLite, so each physical table's index gets its table's name.
+	rel := c.tokenAt(s.Relation.Location)
+	for i := 0; i < rel; i++ {
+		if c.toks[i].Token == pg.Token_IDENT && identEqual(c.tokText(i), s.Idxname) {
+			c.p.indexName = s.Idxname
+			c.edits = append(c.edits, edit{int(c.toks[i].Start), int(c.toks[i].End), segment{hole: holeIndexName, i: t}})
+			return
+		}
+	}
+	c.fail("cannot find index name %s in the statement text", s.Idxname)
+}
+
+func (c *pgCompiler) dropStmt(s *pg.DropStmt) {
+	if s.RemoveType != pg.ObjectType_OBJECT_TABLE {
+		return
+	}
+	c.p.kind = kindDDL
+	// DROP TABLE names carry no positions: find them among the identifier
+	// tokens, which in DROP TABLE are only table names.
+	for i, tok := range c.toks {
+		if tok.Token != pg.Token_IDENT {
+			continue
+		}
+		name := unquoteIdent(c.tokText(i))
+		sharded, broadcast := c.h.classify(name)
+		if !sharded && !broadcast {
+			continue
+		}
+		t := c.p.addTable(name, sharded, broadcast)
+		c.edits = append(c.edits, edit{int(tok.Start), int(tok.End), segment{hole: holeTable, i: t}})
+	}
+}
+
+// identEqual compares an identifier token with a parsed name.
+func identEqual(tok, name string) bool {
+	if strings.HasPrefix(tok, `"`) {
+		return unquoteIdent(tok) == name
+	}
+	return strings.EqualFold(tok, name)
+}
+
+func unquoteIdent(tok string) string {
+	if len(tok) >= 2 && (tok[0] == '"' || tok[0] == '`') {
+		q := tok[:1]
+		return strings.ReplaceAll(tok[1:len(tok)-1], q+q, q)
+	}
+	return strings.ToLower(tok)
+}
+
+// where records the sharding predicates of a WHERE clause.
+func (c *pgCompiler) where(n *pg.Node) {
+	if n == nil {
+		return
+	}
+	root := c.cond(n)
+	b, ok := dnf(root)
+	c.p.branches, c.p.unbounded = b, !ok
+}
+
+func (c *pgCompiler) cond(n *pg.Node) *cnode {
+	switch x := n.Node.(type) {
+	case *pg.Node_BoolExpr:
+		var op cop
+		switch x.BoolExpr.Boolop {
+		case pg.BoolExprType_AND_EXPR:
+			op = cAnd
+		case pg.BoolExprType_OR_EXPR:
+			op = cOr
+		default:
+			return trueNode
+		}
+		out := &cnode{op: op}
+		for _, a := range x.BoolExpr.Args {
+			out.kids = append(out.kids, c.cond(a))
+		}
+		return out
+	case *pg.Node_AExpr:
+		return c.aexpr(x.AExpr)
+	}
+	return trueNode
+}
+
+func opName(names []*pg.Node) string {
+	if len(names) != 1 {
+		return ""
+	}
+	return names[0].GetString_().GetSval()
+}
+
+func (c *pgCompiler) aexpr(e *pg.A_Expr) *cnode {
+	op := opName(e.Name)
+	switch e.Kind {
+	case pg.A_Expr_Kind_AEXPR_OP:
+		t, col, ok := c.column(e.Lexpr)
+		v := e.Rexpr
+		if !ok {
+			if t, col, ok = c.column(e.Rexpr); !ok {
+				return trueNode
+			}
+			v = e.Lexpr
+			op = flipOp(op)
+		}
+		po, ok := predOpOf(op)
+		if !ok {
+			return trueNode
+		}
+		val := c.value(v)
+		if val.expr {
+			return trueNode
+		}
+		return &cnode{op: cPred, p: pred{table: t, column: col, op: po, vals: []valRef{val}}}
+	case pg.A_Expr_Kind_AEXPR_OP_ANY:
+		t, col, ok := c.column(e.Lexpr)
+		if !ok || op != "=" {
+			return trueNode
+		}
+		val := c.value(e.Rexpr)
+		if val.expr || val.param < 0 {
+			return trueNode
+		}
+		return &cnode{op: cPred, p: pred{table: t, column: col, op: opAny, vals: []valRef{val}}}
+	case pg.A_Expr_Kind_AEXPR_IN:
+		t, col, ok := c.column(e.Lexpr)
+		if !ok || op != "=" {
+			return trueNode
+		}
+		var vals []valRef
+		for _, item := range e.Rexpr.GetList().GetItems() {
+			v := c.value(item)
+			if v.expr {
+				return trueNode
+			}
+			vals = append(vals, v)
+		}
+		if len(vals) == 0 {
+			return trueNode
+		}
+		return &cnode{op: cPred, p: pred{table: t, column: col, op: opIn, vals: vals}}
+	case pg.A_Expr_Kind_AEXPR_BETWEEN:
+		t, col, ok := c.column(e.Lexpr)
+		items := e.Rexpr.GetList().GetItems()
+		if !ok || len(items) != 2 {
+			return trueNode
+		}
+		lo, hi := c.value(items[0]), c.value(items[1])
+		if lo.expr || hi.expr {
+			return trueNode
+		}
+		return &cnode{op: cPred, p: pred{table: t, column: col, op: opBetween, vals: []valRef{lo, hi}}}
+	}
+	return trueNode
+}
+
+func flipOp(op string) string {
+	switch op {
+	case "<":
+		return ">"
+	case "<=":
+		return ">="
+	case ">":
+		return "<"
+	case ">=":
+		return "<="
+	}
+	return op
+}
+
+func predOpOf(op string) (predOp, bool) {
+	switch op {
+	case "=":
+		return opEq, true
+	case "<":
+		return opLt, true
+	case "<=":
+		return opLe, true
+	case ">":
+		return opGt, true
+	case ">=":
+		return opGe, true
+	}
+	return 0, false
+}
+
+// column resolves a column reference to a sharding column of a plan table.
+func (c *pgCompiler) column(n *pg.Node) (table int, column string, ok bool) {
+	cr := n.GetColumnRef()
+	if cr == nil {
+		return 0, "", false
+	}
+	var parts []string
+	for _, f := range cr.Fields {
+		s := f.GetString_()
+		if s == nil {
+			return 0, "", false
+		}
+		parts = append(parts, s.Sval)
+	}
+	return resolveColumn(c.h, c.p, c.aliases, parts)
+}
+
+// resolveColumn places a possibly qualified column on a plan table whose
+// sharding column it is.
+func resolveColumn(h *hook, p *plan, aliases map[string]int, parts []string) (int, string, bool) {
+	col := parts[len(parts)-1]
+	if len(parts) >= 2 {
+		t, ok := aliases[strings.ToLower(parts[len(parts)-2])]
+		if !ok || t < 0 || !p.tables[t].sharded || !h.isShardingColumn(p.tables[t].key, col) {
+			return 0, "", false
+		}
+		return t, strings.ToLower(col), true
+	}
+	for i, t := range p.tables {
+		if t.sharded && h.isShardingColumn(t.key, col) {
+			return i, strings.ToLower(col), true
+		}
+	}
+	return 0, "", false
+}
+
+// value reads a literal or placeholder.
+func (c *pgCompiler) value(n *pg.Node) valRef {
+	if n == nil {
+		return exprRef
+	}
+	switch x := n.Node.(type) {
+	case *pg.Node_ParamRef:
+		return paramRef(int(x.ParamRef.Number) - 1)
+	case *pg.Node_TypeCast:
+		return c.value(x.TypeCast.Arg)
+	case *pg.Node_AConst:
+		a := x.AConst
+		if a.Isnull {
+			return litRef(nil)
+		}
+		switch v := a.Val.(type) {
+		case *pg.A_Const_Ival:
+			return litRef(int64(v.Ival.Ival))
+		case *pg.A_Const_Fval:
+			return litRef(numberLiteral(v.Fval.Fval))
+		case *pg.A_Const_Sval:
+			return litRef(v.Sval.Sval)
+		}
+	}
+	return exprRef
+}
+
+// numberLiteral reads a numeric literal: int64 when it fits, then uint64,
+// else float64 (PostgreSQL's grammar gives integers beyond int32 as
+// "float" constants).
+func numberLiteral(s string) any {
+	if i, err := strconv.ParseInt(s, 10, 64); err == nil {
+		return i
+	}
+	if u, err := strconv.ParseUint(s, 10, 64); err == nil {
+		return u
+	}
+	if f, err := strconv.ParseFloat(s, 64); err == nil {
+		return f
+	}
+	return s
+}
+
+// selectShape records what merging several targets' rows needs, or why
+// they cannot be merged.
+func (c *pgCompiler) selectShape(s *pg.SelectStmt) {
+	sp := c.p.sel
+	switch {
+	case len(s.DistinctClause) > 0:
+		sp.multi = "SELECT DISTINCT"
+	case len(s.GroupClause) > 0:
+		sp.multi = "GROUP BY"
+	case s.HavingClause != nil:
+		sp.multi = "HAVING"
+	case len(s.WindowClause) > 0:
+		sp.multi = "WINDOW"
+	case s.LimitOption == pg.LimitOption_LIMIT_OPTION_WITH_TIES:
+		sp.multi = "FETCH ... WITH TIES"
+	}
+	var names []string
+	star := false
+	for i, n := range s.TargetList {
+		rt := n.GetResTarget()
+		if rt == nil {
+			continue
+		}
+		name := rt.Name
+		switch v := rt.Val.Node.(type) {
+		case *pg.Node_ColumnRef:
+			last := v.ColumnRef.Fields[len(v.ColumnRef.Fields)-1]
+			if last.GetAStar() != nil {
+				star = true
+			} else if name == "" {
+				name = last.GetString_().GetSval()
+			}
+		case *pg.Node_FuncCall:
+			fc := v.FuncCall
+			fn := strings.ToLower(fc.Funcname[len(fc.Funcname)-1].GetString_().GetSval())
+			if name == "" {
+				name = fn
+			}
+			agg := map[string]aggFunc{"count": aggCount, "sum": aggSum, "min": aggMin, "max": aggMax}[fn]
+			switch {
+			case fc.Over != nil:
+				setOnce(&sp.multi, "window function "+fn)
+			case agg == 0 && isAggregateName(fn):
+				setOnce(&sp.multi, "aggregate "+strings.ToUpper(fn))
+			case agg != 0 && fc.AggDistinct:
+				setOnce(&sp.multi, strings.ToUpper(fn)+"(DISTINCT ...)")
+			case agg != 0:
+				sp.aggs = append(sp.aggs, aggCol{pos: i, fn: agg})
+			}
+		}
+		names = append(names, strings.ToLower(name))
+	}
+	for _, n := range s.SortClause {
+		sb := n.GetSortBy()
+		if sb == nil {
+			continue
+		}
+		if sb.SortbyNulls != pg.SortByNulls_SORTBY_NULLS_DEFAULT {
+			setOnce(&sp.multi, "ORDER BY ... NULLS FIRST/LAST")
+		}
+		desc := sb.SortbyDir == pg.SortByDir_SORTBY_DESC
+		switch v := sb.Node.Node.(type) {
+		case *pg.Node_ColumnRef:
+			last := v.ColumnRef.Fields[len(v.ColumnRef.Fields)-1].GetString_().GetSval()
+			if !star && !slices.Contains(names, strings.ToLower(last)) {
+				setOnce(&sp.multi, "ORDER BY "+last+", which is not selected,")
+			}
+			sp.orderBy = append(sp.orderBy, orderKey{name: last, pos: -1, desc: desc})
+		case *pg.Node_AConst:
+			if iv, ok := v.AConst.Val.(*pg.A_Const_Ival); ok {
+				sp.orderBy = append(sp.orderBy, orderKey{pos: int(iv.Ival.Ival) - 1, desc: desc})
+				continue
+			}
+			setOnce(&sp.multi, "ORDER BY a constant")
+		default:
+			setOnce(&sp.multi, "ORDER BY an expression")
+		}
+	}
+	sp.limit = c.tail(s.LimitCount, holeLimit, sp)
+	sp.offset = c.tail(s.LimitOffset, holeOffset, sp)
+}
+
+func isAggregateName(fn string) bool {
+	switch fn {
+	case "avg", "array_agg", "string_agg", "group_concat", "bool_and", "bool_or", "every", "json_agg", "jsonb_agg",
+		"stddev", "variance", "bit_and", "bit_or", "bit_xor", "std", "stddev_pop", "stddev_samp", "var_pop", "var_samp":
+		return true
+	}
+	return false
+}
+
+func setOnce(s *string, v string) {
+	if *s == "" {
+		*s = v
+	}
+}
+
+// tail records a LIMIT or OFFSET value and makes it a template hole.
+func (c *pgCompiler) tail(n *pg.Node, hole holeKind, sp *selectPlan) *valRef {
+	if n == nil {
+		return nil
+	}
+	v := c.value(n)
+	if v.expr {
+		setOnce(&sp.multi, "LIMIT/OFFSET expression")
+		return nil
+	}
+	loc := nodeLocation(n)
+	ti := c.tokenAt(loc)
+	if ti < 0 || loc < 0 {
+		if v.lit == nil && v.param < 0 {
+			return &v // LIMIT ALL / LIMIT NULL: no limit
+		}
+		setOnce(&sp.multi, "LIMIT/OFFSET written in an unexpected form")
+		return nil
+	}
+	tok := c.toks[ti]
+	c.edits = append(c.edits, edit{int(tok.Start), int(tok.End), segment{hole: hole, i: v.param, text: c.tokText(ti)}})
+	return &v
+}
+
+func nodeLocation(n *pg.Node) int32 {
+	switch x := n.Node.(type) {
+	case *pg.Node_ParamRef:
+		return x.ParamRef.Location
+	case *pg.Node_AConst:
+		return x.AConst.Location
+	}
+	return -1
+}
+
+// params makes every placeholder not already inside a hole a hole, and
+// counts the arguments the statement needs.
+func (c *pgCompiler) params() {
+	covered := func(pos int) bool {
+		for _, e := range c.edits {
+			if pos >= e.start && pos < e.end {
+				return true
+			}
+		}
+		return false
+	}
+	for i, tok := range c.toks {
+		if tok.Token != pg.Token_PARAM {
+			continue
+		}
+		n, err := strconv.Atoi(c.tokText(i)[1:])
+		if err != nil {
+			continue
+		}
+		c.p.nparams = max(c.p.nparams, n)
+		if !covered(int(tok.Start)) {
+			c.edits = append(c.edits, edit{int(tok.Start), int(tok.End), segment{hole: holeParam, i: n - 1}})
+		}
+	}
+}
+
+// itemSegments is the text of tokens a..b (inclusive) with placeholders
+// as holes.
+func (c *pgCompiler) itemSegments(a, b int) []segment {
+	var edits []edit
+	for i := a; i <= b; i++ {
+		if c.toks[i].Token == pg.Token_PARAM {
+			n, _ := strconv.Atoi(c.tokText(i)[1:])
+			edits = append(edits, edit{int(c.toks[i].Start), int(c.toks[i].End), segment{hole: holeParam, i: n - 1}})
+		}
+	}
+	start, end := int(c.toks[a].Start), int(c.toks[b].End)
+	for i := range edits {
+		edits[i].start -= start
+		edits[i].end -= start
+	}
+	return buildTemplate(c.text[start:end], edits)
+}
+
+func (c *pgCompiler) insertStmt(s *pg.InsertStmt) {
+	c.p.kind = kindInsert
+	t := c.rangeVar(s.Relation, s.OnConflictClause != nil)
+	if t < 0 {
+		return
+	}
+	table := c.p.tables[t]
+	ins := &insertPlan{table: t, keyIdx: -1}
+	c.p.ins = ins
+	for _, n := range s.Cols {
+		ins.cols = append(ins.cols, n.GetResTarget().GetName())
+	}
+	sel := s.SelectStmt.GetSelectStmt()
+	switch {
+	case sel == nil:
+		c.fail("INSERT ... DEFAULT VALUES into logic table %s", table.logic)
+		return
+	case len(sel.ValuesLists) == 0:
+		c.fail("INSERT ... SELECT into logic table %s", table.logic)
+		return
+	case len(ins.cols) == 0:
+		c.fail("INSERT into logic table %s without a column list", table.logic)
+		return
+	}
+	if oc := s.OnConflictClause; oc != nil {
+		for _, n := range oc.TargetList {
+			if rt := n.GetResTarget(); rt != nil && table.sharded && c.h.isShardingColumn(table.key, rt.Name) {
+				c.fail("ON CONFLICT DO UPDATE sets sharding column %s", rt.Name)
+			}
+		}
+	}
+	// Rows, from the tokens after VALUES.
+	rel := c.tokenAt(s.Relation.Location)
+	values := -1
+	for i := rel; i >= 0 && i < len(c.toks); i++ {
+		if c.toks[i].Token == pg.Token_VALUES {
+			values = i
+			break
+		}
+	}
+	if values < 0 {
+		c.fail("cannot find VALUES in the statement text")
+		return
+	}
+	// The column list: the first parenthesis after the table name.
+	for i := rel + 1; i < values; i++ {
+		if c.toks[i].Token == pg.Token_ASCII_40 {
+			close := c.matching(i)
+			if close < 0 || close > values {
+				c.fail("cannot read the column list")
+				return
+			}
+			c.edits = append(c.edits, edit{int(c.toks[close].Start), int(c.toks[close].Start), segment{hole: holeKeyCol}})
+			break
+		}
+	}
+	var rowsStart, rowsEnd int
+	depth, itemStart := 0, 0
+	var row [][]segment
+	for i := values + 1; i < len(c.toks); i++ {
+		tok := c.toks[i]
+		switch tok.Token {
+		case pg.Token_ASCII_40:
+			if depth == 0 {
+				if len(ins.items) == 0 {
+					rowsStart = int(tok.Start)
+				}
+				row, itemStart = nil, i+1
+			}
+			depth++
+			continue
+		case pg.Token_ASCII_41:
+			depth--
+			if depth == 0 {
+				if i > itemStart {
+					row = append(row, c.itemSegments(itemStart, i-1))
+				}
+				ins.items = append(ins.items, row)
+				rowsEnd = int(tok.End)
+			}
+			continue
+		case pg.Token_ASCII_44:
+			if depth == 1 {
+				row = append(row, c.itemSegments(itemStart, i-1))
+				itemStart = i + 1
+			}
+			if depth <= 1 {
+				continue
+			}
+		case pg.Token_SQL_COMMENT, pg.Token_C_COMMENT:
+			continue
+		}
+		if depth == 0 {
+			break
+		}
+	}
+	if len(ins.items) != len(sel.ValuesLists) {
+		c.fail("cannot read the VALUES rows")
+		return
+	}
+	c.edits = append(c.edits, edit{rowsStart, rowsEnd, segment{hole: holeValues}})
+	keyCol, _, hasKey := c.h.router.KeyGenerator(table.logic)
+	if hasKey {
+		ins.keyCol = keyCol
+		for i, col := range ins.cols {
+			if strings.EqualFold(col, keyCol) {
+				ins.keyIdx = i
+			}
+		}
+	}
+	for r, vl := range sel.ValuesLists {
+		items := vl.GetList().GetItems()
+		if len(items) != len(ins.cols) || len(ins.items[r]) != len(ins.cols) {
+			c.fail("row %d has %d values for %d columns", r+1, len(items), len(ins.cols))
+			return
+		}
+		vals := make([]valRef, len(items))
+		null := false
+		for j, it := range items {
+			if it.GetSetToDefault() != nil {
+				vals[j] = exprRef
+				null = null || j == ins.keyIdx
+				continue
+			}
+			vals[j] = c.value(it)
+			if j == ins.keyIdx && !vals[j].expr && vals[j].param < 0 && vals[j].lit == nil {
+				null = true
+			}
+		}
+		ins.rows = append(ins.rows, vals)
+		ins.keyNull = append(ins.keyNull, null)
+	}
+	finishInsert(c.h, c.p)
+}
+
+// matching is the index of the parenthesis closing the one at i.
+func (c *pgCompiler) matching(i int) int {
+	depth := 0
+	for j := i; j < len(c.toks); j++ {
+		switch c.toks[j].Token {
+		case pg.Token_ASCII_40:
+			depth++
+		case pg.Token_ASCII_41:
+			depth--
+			if depth == 0 {
+				return j
+			}
+		}
+	}
+	return -1
+}
+
+// finishInsert records where the sharding columns are among the INSERT's.
+func finishInsert(h *hook, p *plan) {
+	ins := p.ins
+	t := p.tables[ins.table]
+	if !t.sharded {
+		return
+	}
+	for _, col := range h.shardCols[t.key] {
+		idx := -1
+		for i, c := range ins.cols {
+			if strings.EqualFold(c, col) {
+				idx = i
+			}
+		}
+		ins.shardCol = append(ins.shardCol, col)
+		ins.shardIdx = append(ins.shardIdx, idx)
+	}
+}
+
+// finishTables chooses the table that routes the statement and checks the
+// others can follow it: binding partners take the same-index table,
+// broadcast tables keep their name.
+func finishTables(h *hook, p *plan) error {
+	for i, t := range p.tables {
+		if !t.sharded {
+			continue
+		}
+		if p.routed < 0 {
+			p.routed = i
+			continue
+		}
+		main := p.tables[p.routed]
+		if !slices.ContainsFunc(h.router.BindingGroup(main.logic), func(s string) bool { return strings.EqualFold(s, t.logic) }) {
+			return fmt.Errorf("%w: %s and %s are sharded tables that are not bound (bindingTables) to each other", ErrUnsupported, main.logic, t.logic)
+		}
+		p.tables[i].partnerOf = p.routed
+	}
+	if p.kind == kindInsert && p.ins == nil {
+		return fmt.Errorf("%w: INSERT into a logic table in a form that is not routed", ErrUnsupported)
+	}
+	// Keep predicates that constrain the routed table: its own, and those
+	// of binding partners on a column of the same name.
+	if p.routed >= 0 {
+		main := p.tables[p.routed].key
+		for bi, b := range p.branches {
+			kept := b[:0:0]
+			for _, pr := range b {
+				if pr.table == p.routed || (p.tables[pr.table].partnerOf == p.routed && h.isShardingColumn(main, pr.column)) {
+					kept = append(kept, pr)
+				}
+			}
+			p.branches[bi] = kept
+		}
+	}
+	return nil
+}
+
+func isSpace(c byte) bool {
+	return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\f' || c == '\v'
+}

@@ -1,0 +1,113 @@
+package sqlhook
+
+import (
+	"fmt"
+	"strconv"
+	"strings"
+)
+
+// sqliteToPG respells a SQLite statement for the PostgreSQL grammar:
+// `x` and [x] identifiers become "x", ? and ?NNN placeholders become $n.
+// Everything else (strings, comments, "identifiers") is copied as is.
+// Every placeholder becomes a template hole, so what reaches SQLite uses
+// ? again.
+func sqliteToPG(s string) (string, error) {
+	var b strings.Builder
+	b.Grow(len(s) + 8)
+	next := 1
+	for i := 0; i < len(s); {
+		c := s[i]
+		switch {
+		case c == '\'' || c == '"':
+			j := endQuoted(s, i, c)
+			if j < 0 {
+				return "", fmt.Errorf("unterminated %c at offset %d", c, i)
+			}
+			b.WriteString(s[i:j])
+			i = j
+		case c == '`' || c == '[':
+			closer := byte('`')
+			if c == '[' {
+				closer = ']'
+			}
+			j := strings.IndexByte(s[i+1:], closer)
+			if c == '`' {
+				j = endQuoted(s, i, '`') - i - 2
+				if j < -1 {
+					return "", fmt.Errorf("unterminated ` at offset %d", i)
+				}
+			}
+			if j < 0 {
+				return "", fmt.Errorf("unterminated %c at offset %d", c, i)
+			}
+			name := s[i+1 : i+1+j]
+			if c == '`' {
+				name = strings.ReplaceAll(name, "``", "`")
+			}
+			b.WriteByte('"')
+			b.WriteString(strings.ReplaceAll(name, `"`, `""`))
+			b.WriteByte('"')
+			i += j + 2
+		case c == '-' && i+1 < len(s) && s[i+1] == '-':
+			j := strings.IndexByte(s[i:], '\n')
+			if j < 0 {
+				j = len(s) - i
+			}
+			b.WriteString(s[i : i+j])
+			i += j
+		case c == '/' && i+1 < len(s) && s[i+1] == '*':
+			j := strings.Index(s[i+2:], "*/")
+			if j < 0 {
+				return "", fmt.Errorf("unterminated comment at offset %d", i)
+			}
+			b.WriteString(s[i : i+j+4])
+			i += j + 4
+		case c == '?':
+			j := i + 1
+			for j < len(s) && s[j] >= '0' && s[j] <= '9' {
+				j++
+			}
+			n := next
+			if j > i+1 {
+				var err error
+				if n, err = strconv.Atoi(s[i+1 : j]); err != nil || n < 1 {
+					return "", fmt.Errorf("bad placeholder %s", s[i:j])
+				}
+			}
+			next = n + 1
+			b.WriteByte('$')
+			b.WriteString(strconv.Itoa(n))
+			i = j
+		case (c == ':' || c == '@' || c == '$') && i+1 < len(s) && isIdentStart(s[i+1]):
+			if c == ':' && i > 0 && s[i-1] == ':' {
+				b.WriteByte(c)
+				i++
+				continue
+			}
+			return "", fmt.Errorf("named placeholder at offset %d: use ? placeholders", i)
+		default:
+			b.WriteByte(c)
+			i++
+		}
+	}
+	return b.String(), nil
+}
+
+// endQuoted is the offset just past the quoted token starting at i, where
+// a doubled quote stands for itself; -1 when unterminated.
+func endQuoted(s string, i int, q byte) int {
+	for j := i + 1; j < len(s); j++ {
+		if s[j] == q {
+			if j+1 < len(s) && s[j+1] == q {
+				j++
+				continue
+			}
+			return j + 1
+		}
+	}
+	return -1
+}
+
+func isIdentStart(c byte) bool {
+	return c == '_' || c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z'
+}

@@ -1,0 +1,142 @@
+package sqlhook
+
+import (
+	"context"
+	"database/sql/driver"
+	"errors"
+	"fmt"
+	"maps"
+	"slices"
+	"strings"
+)
+
+// tx is a transaction on a sqlhook conn. It begins lazily: a data source
+// begins its own transaction, with the options given to BeginTx, when a
+// statement of the transaction first reaches it, so a transaction whose
+// statements all go to one data source never touches the others.
+type tx struct {
+	c     *conn
+	opts  driver.TxOptions
+	begun map[string]driver.Tx // by data source
+}
+
+var _ driver.Tx = (*tx)(nil)
+
+// checkTxOptions refuses options a conn without ConnBeginTx cannot honour,
+// as database/sql does.
+func checkTxOptions(dc driver.Conn, opts driver.TxOptions) error {
+	if _, ok := dc.(driver.ConnBeginTx); ok {
+		return nil
+	}
+	if opts.Isolation != driver.IsolationLevel(0) {
+		return errors.New("sqlhook: the driver does not support non-default isolation level")
+	}
+	if opts.ReadOnly {
+		return errors.New("sqlhook: the driver does not support read-only transactions")
+	}
+	return nil
+}
+
+// admit refuses a statement that would make the transaction span several
+// data sources unless WithMultiSourceTx was given.
+func (t *tx) admit(query string, units []unit) error {
+	if t.c.cn.opts.multiSourceTx {
+		return nil
+	}
+	span := maps.Clone(t.begun)
+	for _, u := range units {
+		span[u.ds] = nil
+	}
+	if len(span) <= 1 {
+		return nil
+	}
+	return &StatementError{SQL: query, Err: fmt.Errorf(
+		"%w: it would reach data sources %s; a transaction across data sources is not atomic (WithMultiSourceTx allows it)",
+		ErrCrossSourceTx, strings.Join(sortedKeys(span), ", "))}
+}
+
+// begin begins the transaction on data source ds, whose conn is dc, if it
+// has not begun there yet.
+func (t *tx) begin(ctx context.Context, ds string, dc driver.Conn) error {
+	if _, ok := t.begun[ds]; ok {
+		return nil
+	}
+	var (
+		dtx driver.Tx
+		err error
+	)
+	if bt, ok := dc.(driver.ConnBeginTx); ok {
+		dtx, err = bt.BeginTx(ctx, t.opts)
+	} else if err = checkTxOptions(dc, t.opts); err == nil {
+		if err = ctx.Err(); err == nil {
+			dtx, err = dc.Begin()
+		}
+	}
+	if err != nil {
+		return fmt.Errorf("sqlhook: begin transaction on data source %s: %w", ds, err)
+	}
+	t.begun[ds] = dtx
+	return nil
+}
+
+// Commit commits on every data source the transaction reached.
+func (t *tx) Commit() error { return t.end("commit") }
+
+// Rollback rolls back on every data source the transaction reached.
+func (t *tx) Rollback() error { return t.end("rollback") }
+
+// end commits or rolls back each data source in name order. With one data
+// source its error goes back as is. With several, any failure is a
+// *PartialCommitError; once a commit has failed the remaining data sources
+// are rolled back rather than committed, so that as little as possible
+// commits of a transaction that failed.
+func (t *tx) end(op string) error {
+	if t.c.tx != t {
+		return fmt.Errorf("sqlhook: %s: the transaction has already ended", op)
+	}
+	t.c.tx = nil
+	names := slices.Sorted(maps.Keys(t.begun))
+	finish := func(dtx driver.Tx, rollback bool) error {
+		if rollback {
+			return dtx.Rollback()
+		}
+		return dtx.Commit()
+	}
+	switch len(names) {
+	case 0:
+		return nil
+	case 1:
+		return finish(t.begun[names[0]], op == "rollback")
+	}
+	var (
+		done        []string
+		failed      = map[string]error{}
+		firstFailed string
+	)
+	for _, name := range names {
+		dtx := t.begun[name]
+		if op == "commit" && firstFailed != "" {
+			err := fmt.Errorf("not committed: rolled back because the commit on %s failed", firstFailed)
+			if rbErr := dtx.Rollback(); rbErr != nil {
+				err = fmt.Errorf("%w; the rollback failed too: %w", err, rbErr)
+			}
+			failed[name] = err
+			continue
+		}
+		if err := finish(dtx, op == "rollback"); err != nil {
+			failed[name] = err
+			if firstFailed == "" {
+				firstFailed = name
+			}
+			continue
+		}
+		done = append(done, name)
+	}
+	if len(failed) == 0 {
+		return nil
+	}
+	pe := &PartialCommitError{Op: op, Committed: done, Failed: failed}
+	t.c.cn.opts.logger.Error("sqlhook: "+op+" of a transaction across data sources failed part-way",
+		"op", op, "succeeded", done, "failed", sortedKeys(failed), "error", pe.Error())
+	return pe
+}
