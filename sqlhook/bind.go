@@ -4,6 +4,7 @@ import (
 	"context"
 	"database/sql/driver"
 	"fmt"
+	"math"
 	"reflect"
 	"strconv"
 	"strings"
@@ -39,7 +40,7 @@ func (h *hook) bindDDL(p *plan, args []driver.NamedValue) (*routed, error) {
 	out := &routed{units: make([]unit, 0, len(ts))}
 	for _, t := range ts {
 		r := p.renderFor(h.dialect, renderSpec{phys: []string{t.Table}})
-		out.units = append(out.units, unit{ds: t.DataSource, sql: r.sql, args: h.args(r, args, nil, 0)})
+		out.units = append(out.units, unit{ds: t.DataSource, sql: r.sql, args: h.args(r, args, nil, nil)})
 	}
 	return out, nil
 }
@@ -154,14 +155,14 @@ func (h *hook) bindWhere(p *plan, args []driver.NamedValue) (*routed, error) {
 	}
 	out := &routed{units: make([]unit, 0, len(targets))}
 	mergeTail := p.kind == kindSelect && len(targets) > 1 && (p.sel.limit != nil || p.sel.offset != nil)
-	var limit int64
+	var limit any
 	if mergeTail {
 		var err error
 		if out.merge, limit, err = h.mergeOf(p.sel, args); err != nil {
 			return nil, err
 		}
 	} else if p.kind == kindSelect {
-		out.merge = mergeSpec{orderBy: p.sel.orderBy, aggs: p.sel.aggs, limit: -1, nullsFirst: h.dialect != PostgreSQL}
+		out.merge = mergeSpec{orderBy: p.sel.orderBy, aggs: p.sel.aggs, limit: -1, nullsFirst: h.dialect != PostgreSQL, binaryText: h.dialect == SQLite}
 	}
 	var physBuf [4]string
 	for _, t := range targets {
@@ -222,7 +223,7 @@ func (h *hook) bindBroadcast(p *plan, args []driver.NamedValue) (*routed, error)
 	out := &routed{units: make([]unit, 0, len(ts))}
 	for _, t := range ts {
 		r := p.renderFor(h.dialect, renderSpec{phys: phys})
-		out.units = append(out.units, unit{ds: t.DataSource, sql: r.sql, args: h.args(r, args, nil, 0)})
+		out.units = append(out.units, unit{ds: t.DataSource, sql: r.sql, args: h.args(r, args, nil, nil)})
 	}
 	if p.kind == kindSelect {
 		out.merge = mergeSpec{limit: -1}
@@ -231,9 +232,9 @@ func (h *hook) bindBroadcast(p *plan, args []driver.NamedValue) (*routed, error)
 }
 
 // mergeOf resolves the merge of a SELECT over several targets and the
-// LIMIT each target gets (limit + offset; 0 when the statement has none).
-func (h *hook) mergeOf(sel *selectPlan, args []driver.NamedValue) (mergeSpec, int64, error) {
-	m := mergeSpec{orderBy: sel.orderBy, aggs: sel.aggs, limit: -1, nullsFirst: h.dialect != PostgreSQL}
+// LIMIT each target gets: limit + offset, or the dialect's "no limit".
+func (h *hook) mergeOf(sel *selectPlan, args []driver.NamedValue) (mergeSpec, any, error) {
+	m := mergeSpec{orderBy: sel.orderBy, aggs: sel.aggs, limit: -1, nullsFirst: h.dialect != PostgreSQL, binaryText: h.dialect == SQLite}
 	if sel.offset != nil {
 		n, err := toInt64(value(*sel.offset, args))
 		if err != nil {
@@ -251,11 +252,16 @@ func (h *hook) mergeOf(sel *selectPlan, args []driver.NamedValue) (mergeSpec, in
 	if m.offset < 0 || m.limit < -1 {
 		return m, 0, fmt.Errorf("sqlhook: negative LIMIT or OFFSET")
 	}
-	per := int64(0)
 	if m.limit >= 0 {
-		per = m.limit + m.offset
+		return m, m.limit + m.offset, nil
 	}
-	return m, per, nil
+	switch h.dialect {
+	case PostgreSQL:
+		return m, nil, nil // LIMIT NULL: no limit
+	case SQLite:
+		return m, int64(-1), nil // a negative LIMIT: no limit
+	}
+	return m, uint64(math.MaxUint64), nil // MySQL's documented "all rows"
 }
 
 func toInt64(v any) (int64, error) {
@@ -280,7 +286,7 @@ func toInt64(v any) (int64, error) {
 }
 
 // args lays out a unit's arguments as its rendering says.
-func (h *hook) args(r *rendered, args []driver.NamedValue, keys []any, limit int64) []driver.NamedValue {
+func (h *hook) args(r *rendered, args []driver.NamedValue, keys []any, limit any) []driver.NamedValue {
 	if r.identity && len(args) == len(r.src) {
 		return args
 	}
@@ -319,6 +325,9 @@ func (h *hook) bindInsert(ctx context.Context, p *plan, args []driver.NamedValue
 					if keyParams == nil {
 						keyParams = map[int]int{}
 					}
+					if _, dup := keyParams[v.param]; dup {
+						return nil, fmt.Errorf("%w: placeholder %d is the NULL key of several rows; each row needs its own key", ErrUnsupported, v.param+1)
+					}
 					keyParams[v.param] = r
 				}
 			}
@@ -339,7 +348,14 @@ func (h *hook) bindInsert(ctx context.Context, p *plan, args []driver.NamedValue
 		if v.expr {
 			return nil, fmt.Errorf("%w: the value of sharding column %s in row %d is an expression", ErrUnsupported, ins.cols[col], r+1)
 		}
-		return value(v, args), nil
+		x := value(v, args)
+		if f32, ok := x.(float32); ok {
+			x = float64(f32)
+		}
+		if f, ok := x.(float64); ok && f != math.Trunc(f) {
+			return nil, fmt.Errorf("%w: sharding column %s in row %d has the fractional value %v; the stored value depends on the column type", ErrUnsupported, ins.cols[col], r+1, f)
+		}
+		return x, nil
 	}
 
 	// Route each row.
@@ -419,7 +435,7 @@ func (h *hook) bindInsert(ctx context.Context, p *plan, args []driver.NamedValue
 			rows = nil
 		}
 		r := p.renderFor(h.dialect, renderSpec{phys: phys, rows: rows, addKey: addKey})
-		out.units = append(out.units, unit{ds: t.DataSource, sql: r.sql, args: h.args(r, callerArgs, keys, 0)})
+		out.units = append(out.units, unit{ds: t.DataSource, sql: r.sql, args: h.args(r, callerArgs, keys, nil)})
 	}
 	return out, nil
 }

@@ -34,36 +34,55 @@
 //
 // Sharding values come from equality, IN, BETWEEN and range conditions on
 // the sharding columns, from bind arguments of any Go integer type,
-// string, []byte or driver.Valuer (keygen.ID), or from literals. AND and OR
-// combine as they should: each OR branch routes and the targets are
-// united. A condition the router cannot read (a function, a subquery, NOT)
-// only widens the route, never narrows it.
+// string, []byte or driver.Valuer (keygen.ID), or from integer and string
+// literals. AND and OR combine as they should: each OR branch routes and
+// the targets are united. A condition the router cannot read (a function,
+// a subquery, NOT, a cast literal, a fractional number) only widens the
+// route, never narrows it. IN lists are sent whole to each target (each
+// table holds only its own rows, so the extra values match nothing).
 //
 //   - INSERT routes each row by its sharding values; rows of a multi-row
 //     INSERT on different targets are split into one INSERT per target,
 //     with placeholders renumbered. A key column governed by a
 //     keyGenerateStrategy that is missing, NULL, DEFAULT or a nil argument
-//     is filled from its generator. RETURNING, ON CONFLICT and ON
-//     DUPLICATE KEY UPDATE go with the rows (a conflict is always within
-//     one physical table); setting a sharding column in them is refused.
+//     is filled from its generator (a NULL placeholder shared by several
+//     rows is refused: each row needs its own key). A fractional value
+//     for a sharding column is refused, since the value stored depends on
+//     the column's type. RETURNING, ON CONFLICT and ON DUPLICATE KEY
+//     UPDATE go with the rows (a conflict is always within one physical
+//     table); setting a sharding column in them is refused. A split INSERT
+//     outside a transaction is not atomic across targets; inside one
+//     confined to a data source it is.
 //   - SELECT on several targets runs on each and merges: rows are
 //     concatenated, or merged by ORDER BY on selected columns; LIMIT n
 //     OFFSET m becomes LIMIT n+m on each target and is applied after the
 //     merge; COUNT, SUM, MIN and MAX without GROUP BY are combined. GROUP
-//     BY, DISTINCT, HAVING, AVG, window functions and ORDER BY on an
-//     expression across several targets are refused (ErrUnsupported).
+//     BY, DISTINCT, HAVING, AVG and other aggregates, an aggregate inside
+//     an expression, window functions, ORDER BY on an expression or on a
+//     column not selected, and outer joins that keep the rows of an
+//     unsharded table are refused across several targets (ErrUnsupported).
+//     Ordering text (ORDER BY, MIN, MAX) across targets is refused for
+//     PostgreSQL and MySQL, whose collations sqlhook cannot reproduce;
+//     SQLite's default collation is bytewise and merges. A user-defined
+//     aggregate cannot be told from a function by name: do not run one
+//     across several targets.
 //   - UPDATE and DELETE on several targets run on each and sum rows
 //     affected; updating a sharding column is refused.
 //   - JOINs of binding tables (bindingTables) go to the same-index
 //     physical tables; a JOIN of two sharded tables that are not bound, a
-//     self-join of a sharded table, and a logic table inside a subquery,
-//     CTE or UNION are refused.
+//     self-join of a sharded table, a logic table inside a subquery, CTE
+//     or UNION, and any statement with a WITH clause naming a logic table
+//     are refused. With MySQL, an alias anywhere in the statement equal
+//     to the name of a logic table used without alias is refused.
 //   - Broadcast tables: writes go to every data source, reads to one (the
 //     default data source's copy).
 //   - DDL (CREATE/ALTER/DROP/TRUNCATE TABLE, CREATE INDEX) on a logic
 //     table runs on every physical table. PostgreSQL and SQLite index
 //     names are schema-wide, so an index gets its table's name appended
-//     (idx_user on t_user_0 becomes idx_user_t_user_0).
+//     (idx_user on t_user_0 becomes idx_user_t_user_0); a named PRIMARY
+//     KEY, UNIQUE or EXCLUDE constraint on PostgreSQL, renaming a logic
+//     table, and DROP/TRUNCATE of a logic table with other tables are
+//     refused before anything runs.
 //
 // Without WithScatter, a statement that lacks a condition on any sharding
 // column (database or table) is shardconf.ErrMissingShardingKey; every

@@ -139,7 +139,7 @@ func endToEnd(t *testing.T, b backend) {
 
 	// DDL reaches every physical table.
 	for _, ddl := range []string{
-		`CREATE TABLE t_order (order_id BIGINT PRIMARY KEY, user_id BIGINT NOT NULL, status VARCHAR(16), amount INT)`,
+		`CREATE TABLE t_order (order_id BIGINT PRIMARY KEY, user_id BIGINT NOT NULL, status VARCHAR(64), amount INT)`,
 		`CREATE TABLE t_order_item (item_id BIGINT PRIMARY KEY, order_id BIGINT NOT NULL, user_id BIGINT NOT NULL, sku VARCHAR(16))`,
 		`CREATE TABLE t_dict (k VARCHAR(16) PRIMARY KEY, v VARCHAR(16))`,
 		`CREATE INDEX idx_status ON t_order (status)`,
@@ -209,6 +209,23 @@ func endToEnd(t *testing.T, b backend) {
 		3, idsOf(all, 3)[0], idsOf(all, 3)[1]).Scan(&status); err != nil || status != "t_order" {
 		t.Errorf("literal t_order: %q, %v", status, err)
 	}
+
+	// A value is data, whatever it spells.
+	evil := "x'); DROP TABLE t_order_0; --"
+	if _, err := db.ExecContext(ctx, b.q(`INSERT INTO t_order (user_id, status, amount) VALUES (?, ?, 0)`), 9, evil); err != nil {
+		t.Fatal(err)
+	}
+	var back string
+	if err := scatter.QueryRowContext(ctx, b.q(`SELECT status FROM t_order WHERE user_id = ? AND status = ?`), 9, evil).Scan(&back); err != nil || back != evil {
+		t.Errorf("injection text: %q, %v", back, err)
+	}
+	if _, err := db.ExecContext(ctx, b.q(`DELETE FROM t_order WHERE user_id = ? AND status = ?`), 9, evil); !errors.Is(err, shardconf.ErrMissingShardingKey) {
+		t.Errorf("DELETE without order_id: %v", err)
+	}
+	if _, err := scatter.ExecContext(ctx, b.q(`DELETE FROM t_order WHERE user_id = ? AND status = ?`), 9, evil); err != nil {
+		t.Fatal(err)
+	}
+	count(t, d1, "t_order_0") // still there
 
 	// Without a sharding key: refused before anything runs, unless scatter.
 	if _, err := db.QueryContext(ctx, `SELECT count(*) FROM t_order`); !errors.Is(err, shardconf.ErrMissingShardingKey) {

@@ -85,6 +85,10 @@ func (h *hook) compileMySQL(query string) (*plan, error) {
 	if err := finishTables(h, c.p); err != nil {
 		return nil, err
 	}
+	if name := c.shadowed(stmt); name != "" {
+		return nil, fmt.Errorf("%w: alias %s shadows logic table %s, whose qualified columns are rewritten", ErrUnsupported, name, name)
+	}
+	stmt.Accept(markerSwap{})
 	var b strings.Builder
 	flags := format.DefaultRestoreFlags | format.RestoreStringWithoutCharset | format.RestoreStringEscapeBackslash
 	if err := stmt.Restore(format.NewRestoreCtx(flags, &b)); err != nil {
@@ -116,6 +120,54 @@ func numberMarkers(stmt ast.StmtNode) {
 	for i, m := range v.ms {
 		m.Order = i
 	}
+}
+
+// orderedMarker is a ? that restores with its position in the caller's
+// text attached, so the template can bind each ? of the canonical text to
+// the caller's argument whatever order the restore writes them in (TiDB
+// writes LIMIT n OFFSET m as LIMIT m,n).
+type orderedMarker struct{ *test_driver.ParamMarkerExpr }
+
+func (m *orderedMarker) Restore(ctx *format.RestoreCtx) error {
+	ctx.WritePlain("?/*" + sentinelPrefix + strconv.Itoa(m.Order) + "*/")
+	return nil
+}
+
+// markerSwap replaces every placeholder by an orderedMarker.
+type markerSwap struct{}
+
+func (markerSwap) Enter(n ast.Node) (ast.Node, bool) { return n, false }
+
+func (markerSwap) Leave(n ast.Node) (ast.Node, bool) {
+	if m, ok := n.(*test_driver.ParamMarkerExpr); ok {
+		return &orderedMarker{m}, true
+	}
+	return n, true
+}
+
+// aliasVisitor finds a table alias, at any depth, equal to a logic table
+// placed under its own name.
+type aliasVisitor struct {
+	c   *myCompiler
+	bad string
+}
+
+func (v *aliasVisitor) Enter(n ast.Node) (ast.Node, bool) {
+	if ts, ok := n.(*ast.TableSource); ok && ts.AsName.L != "" && v.bad == "" {
+		if i, ok := v.c.aliases[ts.AsName.L]; ok && i >= 0 && v.c.p.tables[i].key == ts.AsName.L {
+			v.bad = ts.AsName.O
+		}
+	}
+	return n, false
+}
+
+func (v *aliasVisitor) Leave(n ast.Node) (ast.Node, bool) { return n, true }
+
+// shadowed names an alias that would make the qualifier rewrite wrong.
+func (c *myCompiler) shadowed(stmt ast.StmtNode) string {
+	v := &aliasVisitor{c: c}
+	stmt.Accept(v)
+	return v.bad
 }
 
 // tableVisitor lists table names outside the placed ones.
@@ -170,11 +222,18 @@ func (c *myCompiler) table(t *ast.TableName, alias string) int {
 func (c *myCompiler) from(n ast.ResultSetNode) {
 	switch x := n.(type) {
 	case *ast.Join:
+		before := shardedCount(c.p)
 		if x.Left != nil {
 			c.from(x.Left)
 		}
+		mid := shardedCount(c.p)
 		if x.Right != nil {
 			c.from(x.Right)
+		}
+		left, right := mid > before, shardedCount(c.p) > mid
+		if c.p.sel != nil && (x.Tp == ast.LeftJoin && !left && right || x.Tp == ast.RightJoin && left && !right) {
+			// Every target would return the unmatched rows of the kept side.
+			setOnce(&c.p.sel.multi, "an outer join keeping the rows of a table that is not sharded")
 		}
 	case *ast.TableSource:
 		if t, ok := x.Source.(*ast.TableName); ok {
@@ -204,10 +263,10 @@ func (c *myCompiler) stmt(n ast.StmtNode) {
 		c.insert(x)
 	case *ast.UpdateStmt:
 		c.p.kind = kindUpdate
-		c.refs(x.TableRefs)
 		if x.With != nil {
-			break
+			break // a CTE may shadow a logic table's name: the unplaced check refuses
 		}
+		c.refs(x.TableRefs)
 		for _, a := range x.List {
 			if t, col, ok := c.column(a.Column); ok {
 				c.fail("UPDATE sets sharding column %s of %s (a row cannot move between shards)", col, c.p.tables[t].logic)
@@ -230,12 +289,14 @@ func (c *myCompiler) stmt(n ast.StmtNode) {
 		c.where(x.Where)
 	case *ast.CreateTableStmt:
 		c.p.kind = kindDDL
-		c.table(x.Table, "")
-		if x.ReferTable != nil {
-			c.table(x.ReferTable, "")
-		}
+		c.table(x.Table, "") // a logic table in LIKE is left to the unplaced check
 	case *ast.AlterTableStmt:
 		c.p.kind = kindDDL
+		for _, spec := range x.Specs {
+			if spec.Tp == ast.AlterTableRenameTable {
+				c.fail("renaming logic table %s", x.Table.Name.O)
+			}
+		}
 		c.table(x.Table, "")
 	case *ast.CreateIndexStmt:
 		c.p.kind = kindDDL
@@ -247,12 +308,10 @@ func (c *myCompiler) stmt(n ast.StmtNode) {
 		c.p.kind = kindDDL
 		c.table(x.Table, "")
 	case *ast.DropTableStmt:
-		if !x.IsView {
+		if !x.IsView && len(x.Tables) == 1 {
 			c.p.kind = kindDDL
-			for _, t := range x.Tables {
-				c.table(t, "")
-			}
-		}
+			c.table(x.Tables[0], "")
+		} // several tables: the unplaced check refuses a logic one among them
 	}
 	if c.p.kind == kindDDL && len(c.p.tables) > 1 {
 		c.fail("DDL on several logic tables in one statement")
@@ -260,9 +319,18 @@ func (c *myCompiler) stmt(n ast.StmtNode) {
 	c.rename(n)
 }
 
-func (c *myCompiler) writeTarget(multi bool, what string) {
-	if multi && len(c.p.tables) > 0 && c.p.tables[0].broadcast && len(c.p.tables) > 1 {
-		c.fail("%s of broadcast table %s joined with a sharded table", what, c.p.tables[0].logic)
+// writeTarget refuses a multi-table write naming a broadcast table and a
+// sharded one: it would run on one data source, and the broadcast
+// table's copies would diverge.
+func (c *myCompiler) writeTarget(_ bool, what string) {
+	var broadcast string
+	for _, t := range c.p.tables {
+		if t.broadcast {
+			broadcast = t.logic
+		}
+	}
+	if broadcast != "" && shardedCount(c.p) > 0 {
+		c.fail("%s joining broadcast table %s with a sharded table", what, broadcast)
 	}
 }
 
@@ -377,6 +445,38 @@ func (c *myCompiler) column(n *ast.ColumnName) (int, string, bool) {
 	return resolveColumn(c.h, c.p, c.aliases, parts)
 }
 
+func columnFields(n *ast.ColumnName) []string {
+	if n.Table.L != "" {
+		return []string{n.Table.L, n.Name.L}
+	}
+	return []string{n.Name.L}
+}
+
+// aggVisitor finds aggregate and window calls.
+type aggVisitor struct{ found bool }
+
+func (v *aggVisitor) Enter(n ast.Node) (ast.Node, bool) {
+	switch n.(type) {
+	case *ast.AggregateFuncExpr, *ast.WindowFuncExpr:
+		v.found = true
+	case *ast.SubqueryExpr:
+		return n, true // a subquery's aggregates are its own
+	}
+	return n, v.found
+}
+
+func (v *aggVisitor) Leave(n ast.Node) (ast.Node, bool) { return n, true }
+
+func myHasAggregate(es ...ast.ExprNode) bool {
+	v := &aggVisitor{}
+	for _, e := range es {
+		if e != nil {
+			e.Accept(v)
+		}
+	}
+	return v.found
+}
+
 // myValue reads a literal or placeholder.
 func myValue(e ast.ExprNode) valRef {
 	switch x := e.(type) {
@@ -386,21 +486,18 @@ func myValue(e ast.ExprNode) valRef {
 		switch v := x.GetValue().(type) {
 		case nil:
 			return litRef(nil)
-		case int64, uint64, string, float64:
+		case int64, uint64, string:
 			return litRef(v)
 		case []byte:
 			return litRef(string(v))
 		case *test_driver.MyDecimal:
-			return litRef(numberLiteral(v.String()))
+			return numberRef(v.String())
 		}
 	case *ast.ParenthesesExpr:
 		return myValue(x.Expr)
 	case *ast.UnaryOperationExpr:
 		if x.Op == opcode.Minus {
-			switch v := myValue(x.V); w := v.lit.(type) {
-			case int64:
-				return litRef(-w)
-			case float64:
+			if w, ok := myValue(x.V).lit.(int64); ok {
 				return litRef(-w)
 			}
 		}
@@ -420,47 +517,50 @@ func (c *myCompiler) selectShape(s *ast.SelectStmt) {
 	case len(s.WindowSpecs) > 0:
 		sp.multi = "WINDOW"
 	}
-	var names []string
+	var outs []outCol
 	star := false
 	if s.Fields != nil {
 		for i, f := range s.Fields.Fields {
 			if f.WildCard != nil {
 				star = true
-				names = append(names, "*")
+				outs = append(outs, outCol{})
 				continue
 			}
-			name := f.AsName.L
+			out := outCol{alias: f.AsName.L}
 			switch x := f.Expr.(type) {
 			case *ast.ColumnNameExpr:
-				if name == "" {
-					name = x.Name.Name.L
-				}
+				out.ref = columnFields(x.Name)
 			case *ast.AggregateFuncExpr:
 				fn := strings.ToLower(x.F)
-				agg := map[string]aggFunc{"count": aggCount, "sum": aggSum, "min": aggMin, "max": aggMax}[fn]
+				agg := mergeableAggs[fn]
 				switch {
 				case agg == 0:
 					setOnce(&sp.multi, "aggregate "+strings.ToUpper(fn))
 				case x.Distinct:
 					setOnce(&sp.multi, strings.ToUpper(fn)+"(DISTINCT ...)")
+				case myHasAggregate(x.Args...):
+					setOnce(&sp.multi, "nested aggregates")
 				default:
 					sp.aggs = append(sp.aggs, aggCol{pos: i, fn: agg})
 				}
-			case *ast.WindowFuncExpr:
-				setOnce(&sp.multi, "window function")
+			default:
+				if myHasAggregate(f.Expr) {
+					setOnce(&sp.multi, "an aggregate inside an expression")
+				}
 			}
-			names = append(names, name)
+			outs = append(outs, out)
 		}
 	}
 	if s.OrderBy != nil {
 		for _, it := range s.OrderBy.Items {
 			switch x := it.Expr.(type) {
 			case *ast.ColumnNameExpr:
-				name := x.Name.Name.L
-				if !star && !slices.Contains(names, name) {
-					setOnce(&sp.multi, "ORDER BY "+x.Name.Name.O+", which is not selected,")
+				key, why := resolveOrder(outs, star, columnFields(x.Name))
+				if why != "" {
+					setOnce(&sp.multi, why)
 				}
-				sp.orderBy = append(sp.orderBy, orderKey{name: x.Name.Name.O, pos: -1, desc: it.Desc})
+				key.desc = it.Desc
+				sp.orderBy = append(sp.orderBy, key)
 			case *ast.PositionExpr:
 				if x.P == nil {
 					sp.orderBy = append(sp.orderBy, orderKey{pos: x.N - 1, desc: it.Desc})
@@ -585,6 +685,7 @@ func leadingComments(q string) string {
 type myToken struct {
 	start, end int
 	kind       byte // '`' quoted name, '\'' string, '?', 'w' word, 'c' comment, or the punctuation byte
+	order      int  // for '?': the caller's argument index
 }
 
 // lexRestored splits canonical MySQL text (TiDB's restore output).
@@ -600,7 +701,7 @@ func lexRestored(s string) ([]myToken, error) {
 			if j < 0 {
 				return nil, fmt.Errorf("unterminated name")
 			}
-			out = append(out, myToken{i, j, '`'})
+			out = append(out, myToken{start: i, end: j, kind: '`'})
 			i = j
 		case c == '\'' || c == '"':
 			j := i + 1
@@ -620,34 +721,46 @@ func lexRestored(s string) ([]myToken, error) {
 			if j >= len(s) {
 				return nil, fmt.Errorf("unterminated string")
 			}
-			out = append(out, myToken{i, j + 1, '\''})
+			out = append(out, myToken{start: i, end: j + 1, kind: '\''})
 			i = j + 1
 		case strings.HasPrefix(s[i:], "/*"):
 			j := strings.Index(s[i+2:], "*/")
 			if j < 0 {
 				return nil, fmt.Errorf("unterminated comment")
 			}
-			out = append(out, myToken{i, i + j + 4, 'c'})
+			out = append(out, myToken{start: i, end: i + j + 4, kind: 'c'})
 			i += j + 4
 		case c == '?':
-			out = append(out, myToken{i, i + 1, '?'})
-			i++
+			tk := myToken{start: i, end: i + 1, kind: '?', order: -1}
+			if tag := "/*" + sentinelPrefix; strings.HasPrefix(s[i+1:], tag) {
+				rest := s[i+1+len(tag):]
+				if j := strings.Index(rest, "*/"); j > 0 {
+					if n, err := strconv.Atoi(rest[:j]); err == nil {
+						tk.order, tk.end = n, i+1+len(tag)+j+2
+					}
+				}
+			}
+			if tk.order < 0 {
+				return nil, fmt.Errorf("placeholder without its position")
+			}
+			out = append(out, tk)
+			i = tk.end
 		case isDigit(c):
 			j := i + 1
 			for j < len(s) && (isDigit(s[j]) || s[j] == '.' || s[j] == 'e' || s[j] == 'E' || (s[j] == '+' || s[j] == '-') && (s[j-1] == 'e' || s[j-1] == 'E')) {
 				j++
 			}
-			out = append(out, myToken{i, j, 'w'})
+			out = append(out, myToken{start: i, end: j, kind: 'w'})
 			i = j
 		case c == '_' || c == '$' || c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= 0x80:
 			j := i + 1
 			for j < len(s) && (s[j] == '_' || s[j] == '$' || isDigit(s[j]) || s[j] >= 'a' && s[j] <= 'z' || s[j] >= 'A' && s[j] <= 'Z' || s[j] >= 0x80) {
 				j++
 			}
-			out = append(out, myToken{i, j, 'w'})
+			out = append(out, myToken{start: i, end: j, kind: 'w'})
 			i = j
 		default:
-			out = append(out, myToken{i, i + 1, c})
+			out = append(out, myToken{start: i, end: i + 1, kind: c})
 			i++
 		}
 	}
@@ -666,12 +779,9 @@ func (c *myCompiler) template(lead, text string) error {
 	p := c.p
 	var edits []edit
 	tokText := func(i int) string { return text[toks[i].start:toks[i].end] }
-	marker := 0
 	paramEdit := func(i int) edit {
-		e := edit{toks[i].start, toks[i].end, segment{hole: holeParam, i: marker}}
-		marker++
-		p.nparams = max(p.nparams, marker)
-		return e
+		p.nparams = max(p.nparams, toks[i].order+1)
+		return edit{toks[i].start, toks[i].end, segment{hole: holeParam, i: toks[i].order}}
 	}
 	sentinelAt := func(i int) (int, bool) {
 		if toks[i].kind != '`' {
@@ -721,10 +831,9 @@ func (c *myCompiler) template(lead, text string) error {
 		}
 		if i == valuesAt {
 			var err error
-			if rowsEnd, err = c.rows(text, toks, i+1, &marker, &edits); err != nil {
+			if rowsEnd, err = c.rows(text, toks, i+1, &edits); err != nil {
 				return err
 			}
-			p.nparams = max(p.nparams, marker)
 			i = rowsEnd
 			continue
 		}
@@ -745,7 +854,7 @@ func (c *myCompiler) template(lead, text string) error {
 
 // rows reads the VALUES rows from token from; it returns the index of the
 // last row's closing parenthesis.
-func (c *myCompiler) rows(text string, toks []myToken, from int, marker *int, edits *[]edit) (int, error) {
+func (c *myCompiler) rows(text string, toks []myToken, from int, edits *[]edit) (int, error) {
 	ins := c.p.ins
 	depth, itemStart, last := 0, 0, -1
 	var row [][]segment
@@ -753,8 +862,8 @@ func (c *myCompiler) rows(text string, toks []myToken, from int, marker *int, ed
 		var es []edit
 		for k := a; k <= b; k++ {
 			if toks[k].kind == '?' {
-				es = append(es, edit{toks[k].start - toks[a].start, toks[k].end - toks[a].start, segment{hole: holeParam, i: *marker}})
-				*marker++
+				es = append(es, edit{toks[k].start - toks[a].start, toks[k].end - toks[a].start, segment{hole: holeParam, i: toks[k].order}})
+				c.p.nparams = max(c.p.nparams, toks[k].order+1)
 			}
 		}
 		return buildTemplate(text[toks[a].start:toks[b].end], es)

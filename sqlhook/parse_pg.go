@@ -205,14 +205,21 @@ func (c *pgCompiler) stmt(n *pg.Node) {
 		c.deleteStmt(x.DeleteStmt)
 	case *pg.Node_CreateStmt:
 		c.p.kind = kindDDL
-		c.rangeVar(x.CreateStmt.Relation, false)
+		if c.rangeVar(x.CreateStmt.Relation, false) >= 0 {
+			c.namedIndexConstraints(x.CreateStmt)
+		}
 	case *pg.Node_AlterTableStmt:
 		c.p.kind = kindDDL
-		c.rangeVar(x.AlterTableStmt.Relation, false)
+		if c.rangeVar(x.AlterTableStmt.Relation, false) >= 0 {
+			c.namedIndexConstraints(x.AlterTableStmt)
+		}
 	case *pg.Node_IndexStmt:
 		c.indexStmt(x.IndexStmt)
 	case *pg.Node_TruncateStmt:
 		c.p.kind = kindDDL
+		if len(x.TruncateStmt.Relations) > 1 {
+			return // the unplaced check refuses a logic table among several
+		}
 		for _, r := range x.TruncateStmt.Relations {
 			c.rangeVar(r.GetRangeVar(), false)
 		}
@@ -232,9 +239,41 @@ func (c *pgCompiler) fromItem(n *pg.Node) {
 	case *pg.Node_RangeVar:
 		c.rangeVar(x.RangeVar, true)
 	case *pg.Node_JoinExpr:
-		c.fromItem(x.JoinExpr.Larg)
-		c.fromItem(x.JoinExpr.Rarg)
+		j := x.JoinExpr
+		before := c.shardedCount()
+		c.fromItem(j.Larg)
+		mid := c.shardedCount()
+		c.fromItem(j.Rarg)
+		after := c.shardedCount()
+		left, right := mid > before, after > mid
+		switch j.Jointype {
+		case pg.JoinType_JOIN_LEFT:
+			c.outerJoin(!left && right)
+		case pg.JoinType_JOIN_RIGHT:
+			c.outerJoin(left && !right)
+		case pg.JoinType_JOIN_FULL:
+			c.outerJoin(left != right)
+		}
 	}
+}
+
+func (c *pgCompiler) shardedCount() int { return shardedCount(c.p) }
+
+func (c *pgCompiler) outerJoin(keepsUnsharded bool) {
+	if keepsUnsharded && c.p.sel != nil {
+		// Every target would return the unmatched rows of the kept side.
+		setOnce(&c.p.sel.multi, "an outer join keeping the rows of a table that is not sharded")
+	}
+}
+
+func shardedCount(p *plan) int {
+	n := 0
+	for _, t := range p.tables {
+		if t.sharded {
+			n++
+		}
+	}
+	return n
 }
 
 func (c *pgCompiler) selectStmt(s *pg.SelectStmt) {
@@ -252,6 +291,9 @@ func (c *pgCompiler) selectStmt(s *pg.SelectStmt) {
 
 func (c *pgCompiler) updateStmt(s *pg.UpdateStmt) {
 	c.p.kind = kindUpdate
+	if s.WithClause != nil {
+		return // a CTE may shadow a logic table's name: the unplaced check refuses
+	}
 	t := c.rangeVar(s.Relation, true)
 	for _, f := range s.FromClause {
 		c.fromItem(f)
@@ -271,6 +313,9 @@ func (c *pgCompiler) updateStmt(s *pg.UpdateStmt) {
 
 func (c *pgCompiler) deleteStmt(s *pg.DeleteStmt) {
 	c.p.kind = kindDelete
+	if s.WithClause != nil {
+		return
+	}
 	t := c.rangeVar(s.Relation, true)
 	for _, f := range s.UsingClause {
 		c.fromItem(f)
@@ -279,6 +324,41 @@ func (c *pgCompiler) deleteStmt(s *pg.DeleteStmt) {
 		c.fail("DELETE from broadcast table %s joined with a sharded table", c.p.tables[t].logic)
 	}
 	c.where(s.WhereClause)
+}
+
+// namedIndexConstraints refuses a named PRIMARY KEY, UNIQUE or EXCLUDE
+// constraint in DDL on a logic table: PostgreSQL names the constraint's
+// index after it, schema-wide, so the second physical table would fail
+// after the first was changed. Unnamed ones get a name per table.
+func (c *pgCompiler) namedIndexConstraints(m interface{ ProtoReflect() protoreflect.Message }) {
+	walkMessages(m.ProtoReflect(), func(msg protoreflect.Message) {
+		k, ok := msg.Interface().(*pg.Constraint)
+		if !ok || k.Conname == "" {
+			return
+		}
+		switch k.Contype {
+		case pg.ConstrType_CONSTR_PRIMARY, pg.ConstrType_CONSTR_UNIQUE, pg.ConstrType_CONSTR_EXCLUSION:
+			c.fail("named constraint %s on a logic table: PostgreSQL index names are schema-wide; leave it unnamed so each physical table gets its own", k.Conname)
+		}
+	})
+}
+
+// walkMessages calls f for every message in the tree.
+func walkMessages(m protoreflect.Message, f func(protoreflect.Message)) {
+	f(m)
+	m.Range(func(fd protoreflect.FieldDescriptor, v protoreflect.Value) bool {
+		switch {
+		case fd.IsMap():
+		case fd.IsList() && fd.Message() != nil:
+			l := v.List()
+			for i := 0; i < l.Len(); i++ {
+				walkMessages(l.Get(i).Message(), f)
+			}
+		case fd.Message() != nil:
+			walkMessages(v.Message(), f)
+		}
+		return true
+	})
 }
 
 func (c *pgCompiler) indexStmt(s *pg.IndexStmt) {
@@ -305,6 +385,20 @@ func (c *pgCompiler) dropStmt(s *pg.DropStmt) {
 		return
 	}
 	c.p.kind = kindDDL
+	if len(s.Objects) > 1 {
+		for _, o := range s.Objects {
+			items := o.GetList().GetItems()
+			if len(items) == 0 {
+				continue
+			}
+			name := items[len(items)-1].GetString_().GetSval()
+			if sh, b := c.h.classify(name); sh || b {
+				c.fail("DROP TABLE of logic table %s together with other tables", name)
+				return
+			}
+		}
+		return
+	}
 	// DROP TABLE names carry no positions: find them among the identifier
 	// tokens, which in DROP TABLE are only table names.
 	for i, tok := range c.toks {
@@ -516,7 +610,12 @@ func (c *pgCompiler) value(n *pg.Node) valRef {
 	case *pg.Node_ParamRef:
 		return paramRef(int(x.ParamRef.Number) - 1)
 	case *pg.Node_TypeCast:
-		return c.value(x.TypeCast.Arg)
+		// A cast placeholder carries its argument's value; a cast literal
+		// may not be the value the database compares ('2.5'::int is 3).
+		if p := x.TypeCast.Arg.GetParamRef(); p != nil {
+			return paramRef(int(p.Number) - 1)
+		}
+		return exprRef
 	case *pg.Node_AConst:
 		a := x.AConst
 		if a.Isnull {
@@ -526,10 +625,21 @@ func (c *pgCompiler) value(n *pg.Node) valRef {
 		case *pg.A_Const_Ival:
 			return litRef(int64(v.Ival.Ival))
 		case *pg.A_Const_Fval:
-			return litRef(numberLiteral(v.Fval.Fval))
+			return numberRef(v.Fval.Fval)
 		case *pg.A_Const_Sval:
 			return litRef(v.Sval.Sval)
 		}
+	}
+	return exprRef
+}
+
+// numberRef is an integer literal; any other number is an expression
+// for routing, since the value stored or compared depends on the column's
+// type (3.5 is stored as 4 in an integer column).
+func numberRef(s string) valRef {
+	switch v := numberLiteral(s).(type) {
+	case int64, uint64:
+		return litRef(v)
 	}
 	return exprRef
 }
@@ -566,41 +676,44 @@ func (c *pgCompiler) selectShape(s *pg.SelectStmt) {
 	case s.LimitOption == pg.LimitOption_LIMIT_OPTION_WITH_TIES:
 		sp.multi = "FETCH ... WITH TIES"
 	}
-	var names []string
+	var outs []outCol
 	star := false
 	for i, n := range s.TargetList {
 		rt := n.GetResTarget()
 		if rt == nil {
 			continue
 		}
-		name := rt.Name
+		out := outCol{alias: strings.ToLower(rt.Name)}
 		switch v := rt.Val.Node.(type) {
 		case *pg.Node_ColumnRef:
-			last := v.ColumnRef.Fields[len(v.ColumnRef.Fields)-1]
-			if last.GetAStar() != nil {
-				star = true
-			} else if name == "" {
-				name = last.GetString_().GetSval()
+			for _, f := range v.ColumnRef.Fields {
+				if f.GetAStar() != nil {
+					star = true
+					out.ref = nil
+					break
+				}
+				out.ref = append(out.ref, strings.ToLower(f.GetString_().GetSval()))
 			}
 		case *pg.Node_FuncCall:
 			fc := v.FuncCall
 			fn := strings.ToLower(fc.Funcname[len(fc.Funcname)-1].GetString_().GetSval())
-			if name == "" {
-				name = fn
-			}
-			agg := map[string]aggFunc{"count": aggCount, "sum": aggSum, "min": aggMin, "max": aggMax}[fn]
+			agg := mergeableAggs[fn]
 			switch {
 			case fc.Over != nil:
 				setOnce(&sp.multi, "window function "+fn)
-			case agg == 0 && isAggregateName(fn):
-				setOnce(&sp.multi, "aggregate "+strings.ToUpper(fn))
 			case agg != 0 && fc.AggDistinct:
 				setOnce(&sp.multi, strings.ToUpper(fn)+"(DISTINCT ...)")
-			case agg != 0:
+			case agg != 0 && len(fc.Funcname) == 1 && !pgHasAggregate(fc.Args):
 				sp.aggs = append(sp.aggs, aggCol{pos: i, fn: agg})
+			case pgHasAggregate([]*pg.Node{rt.Val}):
+				setOnce(&sp.multi, "aggregate "+strings.ToUpper(fn))
+			}
+		default:
+			if pgHasAggregate([]*pg.Node{rt.Val}) {
+				setOnce(&sp.multi, "an aggregate inside an expression")
 			}
 		}
-		names = append(names, strings.ToLower(name))
+		outs = append(outs, out)
 	}
 	for _, n := range s.SortClause {
 		sb := n.GetSortBy()
@@ -613,11 +726,16 @@ func (c *pgCompiler) selectShape(s *pg.SelectStmt) {
 		desc := sb.SortbyDir == pg.SortByDir_SORTBY_DESC
 		switch v := sb.Node.Node.(type) {
 		case *pg.Node_ColumnRef:
-			last := v.ColumnRef.Fields[len(v.ColumnRef.Fields)-1].GetString_().GetSval()
-			if !star && !slices.Contains(names, strings.ToLower(last)) {
-				setOnce(&sp.multi, "ORDER BY "+last+", which is not selected,")
+			var fields []string
+			for _, f := range v.ColumnRef.Fields {
+				fields = append(fields, strings.ToLower(f.GetString_().GetSval()))
 			}
-			sp.orderBy = append(sp.orderBy, orderKey{name: last, pos: -1, desc: desc})
+			key, why := resolveOrder(outs, star, fields)
+			if why != "" {
+				setOnce(&sp.multi, why)
+			}
+			key.desc = desc
+			sp.orderBy = append(sp.orderBy, key)
 		case *pg.Node_AConst:
 			if iv, ok := v.AConst.Val.(*pg.A_Const_Ival); ok {
 				sp.orderBy = append(sp.orderBy, orderKey{pos: int(iv.Ival.Ival) - 1, desc: desc})
@@ -632,9 +750,37 @@ func (c *pgCompiler) selectShape(s *pg.SelectStmt) {
 	sp.offset = c.tail(s.LimitOffset, holeOffset, sp)
 }
 
+// pgHasAggregate reports whether an aggregate call occurs anywhere in ns:
+// a known aggregate's name, or a call written as an aggregate (*, DISTINCT,
+// ORDER BY or FILTER in its arguments, or OVER).
+func pgHasAggregate(ns []*pg.Node) bool {
+	found := false
+	for _, n := range ns {
+		if n == nil {
+			continue
+		}
+		walkMessages(n.ProtoReflect(), func(m protoreflect.Message) {
+			fc, ok := m.Interface().(*pg.FuncCall)
+			if !ok || found {
+				return
+			}
+			fn := strings.ToLower(fc.Funcname[len(fc.Funcname)-1].GetString_().GetSval())
+			found = mergeableAggs[fn] != 0 || isAggregateName(fn) || fc.AggStar || fc.AggDistinct || len(fc.AggOrder) > 0 || fc.AggFilter != nil || fc.Over != nil
+		})
+	}
+	return found
+}
+
+// isAggregateName: the built-in aggregates of PostgreSQL, MySQL and SQLite
+// other than those merged. User-defined aggregates cannot be told from
+// functions by name; see the package documentation.
 func isAggregateName(fn string) bool {
 	switch fn {
 	case "avg", "array_agg", "string_agg", "group_concat", "bool_and", "bool_or", "every", "json_agg", "jsonb_agg",
+		"json_object_agg", "jsonb_object_agg", "json_objectagg", "json_arrayagg", "xmlagg", "range_agg",
+		"range_intersect_agg", "any_value", "total", "mode", "percentile_cont", "percentile_disc",
+		"rank", "dense_rank", "percent_rank", "cume_dist", "corr", "covar_pop", "covar_samp",
+		"regr_avgx", "regr_avgy", "regr_count", "regr_intercept", "regr_r2", "regr_slope", "regr_sxx", "regr_sxy", "regr_syy",
 		"stddev", "variance", "bit_and", "bit_or", "bit_xor", "std", "stddev_pop", "stddev_samp", "var_pop", "var_samp":
 		return true
 	}
@@ -727,7 +873,12 @@ func (c *pgCompiler) itemSegments(a, b int) []segment {
 
 func (c *pgCompiler) insertStmt(s *pg.InsertStmt) {
 	c.p.kind = kindInsert
-	t := c.rangeVar(s.Relation, s.OnConflictClause != nil)
+	if s.WithClause != nil {
+		return
+	}
+	// The logic name as alias keeps qualified references in ON CONFLICT
+	// and RETURNING working.
+	t := c.rangeVar(s.Relation, s.OnConflictClause != nil || len(s.ReturningList) > 0)
 	if t < 0 {
 		return
 	}

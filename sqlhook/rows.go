@@ -222,7 +222,7 @@ func (m *mergedRows) pull(u int) error {
 
 func (m *mergedRows) compareRows(a, b int) (int, error) {
 	for _, k := range m.keys {
-		c, err := compareOrder(m.bufs[a][k.col], m.bufs[b][k.col], m.numeric[a][k.col], m.numeric[b][k.col], m.spec.nullsFirst)
+		c, err := compareOrder(m.bufs[a][k.col], m.bufs[b][k.col], m.numeric[a][k.col], m.numeric[b][k.col], m.spec.nullsFirst, m.spec.binaryText)
 		if err != nil {
 			return 0, fmt.Errorf("sqlhook: merge by column %s: %w", m.cols[k.col], err)
 		}
@@ -267,7 +267,7 @@ func (m *mergedRows) aggregate() ([]driver.Value, error) {
 		for u, row := range rows {
 			vals[u], nums[u] = row[a.pos], m.numeric[u][a.pos]
 		}
-		v, err := combine(a.fn, vals, nums)
+		v, err := combine(a.fn, vals, nums, m.spec.binaryText)
 		if err != nil {
 			return nil, fmt.Errorf("sqlhook: aggregate column %s: %w", m.cols[a.pos], err)
 		}
@@ -484,7 +484,7 @@ func isNumericType(name string) bool {
 // compareOrder compares for ORDER BY: NULL is the least value when
 // nullsFirst, else the greatest (so DESC reverses NULLs too, as the
 // databases do).
-func compareOrder(a, b driver.Value, numA, numB, nullsFirst bool) (int, error) {
+func compareOrder(a, b driver.Value, numA, numB, nullsFirst, binaryText bool) (int, error) {
 	switch {
 	case a == nil && b == nil:
 		return 0, nil
@@ -499,14 +499,16 @@ func compareOrder(a, b driver.Value, numA, numB, nullsFirst bool) (int, error) {
 		}
 		return -1, nil
 	}
-	return compareValues(a, b, numA, numB)
+	return compareValues(a, b, numA, numB, binaryText)
 }
 
 // compareValues compares two non-NULL values: numbers numerically across
 // Go types, text as numbers when either column is of a numeric type (or
 // the other value is a number) else bytewise, times by time, false before
-// true.
-func compareValues(a, b driver.Value, numA, numB bool) (int, error) {
+// true. Text is compared only when binaryText: PostgreSQL and MySQL order
+// text by the column's collation (often case-insensitive or
+// locale-aware), which a byte comparison would contradict.
+func compareValues(a, b driver.Value, numA, numB, binaryText bool) (int, error) {
 	ta, aText := a.([]byte)
 	sa, aStr := a.(string)
 	tb, bText := b.([]byte)
@@ -518,6 +520,9 @@ func compareValues(a, b driver.Value, numA, numB bool) (int, error) {
 	case aIsNum && bIsNum:
 		return compareNumbers(a, b), nil
 	case aIsText && bIsText && !numA && !numB:
+		if !binaryText {
+			return 0, fmt.Errorf("%w: ordering text across targets: the database orders it by its collation, which sqlhook cannot reproduce", ErrUnsupported)
+		}
 		switch {
 		case aText && bText:
 			return bytes.Compare(ta, tb), nil
@@ -690,7 +695,7 @@ func extOf(v driver.Value) (ext, error) {
 
 // combine merges the units' values of one aggregate column; nums says
 // which units report a numeric type for it.
-func combine(fn aggFunc, vals []driver.Value, nums []bool) (driver.Value, error) {
+func combine(fn aggFunc, vals []driver.Value, nums []bool, binaryText bool) (driver.Value, error) {
 	switch fn {
 	case aggCount:
 		return sumCounts(vals)
@@ -707,7 +712,7 @@ func combine(fn aggFunc, vals []driver.Value, nums []bool) (driver.Value, error)
 				best, bestU = v, u
 				continue
 			}
-			c, err := compareValues(v, best, nums[u], nums[bestU])
+			c, err := compareValues(v, best, nums[u], nums[bestU], binaryText)
 			if err != nil {
 				return nil, err
 			}

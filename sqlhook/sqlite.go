@@ -14,7 +14,7 @@ import (
 func sqliteToPG(s string) (string, error) {
 	var b strings.Builder
 	b.Grow(len(s) + 8)
-	next := 1
+	highest := 0 // a bare ? takes the number after the highest so far, as in SQLite
 	for i := 0; i < len(s); {
 		c := s[i]
 		switch {
@@ -60,21 +60,25 @@ func sqliteToPG(s string) (string, error) {
 			if j < 0 {
 				return "", fmt.Errorf("unterminated comment at offset %d", i)
 			}
-			b.WriteString(s[i : i+j+4])
+			// SQLite's comments do not nest, PostgreSQL's do: a "/*" inside
+			// must not open another one for the grammar reading this text.
+			b.WriteString("/*")
+			b.WriteString(strings.ReplaceAll(s[i+2:i+2+j], "/*", "/ *"))
+			b.WriteString("*/")
 			i += j + 4
 		case c == '?':
 			j := i + 1
 			for j < len(s) && s[j] >= '0' && s[j] <= '9' {
 				j++
 			}
-			n := next
+			n := highest + 1
 			if j > i+1 {
 				var err error
-				if n, err = strconv.Atoi(s[i+1 : j]); err != nil || n < 1 {
+				if n, err = strconv.Atoi(s[i+1 : j]); err != nil || n < 1 || n > 32766 {
 					return "", fmt.Errorf("bad placeholder %s", s[i:j])
 				}
 			}
-			next = n + 1
+			highest = max(highest, n)
 			b.WriteByte('$')
 			b.WriteString(strconv.Itoa(n))
 			i = j

@@ -43,6 +43,7 @@ type mergeSpec struct {
 	offset     int64
 	limit      int64
 	nullsFirst bool // NULL sorts before every value in ascending order (MySQL, SQLite); PostgreSQL sorts it last
+	binaryText bool // text orders bytewise (SQLite's default BINARY collation); else text ordering is refused
 }
 
 // orderKey is one ORDER BY term, found in the result columns by pos
