@@ -8,6 +8,7 @@ import (
 	"reflect"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/shardkey/shardkey/keygen"
 	"github.com/shardkey/shardkey/shardconf"
@@ -37,7 +38,7 @@ func (h *hook) bindDDL(p *plan, args []driver.NamedValue) (*routed, error) {
 	if err != nil {
 		return nil, err
 	}
-	out := &routed{units: make([]unit, 0, len(ts))}
+	out := newRouted(len(ts))
 	for _, t := range ts {
 		r := p.renderFor(h.dialect, renderSpec{phys: []string{t.Table}})
 		out.units = append(out.units, unit{ds: t.DataSource, sql: r.sql, args: h.args(r, args, nil, nil)})
@@ -53,6 +54,17 @@ func value(v valRef, args []driver.NamedValue) any {
 	return v.lit
 }
 
+// routeValue is the value a sharding value is routed by: a time in the
+// zone the driver writes it in (WithTimeLocation).
+func (h *hook) routeValue(x any) any {
+	if h.opts.timeLoc != nil {
+		if t, ok := x.(time.Time); ok {
+			return t.In(h.opts.timeLoc)
+		}
+	}
+	return x
+}
+
 // conds turns one branch of the WHERE clause into router conditions on
 // the routed table.
 func (h *hook) conds(p *plan, branch []pred, args []driver.NamedValue, buf []shardconf.Cond) ([]shardconf.Cond, error) {
@@ -60,11 +72,11 @@ func (h *hook) conds(p *plan, branch []pred, args []driver.NamedValue, buf []sha
 		col := pr.column
 		switch pr.op {
 		case opEq:
-			buf = append(buf, shardconf.Eq(col, value(pr.vals[0], args)))
+			buf = append(buf, shardconf.Eq(col, h.routeValue(value(pr.vals[0], args))))
 		case opIn:
 			vs := make([]any, len(pr.vals))
 			for i, v := range pr.vals {
-				vs[i] = value(v, args)
+				vs[i] = h.routeValue(value(v, args))
 			}
 			buf = append(buf, shardconf.In(col, vs...))
 		case opAny:
@@ -74,15 +86,15 @@ func (h *hook) conds(p *plan, branch []pred, args []driver.NamedValue, buf []sha
 			}
 			buf = append(buf, shardconf.In(col, vs...))
 		case opBetween:
-			buf = append(buf, shardconf.Between(col, value(pr.vals[0], args), value(pr.vals[1], args)))
+			buf = append(buf, shardconf.Between(col, h.routeValue(value(pr.vals[0], args)), h.routeValue(value(pr.vals[1], args))))
 		case opLt:
-			buf = append(buf, shardconf.Lt(col, value(pr.vals[0], args)))
+			buf = append(buf, shardconf.Lt(col, h.routeValue(value(pr.vals[0], args))))
 		case opLe:
-			buf = append(buf, shardconf.Le(col, value(pr.vals[0], args)))
+			buf = append(buf, shardconf.Le(col, h.routeValue(value(pr.vals[0], args))))
 		case opGt:
-			buf = append(buf, shardconf.Gt(col, value(pr.vals[0], args)))
+			buf = append(buf, shardconf.Gt(col, h.routeValue(value(pr.vals[0], args))))
 		case opGe:
-			buf = append(buf, shardconf.Ge(col, value(pr.vals[0], args)))
+			buf = append(buf, shardconf.Ge(col, h.routeValue(value(pr.vals[0], args))))
 		}
 	}
 	return buf, nil
@@ -153,7 +165,7 @@ func (h *hook) bindWhere(p *plan, args []driver.NamedValue) (*routed, error) {
 			return nil, fmt.Errorf("%w: %s across %d targets", ErrUnsupported, p.writeMulti, len(targets))
 		}
 	}
-	out := &routed{units: make([]unit, 0, len(targets))}
+	out := newRouted(len(targets))
 	mergeTail := p.kind == kindSelect && len(targets) > 1 && (p.sel.limit != nil || p.sel.offset != nil)
 	var limit any
 	if mergeTail {
@@ -162,7 +174,7 @@ func (h *hook) bindWhere(p *plan, args []driver.NamedValue) (*routed, error) {
 			return nil, err
 		}
 	} else if p.kind == kindSelect {
-		out.merge = mergeSpec{orderBy: p.sel.orderBy, aggs: p.sel.aggs, limit: -1, nullsFirst: h.dialect != PostgreSQL, binaryText: h.dialect == SQLite}
+		out.merge = mergeSpec{orderBy: p.sel.orderBy, aggs: p.sel.aggs, limit: -1, nullsFirst: h.dialect != PostgreSQL, binaryText: h.opts.binaryText}
 	}
 	var physBuf [4]string
 	for _, t := range targets {
@@ -188,6 +200,12 @@ func (h *hook) bindWhere(p *plan, args []driver.NamedValue) (*routed, error) {
 		out.units = append(out.units, unit{ds: t.DataSource, sql: r.sql, args: h.args(r, args, nil, limit)})
 	}
 	return out, nil
+}
+
+// newRouted starts a routed statement of n units whose query results, if
+// several, are concatenated.
+func newRouted(n int) *routed {
+	return &routed{units: make([]unit, 0, n), merge: mergeSpec{limit: -1}}
 }
 
 func containsTarget(ts []shardconf.Target, t shardconf.Target) bool {
@@ -220,13 +238,11 @@ func (h *hook) bindBroadcast(p *plan, args []driver.NamedValue) (*routed, error)
 	for i, t := range p.tables {
 		phys[i] = t.logic
 	}
-	out := &routed{units: make([]unit, 0, len(ts))}
+	out := newRouted(len(ts))
+	out.copies = p.kind != kindSelect
 	for _, t := range ts {
 		r := p.renderFor(h.dialect, renderSpec{phys: phys})
 		out.units = append(out.units, unit{ds: t.DataSource, sql: r.sql, args: h.args(r, args, nil, nil)})
-	}
-	if p.kind == kindSelect {
-		out.merge = mergeSpec{limit: -1}
 	}
 	return out, nil
 }
@@ -234,7 +250,7 @@ func (h *hook) bindBroadcast(p *plan, args []driver.NamedValue) (*routed, error)
 // mergeOf resolves the merge of a SELECT over several targets and the
 // LIMIT each target gets: limit + offset, or the dialect's "no limit".
 func (h *hook) mergeOf(sel *selectPlan, args []driver.NamedValue) (mergeSpec, any, error) {
-	m := mergeSpec{orderBy: sel.orderBy, aggs: sel.aggs, limit: -1, nullsFirst: h.dialect != PostgreSQL, binaryText: h.dialect == SQLite}
+	m := mergeSpec{orderBy: sel.orderBy, aggs: sel.aggs, limit: -1, nullsFirst: h.dialect != PostgreSQL, binaryText: h.opts.binaryText}
 	if sel.offset != nil {
 		n, err := toInt64(value(*sel.offset, args))
 		if err != nil {
@@ -355,7 +371,7 @@ func (h *hook) bindInsert(ctx context.Context, p *plan, args []driver.NamedValue
 		if f, ok := x.(float64); ok && f != math.Trunc(f) {
 			return nil, fmt.Errorf("%w: sharding column %s in row %d has the fractional value %v; the stored value depends on the column type", ErrUnsupported, ins.cols[col], r+1, f)
 		}
-		return x, nil
+		return h.routeValue(x), nil
 	}
 
 	// Route each row.
@@ -423,7 +439,8 @@ func (h *hook) bindInsert(ctx context.Context, p *plan, args []driver.NamedValue
 			callerArgs[param].Value = keys[r]
 		}
 	}
-	out := &routed{units: make([]unit, 0, len(targets))}
+	out := newRouted(len(targets))
+	out.copies = table.broadcast
 	for g, t := range targets {
 		phys := make([]string, len(p.tables))
 		for i, pt := range p.tables {

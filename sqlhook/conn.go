@@ -315,6 +315,10 @@ func (c *conn) prepareUnits(ctx context.Context, query string, units []unit) err
 
 // execRouted runs the units of an Exec.
 func (c *conn) execRouted(ctx context.Context, query string, r *routed, s *stmt) (driver.Result, error) {
+	r, err := c.txControl(query, r)
+	if err != nil {
+		return nil, err
+	}
 	if err := c.prepareUnits(ctx, query, r.units); err != nil {
 		return nil, err
 	}
@@ -329,11 +333,37 @@ func (c *conn) execRouted(ctx context.Context, query string, r *routed, s *stmt)
 		}
 		results = append(results, res)
 	}
+	if r.copies || r.txControl {
+		return results[0], nil
+	}
 	return sumResult{results}, nil
+}
+
+// txControl sends a savepoint statement inside a transaction to every
+// data source the transaction has begun on, so that it means on each what
+// it means on one database.
+func (c *conn) txControl(query string, r *routed) (*routed, error) {
+	if !r.txControl || c.tx == nil {
+		return r, nil
+	}
+	if len(c.tx.begun) == 0 {
+		return nil, &StatementError{SQL: query, Err: fmt.Errorf(
+			"%w: a savepoint before the transaction has reached a data source (run a statement first)", ErrUnsupported)}
+	}
+	u := r.units[0]
+	out := &routed{txControl: true, merge: r.merge}
+	for _, ds := range sortedKeys(c.tx.begun) {
+		out.units = append(out.units, unit{ds: ds, sql: u.sql, args: u.args})
+	}
+	return out, nil
 }
 
 // queryRouted runs the units of a Query and merges their rows.
 func (c *conn) queryRouted(ctx context.Context, query string, r *routed, s *stmt) (driver.Rows, error) {
+	r, err := c.txControl(query, r)
+	if err != nil {
+		return nil, err
+	}
 	if err := c.prepareUnits(ctx, query, r.units); err != nil {
 		return nil, err
 	}
@@ -370,6 +400,18 @@ func (c *conn) queryRouted(ctx context.Context, query string, r *routed, s *stmt
 		}
 		open[u.ds] = len(rows)
 		rows = append(rows, rs)
+	}
+	if r.copies || r.txControl {
+		// One copy's rows go back; the others are read to the end, which
+		// is what runs the statement on some drivers (SQLite).
+		for j := 1; j < len(rows); j++ {
+			if _, err := materialize(rows[j]); err != nil {
+				rows[j] = nil
+				closeAll()
+				return nil, c.unitError("query", j, r.units, err)
+			}
+		}
+		return rows[0], nil
 	}
 	m, err := newMergedRows(rows, r.merge)
 	if err != nil {

@@ -9,9 +9,11 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net/url"
 	"reflect"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/shardkey/shardkey/shardconf"
 )
@@ -127,12 +129,52 @@ func Open(cfg *shardconf.Config, opts ...Option) (*sql.DB, error) {
 		}
 		sources[ds.Name] = c
 	}
-	cn, err := newConnector(r, sources, buildOptions(opts))
+	o := buildOptions(opts)
+	if o.timeLoc == nil {
+		loc, err := mysqlLocation(cfg.DataSources)
+		if err != nil {
+			closeAll()
+			return nil, err
+		}
+		o.timeLoc = loc
+	}
+	cn, err := newConnector(r, sources, o)
 	if err != nil {
 		closeAll()
 		return nil, err
 	}
 	return sql.OpenDB(closingConnector{cn}), nil
+}
+
+// mysqlLocation is the time zone go-sql-driver/mysql converts time.Time
+// arguments to (its DSN parameter loc, UTC by default), which must be the
+// same for every MySQL data source; nil when there is none.
+func mysqlLocation(dss []shardconf.DataSource) (*time.Location, error) {
+	var loc *time.Location
+	for _, ds := range dss {
+		if ds.Driver != "mysql" {
+			continue
+		}
+		name := "UTC"
+		if i := strings.LastIndexByte(ds.DSN, '?'); i >= 0 {
+			q, err := url.ParseQuery(ds.DSN[i+1:])
+			if err != nil {
+				return nil, fmt.Errorf("%w: data source %s: DSN parameters: %v", ErrDataSource, ds.Name, err)
+			}
+			if v := q.Get("loc"); v != "" {
+				name = v
+			}
+		}
+		l, err := time.LoadLocation(name)
+		if err != nil {
+			return nil, fmt.Errorf("%w: data source %s: loc=%s: %v", ErrDataSource, ds.Name, name, err)
+		}
+		if loc != nil && loc.String() != l.String() {
+			return nil, fmt.Errorf("%w: MySQL data sources use different time zones (loc=%s and loc=%s); time sharding values would route differently", ErrDataSource, loc, l)
+		}
+		loc = l
+	}
+	return loc, nil
 }
 
 // OpenWith returns one *sql.DB routing by r across the data sources whose

@@ -61,11 +61,11 @@
 //     an expression, window functions, ORDER BY on an expression or on a
 //     column not selected, and outer joins that keep the rows of an
 //     unsharded table are refused across several targets (ErrUnsupported).
-//     Ordering text (ORDER BY, MIN, MAX) across targets is refused for
-//     PostgreSQL and MySQL, whose collations sqlhook cannot reproduce;
-//     SQLite's default collation is bytewise and merges. A user-defined
-//     aggregate cannot be told from a function by name: do not run one
-//     across several targets.
+//     Ordering text (ORDER BY, MIN, MAX) across targets is refused: the
+//     database orders it by the column's collation, which sqlhook cannot
+//     see; WithBinaryCollation declares bytewise collations and allows it.
+//     A user-defined aggregate cannot be told from a function by name: do
+//     not run one across several targets.
 //   - UPDATE and DELETE on several targets run on each and sum rows
 //     affected; updating a sharding column is refused.
 //   - JOINs of binding tables (bindingTables) go to the same-index
@@ -75,7 +75,8 @@
 //     are refused. With MySQL, an alias anywhere in the statement equal
 //     to the name of a logic table used without alias is refused.
 //   - Broadcast tables: writes go to every data source, reads to one (the
-//     default data source's copy).
+//     default data source's copy); a write reports one copy's rows
+//     affected and RETURNING rows, as one table would.
 //   - DDL (CREATE/ALTER/DROP/TRUNCATE TABLE, CREATE INDEX) on a logic
 //     table runs on every physical table. PostgreSQL and SQLite index
 //     names are schema-wide, so an index gets its table's name appended
@@ -89,6 +90,18 @@
 // refusal happens in the Exec or Query call, before anything reaches a
 // database, as a *StatementError.
 //
+// # Sharding values the database compares differently
+//
+// The router computes a target from the value it is given, as
+// ShardingSphere does; the database compares by the column's type and
+// collation. Where the two differ, a read can miss a row: a HASH_MOD on a
+// text column under a case-insensitive collation (route 'alice', stored
+// 'Alice'), a string '10' compared with a bigint column (hashed as text,
+// stored by its number), a time.Time in another zone than the one the
+// driver writes (WithTimeLocation; Open reads go-sql-driver/mysql's loc).
+// Pass sharding values in one canonical form: the column's Go type,
+// normalised text, UTC times.
+//
 // # Transactions
 //
 // A transaction begins lazily on each data source it touches. Work on one
@@ -96,7 +109,10 @@
 // statement that would take a transaction to a second data source is
 // ErrCrossSourceTx unless WithMultiSourceTx, and then the transaction is
 // not atomic: each data source commits on its own, and a failure part-way
-// is a *PartialCommitError that names what committed.
+// is a *PartialCommitError that names what committed. SAVEPOINT, ROLLBACK
+// TO and RELEASE go to every data source the transaction has begun on; a
+// savepoint before the transaction has reached any data source is
+// refused.
 //
 // # Parsers, and why these
 //

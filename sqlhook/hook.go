@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/shardkey/shardkey/shardconf"
 )
@@ -33,6 +34,12 @@ func newHook(r *shardconf.Router, sources []string, defaultDS string, d Dialect,
 	case PostgreSQL, MySQL, SQLite:
 	default:
 		return nil, fmt.Errorf("sqlhook: unknown dialect %v", d)
+	}
+	if d == MySQL && o.timeLoc == nil {
+		o.timeLoc = time.UTC // go-sql-driver/mysql's default loc
+	}
+	if d != MySQL {
+		o.timeLoc = nil
 	}
 	h := &hook{router: r, sources: sources, defaultDS: defaultDS, dialect: d, opts: o,
 		cache: newPlanCache(o.cacheSize), shardCols: map[string][]string{}}
@@ -65,7 +72,8 @@ func (h *hook) routeContext(ctx context.Context, query string, args []driver.Nam
 		return nil, &StatementError{SQL: query, Err: err}
 	}
 	if p.passthrough {
-		return &routed{units: []unit{{ds: h.defaultDS, sql: query, args: args}}, passthrough: true}, nil
+		return &routed{units: []unit{{ds: h.defaultDS, sql: query, args: args}}, passthrough: true,
+			merge: mergeSpec{limit: -1}, txControl: isSavepoint(query)}, nil
 	}
 	r, err := h.bind(ctx, p, args)
 	if err != nil {
@@ -114,6 +122,43 @@ func (h *hook) compile(query string) (*plan, error) {
 		return passthroughPlan, nil
 	}
 	return p, nil
+}
+
+// isSavepoint reports whether query is SAVEPOINT, RELEASE [SAVEPOINT] or
+// ROLLBACK TO [SAVEPOINT] (after leading spaces and comments).
+func isSavepoint(query string) bool {
+	q := strings.TrimLeft(leadingCommentsCut(query), " \t\r\n(")
+	word := func(w string) bool {
+		if len(q) < len(w) || !strings.EqualFold(q[:len(w)], w) {
+			return false
+		}
+		return len(q) == len(w) || !isIdentChar(q[len(w)])
+	}
+	switch {
+	case word("SAVEPOINT"), word("RELEASE"):
+		return true
+	case word("ROLLBACK"):
+		rest := strings.TrimLeft(q[len("ROLLBACK"):], " \t\r\n")
+		for _, w := range []string{"WORK", "TRANSACTION"} {
+			if len(rest) >= len(w) && strings.EqualFold(rest[:len(w)], w) {
+				rest = strings.TrimLeft(rest[len(w):], " \t\r\n")
+			}
+		}
+		return len(rest) >= 2 && strings.EqualFold(rest[:2], "TO")
+	}
+	return false
+}
+
+func isIdentChar(c byte) bool {
+	return c == '_' || isDigit(c) || c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z'
+}
+
+// leadingCommentsCut is query after its leading whitespace and comments.
+func leadingCommentsCut(query string) string {
+	if n := len(leadingComments(query)); n < len(query) {
+		return query[n:]
+	}
+	return ""
 }
 
 // mentionsLogic reports whether query contains a logic table's name

@@ -4,6 +4,7 @@ import (
 	"log/slog"
 	"maps"
 	"slices"
+	"time"
 )
 
 // Dialect is the SQL dialect statements are parsed and written in.
@@ -45,6 +46,8 @@ type options struct {
 	scatter       bool
 	multiSourceTx bool
 	defaultDS     string
+	binaryText    bool
+	timeLoc       *time.Location
 }
 
 func buildOptions(opts []Option) options {
@@ -85,5 +88,22 @@ func WithMultiSourceTx() Option { return func(o *options) { o.multiSourceTx = tr
 // there are several; the default is the rules' defaultDataSourceName, else
 // the first by name.
 func WithDefaultDataSource(name string) Option { return func(o *options) { o.defaultDS = name } }
+
+// WithTimeLocation says which time zone the driver writes time.Time
+// arguments in, so that a time sharding value routes by the wall clock the
+// database stores. go-sql-driver/mysql converts to its DSN parameter loc
+// (UTC unless set); Open reads it from the DSN, Wrap and OpenWith assume
+// UTC for MySQL. Drivers that send the value's own wall clock or an instant
+// (pgx, SQLite) need nothing: pass time sharding values in one location.
+func WithTimeLocation(loc *time.Location) Option { return func(o *options) { o.timeLoc = loc } }
+
+// WithBinaryCollation declares that every text column ordered across
+// several targets (ORDER BY, MIN, MAX) compares bytewise in the database
+// (PostgreSQL's "C" collation, MySQL's *_bin, SQLite's BINARY), so sqlhook
+// may merge it. Without it, such a merge is ErrUnsupported: a
+// case-insensitive or locale-aware collation orders text differently from
+// its bytes, and merged rows would come back in an order no single table
+// gives.
+func WithBinaryCollation() Option { return func(o *options) { o.binaryText = true } }
 
 func sortedKeys[V any](m map[string]V) []string { return slices.Sorted(maps.Keys(m)) }

@@ -52,6 +52,11 @@ func (c *myCompiler) fail(format string, args ...any) {
 }
 
 func (h *hook) compileMySQL(query string) (*plan, error) {
+	if strings.Contains(query, "/*!") || strings.Contains(query, "/*M!") {
+		// Executable comments are code to MySQL and MariaDB but comments to
+		// the parser: the rewrite would drop them.
+		return nil, fmt.Errorf("%w: executable comments (/*! ... */, /*M! ... */) in a statement on a logic table", ErrUnsupported)
+	}
 	ps := mysqlParsers.Get().(*parser.Parser)
 	stmts, _, err := ps.ParseSQL(query)
 	mysqlParsers.Put(ps)
@@ -555,7 +560,13 @@ func (c *myCompiler) selectShape(s *ast.SelectStmt) {
 		for _, it := range s.OrderBy.Items {
 			switch x := it.Expr.(type) {
 			case *ast.ColumnNameExpr:
-				key, why := resolveOrder(outs, star, columnFields(x.Name))
+				oneTable := false
+				if s.From != nil && s.From.TableRefs != nil && s.From.TableRefs.Right == nil {
+					if ts, ok := s.From.TableRefs.Left.(*ast.TableSource); ok {
+						_, oneTable = ts.Source.(*ast.TableName)
+					}
+				}
+				key, why := resolveOrder(outs, star, oneTable, columnFields(x.Name))
 				if why != "" {
 					setOnce(&sp.multi, why)
 				}

@@ -730,7 +730,8 @@ func (c *pgCompiler) selectShape(s *pg.SelectStmt) {
 			for _, f := range v.ColumnRef.Fields {
 				fields = append(fields, strings.ToLower(f.GetString_().GetSval()))
 			}
-			key, why := resolveOrder(outs, star, fields)
+			oneTable := len(s.FromClause) == 1 && s.FromClause[0].GetRangeVar() != nil
+			key, why := resolveOrder(outs, star, oneTable, fields)
 			if why != "" {
 				setOnce(&sp.multi, why)
 			}

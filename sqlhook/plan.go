@@ -213,9 +213,10 @@ type outCol struct {
 // resolveOrder finds the output column an ORDER BY column reference sorts
 // by, the way the database does: an unqualified name is an output alias
 // first, then a selected column; a qualified name is a selected column.
-// With SELECT * a name it cannot place is looked up by name in the result.
+// With SELECT * over one table a name it cannot place is looked up by name
+// in the result; over a join the name could be either table's column.
 // why says why several targets cannot be merged by it ("" when they can).
-func resolveOrder(outs []outCol, star bool, fields []string) (orderKey, string) {
+func resolveOrder(outs []outCol, star, oneTable bool, fields []string) (orderKey, string) {
 	name := fields[len(fields)-1]
 	find := func(match func(outCol) bool) (int, int) {
 		pos, n := -1, 0
@@ -240,7 +241,7 @@ func resolveOrder(outs []outCol, star bool, fields []string) (orderKey, string) 
 	} else if pos, n := find(func(o outCol) bool { return slices.Equal(o.ref, fields) }); n == 1 {
 		return orderKey{pos: pos}, ""
 	}
-	if star {
+	if star && oneTable {
 		return orderKey{name: name, pos: -1}, ""
 	}
 	return orderKey{pos: -1}, "ORDER BY " + strings.Join(fields, ".") + ", which is not selected,"

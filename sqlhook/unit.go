@@ -26,6 +26,13 @@ type routed struct {
 	// one entry, for the default data source, with the caller's SQL and
 	// arguments untouched).
 	passthrough bool
+	// copies: the units write the copies of a broadcast table; the
+	// caller sees one copy's result (its rows affected, its RETURNING
+	// rows), as if there were one table.
+	copies bool
+	// txControl: SAVEPOINT, ROLLBACK TO or RELEASE; inside a transaction
+	// it runs on every data source the transaction has begun on.
+	txControl bool
 }
 
 // mergeSpec combines the rows of several units of one query.
