@@ -15,7 +15,7 @@ for round in $(seq 1 "$rounds"); do
 		for ((i = $#; i > 0; i--)); do list+=("${!i}"); done
 	fi
 	for b in "${list[@]}"; do
-		SHARDKEY_REQUIRE_DB=1 /tmp/bench.test -test.run '^$' -test.bench "^${b}\$" -test.benchmem -test.count 1 |
+		SHARDKEY_REQUIRE_DB=1 /tmp/bench.test -test.run '^$' -test.bench "^${b}\$" -test.benchmem -test.count 1 -test.benchtime "${BENCHTIME:-1s}" |
 			grep -E '^Benchmark' >>"$out"
 	done
 done
