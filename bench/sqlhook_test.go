@@ -113,7 +113,7 @@ func routingRouter(tb testing.TB, driverName, dsn string) *shardconf.Router {
 // The statements, in MySQL's spelling (gorm.io/sharding parses MySQL-ish
 // SQL with ? placeholders; sqlhook is told the dialect).
 const (
-	pointSelect = "SELECT id, status FROM t_order WHERE order_id = ?"
+	pointSelect  = "SELECT id, status FROM t_order WHERE order_id = ?"
 	singleInsert = "INSERT INTO t_order (order_id, user_id, status) VALUES (?, ?, ?)"
 )
 
@@ -360,8 +360,10 @@ func TestSQLHookBenchStatementsRoute(t *testing.T) {
 
 type recordingConnector struct{ seen *[]string }
 
-func (r recordingConnector) Connect(context.Context) (driver.Conn, error) { return recordingConn{r.seen}, nil }
-func (recordingConnector) Driver() driver.Driver                        { return nopDriver{} }
+func (r recordingConnector) Connect(context.Context) (driver.Conn, error) {
+	return recordingConn{r.seen}, nil
+}
+func (recordingConnector) Driver() driver.Driver { return nopDriver{} }
 
 type recordingConn struct{ seen *[]string }
 
