@@ -148,6 +148,14 @@ func (id *ID) Scan(src any) error {
 		return id.UnmarshalText(v)
 	case string:
 		return id.UnmarshalText([]byte(v))
+	case ID:
+		*id = v
+	case *ID:
+		// ent's bulk create scans the key it generated, by pointer.
+		if v == nil {
+			return fmt.Errorf("%w: nil *ID", ErrInvalidID)
+		}
+		*id = *v
 	case nil:
 		return fmt.Errorf("%w: NULL", ErrInvalidID)
 	default:

@@ -66,13 +66,14 @@ func TestIDJSONPrecision(t *testing.T) {
 
 func TestIDSQL(t *testing.T) {
 	var id keygen.ID
-	for _, src := range []any{int64(42), []byte("42"), "42", uint64(42)} {
+	forty2 := keygen.ID(42)
+	for _, src := range []any{int64(42), []byte("42"), "42", uint64(42), keygen.ID(42), &forty2} {
 		id = 0
 		if err := id.Scan(src); err != nil || id != 42 {
 			t.Errorf("Scan(%T) = %d, %v", src, id, err)
 		}
 	}
-	for _, src := range []any{nil, 4.2, uint64(math.MaxUint64), "x"} {
+	for _, src := range []any{nil, 4.2, uint64(math.MaxUint64), "x", (*keygen.ID)(nil)} {
 		if err := id.Scan(src); !errors.Is(err, keygen.ErrInvalidID) {
 			t.Errorf("Scan(%v) err = %v", src, err)
 		}
