@@ -3,9 +3,11 @@ package entmixin_test
 import (
 	"context"
 	"database/sql"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -222,5 +224,27 @@ func TestNoGenerator(t *testing.T) {
 	entmixin.Use(gen)
 	if _, err := client.User.Create().SetName("x").SetEmail("x@x").Save(context.Background()); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// TestJSONStrings: JSONString and KeyType both give JavaScript-safe JSON.
+func TestJSONStrings(t *testing.T) {
+	u := ent.User{ID: 1331088364845142017, Name: "Ada"}
+	o := ent.Order{ID: keygen.ID(1331088364845142018)}
+	for _, c := range []struct {
+		v    any
+		want string
+	}{{u, `"id":"1331088364845142017"`}, {o, `"id":"1331088364845142018"`}} {
+		b, err := json.Marshal(c.v)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !strings.Contains(string(b), c.want) {
+			t.Errorf("%s lacks %s", b, c.want)
+		}
+	}
+	var back ent.User
+	if err := json.Unmarshal([]byte(`{"id":"1331088364845142017"}`), &back); err != nil || back.ID != u.ID {
+		t.Errorf("round trip: %d, %v", back.ID, err)
 	}
 }
