@@ -2,6 +2,7 @@ package keygen
 
 import (
 	"context"
+	"fmt"
 	"log/slog"
 	"sync"
 	"time"
@@ -32,6 +33,9 @@ type jsGenerator struct {
 	logger *slog.Logger
 	worker int64
 	tolNs  int64
+	lease  Lease // nil for a fixed worker-id
+	once   sync.Once
+	cerr   error
 }
 
 type jsState struct {
@@ -54,7 +58,11 @@ const (
 )
 
 func newJSGenerator(props Props, o Options) (Generator, error) {
-	worker, tolNs, err := parseJS(props, true)
+	props, src, err := workerSource("SNOWFLAKE_JS", props, o)
+	if err != nil {
+		return nil, err
+	}
+	worker, tolNs, err := parseJS(props, src == nil)
 	if err != nil {
 		return nil, err
 	}
@@ -62,8 +70,55 @@ func newJSGenerator(props Props, o Options) (Generator, error) {
 	if err := g.layout.validate(o.Clock.Now()); err != nil {
 		return nil, err
 	}
-	g.jsState = sharedState[jsState, jsGenerator](slotKey{clock: o.Clock, typ: "SNOWFLAKE_JS", layout: g.layout, fixed: worker << 16}, g)
+	if src != nil {
+		// Leases hand out 0..15; the backup id w+16 belongs to w's holder.
+		if g.lease, err = acquireLease(src, "SNOWFLAKE_JS", 15, o); err != nil {
+			return nil, err
+		}
+		g.worker = g.lease.Worker()
+	}
+	g.jsState = sharedState[jsState, jsGenerator](slotKey{clock: o.Clock, typ: "SNOWFLAKE_JS", layout: g.layout, fixed: g.worker << 16}, g)
+	if g.lease != nil {
+		if err := g.adoptLease(); err != nil {
+			g.lease.Close()
+			return nil, err
+		}
+	}
 	return g, nil
+}
+
+// adoptLease starts after the worker id's last use (waiting within the
+// tolerance, refusing beyond it) and reports issued times to the lease.
+func (g *jsGenerator) adoptLease() error {
+	if last := g.lease.LastUsed(); !last.IsZero() && !last.Before(g.layout.Epoch) {
+		lastT := int64(last.Sub(g.layout.Epoch) / time.Second)
+		now := g.now()
+		n := (now - g.layout.Epoch.UnixNano()) / int64(time.Second)
+		if (lastT-n)*int64(time.Second) > g.tolNs {
+			return &ClockBackwardsError{Last: last, Now: time.Unix(0, now), Tolerance: time.Duration(g.tolNs),
+				Reason: fmt.Sprintf("worker id %d was last used later than this clock reads", g.worker)}
+		}
+		g.mu.Lock()
+		// The backup range of lastT included: the next key starts after it.
+		if floor := lastT<<jsTimeShift | jsBackupBit | g.worker<<16 | jsSeqMask; g.last < floor {
+			g.last, g.maxSeen = floor, max(g.maxSeen, lastT)
+		}
+		g.mu.Unlock()
+	}
+	g.lease.Track(func() time.Time {
+		t, _ := g.lastUsed(g.layout)
+		return t
+	})
+	return nil
+}
+
+// Close releases the worker-id lease, if any.
+func (g *jsGenerator) Close() error {
+	if g.lease == nil {
+		return nil
+	}
+	g.once.Do(func() { g.cerr = g.lease.Close() })
+	return g.cerr
 }
 
 // parseJS reads SNOWFLAKE_JS's props: the worker id and the tolerance for
@@ -111,6 +166,9 @@ func (g *jsGenerator) NextIDs(ctx context.Context, dst []int64) error {
 func (g *jsGenerator) next(ctx context.Context) (int64, error) {
 	for {
 		now := g.now()
+		if g.lease != nil && now >= g.lease.ValidUntil() {
+			return 0, fmt.Errorf("%w: SNOWFLAKE_JS worker %d", ErrLeaseLost, g.worker)
+		}
 		n := (now - g.layout.Epoch.UnixNano()) / int64(time.Second)
 		if now < g.layout.Epoch.UnixNano() || n > g.layout.MaxTimestamp() {
 			return 0, &TimeOverflowError{Now: time.Unix(0, now), Epoch: g.layout.Epoch, Max: g.layout.RunsOut().Add(-time.Second)}

@@ -38,6 +38,9 @@ type Options struct {
 	// Logger receives warnings (clock steps, backup worker take-overs);
 	// nil discards them.
 	Logger *slog.Logger
+	// WorkerSource gives Snowflake-family generators their worker id;
+	// nil means the worker-id prop.
+	WorkerSource WorkerSource
 }
 
 // Option configures New and NewID.

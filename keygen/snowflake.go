@@ -40,6 +40,9 @@ type snowflake struct {
 	flagMask  int64 // clock-back flag, 0 when the layout has none
 	tolNs     int64 // backwards steps up to this wait; beyond, error or flag bump
 	vibMod    int64 // max-vibration-offset + 1
+	lease     Lease // the worker id's lease; nil for a fixed worker-id
+	closeOnce sync.Once
+	closeErr  error
 }
 
 // snowflakeState is the last ID issued, on its own cache line, and the
@@ -51,11 +54,14 @@ type snowflake struct {
 type snowflakeState struct {
 	_         [64]byte
 	last      atomic.Int64
-	_         [56]byte
+	issued    atomic.Int64 // on last's line: the CAS winner already owns it
+	_         [48]byte
 	contended atomic.Bool // read on every call, written rarely
 	_         [63]byte
 	mu        sync.Mutex
 	slowIDs   int // IDs issued under mu since the last probe
+	// rare events
+	clockWaits, clockBack, seqWaits, leaseRefusals atomic.Int64
 }
 
 const contentionProbe = 4096
@@ -75,6 +81,7 @@ type snowflakeConfig struct {
 	worker     int64
 	tolerance  time.Duration
 	vibration  int64
+	lease      Lease
 }
 
 func newSnowflake(c snowflakeConfig, o Options) (*snowflake, error) {
@@ -100,14 +107,84 @@ func newSnowflake(c snowflakeConfig, o Options) (*snowflake, error) {
 		vibMod:    c.vibration + 1,
 	}
 	g.state = sharedState[snowflakeState, snowflake](slotKey{clock: o.Clock, typ: c.typ, layout: l, fixed: g.fixed}, g)
+	if c.lease != nil {
+		if err := g.adoptLease(c.lease, c.worker); err != nil {
+			c.lease.Close()
+			return nil, err
+		}
+	}
 	return g, nil
+}
+
+// adoptLease makes the generator issue keys only while lease is valid and
+// never at or before the time its worker id was last used: a later time
+// within the tolerance is waited for at the first key, a later one beyond
+// it refuses the generator.
+func (g *snowflake) adoptLease(lease Lease, worker int64) error {
+	g.lease = lease
+	if last := lease.LastUsed(); !last.IsZero() && !last.Before(g.layout.Epoch) {
+		lastT := g.tick(last.UnixNano())
+		now := g.now()
+		if behind := (lastT - g.tick(now)) * g.unitNs; behind > g.tolNs {
+			return &ClockBackwardsError{Last: last, Now: time.Unix(0, now), Tolerance: time.Duration(g.tolNs),
+				Reason: fmt.Sprintf("worker id %d was last used later than this clock reads", worker)}
+		}
+		floor := lastT<<g.timeShift | g.fixed | g.seqMask
+		for {
+			old := g.state.last.Load()
+			if old >= floor || g.state.last.CompareAndSwap(old, floor) {
+				break
+			}
+		}
+	}
+	lease.Track(func() time.Time {
+		t, _ := g.state.lastUsed(g.layout)
+		return t
+	})
+	return nil
+}
+
+// Close releases the generator's worker-id lease, if it has one; the
+// generator issues no key afterwards.
+func (g *snowflake) Close() error {
+	if g.lease == nil {
+		return nil
+	}
+	g.closeOnce.Do(func() { g.closeErr = g.lease.Close() })
+	return g.closeErr
+}
+
+// Stats reports what the generator (and those sharing its state) did.
+func (g *snowflake) Stats() Stats {
+	st := g.state
+	s := Stats{
+		Issued:         uint64(st.issued.Load()),
+		ClockWaits:     uint64(st.clockWaits.Load()),
+		ClockBackSteps: uint64(st.clockBack.Load()),
+		SequenceWaits:  uint64(st.seqWaits.Load()),
+		LeaseRefusals:  uint64(st.leaseRefusals.Load()),
+	}
+	if ls, ok := g.lease.(LeaseStats); ok {
+		s.LeaseRenewals, s.LeaseFailures = ls.Renewals(), ls.Failures()
+	}
+	return s
 }
 
 // newSnowflakeGenerator builds SNOWFLAKE from props.
 func newSnowflakeGenerator(props Props, o Options) (Generator, error) {
-	c, err := parseSnowflake(props, true)
+	props, src, err := workerSource("SNOWFLAKE", props, o)
 	if err != nil {
 		return nil, err
+	}
+	c, err := parseSnowflake(props, src == nil)
+	if err != nil {
+		return nil, err
+	}
+	if src != nil {
+		if c.lease, err = acquireLease(src, c.typ, mask(min(c.layout.WorkerBits, 62)), o); err != nil {
+			return nil, err
+		}
+		c.worker = c.lease.Worker()
 	}
 	return newSnowflake(c, o)
 }
@@ -115,9 +192,19 @@ func newSnowflakeGenerator(props Props, o Options) (Generator, error) {
 // newUIDGenerator builds UID, Baidu UidGenerator's DefaultUidGenerator.
 // Its tolerance is 0: Baidu refuses any backwards clock step.
 func newUIDGenerator(props Props, o Options) (Generator, error) {
-	c, err := parseUID(props, true)
+	props, src, err := workerSource("UID", props, o)
 	if err != nil {
 		return nil, err
+	}
+	c, err := parseUID(props, src == nil)
+	if err != nil {
+		return nil, err
+	}
+	if src != nil {
+		if c.lease, err = acquireLease(src, c.typ, mask(min(c.layout.WorkerBits, 62)), o); err != nil {
+			return nil, err
+		}
+		c.worker = c.lease.Worker()
 	}
 	return newSnowflake(c, o)
 }
@@ -242,6 +329,10 @@ func (g *snowflake) tryReserve(ctx context.Context, n int64, once bool) (first, 
 		// The clock is read after the state: for a clock that does not run
 		// backwards, t is then at or past the state's tick.
 		now := g.now()
+		if g.lease != nil && now >= g.lease.ValidUntil() {
+			g.state.leaseRefusals.Add(1)
+			return 0, 0, false, fmt.Errorf("%w: %s worker %d", ErrLeaseLost, g.typ, g.fixed>>g.layout.workerShift()&mask(g.layout.WorkerBits))
+		}
 		t := g.tick(now)
 		if now < g.epochNs || t > g.maxTick {
 			return 0, 0, false, &TimeOverflowError{Now: time.Unix(0, now), Epoch: g.layout.Epoch, Max: g.layout.RunsOut().Add(-g.layout.Unit)}
@@ -265,6 +356,7 @@ func (g *snowflake) tryReserve(ctx context.Context, n int64, once bool) (first, 
 				first = t<<g.timeShift | old&(g.flagMask<<g.flagShift) | g.fixed | start
 			case t == oldT:
 				if old&g.seqMask == g.seqMask {
+					g.state.seqWaits.Add(1)
 					if err := g.wait(ctx, time.Duration(g.epochNs+(oldT+1)*g.unitNs-now)); err != nil {
 						return 0, 0, false, err
 					}
@@ -274,6 +366,7 @@ func (g *snowflake) tryReserve(ctx context.Context, n int64, once bool) (first, 
 				first = old + 1
 			default:
 				if (oldT-t)*g.unitNs <= g.tolNs {
+					g.state.clockWaits.Add(1)
 					g.logger.Warn("keygen: clock moved backwards; waiting", "type", g.typ, "step", time.Duration((oldT-t)*g.unitNs))
 					if err := g.wait(ctx, time.Duration(g.epochNs+oldT*g.unitNs-now)); err != nil {
 						return 0, 0, false, err
@@ -281,6 +374,7 @@ func (g *snowflake) tryReserve(ctx context.Context, n int64, once bool) (first, 
 					old = g.state.last.Load()
 					goto readClock
 				}
+				g.state.clockBack.Add(1)
 				flag := (old >> g.flagShift & g.flagMask) + 1
 				if flag > g.flagMask {
 					e := &ClockBackwardsError{Last: time.Unix(0, g.epochNs+oldT*g.unitNs), Now: time.Unix(0, now), Tolerance: time.Duration(g.tolNs)}
@@ -295,6 +389,7 @@ func (g *snowflake) tryReserve(ctx context.Context, n int64, once bool) (first, 
 			}
 			last = first + min(n-1, g.seqMask-first&g.seqMask)
 			if g.state.last.CompareAndSwap(old, last) {
+				g.state.issued.Add(last - first + 1)
 				return first, last, true, nil
 			}
 			if once {
