@@ -12,6 +12,7 @@ require (
 	github.com/pganalyze/pg_query_go/v6 v6.2.5
 	github.com/pingcap/tidb/pkg/parser v0.0.0-20251126154744-e4e814fdc0af
 	github.com/wasilibs/go-pgquery v0.0.0-20250409022910-10ac41983c07
+	go.uber.org/goleak v1.3.0
 	go.yaml.in/yaml/v3 v3.0.6
 	google.golang.org/protobuf v1.33.0
 	gorm.io/driver/mysql v1.6.0

@@ -1,0 +1,327 @@
+package workerlease
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"log/slog"
+	"math"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/shardkey/shardkey/keygen"
+)
+
+// maxClaimAttempts bounds Acquire's retries; each retry follows a
+// competing claimant's success (or a deadlock the database broke).
+const maxClaimAttempts = 1000
+
+// Acquire claims the lowest free worker id in [0, info.MaxWorker] and
+// starts renewing it every TTL/3 until the lease is closed. A slot is free
+// when it has no row yet, was released by Close, or expired SafeGuard ago.
+// When every id is held the error wraps ErrNoFreeWorker.
+func (s *Source) Acquire(ctx context.Context, info keygen.WorkerInfo) (keygen.Lease, error) {
+	if info.MaxWorker < 0 {
+		return nil, fmt.Errorf("workerlease: negative MaxWorker %d", info.MaxWorker)
+	}
+	clock := info.Clock
+	if clock == nil {
+		clock = wallClock{}
+	}
+	l := &lease{
+		src:    s,
+		clock:  clock,
+		owner:  s.instance + "/" + randomHex(8),
+		logger: s.log(info.Logger),
+		stop:   make(chan struct{}),
+		done:   make(chan struct{}),
+	}
+	l.valid.Store(math.MinInt64)
+	var err error
+	for attempt := 1; ; attempt++ {
+		var done bool
+		done, err = s.tryClaim(ctx, l, info.MaxWorker)
+		if done && err == nil {
+			break
+		}
+		if err != nil && !isDeadlock(err) {
+			return nil, err
+		}
+		if attempt >= maxClaimAttempts {
+			return nil, fmt.Errorf("workerlease: namespace %q: no claim after %d attempts (contention)", s.namespace, attempt)
+		}
+		if ctx.Err() != nil {
+			return nil, fmt.Errorf("workerlease: acquire in %q: %w", s.namespace, ctx.Err())
+		}
+	}
+	l.logger.Info("workerlease: worker id claimed", "namespace", s.namespace, "worker", l.worker,
+		"owner", l.owner, "generator", info.Type, "last_used", l.lastUsed, "ttl", s.ttl)
+	l.ctx, l.cancel = context.WithCancel(context.Background())
+	go l.run()
+	return l, nil
+}
+
+// tryClaim runs one claim transaction. It returns done when the lease is
+// claimed, and neither done nor an error when a competing claimant won a
+// race and the claim should be tried again.
+func (s *Source) tryClaim(ctx context.Context, l *lease, maxWorker int64) (done bool, err error) {
+	tx, err := s.db.BeginTx(ctx, &sql.TxOptions{Isolation: sql.LevelReadCommitted})
+	if err != nil {
+		return false, fmt.Errorf("workerlease: begin claim: %w", err)
+	}
+	defer func() {
+		if !done {
+			_ = tx.Rollback()
+		}
+	}()
+	ttl, sg := s.ttl.Milliseconds(), s.safeGuard.Milliseconds()
+
+	// A row that is released or expired SafeGuard ago, locked; rows other
+	// claimants have locked are skipped.
+	var worker, expires, last int64
+	err = tx.QueryRowContext(ctx, s.q.candidate, s.namespace, maxWorker, sg).Scan(&worker, &expires, &last)
+	switch {
+	case err == nil:
+		before := l.clock.Now().UnixNano()
+		res, err := tx.ExecContext(ctx, s.q.claim, l.owner, ttl, s.namespace, worker, sg)
+		if err != nil {
+			return false, fmt.Errorf("workerlease: claim worker %d: %w", worker, err)
+		}
+		if n, err := res.RowsAffected(); err != nil || n != 1 {
+			return false, err // not claimed after all: try again
+		}
+		if err := tx.Commit(); err != nil {
+			return false, fmt.Errorf("workerlease: commit claim of worker %d: %w", worker, err)
+		}
+		done = true
+		l.worker = worker
+		l.lastUsed = msTime(max(last, expires))
+		l.valid.Store(before + int64(s.ttl))
+		return true, nil
+	case !errors.Is(err, sql.ErrNoRows):
+		return false, fmt.Errorf("workerlease: find a free worker id: %w", err)
+	}
+
+	// None: create the row of the lowest id that has none, claimed.
+	var gap sql.NullInt64
+	if err := tx.QueryRowContext(ctx, s.q.gap, s.namespace, maxWorker, s.namespace).Scan(&gap); err != nil {
+		return false, fmt.Errorf("workerlease: find an unused worker id: %w", err)
+	}
+	if !gap.Valid || gap.Int64 > maxWorker {
+		return false, fmt.Errorf("%w: namespace %q has all %d worker ids (0..%d) held", ErrNoFreeWorker, s.namespace, maxWorker+1, maxWorker)
+	}
+	before := l.clock.Now().UnixNano()
+	res, err := tx.ExecContext(ctx, s.q.insert, s.namespace, gap.Int64, l.owner, ttl)
+	if err != nil {
+		return false, fmt.Errorf("workerlease: claim new worker %d: %w", gap.Int64, err)
+	}
+	if n, err := res.RowsAffected(); err != nil || n != 1 {
+		return false, err // another claimant created it: try again
+	}
+	if err := tx.Commit(); err != nil {
+		return false, fmt.Errorf("workerlease: commit claim of worker %d: %w", gap.Int64, err)
+	}
+	done = true
+	l.worker = gap.Int64
+	l.valid.Store(before + int64(s.ttl))
+	return true, nil
+}
+
+// isDeadlock reports a deadlock the database broke by failing this
+// transaction (PostgreSQL 40P01, MySQL 1213); the claim is retried.
+func isDeadlock(err error) bool {
+	return err != nil && strings.Contains(strings.ToLower(err.Error()), "deadlock")
+}
+
+// wallClock stands in when keygen.WorkerInfo has no clock.
+type wallClock struct{}
+
+func (wallClock) Now() time.Time        { return time.Now() }
+func (wallClock) Sleep(d time.Duration) { time.Sleep(d) }
+
+// lease is a claimed worker id that renews itself until closed.
+type lease struct {
+	src      *Source
+	clock    keygen.Clock
+	owner    string // the owner token in the row
+	worker   int64
+	lastUsed time.Time
+	logger   *slog.Logger
+
+	valid    atomic.Int64 // ValidUntil; math.MinInt64 when lost or closed
+	lost     atomic.Bool
+	renewals atomic.Uint64
+	failures atomic.Uint64
+	track    atomic.Pointer[func() time.Time]
+	failing  int // consecutive failed renewals; renewal goroutine only
+
+	ctx      context.Context // cancelled by Close, ends a renewal in flight
+	cancel   context.CancelFunc
+	stop     chan struct{}
+	done     chan struct{} // closed when the renewal goroutine ended
+	stopOnce sync.Once
+	close    sync.Once
+	closeErr error
+}
+
+var (
+	_ keygen.Lease      = (*lease)(nil)
+	_ keygen.LeaseStats = (*lease)(nil)
+)
+
+// Worker, LastUsed, ValidUntil, Renewals and Failures implement
+// keygen.Lease and keygen.LeaseStats; see the package documentation.
+func (l *lease) Worker() int64       { return l.worker }
+func (l *lease) LastUsed() time.Time { return l.lastUsed }
+func (l *lease) ValidUntil() int64   { return l.valid.Load() }
+func (l *lease) Renewals() uint64    { return l.renewals.Load() }
+func (l *lease) Failures() uint64    { return l.failures.Load() }
+
+// Track sets the function renewals and Close read the generator's latest
+// issued time from; it may be called from any goroutine, and last must be
+// safe to call concurrently with key generation.
+func (l *lease) Track(last func() time.Time) {
+	if last == nil {
+		l.track.Store(nil)
+		return
+	}
+	l.track.Store(&last)
+}
+
+// trackedMs is the tracked last-issued time in Unix milliseconds, rounded
+// up so that a key issued within a millisecond is covered; 0 when unknown.
+func (l *lease) trackedMs() int64 {
+	f := l.track.Load()
+	if f == nil {
+		return 0
+	}
+	t := (*f)()
+	if t.IsZero() {
+		return 0
+	}
+	ns := t.UnixNano()
+	if ns <= 0 {
+		return 0
+	}
+	ms := ns / int64(time.Millisecond)
+	if ns%int64(time.Millisecond) != 0 {
+		ms++
+	}
+	return ms
+}
+
+// run renews the lease every TTL/3 until stopped or lost.
+func (l *lease) run() {
+	defer close(l.done)
+	t := time.NewTicker(l.src.ttl / 3)
+	defer t.Stop()
+	for {
+		select {
+		case <-l.stop:
+			return
+		case <-t.C:
+		}
+		if !l.renew() {
+			return
+		}
+	}
+}
+
+// renew extends the lease once. It returns false when the lease is lost
+// or closing, which ends the renewal goroutine.
+func (l *lease) renew() bool {
+	s := l.src
+	last := l.trackedMs()
+	before := l.clock.Now().UnixNano()
+	ctx, cancel := context.WithTimeout(l.ctx, s.ttl)
+	defer cancel()
+	n, err := l.exec(ctx, s.q.renew, s.ttl.Milliseconds(), last, s.namespace, l.worker, l.owner)
+	if err == nil && n == 0 {
+		// MySQL reports a row whose values did not change as unaffected;
+		// the row is still ours if it names our token.
+		var c int64
+		if err = s.db.QueryRowContext(ctx, s.q.owned, s.namespace, l.worker, l.owner).Scan(&c); err == nil {
+			n = c
+		}
+	}
+	if l.ctx.Err() != nil {
+		return false // closing
+	}
+	if err != nil {
+		l.failures.Add(1)
+		l.failing++
+		l.logger.Warn("workerlease: renewal failed; retrying", "namespace", s.namespace, "worker", l.worker,
+			"consecutive_failures", l.failing, "valid_for", time.Duration(l.valid.Load()-l.clock.Now().UnixNano()), "err", err)
+		return true
+	}
+	if n == 0 {
+		l.lost.Store(true)
+		l.valid.Store(math.MinInt64)
+		l.logger.Error("workerlease: worker id taken by another holder; lease lost", "namespace", s.namespace,
+			"worker", l.worker, "owner", l.owner)
+		return false
+	}
+	l.renewals.Add(1)
+	if l.failing > 0 {
+		l.logger.Info("workerlease: renewal succeeded again", "namespace", s.namespace, "worker", l.worker,
+			"after_failures", l.failing)
+		l.failing = 0
+	}
+	until := before + int64(s.ttl)
+	for {
+		cur := l.valid.Load()
+		if until <= cur || l.valid.CompareAndSwap(cur, until) {
+			break
+		}
+	}
+	return true
+}
+
+// exec runs a statement and returns the rows it affected.
+func (l *lease) exec(ctx context.Context, q string, args ...any) (int64, error) {
+	res, err := l.src.db.ExecContext(ctx, q, args...)
+	if err != nil {
+		return 0, err
+	}
+	return res.RowsAffected()
+}
+
+// stopRenewal ends the renewal goroutine and waits for it.
+func (l *lease) stopRenewal() {
+	l.stopOnce.Do(func() {
+		close(l.stop)
+		l.cancel()
+		<-l.done
+	})
+}
+
+// Close stops renewing, ends the lease's validity and releases the worker
+// id, recording the tracked last-issued time so the next holder starts
+// after it. The generator must have stopped issuing keys. Close is
+// idempotent; if the database cannot be reached the slot stays claimed
+// until it expires, and the error is returned.
+func (l *lease) Close() error {
+	l.close.Do(func() {
+		l.stopRenewal()
+		l.valid.Store(math.MinInt64)
+		if l.lost.Load() {
+			return
+		}
+		s := l.src
+		ctx, cancel := context.WithTimeout(context.Background(), min(max(s.ttl, time.Second), 10*time.Second))
+		defer cancel()
+		last := l.trackedMs()
+		if _, err := l.exec(ctx, s.q.release, last, s.namespace, l.worker, l.owner); err != nil {
+			l.closeErr = fmt.Errorf("workerlease: release worker %d in %s: %w", l.worker, s.namespace, err)
+			l.logger.Warn("workerlease: release failed; the worker id frees when its lease expires",
+				"namespace", s.namespace, "worker", l.worker, "err", err)
+			return
+		}
+		l.logger.Info("workerlease: worker id released", "namespace", s.namespace, "worker", l.worker,
+			"last_used", msTime(last))
+	})
+	return l.closeErr
+}
