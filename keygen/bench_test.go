@@ -2,6 +2,8 @@ package keygen_test
 
 import (
 	"context"
+	"math"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -85,4 +87,51 @@ func BenchmarkNextIDs(b *testing.B) {
 		}
 	}
 	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*len(buf)), "ns/id")
+}
+
+// benchLease is a lease like workerlease's: validity in an atomic.
+type benchLease struct{ valid atomic.Int64 }
+
+func (*benchLease) Worker() int64               { return 0 }
+func (*benchLease) LastUsed() time.Time         { return time.Time{} }
+func (l *benchLease) ValidUntil() int64         { return l.valid.Load() }
+func (*benchLease) Track(last func() time.Time) {}
+func (*benchLease) Close() error                { return nil }
+
+type benchSource struct{ l *benchLease }
+
+func (s benchSource) Acquire(context.Context, keygen.WorkerInfo) (keygen.Lease, error) {
+	return s.l, nil
+}
+
+// BenchmarkNextIDLease: the cost of checking a worker-id lease on every
+// key (impl=leased, an atomic read and a compare) against a fixed
+// worker-id (impl=static), on the uncapped layout.
+func BenchmarkNextIDLease(b *testing.B) {
+	ctx := context.Background()
+	for _, impl := range []string{"static", "leased"} {
+		b.Run("impl="+impl, func(b *testing.B) {
+			props := keygen.Props{"worker-bits": "0", "sequence-bits": "22", "max-vibration-offset": "0"}
+			var opts []keygen.Option
+			if impl == "static" {
+				props["worker-id"] = "0"
+			} else {
+				l := &benchLease{}
+				l.valid.Store(math.MaxInt64)
+				opts = append(opts, keygen.WithWorkerSource(benchSource{l}))
+			}
+			g, err := keygen.NewID("SNOWFLAKE", props, opts...)
+			if err != nil {
+				b.Fatal(err)
+			}
+			b.ReportAllocs()
+			for b.Loop() {
+				id, err := g.NextID(ctx)
+				if err != nil {
+					b.Fatal(err)
+				}
+				sinkInt64 += id
+			}
+		})
+	}
 }

@@ -42,6 +42,8 @@ type jsState struct {
 	mu      sync.Mutex
 	last    int64 // last issued ID
 	maxSeen int64 // latest clock second seen
+	// counters, under mu
+	issued, takeovers, borrowWaits, leaseRefusals uint64
 }
 
 func (s *jsState) lastUsed(l Layout) (time.Time, bool) {
@@ -112,6 +114,19 @@ func (g *jsGenerator) adoptLease() error {
 	return nil
 }
 
+// Stats reports what the generator did: backup-worker take-overs count
+// as clock waits (the seed's answer to a clock step or a full second),
+// borrowing waits as sequence waits.
+func (g *jsGenerator) Stats() Stats {
+	g.mu.Lock()
+	s := Stats{Issued: g.issued, ClockWaits: g.takeovers, SequenceWaits: g.borrowWaits, LeaseRefusals: g.leaseRefusals}
+	g.mu.Unlock()
+	if ls, ok := g.lease.(LeaseStats); ok {
+		s.LeaseRenewals, s.LeaseFailures = ls.Renewals(), ls.Failures()
+	}
+	return s
+}
+
 // Close releases the worker-id lease, if any.
 func (g *jsGenerator) Close() error {
 	if g.lease == nil {
@@ -158,6 +173,7 @@ func (g *jsGenerator) NextIDs(ctx context.Context, dst []int64) error {
 			i++
 		}
 		g.last = id + n - 1
+		g.issued += uint64(n)
 	}
 	return nil
 }
@@ -167,6 +183,7 @@ func (g *jsGenerator) next(ctx context.Context) (int64, error) {
 	for {
 		now := g.now()
 		if g.lease != nil && now >= g.lease.ValidUntil() {
+			g.leaseRefusals++
 			return 0, fmt.Errorf("%w: SNOWFLAKE_JS worker %d", ErrLeaseLost, g.worker)
 		}
 		n := (now - g.layout.Epoch.UnixNano()) / int64(time.Second)
@@ -189,6 +206,7 @@ func (g *jsGenerator) next(ctx context.Context) (int64, error) {
 			id = last + 1
 		case !backup:
 			// The clock stepped back, or the primary's second is used up.
+			g.takeovers++
 			g.logger.Warn("keygen: SNOWFLAKE_JS backup worker takes over", "worker", g.worker, "second", g.secondTime(t),
 				"clock_back", n < t)
 			id = t<<jsTimeShift | jsBackupBit | primary
@@ -205,6 +223,7 @@ func (g *jsGenerator) next(ctx context.Context) (int64, error) {
 			if err := ctx.Err(); err != nil {
 				return 0, err
 			}
+			g.borrowWaits++
 			g.clock.Sleep(time.Duration(g.layout.Epoch.UnixNano() + (idT-jsMaxLead)*int64(time.Second) - now))
 			continue
 		}

@@ -87,7 +87,7 @@ func TestWorkerSourceFencing(t *testing.T) {
 				if s := sr.Stats(); s.Issued < 2 || s.LeaseRefusals < 1 {
 					t.Errorf("stats %+v", s)
 				}
-			} else if typ != "SNOWFLAKE_JS" {
+			} else {
 				t.Error("no Stats")
 			}
 			c, ok := g.(interface{ Close() error })

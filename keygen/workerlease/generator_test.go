@@ -9,8 +9,10 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"log/slog"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"sync"
@@ -319,5 +321,98 @@ func TestGeneratorRestartBehindLastUse(t *testing.T) {
 			t.Error("the generator did not wait for its clock")
 		}
 		g2.Close()
+	})
+}
+
+// TestDisposableWorkers: Baidu's mode for UID, a new worker id per start;
+// exhaustion is an error, announced before it happens.
+func TestDisposableWorkers(t *testing.T) {
+	checkLeaks(t)
+	forEachDB(t, func(t *testing.T, b backend) {
+		table := "wn_" + strings.ToLower(randomHex(4))
+		db := b.open(t, "")
+		t.Cleanup(func() { db.Exec("DROP TABLE " + table) })
+		var logs strings.Builder
+		logger := slog.New(slog.NewTextHandler(&logs, nil))
+		d, err := NewDisposable(context.Background(), DisposableConfig{DB: db, Table: table, Logger: logger})
+		if err != nil {
+			t.Fatal(err)
+		}
+		// A UID layout with 4 worker bits: ids 1..15 (id 0 is never issued).
+		props := keygen.Props{"worker-id": "auto", "time-bits": "40", "worker-bits": "4", "sequence-bits": "19"}
+		seen := map[int64]bool{}
+		workers := map[int64]bool{}
+		for range 15 {
+			g, err := keygen.NewID("UID", props, keygen.WithWorkerSource(d))
+			if err != nil {
+				t.Fatal(err)
+			}
+			id, err := g.NextID(context.Background())
+			if err != nil {
+				t.Fatal(err)
+			}
+			if seen[id] {
+				t.Fatalf("key %d twice", id)
+			}
+			seen[id] = true
+			workers[workerOf(t, g, id)] = true
+		}
+		if len(workers) != 15 {
+			t.Fatalf("15 starts used %d worker ids", len(workers))
+		}
+		if !strings.Contains(logs.String(), "running out") {
+			t.Errorf("no warning before exhaustion:\n%s", logs.String())
+		}
+		if n, err := d.Remaining(context.Background(), 15); err != nil || n != 0 {
+			t.Errorf("Remaining = %d, %v", n, err)
+		}
+		if _, err := keygen.NewID("UID", props, keygen.WithWorkerSource(d)); !errors.Is(err, ErrWorkersExhausted) {
+			t.Fatalf("16th start: %v, want ErrWorkersExhausted", err)
+		}
+	})
+}
+
+// TestStateFileFallback: a worker id granted while the database was up is
+// reused from the file when it is down, after the keys issued before.
+func TestStateFileFallback(t *testing.T) {
+	checkLeaks(t)
+	forEachDB(t, func(t *testing.T, b backend) {
+		var p *proxy
+		dsn := b.viaProxy(t, func(target string) string {
+			p = startProxy(t, target)
+			return p.addr()
+		})
+		s := newSource(t, b.open(t, dsn), Config{})
+		path := filepath.Join(t.TempDir(), "workerid.json")
+		src := StateFile{Source: s, Path: path}
+		clock := keygentest.NewClock(start)
+		g, err := keygen.NewID("SNOWFLAKE", keygen.Props{"worker-id": "auto"}, keygen.WithWorkerSource(src), keygen.WithClock(clock))
+		if err != nil {
+			t.Fatal(err)
+		}
+		first, _ := g.NextID(context.Background())
+		w := workerOf(t, g, first)
+		clock.Add(time.Second)
+		last, _ := g.NextID(context.Background())
+		g.(closingGenerator).Close()
+
+		p.Cut()
+		if _, err := keygen.NewID("SNOWFLAKE", keygen.Props{"worker-id": "auto"}, keygen.WithWorkerSource(s)); err == nil {
+			t.Fatal("the source alone worked while the database was cut off")
+		}
+		g2, err := keygen.NewID("SNOWFLAKE", keygen.Props{"worker-id": "auto"}, keygen.WithWorkerSource(src),
+			keygen.WithClock(keygentest.NewClock(start.Add(time.Second))))
+		if err != nil {
+			t.Fatalf("fallback to the state file: %v", err)
+		}
+		id, err := g2.NextID(context.Background())
+		if err != nil {
+			t.Fatal(err)
+		}
+		if workerOf(t, g2, id) != w || id <= last {
+			t.Fatalf("from the file: key %d (worker %d), last before %d (worker %d)", id, workerOf(t, g2, id), last, w)
+		}
+		g2.(closingGenerator).Close()
+		p.Resume()
 	})
 }
