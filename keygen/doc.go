@@ -39,6 +39,18 @@
 // *ClockBackwardsError (or bumps its clock-back flag when the layout has
 // clock-back bits); UID refuses any step, as Baidu does.
 //
+// # Worker ids
+//
+// The worker-id prop is a number, "env:NAME" (EnvWorker), "hostname" (a
+// StatefulSet ordinal, HostnameOrdinal) or "auto" with WithWorkerSource,
+// whose source may lease ids from a database (package keygen/workerlease).
+// A generator checks its lease on every key and returns ErrLeaseLost when
+// the lease may have expired; it never issues a key at or before the time
+// its worker id was last used (Lease.LastUsed), waiting within the clock
+// tolerance and refusing to start beyond it. Generators with a source
+// implement io.Closer, which releases the id, and all Snowflake-family
+// generators report Stats.
+//
 // # Layouts
 //
 // Every Snowflake-family generator has a Layout, implements Decomposer and
