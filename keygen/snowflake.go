@@ -172,31 +172,23 @@ func (g *snowflake) Stats() Stats {
 
 // newSnowflakeGenerator builds SNOWFLAKE from props.
 func newSnowflakeGenerator(props Props, o Options) (Generator, error) {
-	props, src, err := workerSource("SNOWFLAKE", props, o)
-	if err != nil {
-		return nil, err
-	}
-	c, err := parseSnowflake(props, src == nil)
-	if err != nil {
-		return nil, err
-	}
-	if src != nil {
-		if c.lease, err = acquireLease(src, c.typ, mask(min(c.layout.WorkerBits, 62)), o); err != nil {
-			return nil, err
-		}
-		c.worker = c.lease.Worker()
-	}
-	return newSnowflake(c, o)
+	return newLeasedSnowflake("SNOWFLAKE", props, o, parseSnowflake)
 }
 
 // newUIDGenerator builds UID, Baidu UidGenerator's DefaultUidGenerator.
 // Its tolerance is 0: Baidu refuses any backwards clock step.
 func newUIDGenerator(props Props, o Options) (Generator, error) {
-	props, src, err := workerSource("UID", props, o)
+	return newLeasedSnowflake("UID", props, o, parseUID)
+}
+
+// newLeasedSnowflake builds a generator of typ whose props parse reads,
+// its worker id from the worker-id prop or a WorkerSource.
+func newLeasedSnowflake(typ string, props Props, o Options, parse func(Props, bool) (snowflakeConfig, error)) (Generator, error) {
+	props, src, err := workerSource(typ, props, o)
 	if err != nil {
 		return nil, err
 	}
-	c, err := parseUID(props, src == nil)
+	c, err := parse(props, src == nil)
 	if err != nil {
 		return nil, err
 	}

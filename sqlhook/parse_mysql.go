@@ -633,15 +633,7 @@ func (c *myCompiler) insert(x *ast.InsertStmt) {
 			c.fail("ON DUPLICATE KEY UPDATE sets sharding column %s", a.Column.Name.O)
 		}
 	}
-	keyCol, _, hasKey := c.h.router.KeyGenerator(table.logic)
-	if hasKey {
-		ins.keyCol = keyCol
-		for i, col := range ins.cols {
-			if strings.EqualFold(col, keyCol) {
-				ins.keyIdx = i
-			}
-		}
-	}
+	findKeyColumn(c.h, ins, table.logic)
 	for r, row := range x.Lists {
 		if len(row) != len(ins.cols) {
 			c.fail("row %d has %d values for %d columns", r+1, len(row), len(ins.cols))

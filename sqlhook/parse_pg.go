@@ -82,22 +82,10 @@ func (c *pgCompiler) fail(format string, args ...any) {
 
 // walkRangeVars calls f for every table reference anywhere in the tree.
 func walkRangeVars(m protoreflect.Message, f func(*pg.RangeVar)) {
-	if rv, ok := m.Interface().(*pg.RangeVar); ok {
-		f(rv)
-		return
-	}
-	m.Range(func(fd protoreflect.FieldDescriptor, v protoreflect.Value) bool {
-		switch {
-		case fd.IsMap():
-		case fd.IsList() && fd.Message() != nil:
-			l := v.List()
-			for i := 0; i < l.Len(); i++ {
-				walkRangeVars(l.Get(i).Message(), f)
-			}
-		case fd.Message() != nil:
-			walkRangeVars(v.Message(), f)
+	walkMessages(m, func(msg protoreflect.Message) {
+		if rv, ok := msg.Interface().(*pg.RangeVar); ok {
+			f(rv)
 		}
-		return true
 	})
 }
 
@@ -978,15 +966,7 @@ func (c *pgCompiler) insertStmt(s *pg.InsertStmt) {
 		return
 	}
 	c.edits = append(c.edits, edit{rowsStart, rowsEnd, segment{hole: holeValues}})
-	keyCol, _, hasKey := c.h.router.KeyGenerator(table.logic)
-	if hasKey {
-		ins.keyCol = keyCol
-		for i, col := range ins.cols {
-			if strings.EqualFold(col, keyCol) {
-				ins.keyIdx = i
-			}
-		}
-	}
+	findKeyColumn(c.h, ins, table.logic)
 	for r, vl := range sel.ValuesLists {
 		items := vl.GetList().GetItems()
 		if len(items) != len(ins.cols) || len(ins.items[r]) != len(ins.cols) {
@@ -1027,6 +1007,21 @@ func (c *pgCompiler) matching(i int) int {
 		}
 	}
 	return -1
+}
+
+// findKeyColumn records the table's generated key column and where the
+// INSERT lists it.
+func findKeyColumn(h *hook, ins *insertPlan, table string) {
+	keyCol, _, ok := h.router.KeyGenerator(table)
+	if !ok {
+		return
+	}
+	ins.keyCol = keyCol
+	for i, col := range ins.cols {
+		if strings.EqualFold(col, keyCol) {
+			ins.keyIdx = i
+		}
+	}
 }
 
 // finishInsert records where the sharding columns are among the INSERT's.
