@@ -216,7 +216,13 @@ func (g *jsGenerator) next(ctx context.Context) (int64, error) {
 			// The backup's second is used up too: borrow the next second.
 			id = (t+1)<<jsTimeShift | jsBackupBit | primary
 		}
-		if idT := id >> jsTimeShift; idT > g.layout.MaxTimestamp() {
+		if idT := id >> jsTimeShift; g.lease != nil && g.layout.Epoch.UnixNano()+idT*int64(time.Second) >= g.lease.ValidUntil() {
+			// A borrowed second must lie within the lease: the next holder of
+			// the worker id starts after the lease's expiry, not after the
+			// seconds borrowed past it.
+			g.leaseRefusals++
+			return 0, fmt.Errorf("%w: SNOWFLAKE_JS worker %d would borrow a second past its lease", ErrLeaseLost, g.worker)
+		} else if idT > g.layout.MaxTimestamp() {
 			return 0, &TimeOverflowError{Now: time.Unix(0, now), Epoch: g.layout.Epoch, Max: g.layout.RunsOut().Add(-time.Second)}
 		} else if idT-n > jsMaxLead {
 			// Borrowing is bounded: wait until the clock is within a second.

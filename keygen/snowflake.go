@@ -41,6 +41,7 @@ type snowflake struct {
 	tolNs     int64 // backwards steps up to this wait; beyond, error or flag bump
 	vibMod    int64 // max-vibration-offset + 1
 	lease     Lease // the worker id's lease; nil for a fixed worker-id
+	floorTick int64 // with a lease: the tick its worker id was last used in, never issued again
 	closeOnce sync.Once
 	closeErr  error
 }
@@ -62,6 +63,17 @@ type snowflakeState struct {
 	slowIDs   int // IDs issued under mu since the last probe
 	// rare events
 	clockWaits, clockBack, seqWaits, leaseRefusals atomic.Int64
+	// peakTick is the latest tick issued before a clock-back flag bump
+	// lowered last's tick: with last's, the latest tick ever issued.
+	peakTick atomic.Int64
+}
+
+// issuedUntil is the latest instant the state issued a key for, clock-back
+// flag or not.
+func (s *snowflakeState) issuedUntil(l Layout) time.Time {
+	t := max(s.last.Load()>>l.timeShift(), s.peakTick.Load())
+	at, _ := l.timeAt(t)
+	return at
 }
 
 const contentionProbe = 4096
@@ -122,8 +134,10 @@ func newSnowflake(c snowflakeConfig, o Options) (*snowflake, error) {
 // it refuses the generator.
 func (g *snowflake) adoptLease(lease Lease, worker int64) error {
 	g.lease = lease
+	g.floorTick = -1
 	if last := lease.LastUsed(); !last.IsZero() && !last.Before(g.layout.Epoch) {
 		lastT := g.tick(last.UnixNano())
+		g.floorTick = lastT
 		now := g.now()
 		if behind := (lastT - g.tick(now)) * g.unitNs; behind > g.tolNs {
 			return &ClockBackwardsError{Last: last, Now: time.Unix(0, now), Tolerance: time.Duration(g.tolNs),
@@ -137,10 +151,7 @@ func (g *snowflake) adoptLease(lease Lease, worker int64) error {
 			}
 		}
 	}
-	lease.Track(func() time.Time {
-		t, _ := g.state.lastUsed(g.layout)
-		return t
-	})
+	lease.Track(func() time.Time { return g.state.issuedUntil(g.layout) })
 	return nil
 }
 
@@ -368,6 +379,12 @@ func (g *snowflake) tryReserve(ctx context.Context, n int64, once bool) (first, 
 				}
 				g.state.clockBack.Add(1)
 				flag := (old >> g.flagShift & g.flagMask) + 1
+				if g.lease != nil && t <= g.floorTick {
+					// A previous holder of the worker id issued keys at this
+					// tick, with flags this generator cannot know.
+					return 0, 0, false, &ClockBackwardsError{Last: time.Unix(0, g.epochNs+oldT*g.unitNs), Now: time.Unix(0, now),
+						Tolerance: time.Duration(g.tolNs), Reason: "back to a time the worker id's previous holder used"}
+				}
 				if flag > g.flagMask {
 					e := &ClockBackwardsError{Last: time.Unix(0, g.epochNs+oldT*g.unitNs), Now: time.Unix(0, now), Tolerance: time.Duration(g.tolNs)}
 					if g.flagMask > 0 {
@@ -378,6 +395,8 @@ func (g *snowflake) tryReserve(ctx context.Context, n int64, once bool) (first, 
 				g.logger.Warn("keygen: clock moved backwards beyond tolerance; bumping clock-back flag", "type", g.typ,
 					"step", time.Duration((oldT-t)*g.unitNs), "flag", flag)
 				first = t<<g.timeShift | flag<<g.flagShift | g.fixed
+				for peak := g.state.peakTick.Load(); peak < oldT && !g.state.peakTick.CompareAndSwap(peak, oldT); peak = g.state.peakTick.Load() {
+				}
 			}
 			last = first + min(n-1, g.seqMask-first&g.seqMask)
 			if g.state.last.CompareAndSwap(old, last) {

@@ -143,6 +143,9 @@ func workerSource(typ string, props Props, o Options) (Props, WorkerSource, erro
 	key, val := "", ""
 	for k, v := range props {
 		if CanonicalPropKey(k) == "worker-id" {
+			if key != "" {
+				return nil, nil, &PropError{Type: typ, Key: k, Value: v, Reason: "given twice (also as " + key + ")", Allowed: "one spelling of worker-id"}
+			}
 			key, val = k, strings.TrimSpace(v)
 		}
 	}

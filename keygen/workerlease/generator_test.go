@@ -147,8 +147,8 @@ func TestKeyHelperProcess(t *testing.T) {
 }
 
 // TestGeneratorProcessesNoDuplicates: 8 processes, each with its own
-// leased generator, issue keys at once; no key repeats, and each process
-// used its own worker id.
+// leased generator, issue keys at once; no key repeats. (That 8 processes
+// holding leases at once get 8 worker ids is TestEightProcesses.)
 func TestGeneratorProcessesNoDuplicates(t *testing.T) {
 	if os.Getenv(helperEnv) == "1" {
 		t.Skip("in a helper process")
@@ -200,8 +200,10 @@ func TestGeneratorProcessesNoDuplicates(t *testing.T) {
 				seen[id] = true
 			}
 		}
-		if len(workers) != procs {
-			t.Errorf("%d processes used %d worker ids", procs, len(workers))
+		// A process that finished early may have released its worker id to
+		// a later one: the ids need not all differ, the keys must.
+		if len(workers) < 2 {
+			t.Errorf("%d processes used only worker ids %v", procs, workers)
 		}
 	})
 }

@@ -99,7 +99,7 @@ func (s *Source) tryClaim(ctx context.Context, l *lease, maxWorker int64) (done 
 		done = true
 		l.worker = worker
 		l.lastUsed = msTime(max(last, expires))
-		l.valid.Store(before + int64(s.ttl))
+		l.valid.Store(validUntil(before, s.ttl))
 		return true, nil
 	case !errors.Is(err, sql.ErrNoRows):
 		return false, fmt.Errorf("workerlease: find a free worker id: %w", err)
@@ -126,7 +126,7 @@ func (s *Source) tryClaim(ctx context.Context, l *lease, maxWorker int64) (done 
 	}
 	done = true
 	l.worker = gap.Int64
-	l.valid.Store(before + int64(s.ttl))
+	l.valid.Store(validUntil(before, s.ttl))
 	return true, nil
 }
 
@@ -137,6 +137,13 @@ func isDeadlock(err error) bool {
 }
 
 // wallClock stands in when keygen.WorkerInfo has no clock.
+// validUntil is the end of a claim or renewal sent at clock time before:
+// the database's expiry is its own now, floored to the millisecond, plus
+// ttl, so the holder stops a millisecond early.
+func validUntil(before int64, ttl time.Duration) int64 {
+	return before + int64(ttl) - int64(time.Millisecond)
+}
+
 type wallClock struct{}
 
 func (wallClock) Now() time.Time        { return time.Now() }
@@ -270,7 +277,7 @@ func (l *lease) renew() bool {
 			"after_failures", l.failing)
 		l.failing = 0
 	}
-	until := before + int64(s.ttl)
+	until := validUntil(before, s.ttl)
 	for {
 		cur := l.valid.Load()
 		if until <= cur || l.valid.CompareAndSwap(cur, until) {

@@ -189,11 +189,19 @@ func New(ctx context.Context, cfg Config) (*Source, error) {
 	if s.safeGuard == 0 {
 		s.safeGuard = s.ttl
 	}
+	// The table counts whole milliseconds: round both up, so the database
+	// never frees a slot earlier than the holder believes it valid.
+	s.ttl = ceilMs(s.ttl)
+	s.safeGuard = ceilMs(s.safeGuard)
 	s.q = buildQueries(s.dialect, s.table)
 	if err := s.ensureTable(ctx); err != nil {
 		return nil, err
 	}
 	return s, nil
+}
+
+func ceilMs(d time.Duration) time.Duration {
+	return (d + time.Millisecond - 1) / time.Millisecond * time.Millisecond
 }
 
 // detectDialect maps the driver's package path to a dialect.

@@ -61,8 +61,8 @@ func claimAll(t *testing.T, s *Source, in keygen.WorkerInfo, n int) []*lease {
 			t.Fatalf("worker %d claimed twice", l.Worker())
 		}
 		seen[l.Worker()] = true
-		if got, want := l.ValidUntil(), start.Add(DefaultTTL).UnixNano(); got != want {
-			t.Fatalf("ValidUntil = %d, want fake clock + TTL = %d", got, want)
+		if got, want := l.ValidUntil(), start.Add(DefaultTTL-time.Millisecond).UnixNano(); got != want {
+			t.Fatalf("ValidUntil = %d, want fake clock + TTL - 1ms = %d", got, want)
 		}
 	}
 	return leases
@@ -157,13 +157,13 @@ func TestRenewalMovesValidityAndRecordsLastUse(t *testing.T) {
 		s := newSource(t, db, Config{TTL: shortTTL})
 		in, clock := fakeInfo(1023)
 		l := acquire(t, s, in)
-		if got, want := l.ValidUntil(), start.Add(shortTTL).UnixNano(); got != want {
+		if got, want := l.ValidUntil(), start.Add(shortTTL-time.Millisecond).UnixNano(); got != want {
 			t.Fatalf("ValidUntil after claim = %d, want %d", got, want)
 		}
 		issued := time.UnixMilli(1_900_000_000_000)
 		l.Track(func() time.Time { return issued })
 		clock.Add(time.Hour)
-		want := start.Add(time.Hour + shortTTL).UnixNano()
+		want := start.Add(time.Hour + shortTTL - time.Millisecond).UnixNano()
 		waitFor(t, 5*time.Second, "a renewal to move ValidUntil to the clock + TTL", func() bool { return l.ValidUntil() == want })
 		if got := slot(t, s, l.Worker()).LastUsed; !got.Equal(issued) {
 			t.Fatalf("last use in the row = %v, want %v", got, issued)

@@ -1,0 +1,39 @@
+package keygen_test
+
+import (
+	"context"
+	"testing"
+
+	"github.com/shardkey/shardkey/keygen"
+)
+
+// TestReviewWorkerIDGivenTwiceIsAnError: props documents that a prop given
+// twice under two spellings is an error. With a non-numeric worker-id
+// (env:NAME, hostname, auto) under one spelling and a number under another,
+// workerSource picks whichever spelling map iteration yields last and
+// removes only that key, so the generator is sometimes built (with the
+// environment's worker id, ignoring worker.id/workerId) and sometimes
+// refused.
+func TestReviewWorkerIDGivenTwiceIsAnError(t *testing.T) {
+	t.Setenv("REVIEW_WORKER", "3")
+	built, refused := 0, 0
+	var worker int64 = -1
+	for range 200 {
+		g, err := keygen.NewID("SNOWFLAKE", keygen.Props{"worker-id": "env:REVIEW_WORKER", "workerId": "5"})
+		if err != nil {
+			refused++
+			continue
+		}
+		built++
+		id, err := g.NextID(context.Background())
+		if err != nil {
+			t.Fatal(err)
+		}
+		p, _ := g.(keygen.Decomposer).Decompose(id)
+		worker = p.Worker
+	}
+	if built > 0 {
+		t.Fatalf("worker-id given twice (env:REVIEW_WORKER=3 and workerId=5): built %d times (worker %d), refused %d times; want always refused",
+			built, worker, refused)
+	}
+}
