@@ -3,6 +3,7 @@ package keygen_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"os/exec"
 	"slices"
 	"strings"
@@ -11,6 +12,8 @@ import (
 	"github.com/shardkey/shardkey/keygen"
 	"github.com/shardkey/shardkey/keygen/keygentest"
 )
+
+var regRuns int
 
 func TestPropsSpellings(t *testing.T) {
 	for _, p := range []keygen.Props{
@@ -93,18 +96,22 @@ func TestRegistry(t *testing.T) {
 		t.Fatalf("unknown type err = %v", err)
 	}
 	var seen keygen.Options
-	err := keygen.Register("const-test", func(p keygen.Props, o keygen.Options) (keygen.Generator, error) {
+	// A name of this run's own: the registry is process-wide and -count
+	// reruns the test.
+	regRuns++
+	name := fmt.Sprintf("const-test-%d", regRuns)
+	err := keygen.Register(name, func(p keygen.Props, o keygen.Options) (keygen.Generator, error) {
 		seen = o
 		return constGen{}, nil
 	})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := keygen.Register("CONST-TEST", func(keygen.Props, keygen.Options) (keygen.Generator, error) { return nil, nil }); !errors.Is(err, keygen.ErrDuplicateType) {
+	if err := keygen.Register(strings.ToUpper(name), func(keygen.Props, keygen.Options) (keygen.Generator, error) { return nil, nil }); !errors.Is(err, keygen.ErrDuplicateType) {
 		t.Fatalf("duplicate Register err = %v", err)
 	}
 	clk := keygentest.NewClock(t0)
-	g, err := keygen.NewID("Const-Test", nil, keygen.WithClock(clk))
+	g, err := keygen.NewID(strings.ToUpper(name[:1])+name[1:], nil, keygen.WithClock(clk)) // names match case-insensitively
 	if err != nil || next(t, g) != 42 || seen.Clock != clk || seen.Logger == nil {
 		t.Fatalf("custom generator: %v %v", err, seen)
 	}

@@ -2,6 +2,7 @@ package keygen
 
 import (
 	"context"
+	"database/sql"
 	"fmt"
 	"log/slog"
 	"sort"
@@ -41,6 +42,9 @@ type Options struct {
 	// WorkerSource gives Snowflake-family generators their worker id;
 	// nil means the worker-id prop.
 	WorkerSource WorkerSource
+	// DB is the database of database-backed generators (SEGMENT); set it
+	// with WithDB.
+	DB *sql.DB
 }
 
 // Option configures New and NewID.
@@ -67,6 +71,7 @@ var registry = struct {
 
 func init() {
 	for typ, f := range map[string]Factory{
+		"SEGMENT":      newSegmentGenerator,
 		"SNOWFLAKE":    newSnowflakeGenerator,
 		"SNOWFLAKE_JS": newJSGenerator,
 		"UID":          newUIDGenerator,

@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"math"
 	"os"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -140,14 +141,25 @@ const acquireTimeout = 30 * time.Second
 // HostnameOrdinal; "auto": the WithWorkerSource option), or the option
 // alone. It returns props without a non-numeric worker-id.
 func workerSource(typ string, props Props, o Options) (Props, WorkerSource, error) {
-	key, val := "", ""
-	for k, v := range props {
+	var keys []string
+	for k := range props {
 		if CanonicalPropKey(k) == "worker-id" {
-			if key != "" {
-				return nil, nil, &PropError{Type: typ, Key: k, Value: v, Reason: "given twice (also as " + key + ")", Allowed: "one spelling of worker-id"}
-			}
-			key, val = k, strings.TrimSpace(v)
+			keys = append(keys, k)
 		}
+	}
+	if len(keys) > 1 {
+		// Report a spelling other than the canonical one, whatever the
+		// map's order, as readProps does.
+		slices.Sort(keys)
+		dup := keys[0]
+		if dup == "worker-id" {
+			dup = keys[1]
+		}
+		return nil, nil, &PropError{Type: typ, Key: dup, Value: props[dup], Reason: "given twice", Allowed: "one spelling of worker-id"}
+	}
+	key, val := "", ""
+	if len(keys) == 1 {
+		key, val = keys[0], strings.TrimSpace(props[keys[0]])
 	}
 	var src WorkerSource
 	switch {
