@@ -71,6 +71,7 @@ var registry = struct {
 
 func init() {
 	for typ, f := range map[string]Factory{
+		"CACHED_UID":   newCachedUIDGenerator,
 		"SEGMENT":      newSegmentGenerator,
 		"SNOWFLAKE":    newSnowflakeGenerator,
 		"SNOWFLAKE_JS": newJSGenerator,
