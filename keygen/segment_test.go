@@ -333,8 +333,11 @@ func TestSegmentAdaptiveStep(t *testing.T) {
 					s += r.step
 				}
 				return s
-			}(); got != want {
-				t.Fatalf("max_id %d, want %d", got, want)
+			}(); got < want || got > want+80 {
+				// A prefetch in flight when Close cancels it may still commit
+				// one range (at most max-step) that no key came from: a gap,
+				// never an overlap.
+				t.Fatalf("max_id %d, want %d (+ at most one unlogged range of ≤ 80)", got, want)
 			}
 		})
 	}
