@@ -63,3 +63,46 @@ func BenchmarkSegmentVsSnowflake(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkCachedUIDVsSnowflake: one NextID per op from CACHED_UID (a
+// static worker id here; production wants a lease or a disposable id) and
+// from the default SNOWFLAKE, serial and RunParallel.
+func BenchmarkCachedUIDVsSnowflake(b *testing.B) {
+	ctx := context.Background()
+	for _, impl := range []string{"snowflake", "cached-uid"} {
+		for _, mode := range []string{"serial", "parallel"} {
+			b.Run("impl="+impl+"/mode="+mode, func(b *testing.B) {
+				var g keygen.IDGenerator
+				var err error
+				if impl == "snowflake" {
+					g, err = keygen.NewID("SNOWFLAKE", keygen.Props{"worker-id": "13"})
+				} else {
+					g, err = keygen.NewID("CACHED_UID", keygen.Props{"worker-id": "13"})
+				}
+				if err != nil {
+					b.Fatal(err)
+				}
+				if c, ok := g.(io.Closer); ok {
+					defer c.Close()
+				}
+				b.ReportAllocs()
+				if mode == "serial" {
+					for b.Loop() {
+						if _, err := g.NextID(ctx); err != nil {
+							b.Fatal(err)
+						}
+					}
+					return
+				}
+				b.RunParallel(func(pb *testing.PB) {
+					for pb.Next() {
+						if _, err := g.NextID(ctx); err != nil {
+							b.Error(err)
+							return
+						}
+					}
+				})
+			})
+		}
+	}
+}

@@ -190,7 +190,7 @@ func (l Layout) validate(now time.Time) error {
 }
 
 // LayoutFor returns the layout a built-in Snowflake-family type (SNOWFLAKE,
-// SNOWFLAKE_JS, UID) would use with props, for decoding IDs: worker ids
+// SNOWFLAKE_JS, UID, CACHED_UID) would use with props, for decoding IDs: worker ids
 // are not required (they are read from the IDs), and an expired layout is
 // accepted so that its old IDs can still be decoded. Other keys are
 // checked as New checks them.
@@ -204,6 +204,17 @@ func LayoutFor(typ string, props Props) (Layout, error) {
 		c, err = parseSnowflake(props, false)
 	case "UID":
 		c, err = parseUID(props, false)
+	case "CACHED_UID":
+		// UID's layout; the ring's own props do not change it.
+		layoutProps := Props{}
+		for k, v := range props {
+			switch CanonicalPropKey(k) {
+			case "boost-power", "padding-factor", "schedule-interval", "rejection-policy":
+			default:
+				layoutProps[k] = v
+			}
+		}
+		c, err = parseUID(layoutProps, false)
 	case "SNOWFLAKE_JS":
 		_, _, err = parseJS(props, false)
 		c.layout = JSLayout
@@ -214,7 +225,7 @@ func LayoutFor(typ string, props Props) (Layout, error) {
 		if !known {
 			return Layout{}, fmt.Errorf("%w: %q (registered: %s)", ErrUnknownType, typ, strings.Join(Types(), ", "))
 		}
-		return Layout{}, fmt.Errorf("%w: %q (SNOWFLAKE, SNOWFLAKE_JS and UID have one)", ErrNoLayout, typ)
+		return Layout{}, fmt.Errorf("%w: %q (SNOWFLAKE, SNOWFLAKE_JS, UID and CACHED_UID have one)", ErrNoLayout, typ)
 	}
 	if err != nil {
 		return Layout{}, err
