@@ -53,6 +53,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"reflect"
 	"runtime"
 	"strconv"
 	"sync"
@@ -114,6 +115,9 @@ type cachedUID struct {
 	lease     Lease
 	interval  time.Duration
 
+	// seconds is the next second not yet claimed by any CACHED_UID of the
+	// same clock, layout and worker in this process (cachedSeconds).
+	seconds *atomic.Int64
 	// filler state: nextSecond is the filler's own; lastSecond is read by
 	// the lease's Track.
 	nextSecond int64
@@ -209,6 +213,7 @@ func newCachedUIDGenerator(props Props, o Options) (Generator, error) {
 		g.ring[i].mark.Store(int64(i) - size) // consumed in the round before position 0
 	}
 	g.nextSecond = max((o.Clock.Now().UnixNano()-g.epochNs)/int64(time.Second), 0)
+	g.seconds = cachedSeconds(slotKey{clock: o.Clock, typ: "CACHED_UID", layout: l, fixed: g.fixed})
 	g.lastSecond.Store(-1)
 	if lease != nil {
 		if last := lease.LastUsed(); !last.IsZero() && !last.Before(l.Epoch) {
@@ -251,13 +256,20 @@ func (g *cachedUID) fill() (int, error) {
 		if g.size-(t-g.cursor.Load()) < g.perSec {
 			return filled, nil
 		}
-		s := g.nextSecond
+		// Claim the second from the process-wide counter: a generator built
+		// again with the same worker id (or two at once) never refills a
+		// second another one filled ahead of the clock.
+		claimed := g.seconds.Load()
+		s := max(claimed, g.nextSecond)
 		if s > g.maxTick {
 			return filled, &TimeOverflowError{Now: g.layout.Epoch.Add(time.Duration(s) * time.Second), Epoch: g.layout.Epoch,
 				Max: g.layout.RunsOut().Add(-time.Second)}
 		}
 		if g.lease != nil && g.epochNs+s*int64(time.Second) >= g.lease.ValidUntil() {
 			return filled, fmt.Errorf("%w: CACHED_UID worker %d would fill a second past its lease", ErrLeaseLost, g.worker)
+		}
+		if !g.seconds.CompareAndSwap(claimed, s+1) {
+			continue
 		}
 		base := s<<g.timeShift | g.fixed
 		for q := int64(0); q < g.perSec; q++ {
@@ -488,3 +500,25 @@ func (g *cachedUID) Close() error {
 	})
 	return g.cerr
 }
+
+// cachedSeconds is the process-wide next-second counter of k. Entries are
+// never dropped (one per clock, layout and worker used); a clock of a
+// non-comparable type gets a private counter.
+func cachedSeconds(k slotKey) *atomic.Int64 {
+	if !reflect.TypeOf(k.clock).Comparable() {
+		return new(atomic.Int64)
+	}
+	cachedSecondsMu.Lock()
+	defer cachedSecondsMu.Unlock()
+	c, ok := cachedSecondsMap[k]
+	if !ok {
+		c = new(atomic.Int64)
+		cachedSecondsMap[k] = c
+	}
+	return c
+}
+
+var (
+	cachedSecondsMu  sync.Mutex
+	cachedSecondsMap = map[slotKey]*atomic.Int64{}
+)
