@@ -4,7 +4,10 @@ package keygen
 // (seconds, worker id, sequence; Baidu's defaults 31/19/13 bits from
 // 2016-05-20), with IDs generated ahead of time into a ring buffer by a
 // background filler and handed out by the callers with one CAS on a
-// cursor.
+// word holding both the cursor and the count of filled slots. (Baidu keeps
+// the cursor and the tail on separate cache lines; one word measured twice
+// as fast under contention here, since a caller then reads one shared
+// line, not two, and no per-slot flag.)
 //
 // The ring holds (max sequence + 1) << boost-power IDs. The filler fills
 // it a whole second at a time: all (max sequence + 1) IDs of second s for
@@ -47,6 +50,13 @@ package keygen
 // callers get ErrLeaseLost once the ring is empty. A lease's LastUsed
 // time makes the filler start after that second. The generator must be
 // closed (io.Closer): Close stops the filler and releases the lease.
+//
+// In one process, CACHED_UIDs of the same clock, layout and worker share
+// the seconds they fill (a rebuilt generator continues after its
+// predecessor). UID issues from the same (second, sequence) space at the
+// clock's second, so New refuses a CACHED_UID while a UID of the same
+// layout and worker is referenced, and a UID while such a CACHED_UID is
+// open or has filled seconds the clock has not reached (ErrIDSpaceInUse).
 
 import (
 	"context"
@@ -54,7 +64,6 @@ import (
 	"fmt"
 	"log/slog"
 	"reflect"
-	"runtime"
 	"strconv"
 	"sync"
 	"sync/atomic"
@@ -73,32 +82,44 @@ var errCachedUIDClosed = errors.New("keygen: CACHED_UID generator closed")
 const (
 	cachedUIDDefaultBoost   = 3
 	cachedUIDDefaultPadding = 50
-	cachedUIDMaxSlots       = 1 << 22 // 4M slots, 64 MiB
+	cachedUIDMaxSlots       = 1 << 22 // 4M slots, 32 MiB
+	// takeRun bounds the IDs NextIDs copies per CAS: a lost CAS copies
+	// them again.
+	takeRun = 256
 )
 
-// uidSlot is one ring slot. val is written by the filler before it
-// publishes the slot (tail.Store) and read by the caller that claimed it
-// (cursor CAS) after it saw the publication; mark is the position of the
-// slot's last consumed value, stored by that caller after reading val,
-// which the filler checks before reusing the slot.
-type uidSlot struct {
-	val  int64
-	mark atomic.Int64
-}
+// The ring's state is one word: the cursor (the next position to take,
+// modulo 2^40) in the high 40 bits and the number of filled positions
+// from it (at most 2^22) in the low 24. A caller loads the state, reads
+// the slot of the cursor position c, and only then claims it by a CAS of
+// the state (cursor+1, filled−1). The filler overwrites that slot (with
+// position c+size) only after it has seen a cursor past c, which is after
+// the CAS; so a caller whose CAS succeeds read position c's value, and a
+// caller whose CAS fails discards what it read. No per-slot flag is
+// needed, and a caller touches one shared word. Slots are atomic so that a
+// discarded read, which may overlap the filler's write, is not a data
+// race.
+const (
+	stateAvailBits = 24
+	stateAvailMask = 1<<stateAvailBits - 1
+	stateCursorOne = 1 << stateAvailBits
+)
 
 // cachedUID is the CACHED_UID generator.
 type cachedUID struct {
-	_      [64]byte
-	cursor atomic.Int64 // next position to take; also the number of IDs issued
-	_      [56]byte
-	tail   atomic.Int64 // positions below it are filled (written only by the filler)
-	_      [56]byte
-	kicked atomic.Bool // the filler has been asked to run
-	_      [63]byte
+	_     [64]byte
+	state atomic.Uint64 // cursor<<24 | filled (see above)
+	_     [56]byte
+	// filledIDs counts the IDs the filler put into the ring (Stats: the
+	// IDs issued are filledIDs less those still in the ring).
+	filledIDs atomic.Uint64
+	_         [56]byte
+	kicked    atomic.Bool // the filler has been asked to run
+	_         [63]byte
 
 	// read-only after construction
 	closed    atomic.Bool
-	ring      []uidSlot
+	ring      []atomic.Int64
 	size      int64
 	ringMask  int64
 	perSec    int64 // max sequence + 1
@@ -115,9 +136,10 @@ type cachedUID struct {
 	lease     Lease
 	interval  time.Duration
 
-	// seconds is the next second not yet claimed by any CACHED_UID of the
-	// same clock, layout and worker in this process (cachedSeconds).
-	seconds *atomic.Int64
+	// space is shared by the CACHED_UIDs of the same clock, layout and
+	// worker in this process: its next second is claimed by one filler at a
+	// time (cachedSpaceFor).
+	space *cachedSpace
 	// filler state: nextSecond is the filler's own; lastSecond is read by
 	// the lease's Track.
 	nextSecond int64
@@ -189,7 +211,7 @@ func newCachedUIDGenerator(props Props, o Options) (Generator, error) {
 	perSec := int64(1) << l.SequenceBits
 	size := perSec << boost
 	g := &cachedUID{
-		ring:      make([]uidSlot, size),
+		ring:      make([]atomic.Int64, size),
 		size:      size,
 		ringMask:  size - 1,
 		perSec:    perSec,
@@ -209,11 +231,13 @@ func newCachedUIDGenerator(props Props, o Options) (Generator, error) {
 		want:      make(chan struct{}, 1),
 		done:      make(chan struct{}),
 	}
-	for i := range g.ring {
-		g.ring[i].mark.Store(int64(i) - size) // consumed in the round before position 0
-	}
 	g.nextSecond = max((o.Clock.Now().UnixNano()-g.epochNs)/int64(time.Second), 0)
-	g.seconds = cachedSeconds(slotKey{clock: o.Clock, typ: "CACHED_UID", layout: l, fixed: g.fixed})
+	if g.space, err = cachedSpaceFor(slotKey{clock: o.Clock, typ: "CACHED_UID", layout: l, fixed: g.fixed}, &g.nextSecond); err != nil {
+		if lease != nil {
+			lease.Close()
+		}
+		return nil, err
+	}
 	g.lastSecond.Store(-1)
 	if lease != nil {
 		if last := lease.LastUsed(); !last.IsZero() && !last.Before(l.Epoch) {
@@ -224,6 +248,7 @@ func newCachedUIDGenerator(props Props, o Options) (Generator, error) {
 	// The initial fill, in the caller: the ring starts full.
 	n, err := g.fill()
 	if n == 0 && err != nil {
+		g.space.live.Add(-1)
 		if lease != nil {
 			lease.Close()
 		}
@@ -252,14 +277,16 @@ func (g *cachedUID) lastFilled() time.Time {
 func (g *cachedUID) fill() (int, error) {
 	filled := 0
 	for {
-		t := g.tail.Load()
-		if g.size-(t-g.cursor.Load()) < g.perSec {
+		st := g.state.Load()
+		avail := int64(st & stateAvailMask)
+		if g.size-avail < g.perSec {
 			return filled, nil
 		}
+		t := int64(st>>stateAvailBits) + avail // the next position to fill (modulo 2^40)
 		// Claim the second from the process-wide counter: a generator built
 		// again with the same worker id (or two at once) never refills a
 		// second another one filled ahead of the clock.
-		claimed := g.seconds.Load()
+		claimed := g.space.next.Load()
 		s := max(claimed, g.nextSecond)
 		if s > g.maxTick {
 			return filled, &TimeOverflowError{Now: g.layout.Epoch.Add(time.Duration(s) * time.Second), Epoch: g.layout.Epoch,
@@ -268,22 +295,20 @@ func (g *cachedUID) fill() (int, error) {
 		if g.lease != nil && g.epochNs+s*int64(time.Second) >= g.lease.ValidUntil() {
 			return filled, fmt.Errorf("%w: CACHED_UID worker %d would fill a second past its lease", ErrLeaseLost, g.worker)
 		}
-		if !g.seconds.CompareAndSwap(claimed, s+1) {
+		if !g.space.next.CompareAndSwap(claimed, s+1) {
 			continue
 		}
 		base := s<<g.timeShift | g.fixed
+		// Every position written here is at least size below the cursor
+		// read above, so its slot's previous value was claimed (see the
+		// state's comment). Positions wrap at 2^40, a multiple of the ring
+		// size.
 		for q := int64(0); q < g.perSec; q++ {
-			pos := t + q
-			slot := &g.ring[pos&g.ringMask]
-			// The caller that claimed the slot's previous value may still be
-			// reading it (between its CAS and its mark): a short wait.
-			for slot.mark.Load() != pos-g.size {
-				runtime.Gosched()
-			}
-			slot.val = base | q
+			g.ring[(t+q)&g.ringMask].Store(base | q)
 		}
 		g.lastSecond.Store(s)
-		g.tail.Store(t + g.perSec)
+		g.filledIDs.Add(uint64(g.perSec))
+		g.state.Add(uint64(g.perSec))
 		g.nextSecond = s + 1
 		filled++
 	}
@@ -334,23 +359,22 @@ func (g *cachedUID) kick() {
 	}
 }
 
-// take claims up to len(dst) filled slots with one CAS and copies their
-// IDs into dst; it returns how many (0 when the ring is empty).
+// take copies up to len(dst) filled IDs into dst and claims them with one
+// CAS of the state; it returns how many (0 when the ring is empty).
 func (g *cachedUID) take(dst []int64) int {
 	for {
-		c := g.cursor.Load()
-		avail := g.tail.Load() - c
-		if avail <= 0 {
+		st := g.state.Load()
+		avail := int64(st & stateAvailMask)
+		if avail == 0 {
 			return 0
 		}
-		n := min(int64(len(dst)), avail)
-		if !g.cursor.CompareAndSwap(c, c+n) {
-			continue
-		}
+		c := int64(st >> stateAvailBits)
+		n := min(int64(len(dst)), avail, takeRun)
 		for k := int64(0); k < n; k++ {
-			slot := &g.ring[(c+k)&g.ringMask]
-			dst[k] = slot.val
-			slot.mark.Store(c + k)
+			dst[k] = g.ring[(c+k)&g.ringMask].Load()
+		}
+		if !g.state.CompareAndSwap(st, st+uint64(n)*stateCursorOne-uint64(n)) {
+			continue
 		}
 		if avail-n < g.threshold {
 			g.kick()
@@ -380,21 +404,19 @@ func (g *cachedUID) NextKey(ctx context.Context) (any, error) {
 	return id, nil
 }
 
-// NextID takes the next ID from the ring: one CAS on the cursor when the
+// NextID takes the next ID from the ring: one CAS of the state when the
 // ring is not empty.
 func (g *cachedUID) NextID(ctx context.Context) (int64, error) {
 	for !g.closed.Load() {
-		c := g.cursor.Load()
-		avail := g.tail.Load() - c
-		if avail <= 0 {
+		st := g.state.Load()
+		avail := int64(st & stateAvailMask)
+		if avail == 0 {
 			break
 		}
-		if !g.cursor.CompareAndSwap(c, c+1) {
+		id := g.ring[int64(st>>stateAvailBits)&g.ringMask].Load() // before the claim: see the state's comment
+		if !g.state.CompareAndSwap(st, st+stateCursorOne-1) {
 			continue
 		}
-		slot := &g.ring[c&g.ringMask]
-		id := slot.val
-		slot.mark.Store(c)
 		if avail <= g.threshold {
 			g.kick()
 		}
@@ -469,14 +491,14 @@ func (g *cachedUID) slow(ctx context.Context, dst []int64) error {
 }
 
 // Stats reports what the generator did: Issued is the number of IDs taken
-// from the ring (the cursor); SequenceWaits counts calls that found the
+// from the ring; SequenceWaits counts calls that found the
 // ring empty and waited for the filler (rejection-policy=wait);
 // LeaseRefusals counts calls refused with ErrLeaseLost; LeaseRenewals and
 // LeaseFailures come from a renewing lease. ClockWaits and ClockBackSteps
 // stay 0: the filler never reads the clock after the start.
 func (g *cachedUID) Stats() Stats {
 	s := Stats{
-		Issued:        uint64(g.cursor.Load()),
+		Issued:        g.filledIDs.Load() - g.state.Load()&stateAvailMask,
 		SequenceWaits: g.waits.Load(),
 		LeaseRefusals: g.refusals.Load(),
 	}
@@ -494,6 +516,7 @@ func (g *cachedUID) Close() error {
 		g.closed.Store(true)
 		close(g.done)
 		g.wg.Wait()
+		g.space.live.Add(-1)
 		if g.lease != nil {
 			g.cerr = g.lease.Close()
 		}
@@ -501,24 +524,66 @@ func (g *cachedUID) Close() error {
 	return g.cerr
 }
 
-// cachedSeconds is the process-wide next-second counter of k. Entries are
-// never dropped (one per clock, layout and worker used); a clock of a
-// non-comparable type gets a private counter.
-func cachedSeconds(k slotKey) *atomic.Int64 {
-	if !reflect.TypeOf(k.clock).Comparable() {
-		return new(atomic.Int64)
-	}
-	cachedSecondsMu.Lock()
-	defer cachedSecondsMu.Unlock()
-	c, ok := cachedSecondsMap[k]
-	if !ok {
-		c = new(atomic.Int64)
-		cachedSecondsMap[k] = c
-	}
-	return c
+// cachedSpace is the process-wide state of one CACHED_UID ID space.
+type cachedSpace struct {
+	next atomic.Int64 // the next second no CACHED_UID of the space has claimed
+	live atomic.Int64 // CACHED_UIDs of the space not closed
 }
 
-var (
-	cachedSecondsMu  sync.Mutex
-	cachedSecondsMap = map[slotKey]*atomic.Int64{}
-)
+// cachedSpaces holds every CACHED_UID space used in the process, under
+// slots' lock (one entry per clock, layout and worker, never dropped).
+var cachedSpaces = map[slotKey]*cachedSpace{}
+
+// cachedSpaceFor returns k's space, counting one more live generator. It
+// refuses a space whose worker a UID generator of the process still uses,
+// and moves *next past the seconds a dead one issued. A clock of a
+// non-comparable type gets a private space.
+func cachedSpaceFor(k slotKey, next *int64) (*cachedSpace, error) {
+	if !reflect.TypeOf(k.clock).Comparable() {
+		sp := new(cachedSpace)
+		sp.live.Add(1)
+		return sp, nil
+	}
+	k.layout.Epoch = k.layout.Epoch.UTC()
+	slots.Lock()
+	defer slots.Unlock()
+	uid := k
+	uid.typ = "UID"
+	if e := slots.m[uid]; e != nil {
+		if e.refs.Load() > 0 {
+			return nil, fmt.Errorf("%w: a UID generator with worker %d and the same layout is still referenced in this process",
+				ErrIDSpaceInUse, k.fixed>>k.layout.workerShift())
+		}
+		if st, ok := e.state.(*snowflakeState); ok {
+			*next = max(*next, int64(st.issuedUntil(k.layout).Sub(k.layout.Epoch)/time.Second)+1)
+		}
+	}
+	sp := cachedSpaces[k]
+	if sp == nil {
+		sp = new(cachedSpace)
+		cachedSpaces[k] = sp
+	}
+	sp.live.Add(1)
+	return sp, nil
+}
+
+// uidGuard refuses a UID generator while a CACHED_UID of the same space is
+// open, or has filled seconds the clock (now) has not reached. slots is
+// locked.
+func uidGuard(k slotKey, now time.Time) error {
+	k.typ = "CACHED_UID"
+	k.layout.Epoch = k.layout.Epoch.UTC()
+	sp := cachedSpaces[k]
+	if sp == nil {
+		return nil
+	}
+	worker := k.fixed >> k.layout.workerShift()
+	if sp.live.Load() > 0 {
+		return fmt.Errorf("%w: a CACHED_UID generator with worker %d and the same layout is open in this process", ErrIDSpaceInUse, worker)
+	}
+	if until := k.layout.Epoch.Add(time.Duration(sp.next.Load()) * time.Second); now.Before(until) {
+		return fmt.Errorf("%w: a CACHED_UID generator with worker %d filled seconds until %s, ahead of the clock",
+			ErrIDSpaceInUse, worker, until.UTC().Format(time.RFC3339))
+	}
+	return nil
+}

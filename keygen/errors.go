@@ -33,6 +33,11 @@ var (
 	ErrNoLayout = errors.New("keygen: type has no Snowflake layout")
 	// ErrInvalidID: an ID cannot be parsed or decomposed.
 	ErrInvalidID = errors.New("keygen: invalid id")
+	// ErrIDSpaceInUse: UID and CACHED_UID with the same clock, layout and
+	// worker id issue the same IDs; New refuses one while the other is in
+	// use in the process (CACHED_UID fills seconds ahead of the clock that
+	// UID would issue again when the clock reaches them).
+	ErrIDSpaceInUse = errors.New("keygen: ID space in use by another generator type")
 )
 
 // PropError reports a bad prop: an unknown or duplicated key, a missing

@@ -2,6 +2,7 @@ package keygen
 
 import (
 	"fmt"
+	"maps"
 	"strings"
 	"time"
 )
@@ -199,6 +200,23 @@ func LayoutFor(typ string, props Props) (Layout, error) {
 		c   snowflakeConfig
 		err error
 	)
+	// A worker id taken from a source (auto, env:NAME, hostname) does not
+	// change the layout.
+	var stripped Props
+	for k, v := range props {
+		if CanonicalPropKey(k) != "worker-id" {
+			continue
+		}
+		if v = strings.ToLower(strings.TrimSpace(v)); v == "auto" || v == "hostname" || strings.HasPrefix(v, "env:") {
+			if stripped == nil {
+				stripped = maps.Clone(props)
+			}
+			delete(stripped, k)
+		}
+	}
+	if stripped != nil {
+		props = stripped
+	}
 	switch name := strings.ToUpper(strings.TrimSpace(typ)); name {
 	case "SNOWFLAKE":
 		c, err = parseSnowflake(props, false)

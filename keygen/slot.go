@@ -51,17 +51,23 @@ var slots = struct {
 // sharedState returns the state for k, shared with the live generators of
 // the same key. owner is the generator that will use it: the state is
 // released when owner is garbage collected. Clocks of non-comparable types
-// get private state.
+// get private state. guard, if not nil, is called with slots locked before
+// the state is taken; its error is returned.
 func sharedState[T, O any, PT interface {
 	*T
 	slotState
-}](k slotKey, owner *O) PT {
+}](k slotKey, owner *O, guard func() error) (PT, error) {
 	if !reflect.TypeOf(k.clock).Comparable() {
-		return PT(new(T))
+		return PT(new(T)), nil
 	}
 	k.layout.Epoch = k.layout.Epoch.UTC() // equal instants, equal keys
 	slots.Lock()
 	defer slots.Unlock()
+	if guard != nil {
+		if err := guard(); err != nil {
+			return nil, err
+		}
+	}
 	e := slots.m[k]
 	if e == nil {
 		if len(slots.m) >= slots.pruneAt {
@@ -72,7 +78,7 @@ func sharedState[T, O any, PT interface {
 	}
 	e.refs.Add(1)
 	runtime.AddCleanup(owner, func(e *slotEntry) { e.refs.Add(-1) }, e)
-	return e.state.(PT)
+	return e.state.(PT), nil
 }
 
 // pruneSlots drops unused, idle entries. slots is locked.

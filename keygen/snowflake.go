@@ -118,7 +118,18 @@ func newSnowflake(c snowflakeConfig, o Options) (*snowflake, error) {
 		tolNs:     int64(c.tolerance),
 		vibMod:    c.vibration + 1,
 	}
-	g.state = sharedState[snowflakeState, snowflake](slotKey{clock: o.Clock, typ: c.typ, layout: l, fixed: g.fixed}, g)
+	key := slotKey{clock: o.Clock, typ: c.typ, layout: l, fixed: g.fixed}
+	var guard func() error
+	if c.typ == "UID" {
+		guard = func() error { return uidGuard(key, o.Clock.Now()) }
+	}
+	var err error
+	if g.state, err = sharedState[snowflakeState](key, g, guard); err != nil {
+		if c.lease != nil {
+			c.lease.Close()
+		}
+		return nil, err
+	}
 	if c.lease != nil {
 		if err := g.adoptLease(c.lease, c.worker); err != nil {
 			c.lease.Close()
