@@ -498,7 +498,7 @@ func (g *cachedUID) slow(ctx context.Context, dst []int64) error {
 // stay 0: the filler never reads the clock after the start.
 func (g *cachedUID) Stats() Stats {
 	s := Stats{
-		Issued:        g.filledIDs.Load() - g.state.Load()&stateAvailMask,
+		Issued:        g.issued(),
 		SequenceWaits: g.waits.Load(),
 		LeaseRefusals: g.refusals.Load(),
 	}
@@ -506,6 +506,14 @@ func (g *cachedUID) Stats() Stats {
 		s.LeaseRenewals, s.LeaseFailures = ls.Renewals(), ls.Failures()
 	}
 	return s
+}
+
+// issued is the number of IDs taken: filled less still in the ring. The
+// state is read first: a fill between the two reads then counts its IDs
+// as taken for a moment, instead of making the difference negative.
+func (g *cachedUID) issued() uint64 {
+	avail := g.state.Load() & stateAvailMask
+	return g.filledIDs.Load() - avail
 }
 
 // Close stops the filler and waits for it, then releases the worker-id

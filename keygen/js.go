@@ -79,7 +79,7 @@ func newJSGenerator(props Props, o Options) (Generator, error) {
 		}
 		g.worker = g.lease.Worker()
 	}
-	g.jsState, _ = sharedState[jsState, jsGenerator](slotKey{clock: o.Clock, typ: "SNOWFLAKE_JS", layout: g.layout, fixed: g.worker << 16}, g, nil)
+	g.jsState, _, _ = sharedState[jsState, jsGenerator](slotKey{clock: o.Clock, typ: "SNOWFLAKE_JS", layout: g.layout, fixed: g.worker << 16}, g, nil)
 	if g.lease != nil {
 		if err := g.adoptLease(); err != nil {
 			g.lease.Close()

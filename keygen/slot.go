@@ -52,20 +52,21 @@ var slots = struct {
 // the same key. owner is the generator that will use it: the state is
 // released when owner is garbage collected. Clocks of non-comparable types
 // get private state. guard, if not nil, is called with slots locked before
-// the state is taken; its error is returned.
+// the state is taken; its error is returned. release gives the state up at
+// once, for an owner that will not be used (its construction failed).
 func sharedState[T, O any, PT interface {
 	*T
 	slotState
-}](k slotKey, owner *O, guard func() error) (PT, error) {
+}](k slotKey, owner *O, guard func() error) (state PT, release func(), err error) {
 	if !reflect.TypeOf(k.clock).Comparable() {
-		return PT(new(T)), nil
+		return PT(new(T)), func() {}, nil
 	}
 	k.layout.Epoch = k.layout.Epoch.UTC() // equal instants, equal keys
 	slots.Lock()
 	defer slots.Unlock()
 	if guard != nil {
 		if err := guard(); err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 	}
 	e := slots.m[k]
@@ -77,8 +78,15 @@ func sharedState[T, O any, PT interface {
 		slots.m[k] = e
 	}
 	e.refs.Add(1)
-	runtime.AddCleanup(owner, func(e *slotEntry) { e.refs.Add(-1) }, e)
-	return e.state.(PT), nil
+	cleanup := runtime.AddCleanup(owner, func(e *slotEntry) { e.refs.Add(-1) }, e)
+	var once sync.Once
+	release = func() {
+		once.Do(func() {
+			cleanup.Stop()
+			e.refs.Add(-1)
+		})
+	}
+	return e.state.(PT), release, nil
 }
 
 // pruneSlots drops unused, idle entries. slots is locked.

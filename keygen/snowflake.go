@@ -123,8 +123,11 @@ func newSnowflake(c snowflakeConfig, o Options) (*snowflake, error) {
 	if c.typ == "UID" {
 		guard = func() error { return uidGuard(key, o.Clock.Now()) }
 	}
-	var err error
-	if g.state, err = sharedState[snowflakeState](key, g, guard); err != nil {
+	var (
+		release func()
+		err     error
+	)
+	if g.state, release, err = sharedState[snowflakeState](key, g, guard); err != nil {
 		if c.lease != nil {
 			c.lease.Close()
 		}
@@ -132,6 +135,7 @@ func newSnowflake(c snowflakeConfig, o Options) (*snowflake, error) {
 	}
 	if c.lease != nil {
 		if err := g.adoptLease(c.lease, c.worker); err != nil {
+			release() // g is dropped: it must not hold the state (ErrIDSpaceInUse)
 			c.lease.Close()
 			return nil, err
 		}
