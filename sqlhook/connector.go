@@ -109,7 +109,8 @@ func Open(cfg *shardconf.Config, opts ...Option) (*sql.DB, error) {
 	if len(cfg.DataSources) == 0 {
 		return nil, fmt.Errorf("%w: the rules have no dataSources section; give each data source a driver and dsn, or use OpenWith", ErrDataSource)
 	}
-	r, err := shardconf.NewRouter(cfg)
+	o := buildOptions(opts)
+	r, err := shardconf.NewRouter(cfg, o.routerOpts...)
 	if err != nil {
 		return nil, fmt.Errorf("sqlhook: %w", err)
 	}
@@ -129,7 +130,6 @@ func Open(cfg *shardconf.Config, opts ...Option) (*sql.DB, error) {
 		}
 		sources[ds.Name] = c
 	}
-	o := buildOptions(opts)
 	if o.timeLoc == nil {
 		loc, err := mysqlLocation(cfg.DataSources)
 		if err != nil {

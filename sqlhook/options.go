@@ -5,6 +5,8 @@ import (
 	"maps"
 	"slices"
 	"time"
+
+	"github.com/shardkey/shardkey/shardconf"
 )
 
 // Dialect is the SQL dialect statements are parsed and written in.
@@ -48,6 +50,7 @@ type options struct {
 	defaultDS     string
 	binaryText    bool
 	timeLoc       *time.Location
+	routerOpts    []shardconf.RouterOption
 }
 
 func buildOptions(opts []Option) options {
@@ -59,6 +62,14 @@ func buildOptions(opts []Option) options {
 		o.logger = slog.New(slog.DiscardHandler)
 	}
 	return o
+}
+
+// WithRouterOptions passes options to the shardconf.NewRouter that Open
+// builds from its Config, such as shardconf.WithKeyGenProps to give this
+// process's worker-id to a rule file shared by every process. Wrap and
+// OpenWith take a Router built by the caller and ignore it.
+func WithRouterOptions(opts ...shardconf.RouterOption) Option {
+	return func(o *options) { o.routerOpts = append(o.routerOpts, opts...) }
 }
 
 // WithDialect sets the SQL dialect instead of detecting it from the driver.
