@@ -1,0 +1,343 @@
+// Command gorm-sharding is shardkey's GORM sharding example: t_order is
+// sharded over two databases by user_id and over two tables in each by its
+// SNOWFLAKE order_id, as sharding.yaml (ShardingSphere 5.x rules) says.
+// gormplugin fills order_id and sends every statement to its physical
+// tables. A statement missing a sharding column is refused
+// (shardconf.ErrMissingShardingKey) unless its *gorm.DB's plugin opted in
+// with WithScatter, which runs it on every table the other conditions
+// allow, within one database: a statement reaching both databases is
+// refused (gormplugin.ErrUnsupported).
+//
+//	go run ./examples/gorm-sharding              # two SQLite files in a temporary directory
+//	go run ./examples/gorm-sharding -dir data    # ... or in a directory of yours (kept)
+//	go run ./examples/gorm-sharding \
+//	    -dsn0 'postgres://postgres@127.0.0.1:5432/shard0?sslmode=disable' \
+//	    -dsn1 'postgres://postgres@127.0.0.1:5432/shard1?sslmode=disable'
+//	go run ./examples/gorm-sharding -worker 7 -rules my.yaml -sql
+//
+// -dsn0 and -dsn1 replace the DSNs of the rules' two data sources (ds_0,
+// ds_1); their form selects the driver: postgres:// (or key=value with
+// host=) is PostgreSQL, user@tcp(...)/db MySQL/MariaDB, anything else a
+// SQLite file. The rules are sharding.yaml, built into the program, unless
+// -rules names a file. Running it again on the same databases adds rows:
+// AutoMigrate leaves the tables as they are.
+package main
+
+import (
+	"context"
+	"database/sql"
+	_ "embed"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"log"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+
+	"github.com/glebarez/sqlite"
+	"gorm.io/driver/mysql"
+	"gorm.io/driver/postgres"
+	"gorm.io/gorm"
+	"gorm.io/gorm/logger"
+
+	"github.com/shardkey/shardkey/gormplugin"
+	"github.com/shardkey/shardkey/keygen"
+	"github.com/shardkey/shardkey/shardconf"
+)
+
+//go:embed sharding.yaml
+var defaultRules []byte
+
+// Order is the logic table t_order. Its primary key order_id is filled by
+// the rules' SNOWFLAKE generator and, with user_id, chooses the physical
+// table.
+type Order struct {
+	OrderID keygen.ID `gorm:"primaryKey"`
+	UserID  int64     `gorm:"index"`
+	Status  string
+	Amount  int64
+}
+
+// TableName is the logic table of the rules.
+func (Order) TableName() string { return "t_order" }
+
+type config struct {
+	Rules  string   // a rule file; "" for the built-in sharding.yaml
+	Dir    string   // directory of the SQLite data sources; "" for a temporary one
+	DSNs   []string // DSNs replacing the rules' data sources', in file order ("" keeps one)
+	Worker int      // the SNOWFLAKE worker id: every process needs its own
+	SQL    io.Writer
+}
+
+func main() {
+	var cfg config
+	var dsn0, dsn1 string
+	var logSQL bool
+	flag.StringVar(&cfg.Rules, "rules", "", "sharding rules file (default: the built-in sharding.yaml)")
+	flag.StringVar(&cfg.Dir, "dir", "", "directory of the SQLite data sources (default: a temporary one, removed at exit)")
+	flag.StringVar(&dsn0, "dsn0", "", "DSN of the first data source (ds_0): postgres://..., user@tcp(host)/db or a SQLite file")
+	flag.StringVar(&dsn1, "dsn1", "", "DSN of the second data source (ds_1)")
+	flag.IntVar(&cfg.Worker, "worker", 1, "SNOWFLAKE worker id (0-1023), unique per process")
+	flag.BoolVar(&logSQL, "sql", false, "log SQL statements to stderr")
+	flag.Parse()
+	cfg.DSNs = []string{dsn0, dsn1}
+	if logSQL {
+		cfg.SQL = os.Stderr
+	}
+	if err := run(context.Background(), cfg, os.Stdout); err != nil {
+		slog.Error("example failed", "err", err)
+		os.Exit(1)
+	}
+}
+
+func run(ctx context.Context, cfg config, stdout io.Writer) error {
+	rules, err := loadRules(cfg.Rules)
+	if err != nil {
+		return err
+	}
+	// The rule file names no worker id; this process passes its own.
+	router, err := shardconf.NewRouter(rules, shardconf.WithKeyGenProps(keygen.Props{"worker-id": strconv.Itoa(cfg.Worker)}))
+	if err != nil {
+		return err
+	}
+	if cfg.Dir == "" {
+		dir, err := os.MkdirTemp("", "shardkey-gorm-sharding-")
+		if err != nil {
+			return err
+		}
+		defer os.RemoveAll(dir)
+		cfg.Dir = dir
+	}
+	// Each *gorm.DB needs a gorm.Config of its own: GORM keeps its
+	// callbacks and plugins in it.
+	gcfg := func() *gorm.Config {
+		c := &gorm.Config{Logger: logger.Discard}
+		if cfg.SQL != nil {
+			c.Logger = logger.New(log.New(cfg.SQL, "", 0), logger.Config{LogLevel: logger.Info})
+		}
+		return c
+	}
+
+	// One *gorm.DB, one pool, per data source.
+	pools := map[string]gorm.ConnPool{}
+	sqlDBs := map[string]*sql.DB{}
+	var first *gorm.DB
+	var firstKind string
+	for i, ds := range rules.DataSources {
+		dsn := ds.DSN
+		if i < len(cfg.DSNs) && cfg.DSNs[i] != "" {
+			dsn = cfg.DSNs[i]
+		} else if ds.Driver == "sqlite" && !filepath.IsAbs(dsn) && !strings.HasPrefix(dsn, "file:") {
+			dsn = filepath.Join(cfg.Dir, dsn)
+		}
+		dialector, kind := open(dsn)
+		db, err := gorm.Open(dialector, gcfg())
+		if err != nil {
+			return fmt.Errorf("data source %s: %w", ds.Name, err)
+		}
+		pool, err := db.DB()
+		if err != nil {
+			return err
+		}
+		defer pool.Close()
+		pools[ds.Name], sqlDBs[ds.Name] = pool, pool
+		fmt.Fprintf(stdout, "data source %s: %s\n", ds.Name, kind)
+		if first == nil {
+			first, firstKind = db, kind
+		}
+	}
+	if first == nil {
+		return errors.New("the rules name no data source")
+	}
+
+	// db routes by the rules and refuses statements without the sharding
+	// key; scatter, over the same pools, runs them on every table.
+	db := first.WithContext(ctx)
+	if err := db.Use(gormplugin.New(nil, gormplugin.WithRules(router), gormplugin.WithDataSources(pools))); err != nil {
+		return err
+	}
+	scatter, err := gorm.Open(reuse(firstKind, sqlDBs[rules.DataSources[0].Name]), gcfg())
+	if err != nil {
+		return err
+	}
+	scatter = scatter.WithContext(ctx)
+	err = scatter.Use(gormplugin.New(nil, gormplugin.WithRules(router), gormplugin.WithDataSources(pools), gormplugin.WithScatter()))
+	if err != nil {
+		return err
+	}
+
+	targets, err := router.Targets("t_order")
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(stdout, "t_order: sharded by %s over %s\n", strings.Join(router.ShardingColumns("t_order"), ", "), joinTargets(targets))
+
+	// AutoMigrate creates every physical table in its data source.
+	if err := db.AutoMigrate(&Order{}); err != nil {
+		return fmt.Errorf("migrate: %w", err)
+	}
+
+	// Each user's orders are one batch in one database: the plugin keys
+	// them, then sends one INSERT per table, in one transaction.
+	var orders []Order
+	for user := int64(1); user <= 4; user++ {
+		batch := []Order{
+			{UserID: user, Status: "new", Amount: user * 100},
+			{UserID: user, Status: "paid", Amount: user*100 + 1},
+			{UserID: user, Status: "paid", Amount: user*100 + 2},
+		}
+		if err := db.Create(&batch).Error; err != nil {
+			return err
+		}
+		for _, o := range batch {
+			ts, err := router.Route("t_order", shardconf.Eq("user_id", o.UserID), shardconf.Eq("order_id", o.OrderID))
+			if err != nil {
+				return err
+			}
+			fmt.Fprintf(stdout, "order %s: user %d, amount %d, %s -> %s\n", o.OrderID, o.UserID, o.Amount, o.Status, joinTargets(ts))
+		}
+		orders = append(orders, batch...)
+	}
+	// One batch cannot span databases: one transaction could not hold it.
+	err = db.Create(&[]Order{{UserID: 1, Status: "new"}, {UserID: 2, Status: "new"}}).Error
+	fmt.Fprintf(stdout, "batch for users 1 and 2: %s\n", outcome(err))
+
+	// A point read by the whole sharding key reaches one table.
+	want := orders[4]
+	var got Order
+	if err := db.Where("user_id = ? AND order_id = ?", want.UserID, want.OrderID).First(&got).Error; err != nil {
+		return err
+	}
+	fmt.Fprintf(stdout, "point read user %d, order %s: amount %d, %s\n", got.UserID, got.OrderID, got.Amount, got.Status)
+
+	// An update of the loaded model: GORM adds its key (order_id = ...),
+	// which picks the table; user_id, which picks the database, is not
+	// taken from the model, so it is stated.
+	if err := db.Model(&got).Where("user_id = ?", got.UserID).Update("status", "shipped").Error; err != nil {
+		return err
+	}
+	var again Order
+	if err := db.Where(&Order{UserID: got.UserID, OrderID: got.OrderID}).Take(&again).Error; err != nil {
+		return err
+	}
+	fmt.Fprintf(stdout, "updated order %s: %s\n", again.OrderID, again.Status)
+
+	// Both sharding columns, with several keys: the tables they select,
+	// merged in order.
+	var mine []Order
+	ids := []keygen.ID{orders[6].OrderID, orders[7].OrderID, orders[8].OrderID}
+	if err := db.Where("user_id = ? AND order_id IN ?", 3, ids).Order("order_id").Find(&mine).Error; err != nil {
+		return err
+	}
+	fmt.Fprintf(stdout, "user 3, 3 order ids: %d orders, amounts %s\n", len(mine), amounts(mine))
+
+	// A sharding column without a condition: the rules cannot say where the
+	// rows are, so the statement is refused rather than run on one guessed
+	// table.
+	var paid []Order
+	err = db.Where("status = ?", "paid").Find(&paid).Error
+	fmt.Fprintf(stdout, "status = paid: %s\n", outcome(err))
+	err = db.Where("user_id = ?", 3).Find(&mine).Error
+	fmt.Fprintf(stdout, "user_id = 3 alone: %s\n", outcome(err))
+	err = db.First(&got, want.OrderID).Error
+	fmt.Fprintf(stdout, "order %s alone: %s\n", want.OrderID, outcome(err))
+
+	// The scatter *gorm.DB opted in: every table the other conditions
+	// allow (here both tables of ds_1), merged as one table would answer
+	// (ORDER BY, LIMIT after the merge).
+	ts, err := router.Scatter("t_order", shardconf.Eq("user_id", 3))
+	if err != nil {
+		return err
+	}
+	if err := scatter.Where("user_id = ?", 3).Order("amount").Find(&mine).Error; err != nil {
+		return err
+	}
+	fmt.Fprintf(stdout, "scatter user_id = 3 (%s): %d orders, amounts %s\n", joinTargets(ts), len(mine), amounts(mine))
+	if err := scatter.Where("user_id = ? AND status = ?", 3, "paid").Order("amount desc").Limit(1).Find(&paid).Error; err != nil {
+		return err
+	}
+	fmt.Fprintf(stdout, "scatter user_id = 3, paid, largest: amounts %s\n", amounts(paid))
+	// Scatter stays within one data source: a statement reaching both
+	// databases is refused (gormplugin.ErrUnsupported), reads included.
+	err = scatter.Where("status = ?", "paid").Find(&paid).Error
+	fmt.Fprintf(stdout, "scatter status = paid: %s\n", outcome(err))
+
+	// What each physical table holds, asked of its database directly.
+	var total int64
+	for _, t := range targets {
+		var n int64
+		if err := sqlDBs[t.DataSource].QueryRowContext(ctx, "SELECT COUNT(*) FROM "+t.Table).Scan(&n); err != nil {
+			return err
+		}
+		fmt.Fprintf(stdout, "%s.%s: %d rows\n", t.DataSource, t.Table, n)
+		total += n
+	}
+	fmt.Fprintf(stdout, "t_order: %d rows\n", total)
+	return nil
+}
+
+func loadRules(path string) (*shardconf.Config, error) {
+	if path == "" {
+		return shardconf.Parse(defaultRules)
+	}
+	return shardconf.Load(path)
+}
+
+func outcome(err error) string {
+	switch {
+	case err == nil:
+		return "ok"
+	case errors.Is(err, shardconf.ErrMissingShardingKey):
+		return "refused, missing sharding key (" + err.Error() + ")"
+	case errors.Is(err, gormplugin.ErrUnsupported):
+		return "refused, unsupported (" + err.Error() + ")"
+	default:
+		return "error: " + err.Error()
+	}
+}
+
+func joinTargets(ts []shardconf.Target) string {
+	s := make([]string, len(ts))
+	for i, t := range ts {
+		s[i] = t.DataSource + "." + t.Table
+	}
+	return strings.Join(s, ", ")
+}
+
+func amounts(os []Order) string {
+	s := make([]string, len(os))
+	for i, o := range os {
+		s[i] = strconv.FormatInt(o.Amount, 10)
+	}
+	return "[" + strings.Join(s, " ") + "]"
+}
+
+// open picks the GORM driver by the DSN's form.
+func open(dsn string) (gorm.Dialector, string) {
+	switch {
+	case strings.HasPrefix(dsn, "postgres://"), strings.HasPrefix(dsn, "postgresql://"), strings.Contains(dsn, "host="):
+		return postgres.Open(dsn), "postgres"
+	case strings.Contains(dsn, "@tcp("), strings.Contains(dsn, "@unix("), strings.HasPrefix(dsn, "tcp("):
+		return mysql.Open(dsn), "mysql"
+	case strings.HasPrefix(dsn, "file:"):
+		return sqlite.Open(dsn), "sqlite"
+	default: // a file name; wait for a lock instead of failing with SQLITE_BUSY
+		return sqlite.Open("file:" + dsn + "?_pragma=busy_timeout(5000)"), "sqlite"
+	}
+}
+
+// reuse is a dialector of kind over an open pool.
+func reuse(kind string, pool *sql.DB) gorm.Dialector {
+	switch kind {
+	case "postgres":
+		return postgres.New(postgres.Config{Conn: pool})
+	case "mysql":
+		return mysql.New(mysql.Config{Conn: pool})
+	default:
+		return sqlite.Dialector{Conn: pool}
+	}
+}
