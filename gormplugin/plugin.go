@@ -48,7 +48,8 @@ func WithLogger(l *slog.Logger) Option { return func(p *Plugin) { p.logger = l }
 
 // WithScatter lets statements without a sharding condition run on every
 // target their other conditions allow, merging the results. Without it
-// they fail with shardconf.ErrMissingShardingKey.
+// they fail with shardconf.ErrMissingShardingKey. The targets must be in
+// one data source: a statement reaching two is ErrUnsupported.
 func WithScatter() Option { return func(p *Plugin) { p.scatter = true } }
 
 // New builds the plugin. props configure the default key generator, a

@@ -256,7 +256,7 @@ func (p *Plugin) settle(db *gorm.DB, r routed) {
 	ds := r.targets[0].DataSource
 	for _, t := range r.targets[1:] {
 		if t.DataSource != ds {
-			p.fail(db, fmt.Errorf("%w: the statement spans data sources %s and %s (one transaction cannot)", ErrUnsupported, ds, t.DataSource))
+			p.fail(db, fmt.Errorf("%w: the statement spans data sources %s and %s (a statement runs in one; group batches by data source, read across them through sqlhook)", ErrUnsupported, ds, t.DataSource))
 			return
 		}
 	}
