@@ -5,9 +5,8 @@ package keygen
 // 2016-05-20), with IDs generated ahead of time into a ring buffer by a
 // background filler and handed out by the callers with one CAS on a
 // word holding both the cursor and the count of filled slots. (Baidu keeps
-// the cursor and the tail on separate cache lines; one word measured twice
-// as fast under contention here, since a caller then reads one shared
-// line, not two, and no per-slot flag.)
+// the cursor and the tail on separate cache lines and a flag per slot;
+// one word and no flags measured twice as fast under contention here.)
 //
 // The ring holds (max sequence + 1) << boost-power IDs. The filler fills
 // it a whole second at a time: all (max sequence + 1) IDs of second s for
@@ -64,6 +63,7 @@ import (
 	"fmt"
 	"log/slog"
 	"reflect"
+	"runtime"
 	"strconv"
 	"sync"
 	"sync/atomic"
@@ -88,17 +88,24 @@ const (
 	takeRun = 256
 )
 
+// The ring holds size = (max sequence + 1) << boost-power IDs, as
+// Baidu's does, but stores them one second per word: position p holds
+// blocks[p / perSec mod 2^boost] | p mod perSec, since the filler always
+// fills a whole second of consecutive positions. (Storing every ID, the
+// filler wrote each one and callers read a 512 KiB array; parallel takes
+// measured several times slower.)
+//
 // The ring's state is one word: the cursor (the next position to take,
 // modulo 2^40) in the high 40 bits and the number of filled positions
 // from it (at most 2^22) in the low 24. A caller loads the state, reads
-// the slot of the cursor position c, and only then claims it by a CAS of
-// the state (cursor+1, filled−1). The filler overwrites that slot (with
-// position c+size) only after it has seen a cursor past c, which is after
-// the CAS; so a caller whose CAS succeeds read position c's value, and a
-// caller whose CAS fails discards what it read. No per-slot flag is
-// needed, and a caller touches one shared word. Slots are atomic so that a
-// discarded read, which may overlap the filler's write, is not a data
-// race.
+// the block of the cursor position c, and only then claims c by a CAS of
+// the state (cursor+1, filled−1). The filler overwrites that block (with
+// the second of position c+size) only after it has seen a cursor past the
+// block's last position, which is after the CAS; so a caller whose CAS
+// succeeds read position c's second, and a caller whose CAS fails discards
+// what it read. No per-slot flag is needed, and a caller touches one
+// shared word. Blocks are atomic so that a discarded read, which may
+// overlap the filler's write, is not a data race.
 const (
 	stateAvailBits = 24
 	stateAvailMask = 1<<stateAvailBits - 1
@@ -119,9 +126,11 @@ type cachedUID struct {
 
 	// read-only after construction
 	closed    atomic.Bool
-	ring      []atomic.Int64
-	size      int64
-	ringMask  int64
+	blocks    []atomic.Int64 // the ring: one second's base (time and worker fields) per block
+	blockMask int64
+	seqBits   uint
+	seqMask   int64
+	size      int64 // the ring's IDs: perSec * len(blocks)
 	perSec    int64 // max sequence + 1
 	threshold int64 // padding: wake the filler when fewer slots are filled
 	policyErr bool
@@ -211,9 +220,11 @@ func newCachedUIDGenerator(props Props, o Options) (Generator, error) {
 	perSec := int64(1) << l.SequenceBits
 	size := perSec << boost
 	g := &cachedUID{
-		ring:      make([]atomic.Int64, size),
+		blocks:    make([]atomic.Int64, 1<<boost),
+		blockMask: 1<<boost - 1,
+		seqBits:   uint(l.SequenceBits),
+		seqMask:   perSec - 1,
 		size:      size,
-		ringMask:  size - 1,
 		perSec:    perSec,
 		threshold: size * padding / 100,
 		policyErr: policy == "error",
@@ -298,14 +309,11 @@ func (g *cachedUID) fill() (int, error) {
 		if !g.space.next.CompareAndSwap(claimed, s+1) {
 			continue
 		}
-		base := s<<g.timeShift | g.fixed
-		// Every position written here is at least size below the cursor
-		// read above, so its slot's previous value was claimed (see the
-		// state's comment). Positions wrap at 2^40, a multiple of the ring
-		// size.
-		for q := int64(0); q < g.perSec; q++ {
-			g.ring[(t+q)&g.ringMask].Store(base | q)
-		}
+		// Positions t..t+perSec-1 are at least size above every position
+		// the block held, all below the cursor read above: claimed (see the
+		// state's comment). t is a multiple of perSec, and positions wrap
+		// at 2^40, a multiple of the ring's size.
+		g.blocks[(t>>g.seqBits)&g.blockMask].Store(s<<g.timeShift | g.fixed)
 		g.lastSecond.Store(s)
 		g.filledIDs.Add(uint64(g.perSec))
 		g.state.Add(uint64(g.perSec))
@@ -355,6 +363,11 @@ func (g *cachedUID) kick() {
 	}
 	select {
 	case g.want <- struct{}{}:
+		// The woken filler waits in this P's run queue; when every P is
+		// busy taking IDs it would not run before the ring is empty (the
+		// scheduler preempts after 10 ms). Yield once so that it fills
+		// while the other half of the ring is being taken.
+		runtime.Gosched()
 	default:
 	}
 }
@@ -371,7 +384,7 @@ func (g *cachedUID) take(dst []int64) int {
 		c := int64(st >> stateAvailBits)
 		n := min(int64(len(dst)), avail, takeRun)
 		for k := int64(0); k < n; k++ {
-			dst[k] = g.ring[(c+k)&g.ringMask].Load()
+			dst[k] = g.at(c + k)
 		}
 		if !g.state.CompareAndSwap(st, st+uint64(n)*stateCursorOne-uint64(n)) {
 			continue
@@ -381,6 +394,11 @@ func (g *cachedUID) take(dst []int64) int {
 		}
 		return int(n)
 	}
+}
+
+// at is the ID at position p of the ring (p filled and not yet claimed).
+func (g *cachedUID) at(p int64) int64 {
+	return g.blocks[(p>>g.seqBits)&g.blockMask].Load() | p&g.seqMask
 }
 
 // Type returns "CACHED_UID".
@@ -413,7 +431,7 @@ func (g *cachedUID) NextID(ctx context.Context) (int64, error) {
 		if avail == 0 {
 			break
 		}
-		id := g.ring[int64(st>>stateAvailBits)&g.ringMask].Load() // before the claim: see the state's comment
+		id := g.at(int64(st >> stateAvailBits)) // before the claim: see the state's comment
 		if !g.state.CompareAndSwap(st, st+stateCursorOne-1) {
 			continue
 		}

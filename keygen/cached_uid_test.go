@@ -477,6 +477,7 @@ func BenchmarkCachedUID(b *testing.B) {
 		})
 		b.Run("mode=parallel", func(b *testing.B) {
 			b.ReportAllocs()
+			before := g.(keygen.StatsReporter).Stats().SequenceWaits
 			b.RunParallel(func(pb *testing.PB) {
 				for pb.Next() {
 					if _, err := g.NextID(ctx); err != nil {
@@ -485,6 +486,9 @@ func BenchmarkCachedUID(b *testing.B) {
 					}
 				}
 			})
+			// Calls that found the ring empty, per million IDs.
+			waits := g.(keygen.StatsReporter).Stats().SequenceWaits - before
+			b.ReportMetric(float64(waits)*1e6/float64(b.N), "empty/1M")
 		})
 	})
 }
