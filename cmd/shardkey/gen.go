@@ -2,6 +2,7 @@ package main
 
 import (
 	"bufio"
+	"bytes"
 	"context"
 	"encoding/json"
 	"flag"
@@ -149,12 +150,16 @@ func writeIDs(w *bufio.Writer, ids []int64, format, out string) error {
 	return nil
 }
 
-// writeJSON writes v as indented JSON and a newline.
+// writeJSON writes v as indented JSON and a newline, with <, > and &
+// as themselves (SQL and conditions are not HTML).
 func writeJSON(w io.Writer, v any) error {
-	b, err := json.MarshalIndent(v, "", "  ")
-	if err != nil {
+	var b bytes.Buffer
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false)
+	enc.SetIndent("", "  ")
+	if err := enc.Encode(v); err != nil {
 		return err
 	}
-	_, err = w.Write(append(b, '\n'))
+	_, err := w.Write(b.Bytes())
 	return err
 }

@@ -1,13 +1,27 @@
 // Command shardkey generates and inspects distributed primary keys with
-// package keygen.
+// package keygen, and works with ShardingSphere-style sharding rules with
+// package shardconf:
+//
+//	gen       generate keys
+//	decode    split IDs into time, worker and sequence
+//	validate  check a sharding rule file
+//	route     show where a statement on a table goes
+//	targets   list every physical table of the rules
+//	ddl       print CREATE TABLE statements for every physical table, per
+//	          data source and SQL dialect, from a template for the logic table
+//	workers   show or free worker-id lease slots in a database
+//
+// Every command takes -h (usage and examples) and -o text|json; commands
+// that read rules take the file as -rules FILE or their first argument.
 //
 // Each subcommand lives in its own file and registers itself in commands;
 // run dispatches to it with its own flag.FlagSet. run takes the arguments
 // and output streams explicitly, so tests call it in-process.
 //
-// Exit codes: 0 success, 1 runtime error (bad props, generator error,
-// undecodable ID), 2 usage error (unknown command, bad flag, missing
-// argument, -n out of range).
+// Exit codes: 0 success (and explicit help), 1 runtime error (bad props,
+// generator error, undecodable ID, invalid rules or template, unreachable
+// database), 2 usage error (unknown command, bad flag, missing argument,
+// -n out of range).
 package main
 
 import (
@@ -48,7 +62,7 @@ type command struct {
 type action func(args []string, stdout io.Writer) error
 
 // commands are the subcommands, in the order `shardkey help` lists them.
-var commands = []*command{genCmd, decodeCmd, validateCmd, routeCmd, targetsCmd, workersCmd}
+var commands = []*command{genCmd, decodeCmd, validateCmd, routeCmd, targetsCmd, ddlCmd, workersCmd}
 
 func lookup(name string) *command {
 	for _, c := range commands {
@@ -95,7 +109,7 @@ func runHelp(args []string, stdout, stderr io.Writer) int {
 
 func printMainUsage(w io.Writer) {
 	var b strings.Builder
-	b.WriteString("shardkey generates and inspects distributed primary keys.\n\n")
+	b.WriteString("shardkey generates and inspects distributed primary keys and sharding rules.\n\n")
 	b.WriteString("usage: shardkey <command> [flags] [arguments]\n\nCommands:\n")
 	for _, c := range commands {
 		fmt.Fprintf(&b, "  %-8s %s\n", c.name, c.summary)
@@ -110,6 +124,8 @@ func printMainUsage(w io.Writer) {
 	b.WriteString("  shardkey validate rules.yaml\n")
 	b.WriteString("  shardkey route rules.yaml t_order order_id=123 user_id=7\n")
 	b.WriteString("  shardkey targets rules.yaml\n")
+	b.WriteString("  shardkey ddl -rules rules.yaml -table t_order -template t_order.sql\n")
+	b.WriteString("  shardkey workers list -dsn postgres://app@127.0.0.1:5432/app\n")
 	b.WriteString("\nExit status: 0 success, 1 runtime error, 2 usage error.\n")
 	io.WriteString(w, b.String())
 }

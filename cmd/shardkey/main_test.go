@@ -3,8 +3,6 @@ package main
 import (
 	"bytes"
 	"encoding/json"
-	"os/exec"
-	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
@@ -323,6 +321,36 @@ func TestHelp(t *testing.T) {
 			}
 		}
 	}
+	for _, c := range commands {
+		if !strings.Contains(mustCLI(t, "help"), "\n  "+c.name+" ") {
+			t.Errorf("shardkey help does not list %s", c.name)
+		}
+		// Every command: usage, examples and -o on -h, --help and help CMD.
+		for _, args := range [][]string{{"help", c.name}, {c.name, "-h"}, {c.name, "--help"}, {c.name, "-help"}} {
+			out := mustCLI(t, args...)
+			for _, want := range []string{"usage: shardkey " + c.name + " ", "\n\nFlags:\n", "-o form", "\nExamples:\n  shardkey " + c.name + " "} {
+				if !strings.Contains(out, want) {
+					t.Errorf("shardkey %s: no %q in\n%s", strings.Join(args, " "), want, out)
+				}
+			}
+			if !strings.HasSuffix(out, "\n") || strings.HasSuffix(out, "\n\n") {
+				t.Errorf("shardkey %s: output does not end with one newline", strings.Join(args, " "))
+			}
+		}
+		// Every command: an unknown flag is a usage error.
+		if code, out, errs := cli(t, c.name, "-no-such-flag"); code != 2 || out != "" || !strings.Contains(errs, "-no-such-flag") {
+			t.Errorf("shardkey %s -no-such-flag: exit %d, stdout %q, stderr %q", c.name, code, out, errs)
+		}
+	}
+	// Commands with a rule file share -rules and -keygen-props.
+	for _, name := range []string{"validate", "route", "targets", "ddl"} {
+		out := mustCLI(t, "help", name)
+		for _, want := range []string{"-rules file", "-keygen-props k=v,k=v"} {
+			if !strings.Contains(out, want) {
+				t.Errorf("shardkey help %s: no %q", name, want)
+			}
+		}
+	}
 	for _, tc := range []struct {
 		cmd  string
 		args []string
@@ -342,29 +370,9 @@ func TestHelp(t *testing.T) {
 	}
 }
 
-// TestBinary builds the command and runs it as a user would.
+// TestBinary runs the binary TestMain built as a user would.
 func TestBinary(t *testing.T) {
-	goTool, err := exec.LookPath("go")
-	if err != nil {
-		t.Fatal("go tool not in PATH")
-	}
-	bin := filepath.Join(t.TempDir(), "shardkey")
-	if out, err := exec.Command(goTool, "build", "-o", bin, ".").CombinedOutput(); err != nil {
-		t.Fatalf("go build: %v\n%s", err, out)
-	}
-	sh := func(args ...string) (int, string, string) {
-		var out, errb bytes.Buffer
-		cmd := exec.Command(bin, args...)
-		cmd.Stdout, cmd.Stderr = &out, &errb
-		err := cmd.Run()
-		code := 0
-		if ee, ok := err.(*exec.ExitError); ok {
-			code = ee.ExitCode()
-		} else if err != nil {
-			t.Fatalf("run %v: %v", args, err)
-		}
-		return code, out.String(), errb.String()
-	}
+	sh := func(args ...string) (int, string, string) { return runBin(t, args...) }
 
 	code, out, errs := sh("gen", "-props", "worker-id=1", "-n", "5")
 	if code != 0 {

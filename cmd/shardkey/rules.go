@@ -15,15 +15,29 @@ import (
 
 // rulesFlags are the flags of commands that read a rule file.
 type rulesFlags struct {
+	rules       *string
 	keygenProps *string
 	out         *choice
 }
 
 func addRulesFlags(fs *flag.FlagSet) rulesFlags {
 	return rulesFlags{
+		rules:       fs.String("rules", "", "sharding rule `file` (YAML); or give it as the first argument"),
 		keygenProps: fs.String("keygen-props", "", "props added to every key generator of the rules, as `k=v,k=v` (e.g. worker-id=1)"),
 		out:         outputFlag(fs),
 	}
+}
+
+// file returns the rule file, from -rules or else the first argument, and
+// the other arguments.
+func (f rulesFlags) file(args []string) (string, []string, error) {
+	if *f.rules != "" {
+		return *f.rules, args, nil
+	}
+	if len(args) == 0 || args[0] == "" {
+		return "", nil, usageErrorf("want a rule file: -rules FILE or the first argument")
+	}
+	return args[0], args[1:], nil
 }
 
 // load reads and compiles a rule file.
@@ -58,24 +72,30 @@ func problems(err error) []string {
 
 var validateCmd = &command{
 	name:     "validate",
-	synopsis: "[-keygen-props k=v,...] [-o text|json] RULES.yaml",
+	synopsis: "[-keygen-props k=v,...] [-o text|json] [-rules] RULES.yaml",
 	summary:  "check a sharding rule file",
 	details: `Validate loads a ShardingSphere-style rule file (5.x rules: or 4.x
 shardingRule:), compiles every table, algorithm and key generator, and
-prints every problem with its file, line, column and YAML path. It exits 1
-when there is any.
+prints every problem to stderr with its file, line, column and YAML path.
+It exits 1 when there is any. With -o json the result, problems included,
+goes to stdout.
 `,
 	examples: `  shardkey validate rules.yaml
+  shardkey validate -rules rules.yaml
   shardkey validate -keygen-props worker-id=1 rules.yaml
   shardkey validate -o json rules.yaml
 `,
 	setup: func(fs *flag.FlagSet) action {
 		rf := addRulesFlags(fs)
 		return func(args []string, stdout io.Writer) error {
-			if len(args) != 1 {
-				return usageErrorf("want one rule file")
+			file, rest, err := rf.file(args)
+			if err != nil {
+				return err
 			}
-			r, err := rf.load(args[0])
+			if len(rest) != 0 {
+				return usageErrorf("want one rule file, got also %q", rest[0])
+			}
+			r, err := rf.load(file)
 			var ue *usageError
 			if errors.As(err, &ue) {
 				return err
@@ -101,12 +121,11 @@ when there is any.
 				return nil
 			}
 			if err != nil {
-				for _, p := range problems(err) {
-					fmt.Fprintln(stdout, p)
-				}
-				return fmt.Errorf("%s: %d problem(s)", args[0], len(problems(err)))
+				// Problems are diagnostics: stderr, one a line, like a compiler's.
+				ps := problems(err)
+				return fmt.Errorf("%s: %d problem(s):\n%s", file, len(ps), strings.Join(ps, "\n"))
 			}
-			fmt.Fprintf(stdout, "%s: ok (%d tables, %d data sources)\n", args[0], len(r.Tables()), len(r.DataSources()))
+			fmt.Fprintf(stdout, "%s: ok (%d tables, %d data sources)\n", file, len(r.Tables()), len(r.DataSources()))
 			return nil
 		}
 	},
@@ -117,7 +136,7 @@ var errSilent = errors.New("")
 
 var routeCmd = &command{
 	name:     "route",
-	synopsis: "[-scatter] [-keygen-props k=v,...] [-o text|json] RULES.yaml TABLE [COND...]",
+	synopsis: "[-scatter] [-keygen-props k=v,...] [-o text|json] [-rules] RULES.yaml TABLE [COND...]",
 	summary:  "show where a statement on a table goes",
 	details: `Route prints the data source and table each matching row lives in, for
 a logic table and conditions on its columns (ANDed):
@@ -135,23 +154,28 @@ every sharding column it fails (exit 1), as shardkey's router does;
   shardkey route rules.yaml t_order user_id=7 order_id=1,2,3
   shardkey route rules.yaml t_order user_id=7 'order_id>=100' 'order_id<200'
   shardkey route -scatter -o json rules.yaml t_order user_id=7
+  shardkey route -rules rules.yaml -keygen-props worker-id=1 t_order order_id=123 user_id=7
 `,
 	setup: func(fs *flag.FlagSet) action {
 		rf := addRulesFlags(fs)
 		scatter := fs.Bool("scatter", false, "route statements lacking a sharding key to every target")
 		return func(args []string, stdout io.Writer) error {
-			if len(args) < 2 {
+			file, args, err := rf.file(args)
+			if err != nil {
+				return err
+			}
+			if len(args) < 1 {
 				return usageErrorf("want a rule file and a table")
 			}
-			conds := make([]shardconf.Cond, 0, len(args)-2)
-			for _, a := range args[2:] {
+			conds := make([]shardconf.Cond, 0, len(args)-1)
+			for _, a := range args[1:] {
 				c, err := parseCond(a)
 				if err != nil {
 					return err
 				}
 				conds = append(conds, c)
 			}
-			r, err := rf.load(args[0])
+			r, err := rf.load(file)
 			if err != nil {
 				return err
 			}
@@ -159,7 +183,7 @@ every sharding column it fails (exit 1), as shardkey's router does;
 			if *scatter {
 				route = r.Scatter
 			}
-			ts, err := route(args[1], conds...)
+			ts, err := route(args[0], conds...)
 			if err != nil {
 				return err
 			}
@@ -235,28 +259,29 @@ func writeTargets(w io.Writer, ts []shardconf.Target, out string) error {
 
 var targetsCmd = &command{
 	name:     "targets",
-	synopsis: "[-keygen-props k=v,...] [-o text|json] RULES.yaml [TABLE...]",
+	synopsis: "[-keygen-props k=v,...] [-o text|json] [-rules] RULES.yaml [TABLE...]",
 	summary:  "list every physical table of the rules",
 	details: `Targets lists the physical tables of every logic table in the rules (or of
 the tables named), one line each: data source, physical table, logic table.
 Broadcast tables appear once per data source. Use it to create or migrate
-the tables.
+the tables; ddl prints their CREATE TABLE statements.
 `,
 	examples: `  shardkey targets rules.yaml
   shardkey targets rules.yaml t_order
   shardkey targets -o json rules.yaml
+  shardkey targets -rules rules.yaml t_order t_order_item
 `,
 	setup: func(fs *flag.FlagSet) action {
 		rf := addRulesFlags(fs)
 		return func(args []string, stdout io.Writer) error {
-			if len(args) < 1 {
-				return usageErrorf("want a rule file")
-			}
-			r, err := rf.load(args[0])
+			file, tables, err := rf.file(args)
 			if err != nil {
 				return err
 			}
-			tables := args[1:]
+			r, err := rf.load(file)
+			if err != nil {
+				return err
+			}
 			if len(tables) == 0 {
 				tables = r.Tables()
 			}
@@ -265,7 +290,7 @@ the tables.
 				Table      string `json:"table"`
 				Logic      string `json:"logicTable"`
 			}
-			var rows []row
+			rows := []row{}
 			for _, t := range tables {
 				ts, err := r.Targets(t)
 				if err != nil {

@@ -17,13 +17,18 @@ func TestValidate(t *testing.T) {
 	if !strings.Contains(out, "ok (2 tables, 2 data sources)") {
 		t.Fatalf("validate: %q", out)
 	}
-	// The file's SNOWFLAKE has no worker-id: exit 1 with the position.
+	// The file's SNOWFLAKE has no worker-id: exit 1 with the position, on
+	// stderr.
 	code, out, errs := cli(t, "validate", rulesFile("ss5-databases-tables.yaml"))
-	if code != 1 || !strings.Contains(out, "ss5-databases-tables.yaml:") || !strings.Contains(out, "worker-id") ||
+	if code != 1 || out != "" || !strings.Contains(errs, "ss5-databases-tables.yaml:74:7: ") || !strings.Contains(errs, "worker-id") ||
 		!strings.Contains(errs, "1 problem(s)") {
 		t.Fatalf("validate without worker-id: exit %d\n%s\n%s", code, out, errs)
 	}
 	mustCLI(t, "validate", "-keygen-props", "worker-id=3", rulesFile("ss5-databases-tables.yaml"))
+	// -rules names the file as well as the argument does.
+	if out := mustCLI(t, "validate", "-rules", rulesFile("ss5-auto-tables.yaml")); !strings.Contains(out, "ok (2 tables") {
+		t.Errorf("validate -rules: %q", out)
+	}
 
 	bad := filepath.Join(t.TempDir(), "bad.yaml")
 	text := "rules:\n- !SHARDING\n  tables:\n    t:\n      actualDataNode: ds.t_${0..1}\n      tableStrategy: {hint: {shardingAlgorithmName: x}}\n"
@@ -41,8 +46,17 @@ func TestValidate(t *testing.T) {
 	if !strings.Contains(res.Problems[0], "bad.yaml:5:7") {
 		t.Errorf("first problem %q lacks file:line:column", res.Problems[0])
 	}
-	if code, _, _ := cli(t, "validate"); code != 2 {
-		t.Errorf("validate without a file: exit %d", code)
+	for _, args := range [][]string{
+		{"validate"},
+		{"validate", "a.yaml", "b.yaml"},
+		{"validate", "-rules", "a.yaml", "b.yaml"},
+		{"route", rulesFile("ss5-auto-tables.yaml")},
+		{"route", "-rules", rulesFile("ss5-auto-tables.yaml")},
+		{"targets"},
+	} {
+		if code, _, errs := cli(t, args...); code != 2 || !strings.Contains(errs, "usage: shardkey "+args[0]) {
+			t.Errorf("shardkey %s: exit %d, stderr %q; want exit 2", strings.Join(args, " "), code, errs)
+		}
 	}
 }
 
@@ -66,6 +80,9 @@ func TestRoute(t *testing.T) {
 	if out := mustCLI(t, "route", auto, "t_order", "order_id=1..2"); out != "ds_0\tt_order_2\nds_1\tt_order_1\n" {
 		t.Errorf("range route = %q", out)
 	}
+	if out := mustCLI(t, "route", "-rules", auto, "t_order", "order_id=1..2"); out != "ds_0\tt_order_2\nds_1\tt_order_1\n" {
+		t.Errorf("route -rules = %q", out)
+	}
 	if out := mustCLI(t, "route", "-o", "json", auto, "t_order", "order_id>=5", "order_id<6"); !strings.Contains(out, `"table": "t_order_1"`) {
 		t.Errorf("json route = %q", out)
 	}
@@ -83,6 +100,9 @@ func TestTargets(t *testing.T) {
 	want := "ds_0\tt_order_0\tt_order\nds_0\tt_order_2\tt_order\nds_1\tt_order_1\tt_order\nds_1\tt_order_3\tt_order\n"
 	if out != want {
 		t.Fatalf("targets = %q", out)
+	}
+	if got := mustCLI(t, "targets", "-rules", rulesFile("ss5-auto-tables.yaml"), "t_order"); got != want {
+		t.Errorf("targets -rules = %q", got)
 	}
 	out = mustCLI(t, "targets", "-o", "json", rulesFile("ss5-databases.yaml"))
 	var rows []map[string]string

@@ -26,10 +26,13 @@ var workersCmd = &command{
 "list" shows every slot of the namespace: its owner, when its lease expires and the last time
 a key was issued with it. "release WORKER" revokes a slot: its holder, if still running, loses
 the lease at its next renewal and stops issuing keys; the slot becomes claimable once the last
-lease has expired plus the safe-guard period, never while two processes could both use it.`,
+lease has expired plus the safe-guard period, never while two processes could both use it.
+With -o json, list prints the slots and release what it released as JSON.
+`,
 	examples: `  shardkey workers list -dsn postgres://app@127.0.0.1:5432/app
   shardkey workers list -driver mysql -dsn 'app@tcp(127.0.0.1:3306)/app' -namespace orders -o json
-  shardkey workers release -dsn postgres://app@127.0.0.1:5432/app 3`,
+  shardkey workers release -dsn postgres://app@127.0.0.1:5432/app 3
+`,
 	setup: func(fs *flag.FlagSet) action {
 		dsn := fs.String("dsn", "", "database `DSN` (required; never printed)")
 		drv := choiceFlag(fs, "driver", "database `driver`: auto (from the DSN), pgx or mysql", "auto", "pgx", "mysql")
@@ -38,7 +41,7 @@ lease has expired plus the safe-guard period, never while two processes could bo
 		out := outputFlag(fs)
 		return func(args []string, stdout io.Writer) error {
 			if len(args) == 0 {
-				return usageErrorf("workers: list or release?")
+				return usageErrorf("want a subcommand: list or release")
 			}
 			sub := args[0]
 			// Flags may follow the subcommand: shardkey workers list -dsn ...
@@ -48,9 +51,9 @@ lease has expired plus the safe-guard period, never while two processes could bo
 			rest := fs.Args()
 			switch {
 			case sub != "list" && sub != "release":
-				return usageErrorf("workers: unknown subcommand %q (list or release)", sub)
+				return usageErrorf("unknown subcommand %q (list or release)", sub)
 			case *dsn == "":
-				return usageErrorf("workers: -dsn is required")
+				return usageErrorf("-dsn is required")
 			case sub == "list" && len(rest) != 0:
 				return usageErrorf("workers list takes no arguments")
 			case sub == "release" && len(rest) != 1:
@@ -81,6 +84,12 @@ lease has expired plus the safe-guard period, never while two processes could bo
 				}
 				if err := src.Release(ctx, w); err != nil {
 					return redactErr(err, *dsn)
+				}
+				if out.value == "json" {
+					return writeJSON(stdout, struct {
+						Released  int64  `json:"released"`
+						Namespace string `json:"namespace"`
+					}{w, *ns})
 				}
 				fmt.Fprintf(stdout, "released worker %d of namespace %s\n", w, *ns)
 				return nil

@@ -54,6 +54,18 @@ func TestWorkersListAndRelease(t *testing.T) {
 	if !strings.Contains(out.String(), "false") {
 		t.Errorf("after release the slot is still held:\n%s", out.String())
 	}
+	// release -o json: what it released.
+	out.Reset()
+	if code := run([]string{"workers", "release", "-o", "json", "-dsn", dsn, "-namespace", "cli", "0"}, &out, &errOut); code != exitOK {
+		t.Fatalf("release -o json: exit %d: %s", code, errOut.String())
+	}
+	var rel struct {
+		Released  *int64 `json:"released"`
+		Namespace string `json:"namespace"`
+	}
+	if err := json.Unmarshal(out.Bytes(), &rel); err != nil || rel.Released == nil || *rel.Released != 0 || rel.Namespace != "cli" {
+		t.Errorf("release -o json: %v %s", err, out.String())
+	}
 	// Usage errors exit 2 and never echo the DSN.
 	errOut.Reset()
 	if code := run([]string{"workers", "drop", "-dsn", "postgres://u:s3cret@127.0.0.1:1/x"}, &out, &errOut); code != exitUsage {

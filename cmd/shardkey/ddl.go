@@ -1,0 +1,314 @@
+package main
+
+import (
+	"bufio"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"maps"
+	"os"
+	"slices"
+	"strings"
+
+	"github.com/shardkey/shardkey/keygen"
+	"github.com/shardkey/shardkey/shardconf"
+)
+
+var ddlCmd = &command{
+	name:     "ddl",
+	synopsis: "-template FILE.sql [-table T,...] [-datasource DS,...] [-dialect auto|postgres|mysql|sqlite] [-o text|json] [-rules] RULES.yaml [TABLE...]",
+	summary:  "print CREATE TABLE statements for every physical table",
+	details: `Ddl prints the statements that create the physical tables of logic tables,
+per data source, from a template written for the logic tables: a CREATE
+TABLE for each, and any CREATE INDEX on them, separated by semicolons.
+
+  CREATE TABLE t_order (
+    order_id BIGINT NOT NULL,
+    user_id  BIGINT NOT NULL,
+    CONSTRAINT pk_t_order PRIMARY KEY (order_id)
+  );
+  CREATE INDEX idx_user ON t_order (user_id);
+
+In each copy the logic table's name (where a table is named: after CREATE
+TABLE, ON, REFERENCES, and before .column) becomes the physical table's.
+Index and constraint names are made unique per physical table, since
+PostgreSQL and SQLite name indexes per schema: the logic table's name in
+them becomes the physical one (pk_t_order -> pk_t_order_0), else the
+physical name is appended (idx_user -> idx_user_t_order_0). Strings and
+comments are left as written. Names are quoted for the dialect. In the
+template a name in backquotes is an identifier in every dialect, one in
+double quotes in all but MySQL (where it is a string).
+
+Without tables (-table or arguments) it prints every table of the rules,
+sharded and broadcast, and the template must create them all. Tables come
+in the template's order, so write a referenced table first.
+
+The dialect of each data source comes from its driver in the rules (pgx:
+postgres, mysql, sqlite) unless -dialect names one. -datasource limits the
+output to some data sources, to pipe it to their databases. Text output
+groups the statements under a "-- data source NAME (DIALECT)" comment;
+-o json prints a list of
+{dataSource, dialect, logicTable, table, statements}.
+`,
+	examples: `  shardkey ddl -rules rules.yaml -table t_order -template t_order.sql
+  shardkey ddl -rules rules.yaml -template schema.sql -dialect mysql
+  shardkey ddl -template schema.sql -o json rules.yaml t_order t_order_item
+  shardkey ddl -rules rules.yaml -template schema.sql -datasource ds_0 | psql app_0
+`,
+	setup: func(fs *flag.FlagSet) action {
+		rf := addRulesFlags(fs)
+		tmpl := fs.String("template", "", "`file` of CREATE TABLE (and CREATE INDEX) statements written for the logic tables (required)")
+		table := fs.String("table", "", "logic `tables`, comma-separated (default: every table of the rules)")
+		dsFlag := fs.String("datasource", "", "print only these data `sources`, comma-separated (default: all)")
+		dialect := choiceFlag(fs, "dialect", "SQL `dialect`: auto (from each data source's driver), postgres, mysql or sqlite",
+			"auto", dialectPostgres, dialectMySQL, dialectSQLite)
+		return func(args []string, stdout io.Writer) error {
+			file, tables, err := rf.file(args)
+			if err != nil {
+				return err
+			}
+			if *tmpl == "" {
+				return usageErrorf("-template is required")
+			}
+			tables = append(tables, commaList(*table)...)
+			return ddl(stdout, rf, file, *tmpl, tables, commaList(*dsFlag), dialect.value, rf.out.value)
+		}
+	},
+}
+
+// commaList splits a comma-separated flag value, dropping empty items.
+func commaList(s string) []string {
+	var out []string
+	for _, x := range strings.Split(s, ",") {
+		if x = strings.TrimSpace(x); x != "" {
+			out = append(out, x)
+		}
+	}
+	return out
+}
+
+// ddlEntry is the statements of one physical table.
+type ddlEntry struct {
+	DataSource string   `json:"dataSource"`
+	Dialect    string   `json:"dialect"`
+	LogicTable string   `json:"logicTable"`
+	Table      string   `json:"table"`
+	Statements []string `json:"statements"`
+
+	line int // of the CREATE TABLE in the template
+}
+
+func ddl(stdout io.Writer, rf rulesFlags, rulesFile, tmplFile string, tables, sources []string, dialect, out string) error {
+	r, err := rf.loadLayout(rulesFile)
+	if err != nil {
+		return err
+	}
+	for _, ds := range sources {
+		if !slices.Contains(r.DataSources(), ds) {
+			return fmt.Errorf("-datasource %s: not a data source of %s (it has %s)", ds, rulesFile, strings.Join(r.DataSources(), ", "))
+		}
+	}
+	src, err := os.ReadFile(tmplFile)
+	if err != nil {
+		return err
+	}
+	named := len(tables) > 0
+	if !named {
+		tables = r.Tables()
+	}
+	var seen []string
+	for _, t := range tables {
+		if !slices.ContainsFunc(seen, func(s string) bool { return strings.EqualFold(s, t) }) {
+			seen = append(seen, t)
+		}
+	}
+	tables = seen
+
+	// The dialect of each data source.
+	drivers := map[string]string{}
+	for _, ds := range r.Config().DataSources {
+		drivers[ds.Name] = ds.Driver
+	}
+	dialectOf := func(ds string) (string, error) {
+		if dialect != "auto" {
+			return dialect, nil
+		}
+		switch drivers[ds] {
+		case "pgx", "postgres":
+			return dialectPostgres, nil
+		case "mysql":
+			return dialectMySQL, nil
+		case "sqlite", "sqlite3":
+			return dialectSQLite, nil
+		}
+		return "", fmt.Errorf("%s: data source %s has no driver (pgx, mysql or sqlite) to tell its SQL dialect; pass -dialect", rulesFile, ds)
+	}
+
+	// The template, read as each dialect reads it.
+	templates := map[string]*template{}
+	parse := func(d string) (*template, error) {
+		if t := templates[d]; t != nil {
+			return t, nil
+		}
+		t, err := parseTemplate(tmplFile, string(src), d)
+		if err != nil {
+			return nil, err
+		}
+		if err := checkTemplate(t, r, rulesFile, tables, named); err != nil {
+			return nil, err
+		}
+		templates[d] = t
+		return t, nil
+	}
+
+	byDS := map[string][]ddlEntry{}
+	order := slices.Clone(r.DataSources())
+	for _, logic := range tables {
+		targets, err := r.Targets(logic)
+		if err != nil {
+			return err
+		}
+		for _, tg := range targets {
+			if len(sources) > 0 && !slices.Contains(sources, tg.DataSource) {
+				continue
+			}
+			d, err := dialectOf(tg.DataSource)
+			if err != nil {
+				return err
+			}
+			t, err := parse(d)
+			if err != nil {
+				return err
+			}
+			tt := t.lookup(logic)
+			e := ddlEntry{DataSource: tg.DataSource, Dialect: d, LogicTable: logic, Table: tg.Table, line: tt.line}
+			for _, s := range tt.stmts {
+				text, err := t.render(s, tg.Table, d)
+				if err != nil {
+					return err
+				}
+				e.Statements = append(e.Statements, text)
+			}
+			if !slices.Contains(order, tg.DataSource) {
+				order = append(order, tg.DataSource)
+			}
+			byDS[tg.DataSource] = append(byDS[tg.DataSource], e)
+		}
+	}
+
+	if len(templates) == 0 { // nothing printed: still check the template
+		d := dialect
+		if d == "auto" {
+			d = dialectPostgres
+		}
+		if _, err := parse(d); err != nil {
+			return err
+		}
+	}
+
+	// Per data source, tables in the template's order, so that a table
+	// is created before the tables that reference it (a broadcast table,
+	// say).
+	entries := []ddlEntry{}
+	for _, ds := range order {
+		es := byDS[ds]
+		slices.SortStableFunc(es, func(a, b ddlEntry) int { return a.line - b.line })
+		entries = append(entries, es...)
+	}
+	if out == "json" {
+		return writeJSON(stdout, entries)
+	}
+	w := bufio.NewWriter(stdout)
+	for i, e := range entries {
+		switch {
+		case i == 0 || e.DataSource != entries[i-1].DataSource:
+			if i > 0 {
+				w.WriteByte('\n')
+			}
+			fmt.Fprintf(w, "-- data source %s (%s)\n", e.DataSource, e.Dialect)
+		default:
+			w.WriteByte('\n')
+		}
+		for _, s := range e.Statements {
+			fmt.Fprintf(w, "%s;\n", s)
+		}
+	}
+	return w.Flush()
+}
+
+// checkTemplate checks the template creates the tables asked for, and,
+// when they are all the rules' tables, no other.
+func checkTemplate(t *template, r *shardconf.Router, rulesFile string, tables []string, named bool) error {
+	var missing []string
+	for _, name := range tables {
+		if t.lookup(name) == nil {
+			missing = append(missing, name)
+		}
+	}
+	if len(missing) > 0 {
+		if len(t.tables) == 1 && len(missing) == len(tables) {
+			return &templateError{t.file, t.tables[0].line, fmt.Sprintf("CREATE TABLE %s, not the logic table %s",
+				t.tables[0].name, strings.Join(missing, ", "))}
+		}
+		var have []string
+		for _, tt := range t.tables {
+			have = append(have, fmt.Sprintf("%s (line %d)", tt.name, tt.line))
+		}
+		return &templateError{file: t.file, msg: fmt.Sprintf("no CREATE TABLE for %s; it creates %s",
+			strings.Join(missing, ", "), strings.Join(have, ", "))}
+	}
+	if named {
+		return nil
+	}
+	for _, tt := range t.tables {
+		if !slices.ContainsFunc(tables, func(s string) bool { return strings.EqualFold(s, tt.name) }) {
+			return &templateError{t.file, tt.line, fmt.Sprintf("CREATE TABLE %s: not a table of %s (it has %s)",
+				tt.name, rulesFile, strings.Join(r.Tables(), ", "))}
+		}
+	}
+	return nil
+}
+
+// loadLayout reads a rule file for its layout only (data sources and
+// tables), for commands that issue no keys: a key generator lacking a
+// worker-id, which would generate nothing, gets a placeholder one.
+func (f rulesFlags) loadLayout(path string) (*shardconf.Router, error) {
+	props, err := keygen.ParseProps(*f.keygenProps)
+	if err != nil {
+		return nil, usageErrorf("-keygen-props: %v", err)
+	}
+	cfg, err := shardconf.Load(path)
+	if err != nil {
+		return nil, err
+	}
+	for name, kg := range cfg.KeyGenerators {
+		merged := keygen.Props{}
+		for k, v := range kg.Props {
+			merged[k] = v
+		}
+		for k, v := range props {
+			if !slices.ContainsFunc(slices.Collect(maps.Keys(merged)), func(m string) bool {
+				return keygen.CanonicalPropKey(m) == keygen.CanonicalPropKey(k)
+			}) {
+				merged[k] = v
+			}
+		}
+		g, err := keygen.New(kg.Type, merged)
+		if c, ok := g.(io.Closer); ok {
+			c.Close()
+		}
+		var pe *keygen.PropError
+		if errors.As(err, &pe) && keygen.CanonicalPropKey(pe.Key) == "worker-id" {
+			patched := *kg
+			patched.Props = keygen.Props{"worker-id": "0"}
+			for k, v := range kg.Props {
+				if keygen.CanonicalPropKey(k) != "worker-id" {
+					patched.Props[k] = v
+				}
+			}
+			cfg.KeyGenerators[name] = &patched
+		}
+	}
+	return shardconf.NewRouter(cfg, shardconf.WithKeyGenProps(props))
+}

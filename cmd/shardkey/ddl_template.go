@@ -1,0 +1,497 @@
+package main
+
+// The ddl command's template reader: a tokenizer that knows the quoting
+// and comment rules of the three dialects, and a reader of the two
+// statement shapes a table template holds (CREATE TABLE and CREATE INDEX).
+// Names are replaced token by token, so a string literal or a comment that
+// mentions the table is left as written.
+
+import (
+	"fmt"
+	"strings"
+)
+
+// SQL dialects of the ddl command.
+const (
+	dialectPostgres = "postgres"
+	dialectMySQL    = "mysql"
+	dialectSQLite   = "sqlite"
+)
+
+type tokKind int
+
+const (
+	tkWord   tokKind = iota // bare identifier, keyword or number
+	tkQuoted                // quoted identifier: "x", `x` or [x]
+	tkString                // string literal
+	tkPunct                 // any other character
+)
+
+type token struct {
+	kind     tokKind
+	name     string // tkWord: the word; tkQuoted: the identifier unquoted
+	off, end int    // byte offsets in the template
+	line     int
+}
+
+func (t token) is(word string) bool { return t.kind == tkWord && strings.EqualFold(t.name, word) }
+
+func (t token) punct(c byte) bool { return t.kind == tkPunct && t.name == string(c) }
+
+func (t token) ident() bool { return t.kind == tkWord || t.kind == tkQuoted }
+
+// templateError is a problem in the template, at a line.
+type templateError struct {
+	file string
+	line int
+	msg  string
+}
+
+func (e *templateError) Error() string {
+	if e.line > 0 {
+		return fmt.Sprintf("%s:%d: %s", e.file, e.line, e.msg)
+	}
+	return fmt.Sprintf("%s: %s", e.file, e.msg)
+}
+
+// lexSQL splits src into statements (at top-level semicolons) of tokens.
+// Comments and blanks are skipped. It follows dialect's rules: in MySQL
+// "x" is a string and a backslash escapes in strings, # starts a comment;
+// in PostgreSQL and SQLite "x" is an identifier; PostgreSQL has E'..' and
+// $tag$..$tag$ strings and nested block comments; SQLite has [x]. `x` is
+// an identifier in every dialect (it is re-quoted for the output dialect).
+func lexSQL(file, src, dialect string) ([][]token, error) {
+	var stmts [][]token
+	var cur []token
+	line := 1
+	errAt := func(l int, format string, a ...any) error {
+		return &templateError{file: file, line: l, msg: fmt.Sprintf(format, a...)}
+	}
+	// quoted scans a quoted run starting at i (src[i] == q) where q doubled
+	// is an escaped q, and backslash escapes when bs is set. It returns the
+	// unquoted text and the offset after the closing quote.
+	quoted := func(i int, q, closer byte, bs bool) (string, int, error) {
+		startLine := line
+		var b strings.Builder
+		for j := i + 1; j < len(src); j++ {
+			c := src[j]
+			switch {
+			case c == '\n':
+				line++
+			case bs && c == '\\' && j+1 < len(src):
+				j++
+				if src[j] == '\n' {
+					line++
+				}
+				b.WriteByte(c)
+				b.WriteByte(src[j])
+				continue
+			case c == closer:
+				if j+1 < len(src) && src[j+1] == closer && q == closer {
+					j++
+				} else {
+					return b.String(), j + 1, nil
+				}
+			}
+			b.WriteByte(c)
+		}
+		return "", 0, errAt(startLine, "unterminated %c", q)
+	}
+	for i := 0; i < len(src); {
+		c := src[i]
+		switch {
+		case c == '\n':
+			line++
+			i++
+		case c == ' ' || c == '\t' || c == '\r' || c == '\f' || c == '\v':
+			i++
+		case c == '-' && strings.HasPrefix(src[i:], "--"), c == '#' && dialect == dialectMySQL:
+			for i < len(src) && src[i] != '\n' {
+				i++
+			}
+		case c == '/' && strings.HasPrefix(src[i:], "/*"):
+			startLine, depth := line, 0
+			j := i
+			for ; j < len(src); j++ {
+				switch {
+				case src[j] == '\n':
+					line++
+				case strings.HasPrefix(src[j:], "/*") && (depth == 0 || dialect == dialectPostgres):
+					depth++
+					j++
+				case strings.HasPrefix(src[j:], "*/"):
+					depth--
+					j++
+				}
+				if depth == 0 {
+					break
+				}
+			}
+			if depth != 0 {
+				return nil, errAt(startLine, "unterminated /* comment")
+			}
+			i = j + 1
+		case c == '\'' || c == '"' && dialect == dialectMySQL:
+			l := line
+			// PostgreSQL's E'...' strings take backslash escapes.
+			bs := dialect == dialectMySQL
+			if n := len(cur); dialect == dialectPostgres && n > 0 && cur[n-1].end == i && cur[n-1].is("E") {
+				bs = true
+			}
+			_, end, err := quoted(i, c, c, bs)
+			if err != nil {
+				return nil, err
+			}
+			cur = append(cur, token{kind: tkString, name: src[i:end], off: i, end: end, line: l})
+			i = end
+		case c == '"' || c == '`' || c == '[' && dialect == dialectSQLite:
+			l := line
+			closer := c
+			if c == '[' {
+				closer = ']'
+			}
+			name, end, err := quoted(i, c, closer, false)
+			if err != nil {
+				return nil, err
+			}
+			if name == "" {
+				return nil, errAt(l, "empty quoted identifier")
+			}
+			cur = append(cur, token{kind: tkQuoted, name: name, off: i, end: end, line: l})
+			i = end
+		case c == '$' && dialect == dialectPostgres && dollarTag(src[i:]) != "":
+			tag := dollarTag(src[i:])
+			l := line
+			k := strings.Index(src[i+len(tag):], tag)
+			if k < 0 {
+				return nil, errAt(l, "unterminated %s string", tag)
+			}
+			end := i + len(tag) + k + len(tag)
+			line += strings.Count(src[i:end], "\n")
+			cur = append(cur, token{kind: tkString, name: src[i:end], off: i, end: end, line: l})
+			i = end
+		case wordByte(c):
+			j := i + 1
+			for j < len(src) && (wordByte(src[j]) || src[j] == '$') {
+				j++
+			}
+			cur = append(cur, token{kind: tkWord, name: src[i:j], off: i, end: j, line: line})
+			i = j
+		case c == ';':
+			if len(cur) > 0 {
+				stmts = append(stmts, cur)
+				cur = nil
+			}
+			i++
+		default:
+			cur = append(cur, token{kind: tkPunct, name: string(c), off: i, end: i + 1, line: line})
+			i++
+		}
+	}
+	if len(cur) > 0 {
+		stmts = append(stmts, cur)
+	}
+	return stmts, nil
+}
+
+func wordByte(c byte) bool {
+	return c == '_' || c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c >= 0x80
+}
+
+// dollarTag returns the $tag$ opening s, or "".
+func dollarTag(s string) string {
+	for j := 1; j < len(s); j++ {
+		switch c := s[j]; {
+		case c == '$':
+			return s[:j+1]
+		case c == '_' || c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= 0x80 || j > 1 && c >= '0' && c <= '9':
+		default:
+			return ""
+		}
+	}
+	return ""
+}
+
+// editKind says what to do with a token of a template statement.
+type editKind int
+
+const (
+	editTable   editKind = iota // the logic table: becomes the physical table
+	editRename                  // an index or constraint name: made unique per physical table
+	editRequote                 // another quoted identifier: quoted for the output dialect
+)
+
+type edit struct {
+	tok  int
+	kind editKind
+}
+
+// tmplStmt is one statement of the template.
+type tmplStmt struct {
+	index    bool   // CREATE INDEX, else CREATE TABLE
+	table    string // the logic table it creates or indexes, as written
+	line     int
+	toks     []token
+	edits    []edit
+	off, end int // the statement's text, without the semicolon
+}
+
+// tmplTable is a logic table of the template with its statements, the
+// CREATE TABLE first.
+type tmplTable struct {
+	name  string
+	line  int
+	stmts []*tmplStmt
+}
+
+// template is a parsed template file.
+type template struct {
+	file   string
+	src    string
+	tables []*tmplTable // in file order
+}
+
+func (t *template) lookup(name string) *tmplTable {
+	for _, tt := range t.tables {
+		if strings.EqualFold(tt.name, name) {
+			return tt
+		}
+	}
+	return nil
+}
+
+// parseTemplate reads the statements of a template as dialect reads them.
+func parseTemplate(file, src, dialect string) (*template, error) {
+	stmts, err := lexSQL(file, src, dialect)
+	if err != nil {
+		return nil, err
+	}
+	t := &template{file: file, src: src}
+	for _, toks := range stmts {
+		s, err := parseStmt(file, toks)
+		if err != nil {
+			return nil, err
+		}
+		tt := t.lookup(s.table)
+		switch {
+		case !s.index && tt != nil:
+			return nil, &templateError{file, s.line, fmt.Sprintf("second CREATE TABLE %s (the first is at line %d)", s.table, tt.line)}
+		case !s.index:
+			t.tables = append(t.tables, &tmplTable{name: s.table, line: s.line, stmts: []*tmplStmt{s}})
+		case tt == nil:
+			return nil, &templateError{file, s.line, fmt.Sprintf("CREATE INDEX on %s, which no CREATE TABLE above creates", s.table)}
+		default:
+			tt.stmts = append(tt.stmts, s)
+		}
+	}
+	if len(t.tables) == 0 {
+		return nil, &templateError{file: file, msg: "no CREATE TABLE statement"}
+	}
+	return t, nil
+}
+
+// parseStmt reads CREATE TABLE [IF NOT EXISTS] name (...) [options] or
+// CREATE [UNIQUE] INDEX [CONCURRENTLY] [IF NOT EXISTS] [name] ON [ONLY] table ...
+func parseStmt(file string, toks []token) (*tmplStmt, error) {
+	s := &tmplStmt{line: toks[0].line, toks: toks, off: toks[0].off, end: toks[len(toks)-1].end}
+	fail := func(t token, format string, a ...any) error {
+		return &templateError{file: file, line: t.line, msg: fmt.Sprintf(format, a...)}
+	}
+	at := func(i int) token {
+		if i < len(toks) {
+			return toks[i]
+		}
+		last := toks[len(toks)-1]
+		return token{kind: tkPunct, name: "", off: last.end, end: last.end, line: last.line}
+	}
+	words := func(i int, ws ...string) bool {
+		for k, w := range ws {
+			if !at(i + k).is(w) {
+				return false
+			}
+		}
+		return true
+	}
+	// name reads an unqualified identifier at i.
+	name := func(i int, what string) error {
+		t := at(i)
+		if !t.ident() {
+			return fail(t, "want %s name, got %s", what, describe(t))
+		}
+		if at(i + 1).punct('.') {
+			return fail(t, "%s name %s.%s is schema-qualified; the data source decides the schema", what, t.name, at(i+2).name)
+		}
+		return nil
+	}
+
+	i := 1
+	switch {
+	case !toks[0].is("CREATE"):
+		return nil, fail(toks[0], "want CREATE TABLE or CREATE INDEX, got %s", describe(toks[0]))
+	case at(1).is("TABLE"):
+		i = 2
+		if words(i, "IF", "NOT", "EXISTS") {
+			i += 3
+		}
+		if err := name(i, "table"); err != nil {
+			return nil, err
+		}
+		s.table = toks[i].name
+		s.edits = append(s.edits, edit{i, editTable})
+		i++
+		if !at(i).punct('(') {
+			return nil, fail(at(i), "want ( and the columns after CREATE TABLE %s, got %s", s.table, describe(at(i)))
+		}
+	case at(1).is("INDEX") || words(1, "UNIQUE", "INDEX"):
+		s.index = true
+		i = 2
+		if at(1).is("UNIQUE") {
+			i = 3
+		}
+		if at(i).is("CONCURRENTLY") {
+			i++
+		}
+		if words(i, "IF", "NOT", "EXISTS") {
+			i += 3
+		}
+		if !at(i).is("ON") {
+			if err := name(i, "index"); err != nil {
+				return nil, err
+			}
+			s.edits = append(s.edits, edit{i, editRename})
+			i++
+		}
+		if !at(i).is("ON") {
+			return nil, fail(at(i), "want ON after the index name, got %s", describe(at(i)))
+		}
+		i++
+		if at(i).is("ONLY") {
+			i++
+		}
+		if err := name(i, "table"); err != nil {
+			return nil, err
+		}
+		s.table = toks[i].name
+		s.edits = append(s.edits, edit{i, editTable})
+		i++
+	default:
+		return nil, fail(toks[0], "want CREATE TABLE or CREATE INDEX, got CREATE %s", at(1).name)
+	}
+
+	// The rest: parentheses must balance; constraint names are renamed;
+	// references to the table itself (REFERENCES t, t.column) follow it.
+	depth := 0
+	for ; i < len(toks); i++ {
+		t := toks[i]
+		switch {
+		case t.punct('('):
+			depth++
+		case t.punct(')'):
+			if depth--; depth < 0 {
+				return nil, fail(t, "unbalanced )")
+			}
+		case t.is("CONSTRAINT") && at(i+1).ident() && !isConstraintKeyword(at(i+1)):
+			if err := name(i+1, "constraint"); err != nil {
+				return nil, err
+			}
+			i++
+			s.edits = append(s.edits, edit{i, editRename})
+		case t.is("REFERENCES") && at(i+1).ident() && strings.EqualFold(at(i+1).name, s.table):
+			i++
+			s.edits = append(s.edits, edit{i, editTable})
+		case t.ident() && at(i+1).punct('.') && strings.EqualFold(t.name, s.table) && !(i > 0 && toks[i-1].punct('.')):
+			s.edits = append(s.edits, edit{i, editTable})
+		case t.kind == tkQuoted:
+			s.edits = append(s.edits, edit{i, editRequote})
+		}
+	}
+	if depth != 0 {
+		return nil, fail(toks[len(toks)-1], "unbalanced ( in the statement starting at line %d", s.line)
+	}
+	return s, nil
+}
+
+// isConstraintKeyword: MySQL allows CONSTRAINT without a name before these.
+func isConstraintKeyword(t token) bool {
+	if t.kind != tkWord {
+		return false
+	}
+	switch strings.ToUpper(t.name) {
+	case "PRIMARY", "UNIQUE", "CHECK", "FOREIGN", "NOT", "NULL", "DEFAULT", "REFERENCES":
+		return true
+	}
+	return false
+}
+
+func describe(t token) string {
+	switch {
+	case t.name == "" && t.kind == tkPunct:
+		return "the end of the statement"
+	case t.kind == tkWord:
+		return t.name
+	}
+	return fmt.Sprintf("%q", t.name)
+}
+
+// quoteIdent quotes an identifier for dialect.
+func quoteIdent(name, dialect string) string {
+	if dialect == dialectMySQL {
+		return "`" + strings.ReplaceAll(name, "`", "``") + "`"
+	}
+	return `"` + strings.ReplaceAll(name, `"`, `""`) + `"`
+}
+
+// maxIdentLen is the longest identifier dialect keeps whole (PostgreSQL
+// truncates longer ones, which could make two index names equal; MySQL
+// refuses them). 0: no limit.
+func maxIdentLen(dialect string) int {
+	switch dialect {
+	case dialectPostgres:
+		return 63
+	case dialectMySQL:
+		return 64
+	}
+	return 0
+}
+
+// uniqueName makes an index or constraint name of logic unique to the
+// physical table phys: the logic table's name in it becomes phys
+// (idx_t_order_user -> idx_t_order_0_user), else phys is appended
+// (idx_user -> idx_user_t_order_0). A physical table named like its logic
+// table (a broadcast table) keeps the names as written.
+func uniqueName(name, logic, phys string) string {
+	if strings.EqualFold(logic, phys) {
+		return name
+	}
+	if k := strings.Index(strings.ToLower(name), strings.ToLower(logic)); k >= 0 {
+		return name[:k] + phys + name[k+len(logic):]
+	}
+	return name + "_" + phys
+}
+
+// render writes statement s for the physical table phys in dialect.
+func (t *template) render(s *tmplStmt, phys, dialect string) (string, error) {
+	var b strings.Builder
+	pos := s.off
+	for _, e := range s.edits {
+		tok := s.toks[e.tok]
+		b.WriteString(t.src[pos:tok.off])
+		pos = tok.end
+		var name string
+		switch e.kind {
+		case editTable:
+			name = phys
+		case editRename:
+			name = uniqueName(tok.name, s.table, phys)
+		case editRequote:
+			name = tok.name
+		}
+		if n := maxIdentLen(dialect); n > 0 && len(name) > n {
+			return "", &templateError{t.file, tok.line, fmt.Sprintf("name %s for table %s is longer than %s's %d bytes; shorten %s",
+				name, phys, dialect, n, tok.name)}
+		}
+		b.WriteString(quoteIdent(name, dialect))
+	}
+	b.WriteString(t.src[pos:s.end])
+	return b.String(), nil
+}
