@@ -1,6 +1,3 @@
-// Package keygentest provides a fake keygen.Clock for tests and examples:
-// time moves only when the test moves it or when a generator sleeps, so
-// tests of clock steps and sequence exhaustion never block.
 package keygentest
 
 import (
