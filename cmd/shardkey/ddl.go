@@ -2,16 +2,13 @@ package main
 
 import (
 	"bufio"
-	"errors"
 	"flag"
 	"fmt"
 	"io"
-	"maps"
 	"os"
 	"slices"
 	"strings"
 
-	"github.com/shardkey/shardkey/keygen"
 	"github.com/shardkey/shardkey/shardconf"
 )
 
@@ -100,7 +97,7 @@ type ddlEntry struct {
 }
 
 func ddl(stdout io.Writer, rf rulesFlags, rulesFile, tmplFile string, tables, sources []string, dialect, out string) error {
-	r, err := rf.loadLayout(rulesFile)
+	r, _, err := rf.load(rulesFile)
 	if err != nil {
 		return err
 	}
@@ -163,13 +160,17 @@ func ddl(stdout io.Writer, rf rulesFlags, rulesFile, tmplFile string, tables, so
 	}
 
 	byDS := map[string][]ddlEntry{}
+	names := map[string]map[string]bool{} // per data source: index and constraint names
 	order := slices.Clone(r.DataSources())
 	for _, logic := range tables {
 		targets, err := r.Targets(logic)
 		if err != nil {
 			return err
 		}
-		for _, tg := range targets {
+		if k := slices.IndexFunc(r.Tables(), func(t string) bool { return strings.EqualFold(t, logic) }); k >= 0 {
+			logic = r.Tables()[k] // as the rules spell it
+		}
+		for k, tg := range targets {
 			if len(sources) > 0 && !slices.Contains(sources, tg.DataSource) {
 				continue
 			}
@@ -183,8 +184,12 @@ func ddl(stdout io.Writer, rf rulesFlags, rulesFile, tmplFile string, tables, so
 			}
 			tt := t.lookup(logic)
 			e := ddlEntry{DataSource: tg.DataSource, Dialect: d, LogicTable: logic, Table: tg.Table, line: tt.line}
+			if names[tg.DataSource] == nil {
+				names[tg.DataSource] = map[string]bool{}
+			}
+			ref := func(name string) (string, error) { return referencedTable(r, logic, targets, k, name) }
 			for _, s := range tt.stmts {
-				text, err := t.render(s, tg.Table, d)
+				text, err := t.render(s, tg.Table, d, ref, names[tg.DataSource])
 				if err != nil {
 					return err
 				}
@@ -201,6 +206,11 @@ func ddl(stdout io.Writer, rf rulesFlags, rulesFile, tmplFile string, tables, so
 		d := dialect
 		if d == "auto" {
 			d = dialectPostgres
+			if len(sources) > 0 {
+				if d, err = dialectOf(sources[0]); err != nil {
+					return err
+				}
+			}
 		}
 		if _, err := parse(d); err != nil {
 			return err
@@ -237,6 +247,40 @@ func ddl(stdout io.Writer, rf rulesFlags, rulesFile, tmplFile string, tables, so
 	return w.Flush()
 }
 
+// referencedTable is the physical table that physical table k of logic
+// (targets[k]) references when its template says REFERENCES name. A table
+// the rules do not shard (a broadcast table, an ordinary one) is itself.
+// A sharded one must be bound to logic (bindingTables): then its table at
+// the same position among the same data source's tables holds the rows.
+func referencedTable(r *shardconf.Router, logic string, targets []shardconf.Target, k int, name string) (string, error) {
+	if !r.IsSharded(name) {
+		return name, nil
+	}
+	if !slices.ContainsFunc(r.BindingGroup(logic), func(b string) bool { return strings.EqualFold(b, name) }) {
+		return "", fmt.Errorf("REFERENCES %s: a sharded table not bound to %s (bindingTables), so no one physical table of it holds the rows", name, logic)
+	}
+	pos := 0 // k's position among its data source's tables
+	for _, t := range targets[:k] {
+		if t.DataSource == targets[k].DataSource {
+			pos++
+		}
+	}
+	refs, err := r.Targets(name)
+	if err != nil {
+		return "", err
+	}
+	for _, t := range refs {
+		if t.DataSource != targets[k].DataSource {
+			continue
+		}
+		if pos == 0 {
+			return t.Table, nil
+		}
+		pos--
+	}
+	return "", fmt.Errorf("REFERENCES %s: it has fewer tables than %s in data source %s", name, logic, targets[k].DataSource)
+}
+
 // checkTemplate checks the template creates the tables asked for, and,
 // when they are all the rules' tables, no other.
 func checkTemplate(t *template, r *shardconf.Router, rulesFile string, tables []string, named bool) error {
@@ -268,47 +312,4 @@ func checkTemplate(t *template, r *shardconf.Router, rulesFile string, tables []
 		}
 	}
 	return nil
-}
-
-// loadLayout reads a rule file for its layout only (data sources and
-// tables), for commands that issue no keys: a key generator lacking a
-// worker-id, which would generate nothing, gets a placeholder one.
-func (f rulesFlags) loadLayout(path string) (*shardconf.Router, error) {
-	props, err := keygen.ParseProps(*f.keygenProps)
-	if err != nil {
-		return nil, usageErrorf("-keygen-props: %v", err)
-	}
-	cfg, err := shardconf.Load(path)
-	if err != nil {
-		return nil, err
-	}
-	for name, kg := range cfg.KeyGenerators {
-		merged := keygen.Props{}
-		for k, v := range kg.Props {
-			merged[k] = v
-		}
-		for k, v := range props {
-			if !slices.ContainsFunc(slices.Collect(maps.Keys(merged)), func(m string) bool {
-				return keygen.CanonicalPropKey(m) == keygen.CanonicalPropKey(k)
-			}) {
-				merged[k] = v
-			}
-		}
-		g, err := keygen.New(kg.Type, merged)
-		if c, ok := g.(io.Closer); ok {
-			c.Close()
-		}
-		var pe *keygen.PropError
-		if errors.As(err, &pe) && keygen.CanonicalPropKey(pe.Key) == "worker-id" {
-			patched := *kg
-			patched.Props = keygen.Props{"worker-id": "0"}
-			for k, v := range kg.Props {
-				if keygen.CanonicalPropKey(k) != "worker-id" {
-					patched.Props[k] = v
-				}
-			}
-			cfg.KeyGenerators[name] = &patched
-		}
-	}
-	return shardconf.NewRouter(cfg, shardconf.WithKeyGenProps(props))
 }

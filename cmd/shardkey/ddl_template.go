@@ -219,6 +219,7 @@ const (
 	editTable   editKind = iota // the logic table: becomes the physical table
 	editRename                  // an index or constraint name: made unique per physical table
 	editRequote                 // another quoted identifier: quoted for the output dialect
+	editRef                     // a table another table's REFERENCES names: resolved by the caller
 )
 
 type edit struct {
@@ -396,6 +397,9 @@ func parseStmt(file string, toks []token) (*tmplStmt, error) {
 			}
 			i++
 			s.edits = append(s.edits, edit{i, editRename})
+		case t.is("REFERENCES") && at(i+1).ident() && !strings.EqualFold(at(i+1).name, s.table) && !at(i+2).punct('.'):
+			i++
+			s.edits = append(s.edits, edit{i, editRef})
 		case t.is("REFERENCES") && at(i+1).ident() && strings.EqualFold(at(i+1).name, s.table):
 			i++
 			s.edits = append(s.edits, edit{i, editTable})
@@ -455,22 +459,63 @@ func maxIdentLen(dialect string) int {
 }
 
 // uniqueName makes an index or constraint name of logic unique to the
-// physical table phys: the logic table's name in it becomes phys
-// (idx_t_order_user -> idx_t_order_0_user), else phys is appended
-// (idx_user -> idx_user_t_order_0). A physical table named like its logic
-// table (a broadcast table) keeps the names as written.
+// physical table phys: the logic table's name in it, as a whole word
+// between underscores, becomes phys (idx_t_order_user ->
+// idx_t_order_0_user), else phys is appended (idx_user ->
+// idx_user_t_order_0; t_orders_idx -> t_orders_idx_t_order_0). A physical
+// table named like its logic table (a broadcast table) keeps the names as
+// written. Two names can still meet (idx_user and idx_user_t_order);
+// render refuses that.
 func uniqueName(name, logic, phys string) string {
 	if strings.EqualFold(logic, phys) {
 		return name
 	}
-	if k := strings.Index(strings.ToLower(name), strings.ToLower(logic)); k >= 0 {
-		return name[:k] + phys + name[k+len(logic):]
+	for k := 0; k+len(logic) <= len(name); k++ {
+		end := k + len(logic)
+		if (k == 0 || name[k-1] == '_') && (end == len(name) || name[end] == '_') && asciiEqualFold(name[k:end], logic) {
+			return name[:k] + phys + name[end:]
+		}
 	}
 	return name + "_" + phys
 }
 
-// render writes statement s for the physical table phys in dialect.
-func (t *template) render(s *tmplStmt, phys, dialect string) (string, error) {
+// asciiLower lowers the ASCII letters of s.
+func asciiLower(s string) string {
+	b := []byte(s)
+	for i, c := range b {
+		if 'A' <= c && c <= 'Z' {
+			b[i] = c + 'a' - 'A'
+		}
+	}
+	return string(b)
+}
+
+// asciiEqualFold compares a and b ignoring the case of ASCII letters only,
+// byte for byte (Unicode case folding can change lengths).
+func asciiEqualFold(a, b string) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := 0; i < len(a); i++ {
+		x, y := a[i], b[i]
+		if 'A' <= x && x <= 'Z' {
+			x += 'a' - 'A'
+		}
+		if 'A' <= y && y <= 'Z' {
+			y += 'a' - 'A'
+		}
+		if x != y {
+			return false
+		}
+	}
+	return true
+}
+
+// render writes statement s for the physical table phys in dialect; ref
+// gives the physical table for a table another table's REFERENCES names.
+// Renamed index and constraint names are added to names (folded as the
+// dialect compares them); one already there is an error.
+func (t *template) render(s *tmplStmt, phys, dialect string, ref func(string) (string, error), names map[string]bool) (string, error) {
 	var b strings.Builder
 	pos := s.off
 	for _, e := range s.edits {
@@ -482,9 +527,30 @@ func (t *template) render(s *tmplStmt, phys, dialect string) (string, error) {
 		case editTable:
 			name = phys
 		case editRename:
-			name = uniqueName(tok.name, s.table, phys)
+			written := tok.name
+			if dialect == dialectPostgres && tok.kind == tkWord {
+				written = asciiLower(written) // as PostgreSQL folds an unquoted name: ASCII letters only
+			}
+			name = uniqueName(written, s.table, phys)
+			key := name
+			if dialect != dialectPostgres {
+				key = strings.ToLower(name) // MySQL and SQLite compare these names without case
+			}
+			if names[key] {
+				return "", &templateError{t.file, tok.line, fmt.Sprintf("name %s for table %s is used twice; rename one of them", name, phys)}
+			}
+			names[key] = true
 		case editRequote:
 			name = tok.name
+		case editRef:
+			var err error
+			if name, err = ref(tok.name); err != nil {
+				return "", &templateError{t.file, tok.line, err.Error()}
+			}
+			if name == tok.name && tok.kind == tkWord {
+				b.WriteString(name) // not a sharded table: left as written
+				continue
+			}
 		}
 		if n := maxIdentLen(dialect); n > 0 && len(name) > n {
 			return "", &templateError{t.file, tok.line, fmt.Sprintf("name %s for table %s is longer than %s's %d bytes; shorten %s",

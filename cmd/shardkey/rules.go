@@ -6,6 +6,8 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"maps"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -40,17 +42,61 @@ func (f rulesFlags) file(args []string) (string, []string, error) {
 	return args[0], args[1:], nil
 }
 
-// load reads and compiles a rule file.
-func (f rulesFlags) load(path string) (*shardconf.Router, error) {
+// load reads and compiles a rule file, with -keygen-props added to its
+// key generators. No command here issues keys from the rules, so a key
+// generator with no worker-id at all (a file shared by processes that each
+// supply their own) gets a placeholder one; load names those generators.
+// A worker-id that is given but wrong is still an error.
+func (f rulesFlags) load(path string) (r *shardconf.Router, placeholders []string, err error) {
 	props, err := keygen.ParseProps(*f.keygenProps)
 	if err != nil {
-		return nil, usageErrorf("-keygen-props: %v", err)
+		return nil, nil, usageErrorf("-keygen-props: %v", err)
 	}
 	cfg, err := shardconf.Load(path)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	return shardconf.NewRouter(cfg, shardconf.WithKeyGenProps(props))
+	hasWorker := func(p keygen.Props) bool {
+		for k := range p {
+			if keygen.CanonicalPropKey(k) == "worker-id" {
+				return true
+			}
+		}
+		return false
+	}
+	if !hasWorker(props) {
+		for _, name := range slices.Sorted(maps.Keys(cfg.KeyGenerators)) {
+			kg := cfg.KeyGenerators[name]
+			if hasWorker(kg.Props) {
+				continue
+			}
+			// Only the types that require one: try without.
+			g, err := keygen.New(kg.Type, kg.Props)
+			if c, ok := g.(io.Closer); ok {
+				c.Close()
+			}
+			var pe *keygen.PropError
+			if !errors.As(err, &pe) || keygen.CanonicalPropKey(pe.Key) != "worker-id" {
+				continue
+			}
+			patched := *kg
+			patched.Props = maps.Clone(kg.Props)
+			if patched.Props == nil {
+				patched.Props = keygen.Props{}
+			}
+			patched.Props["worker-id"] = "0"
+			cfg.KeyGenerators[name] = &patched
+			placeholders = append(placeholders, name)
+		}
+	}
+	r, err = shardconf.NewRouter(cfg, shardconf.WithKeyGenProps(props))
+	return r, placeholders, err
+}
+
+// placeholderNote says which key generators got a placeholder worker-id.
+func placeholderNote(names []string) string {
+	return fmt.Sprintf("key generator %s has no worker-id: each process must supply its own "+
+		"(shardconf.WithKeyGenProps, or worker-id: auto with a lease)", strings.Join(names, ", "))
 }
 
 // problems splits a joined error into lines.
@@ -95,7 +141,7 @@ goes to stdout.
 			if len(rest) != 0 {
 				return usageErrorf("want one rule file, got also %q", rest[0])
 			}
-			r, err := rf.load(file)
+			r, placeholders, err := rf.load(file)
 			var ue *usageError
 			if errors.As(err, &ue) {
 				return err
@@ -104,9 +150,13 @@ goes to stdout.
 				res := struct {
 					OK          bool     `json:"ok"`
 					Problems    []string `json:"problems"`
+					Notes       []string `json:"notes,omitempty"`
 					Tables      []string `json:"tables,omitempty"`
 					DataSources []string `json:"dataSources,omitempty"`
 				}{OK: err == nil, Problems: []string{}}
+				if len(placeholders) > 0 {
+					res.Notes = []string{placeholderNote(placeholders)}
+				}
 				if err != nil {
 					res.Problems = problems(err)
 				} else {
@@ -126,6 +176,9 @@ goes to stdout.
 				return fmt.Errorf("%s: %d problem(s):\n%s", file, len(ps), strings.Join(ps, "\n"))
 			}
 			fmt.Fprintf(stdout, "%s: ok (%d tables, %d data sources)\n", file, len(r.Tables()), len(r.DataSources()))
+			if len(placeholders) > 0 {
+				fmt.Fprintf(stdout, "note: %s\n", placeholderNote(placeholders))
+			}
 			return nil
 		}
 	},
@@ -175,7 +228,7 @@ every sharding column it fails (exit 1), as shardkey's router does;
 				}
 				conds = append(conds, c)
 			}
-			r, err := rf.load(file)
+			r, _, err := rf.load(file)
 			if err != nil {
 				return err
 			}
@@ -278,7 +331,7 @@ the tables; ddl prints their CREATE TABLE statements.
 			if err != nil {
 				return err
 			}
-			r, err := rf.load(file)
+			r, _, err := rf.load(file)
 			if err != nil {
 				return err
 			}

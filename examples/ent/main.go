@@ -3,11 +3,22 @@
 // embedded SQLite file.
 //
 //	go run ./examples/ent             # a fresh database in a temporary directory
-//	go run ./examples/ent -db shop.db # or a file of yours
+//	go run ./examples/ent -db shop.db # or a file of yours (run it again: it migrates and adds orders)
+//	go run ./examples/ent -rules my.yaml
+//
+// Migrations: ent's migration inspects tables by name, so through sqlhook
+// it would find no table called orders on every start and create its
+// physical tables again (an error once they exist). migrate instead runs
+// ent's migration on the data source itself, with the sharded table
+// replaced by copies named after its physical tables: it creates what is
+// missing and adds new columns and indexes to every physical table, on
+// the first start and on every later one.
 package main
 
 import (
 	"context"
+	"database/sql"
+	_ "embed"
 	"flag"
 	"fmt"
 	"log/slog"
@@ -16,20 +27,26 @@ import (
 
 	"entgo.io/ent/dialect"
 	entsql "entgo.io/ent/dialect/sql"
+	"entgo.io/ent/dialect/sql/schema"
 	_ "github.com/glebarez/go-sqlite" // registers "sqlite"
 
 	"github.com/shardkey/shardkey/entmixin"
 	"github.com/shardkey/shardkey/examples/ent/ent"
+	"github.com/shardkey/shardkey/examples/ent/ent/migrate"
 	"github.com/shardkey/shardkey/examples/ent/ent/order"
 	_ "github.com/shardkey/shardkey/examples/ent/ent/runtime" // registers entmixin's hook
+	"github.com/shardkey/shardkey/examples/ent/ent/user"
 	"github.com/shardkey/shardkey/keygen"
 	"github.com/shardkey/shardkey/shardconf"
 	"github.com/shardkey/shardkey/sqlhook"
 )
 
+//go:embed sharding.yaml
+var defaultRules []byte
+
 func main() {
 	path := flag.String("db", "", "SQLite file (default: a new one in a temporary directory)")
-	rules := flag.String("rules", filepath.Join("examples", "ent", "sharding.yaml"), "sharding rules")
+	rules := flag.String("rules", "", "sharding rules file (default: the built-in sharding.yaml)")
 	flag.Parse()
 	if err := run(context.Background(), *path, *rules); err != nil {
 		slog.Error("example failed", "err", err)
@@ -46,7 +63,13 @@ func run(ctx context.Context, path, rules string) error {
 		defer os.RemoveAll(dir)
 		path = filepath.Join(dir, "shop.db")
 	}
-	cfg, err := shardconf.Load(rules)
+	var cfg *shardconf.Config
+	var err error
+	if rules != "" {
+		cfg, err = shardconf.Load(rules)
+	} else {
+		cfg, err = shardconf.Parse(defaultRules)
+	}
 	if err != nil {
 		return err
 	}
@@ -64,10 +87,14 @@ func run(ctx context.Context, path, rules string) error {
 	entmixin.Use(gen)
 	entmixin.UseNamed("orders", gen)
 
-	if err := client.Schema.Create(ctx); err != nil {
+	if err := migrateTables(ctx, cfg); err != nil {
 		return fmt.Errorf("migrate: %w", err)
 	}
-	ada, err := client.User.Create().SetName("Ada").SetEmail("ada@example.com").Save(ctx)
+	// Ada is created on the first run and found on the next ones.
+	ada, err := client.User.Query().Where(user.Email("ada@example.com")).Only(ctx)
+	if ent.IsNotFound(err) {
+		ada, err = client.User.Create().SetName("Ada").SetEmail("ada@example.com").Save(ctx)
+	}
 	if err != nil {
 		return err
 	}
@@ -93,6 +120,55 @@ func run(ctx context.Context, path, rules string) error {
 		fmt.Printf("order %s (table orders_%d): amount %d\n", got.ID, int64(got.ID)%4, got.Amount)
 	}
 	return nil
+}
+
+// migrateTables runs ent's migration on the rules' data source directly
+// (not through sqlhook), with each sharded table replaced by copies named
+// after its physical tables; index names get the physical table's name,
+// since SQLite and PostgreSQL keep index names per schema.
+func migrateTables(ctx context.Context, cfg *shardconf.Config) error {
+	router, err := shardconf.NewRouter(cfg)
+	if err != nil {
+		return err
+	}
+	tables, err := schema.CopyTables(migrate.Tables)
+	if err != nil {
+		return err
+	}
+	var physical []*schema.Table
+	for _, t := range tables {
+		if !router.IsSharded(t.Name) {
+			physical = append(physical, t)
+			continue
+		}
+		targets, err := router.Targets(t.Name)
+		if err != nil {
+			return err
+		}
+		for _, target := range targets {
+			c, err := schema.CopyTables([]*schema.Table{t})
+			if err != nil {
+				return err
+			}
+			pt := c[0]
+			pt.Name = target.Table
+			for _, idx := range pt.Indexes {
+				idx.Name += "_" + target.Table
+			}
+			physical = append(physical, pt)
+		}
+	}
+	ds := cfg.DataSources[0] // the example's one data source
+	db, err := sql.Open(ds.Driver, ds.DSN)
+	if err != nil {
+		return err
+	}
+	defer db.Close()
+	m, err := schema.NewMigrate(entsql.OpenDB(dialect.SQLite, db))
+	if err != nil {
+		return err
+	}
+	return m.Create(ctx, physical...)
 }
 
 // openClient returns an ent client over sqlhook for the rules' data source.

@@ -119,3 +119,41 @@ func TestRunSQLite(t *testing.T) {
 		}
 	}
 }
+
+// TestRunTwice: a second start on the same database migrates again (ent's
+// migration on the physical tables finds them) and adds three orders; the
+// user is found, not created again.
+func TestRunTwice(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "shop.db")
+	for round := 1; round <= 2; round++ {
+		if out, err := captureStdout(t, func() error { return run(context.Background(), path, "") }); err != nil {
+			t.Fatalf("run %d: %v\n%s", round, err, out)
+		}
+	}
+	db, err := sql.Open("sqlite", "file:"+path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	total := 0
+	for table := 0; table < 4; table++ {
+		var n int
+		if err := db.QueryRow(fmt.Sprintf(`SELECT COUNT(*) FROM orders_%d`, table)).Scan(&n); err != nil {
+			t.Fatal(err)
+		}
+		total += n
+		// Each physical table has its own index on user_id.
+		var idx int
+		if err := db.QueryRow(`SELECT COUNT(*) FROM sqlite_master WHERE type = 'index' AND tbl_name = ? AND name = ?`,
+			fmt.Sprintf("orders_%d", table), fmt.Sprintf("order_user_id_orders_%d", table)).Scan(&idx); err != nil || idx != 1 {
+			t.Errorf("orders_%d: index order_user_id_orders_%d: %d, %v", table, table, idx, err)
+		}
+	}
+	if total != 6 {
+		t.Errorf("%d orders after two runs, want 6", total)
+	}
+	var users int
+	if err := db.QueryRow(`SELECT COUNT(*) FROM users`).Scan(&users); err != nil || users != 1 {
+		t.Errorf("users: %d, %v; want 1", users, err)
+	}
+}
