@@ -256,7 +256,8 @@ func (p *Plugin) settle(db *gorm.DB, r routed) {
 	ds := r.targets[0].DataSource
 	for _, t := range r.targets[1:] {
 		if t.DataSource != ds {
-			p.fail(db, fmt.Errorf("%w: the statement spans data sources %s and %s (a statement runs in one; group batches by data source, read across them through sqlhook)", ErrUnsupported, ds, t.DataSource))
+			a, b := min(ds, t.DataSource), max(ds, t.DataSource) // the same message whatever the order
+			p.fail(db, fmt.Errorf("%w: the statement spans data sources %s and %s (a statement runs in one; group batches by data source, read across them through sqlhook)", ErrUnsupported, a, b))
 			return
 		}
 	}

@@ -96,6 +96,10 @@ func runHelp(args []string, stdout, stderr io.Writer) int {
 		printMainUsage(stdout)
 		return exitOK
 	case 1:
+		if args[0] == "help" {
+			printMainUsage(stdout)
+			return exitOK
+		}
 		if c := lookup(args[0]); c != nil {
 			c.printUsage(stdout)
 			return exitOK

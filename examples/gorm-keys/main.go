@@ -10,9 +10,9 @@
 //	go run ./examples/gorm-keys -dsn 'root@tcp(127.0.0.1:3306)/test'
 //	go run ./examples/gorm-keys -worker 7 -sql   # another worker id; log SQL to stderr
 //
-// The -dsn form selects the driver: postgres:// (or key=value with host=)
-// is PostgreSQL, user@tcp(...)/db is MySQL/MariaDB, anything else a SQLite
-// file. Running it again on the same database adds rows: AutoMigrate
+// The database must exist. The -dsn form selects the driver: postgres://
+// (or key=value with host=) is PostgreSQL, user@tcp(...)/db is
+// MySQL/MariaDB, anything else a SQLite file. Running it again on the same database adds rows: AutoMigrate
 // leaves the tables as they are.
 package main
 

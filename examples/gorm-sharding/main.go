@@ -16,9 +16,9 @@
 //	go run ./examples/gorm-sharding -worker 7 -rules my.yaml -sql
 //
 // -dsn0 and -dsn1 replace the DSNs of the rules' two data sources (ds_0,
-// ds_1); their form selects the driver: postgres:// (or key=value with
-// host=) is PostgreSQL, user@tcp(...)/db MySQL/MariaDB, anything else a
-// SQLite file. The rules are sharding.yaml, built into the program, unless
+// ds_1); the databases must exist. Their form selects the driver:
+// postgres:// (or key=value with host=) is PostgreSQL, user@tcp(...)/db
+// MySQL/MariaDB, anything else a SQLite file. The rules are sharding.yaml, built into the program, unless
 // -rules names a file. Running it again on the same databases adds rows:
 // AutoMigrate leaves the tables as they are.
 package main
@@ -111,6 +111,8 @@ func run(ctx context.Context, cfg config, stdout io.Writer) error {
 		}
 		defer os.RemoveAll(dir)
 		cfg.Dir = dir
+	} else if err := os.MkdirAll(cfg.Dir, 0o755); err != nil {
+		return err
 	}
 	// Each *gorm.DB needs a gorm.Config of its own: GORM keeps its
 	// callbacks and plugins in it.

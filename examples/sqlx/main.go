@@ -9,7 +9,7 @@
 // sharding key being refused with shardconf.ErrMissingShardingKey.
 //
 //	go run ./examples/sqlx                                    # SQLite in a temporary directory
-//	go run ./examples/sqlx -pg postgres://postgres@127.0.0.1:5432/shop?sslmode=disable
+//	go run ./examples/sqlx -pg 'postgres://postgres@127.0.0.1:5432/shop?sslmode=disable' # an existing database
 package main
 
 import (
