@@ -226,11 +226,7 @@ func readKeys(r io.Reader) []int64 {
 func TestGeneratorFencedWhileDatabaseUnreachable(t *testing.T) {
 	checkLeaks(t)
 	forEachDB(t, func(t *testing.T, b backend) {
-		var p *proxy
-		dsn := b.viaProxy(t, func(target string) string {
-			p = startProxy(t, target)
-			return p.addr()
-		})
+		dsn, p := b.viaProxy(t)
 		s := newSource(t, b.open(t, dsn), Config{TTL: shortTTL, SafeGuard: time.Minute})
 		g := leasedGenerator(t, s)
 		ctx := context.Background()
@@ -379,11 +375,7 @@ func TestDisposableWorkers(t *testing.T) {
 func TestStateFileFallback(t *testing.T) {
 	checkLeaks(t)
 	forEachDB(t, func(t *testing.T, b backend) {
-		var p *proxy
-		dsn := b.viaProxy(t, func(target string) string {
-			p = startProxy(t, target)
-			return p.addr()
-		})
+		dsn, p := b.viaProxy(t)
 		s := newSource(t, b.open(t, dsn), Config{})
 		path := filepath.Join(t.TempDir(), "workerid.json")
 		src := StateFile{Source: s, Path: path}

@@ -5,11 +5,8 @@ import (
 	"database/sql"
 	"io"
 	"log"
-	"net"
-	"net/url"
 	"os"
 	"regexp"
-	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -192,146 +189,9 @@ type realClock struct{}
 func (realClock) Now() time.Time        { return time.Now() }
 func (realClock) Sleep(d time.Duration) { time.Sleep(d) }
 
-// proxy forwards TCP connections to a database server and can cut them.
-type proxy struct {
-	ln     net.Listener
-	target string
-	wg     sync.WaitGroup
-
-	mu    sync.Mutex
-	cut   bool
-	conns map[net.Conn]struct{}
-}
-
-// startProxy listens on a loopback port and forwards to target; it is
-// closed when the test ends.
-func startProxy(t testing.TB, target string) *proxy {
+// viaProxy returns the backend's DSN pointing at a proxy to its server,
+// with short network timeouts, and the proxy.
+func (b backend) viaProxy(t testing.TB) (string, *dbtest.Proxy) {
 	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatalf("proxy listen: %v", err)
-	}
-	p := &proxy{ln: ln, target: target, conns: map[net.Conn]struct{}{}}
-	p.wg.Add(1)
-	go p.accept()
-	t.Cleanup(p.close)
-	return p
-}
-
-func (p *proxy) addr() string { return p.ln.Addr().String() }
-
-func (p *proxy) accept() {
-	defer p.wg.Done()
-	for {
-		c, err := p.ln.Accept()
-		if err != nil {
-			return // closed
-		}
-		p.wg.Add(1)
-		go p.serve(c)
-	}
-}
-
-// track registers a connection, or closes it while cut.
-func (p *proxy) track(c net.Conn) bool {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	if p.cut {
-		c.Close()
-		return false
-	}
-	p.conns[c] = struct{}{}
-	return true
-}
-
-func (p *proxy) serve(c net.Conn) {
-	defer p.wg.Done()
-	if !p.track(c) {
-		return // refused
-	}
-	up, err := net.DialTimeout("tcp", p.target, 2*time.Second)
-	if err != nil {
-		c.Close()
-		return
-	}
-	if !p.track(up) {
-		c.Close()
-		return
-	}
-	var once sync.Once
-	shut := func() {
-		once.Do(func() {
-			c.Close()
-			up.Close()
-			p.mu.Lock()
-			delete(p.conns, c)
-			delete(p.conns, up)
-			p.mu.Unlock()
-		})
-	}
-	p.wg.Add(1)
-	go func() {
-		defer p.wg.Done()
-		io.Copy(up, c)
-		shut()
-	}()
-	io.Copy(c, up)
-	shut()
-}
-
-// Cut closes every connection and refuses new ones until Resume.
-func (p *proxy) Cut() {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	p.cut = true
-	for c := range p.conns {
-		c.Close()
-		delete(p.conns, c)
-	}
-}
-
-// Resume accepts connections again.
-func (p *proxy) Resume() {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	p.cut = false
-}
-
-func (p *proxy) close() {
-	p.ln.Close()
-	p.Cut()
-	p.wg.Wait()
-}
-
-// viaProxy returns the backend's DSN pointing at addr instead of the
-// server, with short network timeouts, and the server's address.
-func (b backend) viaProxy(t testing.TB, start func(target string) string) string {
-	t.Helper()
-	if b.driver == "pgx" {
-		u, err := url.Parse(b.dsn)
-		if err != nil {
-			t.Fatalf("parse PostgreSQL DSN: %v", err)
-		}
-		target := u.Host
-		if !strings.Contains(target, ":") {
-			target += ":5432"
-		}
-		u.Host = start(target)
-		q := u.Query()
-		q.Set("connect_timeout", "2")
-		u.RawQuery = q.Encode()
-		return u.String()
-	}
-	cfg, err := mysql.ParseDSN(b.dsn)
-	if err != nil {
-		t.Fatalf("parse MySQL DSN: %v", err)
-	}
-	if cfg.Net != "tcp" {
-		t.Skipf("MySQL server is not on TCP (%s)", cfg.Net)
-	}
-	cfg.Addr = start(cfg.Addr)
-	cfg.Timeout = 2 * time.Second
-	cfg.ReadTimeout = 5 * time.Second
-	cfg.WriteTimeout = 5 * time.Second
-	return cfg.FormatDSN()
+	return dbtest.ViaProxy(t, b.driver, b.dsn)
 }

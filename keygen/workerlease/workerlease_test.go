@@ -354,11 +354,7 @@ func TestReleaseRevokesSafely(t *testing.T) {
 func TestDatabaseUnreachableThenBack(t *testing.T) {
 	checkLeaks(t)
 	forEachDB(t, func(t *testing.T, b backend) {
-		var p *proxy
-		dsn := b.viaProxy(t, func(target string) string {
-			p = startProxy(t, target)
-			return p.addr()
-		})
+		dsn, p := b.viaProxy(t)
 		// A SafeGuard long enough that nobody may reclaim the slot while
 		// the test runs, however slow the machine.
 		ns := namespace(t)
