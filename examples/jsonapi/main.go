@@ -73,16 +73,19 @@ func run(ctx context.Context, addr, typ, worker string, stdout io.Writer) error 
 	}
 	srv := &http.Server{Handler: api, ReadHeaderTimeout: 5 * time.Second}
 	fmt.Fprintf(stdout, "serving %s keys on http://%s (POST /orders, GET /orders/{id})\n", api.typ, ln.Addr())
+	// Serve returns as soon as Shutdown begins; the requests in flight are
+	// done when Shutdown returns, so run waits for that.
+	stopped := make(chan error, 1)
 	go func() {
 		<-ctx.Done()
 		shutdown, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 		defer cancel()
-		srv.Shutdown(shutdown) //nolint:errcheck // Serve reports the outcome
+		stopped <- srv.Shutdown(shutdown)
 	}()
 	if err := srv.Serve(ln); !errors.Is(err, http.ErrServerClosed) {
 		return err
 	}
-	return nil
+	return <-stopped
 }
 
 // runDemo creates two orders and reads one back through the handler, and

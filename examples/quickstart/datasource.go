@@ -66,7 +66,11 @@ func openDataSource(ctx context.Context, c config, ds string) (*gorm.DB, string,
 func ensurePostgres(ctx context.Context, dsn string) (string, error) {
 	u, err := url.Parse(dsn)
 	if err != nil {
-		return "", fmt.Errorf("-dsn: %w", err)
+		var ue *url.Error
+		if errors.As(err, &ue) {
+			err = ue.Err // its text would quote the DSN, password included
+		}
+		return "", fmt.Errorf("-dsn is not a valid URL: %w", err)
 	}
 	name := strings.TrimPrefix(u.Path, "/")
 	if name == "" {

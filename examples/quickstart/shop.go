@@ -45,6 +45,8 @@ type shop struct {
 	targets []shardconf.Target
 	pools   map[string]gorm.ConnPool
 	sqlDBs  map[string]*sql.DB
+	// usersOf lists, per data source, the users the rules place there.
+	usersOf map[string][]int64
 	closers []func() error
 	names   []string // data source → database, for the report
 }
@@ -54,6 +56,22 @@ func openShop(ctx context.Context, c config, r *shardconf.Router) (*shop, error)
 	var err error
 	if s.targets, err = r.Targets("t_order"); err != nil {
 		return nil, err
+	}
+	// The tour needs t_order's data source chosen by user_id: a batch is
+	// one transaction, in one data source.
+	s.usersOf = map[string][]int64{}
+	for u := int64(0); u < users; u++ {
+		ts, err := r.Scatter("t_order", shardconf.Eq("user_id", u))
+		if err != nil {
+			return nil, fmt.Errorf("the rules must place t_order's rows by user_id: %w", err)
+		}
+		ds := ts[0].DataSource
+		for _, t := range ts[1:] {
+			if t.DataSource != ds {
+				return nil, fmt.Errorf("the rules must choose t_order's data source by user_id; user %d is in %s and %s", u, ds, t.DataSource)
+			}
+		}
+		s.usersOf[ds] = append(s.usersOf[ds], u)
 	}
 	plain := map[string]*gorm.DB{}
 	for _, ds := range r.DataSources() {
@@ -111,6 +129,10 @@ func (s *shop) Close() {
 
 func (s *shop) describe() string { return strings.Join(s.names, ", ") }
 
+// any is a *gorm.DB for statements outside a transaction: the plugin sends
+// each to the pool of its data source, whichever *gorm.DB runs it.
+func (s *shop) any() *gorm.DB { return s.dbs[s.router.DataSources()[0]] }
+
 // migrate creates every physical table (and its user_id index) in its data
 // source; tables that exist are left as they are.
 func (s *shop) migrate(ctx context.Context) error {
@@ -124,20 +146,27 @@ func (s *shop) migrate(ctx context.Context) error {
 func (s *shop) insert(ctx context.Context, n, batch int, progress io.Writer) ([]Order, time.Duration, error) {
 	rng := rand.New(rand.NewPCG(uint64(time.Now().UnixNano()), 7))
 	bar := newProgress(progress, n)
-	rows := make([]Order, 0, batch)
-	var sample [2][]Order
+	rows := make([]Order, 0, min(batch, n))
+	var sources []string // the data sources holding users, in the rules' order
+	for _, ds := range s.router.DataSources() {
+		if len(s.usersOf[ds]) > 0 {
+			sources = append(sources, ds)
+		}
+	}
+	sample := map[string][]Order{}
 	start := time.Now()
 	for done, b := 0, 0; done < n; b++ {
-		ds := b % 2 // users of ds_<ds>: user_id % 2 == ds
+		ds := sources[b%len(sources)]
 		rows = rows[:0]
 		for i := 0; i < batch && done+i < n; i++ {
+			us := s.usersOf[ds]
 			rows = append(rows, Order{
-				UserID: int64(rng.IntN(users/2)*2 + ds),
+				UserID: us[rng.IntN(len(us))],
 				Amount: int64(rng.IntN(100_000)),
 				Status: "NEW",
 			})
 		}
-		if err := s.dbs[fmt.Sprintf("ds_%d", ds)].WithContext(ctx).Create(&rows).Error; err != nil {
+		if err := s.dbs[ds].WithContext(ctx).Create(&rows).Error; err != nil {
 			return nil, 0, err
 		}
 		done += len(rows)
@@ -147,12 +176,16 @@ func (s *shop) insert(ctx context.Context, n, batch int, progress io.Writer) ([]
 	}
 	took := time.Since(start)
 	bar.finish()
-	return append(sample[0], sample[1]...), took, nil
+	var out []Order
+	for _, ds := range sources {
+		out = append(out, sample[ds]...)
+	}
+	return out, took, nil
 }
 
 // readBack reads orders by user and key: one table of one data source each.
 func (s *shop) readBack(ctx context.Context, sample []Order, out io.Writer) error {
-	db := s.dbs["ds_0"].WithContext(ctx)
+	db := s.any().WithContext(ctx)
 	start := time.Now()
 	for _, want := range sample {
 		var got Order
@@ -203,7 +236,7 @@ func (s *shop) scatter(ctx context.Context, user int64, out io.Writer) error {
 // unknown, so the router refuses instead of guessing one.
 func (s *shop) refused(ctx context.Context, id keygen.ID, out io.Writer) error {
 	var o Order
-	err := s.dbs["ds_0"].WithContext(ctx).Where("order_id = ?", id).First(&o).Error
+	err := s.any().WithContext(ctx).Where("order_id = ?", id).First(&o).Error
 	if !errors.Is(err, shardconf.ErrMissingShardingKey) {
 		return fmt.Errorf("a query without user_id: %v, want shardconf.ErrMissingShardingKey", err)
 	}
