@@ -118,8 +118,8 @@
 //     sqlhook's job), writes to a broadcast table with several copies, an
 //     UPDATE of a sharding column (the row would stay in its old table), a
 //     BeforeCreate hook that changes sharding values after routing, a
-//     statement or batch spanning data sources, a transaction reaching a data
-//     source other than its own, and — over several tables — DISTINCT, GROUP
+//     write or batch spanning data sources, a statement in a transaction
+//     reaching a data source other than its own, and — over several tables — DISTINCT, GROUP
 //     BY, HAVING, aggregate select expressions, ORDER BY expressions and
 //     results of another type than the model (each table would answer on its
 //     own, and merging cannot combine them).
@@ -130,9 +130,13 @@
 //
 // With one data source the *gorm.DB's own connection serves it. With
 // several, WithDataSources gives every data source's pool; statements go to
-// their pool, and db.Transaction (which begins on the *gorm.DB's own pool)
-// may reach only that pool's data source: open a *gorm.DB on another data
-// source, with the plugin, for transactions there.
+// their pool. A read outside a transaction may span data sources: each
+// target runs on its own pool and the results merge as above. A write
+// spanning data sources is refused (GORM runs it in one transaction, which
+// cannot span two databases): group batches by data source. db.Transaction
+// (which begins on the *gorm.DB's own pool) may reach only that pool's data
+// source: open a *gorm.DB on another data source, with the plugin, for
+// transactions there.
 //
 // AutoMigrate and CreateTable create every physical table of a sharded (or
 // broadcast) model in its data source instead of the logic table. Index

@@ -48,8 +48,9 @@ func WithLogger(l *slog.Logger) Option { return func(p *Plugin) { p.logger = l }
 
 // WithScatter lets statements without a sharding condition run on every
 // target their other conditions allow, merging the results. Without it
-// they fail with shardconf.ErrMissingShardingKey. The targets must be in
-// one data source: a statement reaching two is ErrUnsupported.
+// they fail with shardconf.ErrMissingShardingKey. A read reaching several
+// data sources runs on each one's pool (outside a transaction); a write
+// reaching several is ErrUnsupported.
 func WithScatter() Option { return func(p *Plugin) { p.scatter = true } }
 
 // New builds the plugin. props configure the default key generator, a

@@ -35,6 +35,9 @@ type routed struct {
 	groups  []rowGroup // create: rows per target
 	logic   string     // the logic table
 	joins   []joinPlan // JOINs of binding tables, rewritten per target
+	// multiSource: a read outside a transaction over several data
+	// sources; each target runs on its own data source's pool.
+	multiSource bool
 }
 
 // rowGroup is the rows of a create that go to one target.
@@ -177,7 +180,7 @@ func (p *Plugin) routeCreate(db *gorm.DB) {
 		p.fail(db, err)
 		return
 	}
-	p.settle(db, r)
+	p.settle(db, r, false)
 }
 
 // planCreate groups the rows being created by the target their sharding
@@ -244,26 +247,42 @@ func (p *Plugin) broadcastWrite(db *gorm.DB, table string) {
 		p.fail(db, fmt.Errorf("%w: writing broadcast table %s, which has a copy in %d data sources; write each copy through its own connection", ErrUnsupported, table, len(ts)))
 		return
 	}
-	p.settle(db, routed{targets: ts})
+	p.settle(db, routed{targets: ts}, false)
 }
 
 // settle stores the decision and, for a single data source, points the
-// statement at it before GORM begins its transaction.
-func (p *Plugin) settle(db *gorm.DB, r routed) {
+// statement at it before GORM begins its transaction. A read (query)
+// outside a transaction may span data sources: each target then runs on
+// its own pool and the results merge. A write, or a read inside a
+// transaction, must stay in one data source: a transaction cannot span
+// two databases.
+func (p *Plugin) settle(db *gorm.DB, r routed, query bool) {
 	if len(r.targets) == 0 {
 		return
 	}
 	ds := r.targets[0].DataSource
 	for _, t := range r.targets[1:] {
-		if t.DataSource != ds {
-			a, b := min(ds, t.DataSource), max(ds, t.DataSource) // the same message whatever the order
-			p.fail(db, fmt.Errorf("%w: the statement spans data sources %s and %s (a statement runs in one; group batches by data source, read across them through sqlhook)", ErrUnsupported, a, b))
+		if t.DataSource == ds {
+			continue
+		}
+		_, inTx := db.Statement.ConnPool.(gorm.TxCommitter)
+		if query && !inTx {
+			r.multiSource = true
+			break
+		}
+		a, b := min(ds, t.DataSource), max(ds, t.DataSource) // the same message whatever the order
+		what := "a write runs in one; group batches by data source"
+		if query {
+			what = "a transaction runs in one; read across them outside it"
+		}
+		p.fail(db, fmt.Errorf("%w: the statement spans data sources %s and %s (%s)", ErrUnsupported, a, b, what))
+		return
+	}
+	if !r.multiSource {
+		if err := p.usePool(db, ds); err != nil {
+			p.fail(db, err)
 			return
 		}
-	}
-	if err := p.usePool(db, ds); err != nil {
-		p.fail(db, err)
-		return
 	}
 	if len(r.targets) == 1 {
 		if err := p.pointAt(db, r, r.targets[0]); err != nil {
@@ -374,7 +393,7 @@ func (p *Plugin) routeByWhere(db *gorm.DB, query bool) {
 			return
 		}
 		ts, _ := p.rules.Targets(table)
-		p.settle(db, routed{targets: ts[:1]}) // every copy holds the same rows
+		p.settle(db, routed{targets: ts[:1]}, true) // every copy holds the same rows
 		return
 	}
 	if !query {
@@ -415,7 +434,7 @@ func (p *Plugin) routeByWhere(db *gorm.DB, query bool) {
 		all, _ := p.rules.Targets(table)
 		r.targets = all[:1]
 	}
-	p.settle(db, r)
+	p.settle(db, r, query)
 }
 
 // updatesShardingColumn names a sharding column an UPDATE sets, or "".
@@ -916,11 +935,21 @@ func (p *Plugin) each(f func(*gorm.DB)) func(*gorm.DB) {
 	}
 }
 
-// runOn runs f with the statement pointed at one target.
+// runOn runs f with the statement pointed at one target (and, for a read
+// across data sources, at its data source's pool).
 func (p *Plugin) runOn(db *gorm.DB, t shardconf.Target, dest any, rv reflect.Value, f func(*gorm.DB)) error {
 	stmt := db.Statement
 	stmt.Dest, stmt.ReflectValue = dest, rv
 	r, _ := routedOf(db)
+	if r.multiSource {
+		pool, err := p.poolFor(db, t.DataSource)
+		if err != nil {
+			return db.AddError(err)
+		}
+		saved := stmt.ConnPool
+		stmt.ConnPool = pool
+		defer func() { stmt.ConnPool = saved }()
+	}
 	if err := p.pointAt(db, r, t); err != nil {
 		return db.AddError(err)
 	}

@@ -5,8 +5,9 @@
 // tables. A statement missing a sharding column is refused
 // (shardconf.ErrMissingShardingKey) unless its *gorm.DB's plugin opted in
 // with WithScatter, which runs it on every table the other conditions
-// allow, within one database: a statement reaching both databases is
-// refused (gormplugin.ErrUnsupported).
+// allow. A read may reach both databases (each on its own pool, merged);
+// a write reaching both is refused (gormplugin.ErrUnsupported): one
+// transaction cannot span two databases.
 //
 //	go run ./examples/gorm-sharding              # two SQLite files in a temporary directory
 //	go run ./examples/gorm-sharding -dir data    # ... or in a directory of yours (kept)
@@ -263,10 +264,16 @@ func run(ctx context.Context, cfg config, stdout io.Writer) error {
 		return err
 	}
 	fmt.Fprintf(stdout, "scatter user_id = 3, paid, largest: amounts %s\n", amounts(paid))
-	// Scatter stays within one data source: a statement reaching both
-	// databases is refused (gormplugin.ErrUnsupported), reads included.
-	err = scatter.Where("status = ?", "paid").Find(&paid).Error
-	fmt.Fprintf(stdout, "scatter status = paid: %s\n", outcome(err))
+	// A read may reach both databases: each runs on its own pool and the
+	// plugin merges. A write may not (one transaction cannot span two
+	// databases): gormplugin.ErrUnsupported, before anything runs.
+	var nPaid int64
+	if err := scatter.Model(&Order{}).Where("status = ?", "paid").Count(&nPaid).Error; err != nil {
+		return err
+	}
+	fmt.Fprintf(stdout, "scatter status = paid over both databases: %d orders\n", nPaid)
+	err = scatter.Model(&Order{}).Where("status = ?", "paid").Update("status", "archived").Error
+	fmt.Fprintf(stdout, "update status = paid over both databases: %s\n", outcome(err))
 
 	// What each physical table holds, asked of its database directly.
 	var total int64

@@ -30,7 +30,8 @@ var fixedLines = []string{
 	"user_id = 3 alone: refused, missing sharding key (",
 	"alone: refused, missing sharding key (",
 	"scatter user_id = 3, paid, largest: amounts [302]\n",
-	"scatter status = paid: refused, unsupported (",
+	"scatter status = paid over both databases: ",
+	"update status = paid over both databases: refused, unsupported (",
 }
 
 func TestSQLite(t *testing.T) {

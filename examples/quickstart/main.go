@@ -13,7 +13,9 @@
 // SNOWFLAKE order_id picks the table. The program creates the eight
 // physical tables, inserts -n orders through GORM with generated keys,
 // reads some back by key, runs a query over the four tables of one user's
-// data source, shows a query the rules cannot place being refused, and
+// data source and one over all eight tables of both databases (a read
+// may scatter; -n's writes are batched per database), shows a query the
+// rules cannot place being refused, and
 // prints the rows per physical table, the insert rate and one key decoded.
 //
 // Data sources: by default each is a SQLite file, -dir/ds_0.db and

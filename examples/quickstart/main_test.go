@@ -76,6 +76,7 @@ func runTwice(t *testing.T, c config, open func(ds string) *sql.DB) {
 			fmt.Sprintf("inserted %d orders in ", c.orders),
 			"read 6 orders back by key",
 			"scatter over 4 tables of ds_",
+			"scatter over all 8 tables of ds_0 and ds_1: ",
 			"refused, as it should be: a query by order_id alone",
 			"missing sharding key",
 			", worker 3, sequence ",

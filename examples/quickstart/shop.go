@@ -208,7 +208,7 @@ func (s *shop) readBack(ctx context.Context, sample []Order, out io.Writer) erro
 // scatter counts and lists one user's orders: user_id places the data
 // source, and with no order_id the query runs on its four tables and the
 // plugin merges the answers (sum of counts; ORDER BY and LIMIT over the
-// merged rows).
+// merged rows). Then a count with neither key runs on all eight tables.
 func (s *shop) scatter(ctx context.Context, user int64, out io.Writer) error {
 	db := s.report.WithContext(ctx)
 	var n int64
@@ -229,6 +229,15 @@ func (s *shop) scatter(ctx context.Context, user int64, out io.Writer) error {
 	}
 	fmt.Fprintf(out, "scatter over %d tables of %s: user %d has %d orders; largest: %s\n",
 		len(ts), ts[0].DataSource, user, n, strings.Join(amounts, ", "))
+
+	// Without user_id the query reaches every table of both databases: a
+	// read outside a transaction runs on each database's pool and merges.
+	var big int64
+	if err := db.Model(&Order{}).Where("amount >= ?", 99_900).Count(&big).Error; err != nil {
+		return fmt.Errorf("count of large orders: %w", err)
+	}
+	fmt.Fprintf(out, "scatter over all %d tables of %s: %d orders of 999.00 or more\n",
+		len(s.targets), strings.Join(s.router.DataSources(), " and "), big)
 	return nil
 }
 
