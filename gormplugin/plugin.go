@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"log/slog"
 	"strings"
+	"sync"
 
 	"gorm.io/gorm"
 
@@ -23,6 +24,10 @@ type Plugin struct {
 
 	keyed keyedModels    // per-model key-fill decisions (keyfill.go)
 	query func(*gorm.DB) // GORM's query callback, which mergeQuery runs per target (route.go)
+	// txSources maps a transaction GORM began for a routed write (its
+	// ConnPool) to the data source it began on, for the statements it runs
+	// before committing (association saves).
+	txSources sync.Map
 }
 
 // Option configures New.

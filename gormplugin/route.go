@@ -81,6 +81,14 @@ func (p *Plugin) registerRouting(db *gorm.DB) error {
 		cb.Delete().Before("*").Register("shardkey:route", p.routeWrite),
 		cb.Row().Before("gorm:row").Register("shardkey:route", p.routeQuery),
 		cb.Raw().Before("gorm:raw").Register("shardkey:route", p.routeRaw),
+		// Right after the transaction begins, before the hooks and the
+		// association saves that run in it.
+		cb.Create().After("gorm:begin_transaction").Before("gorm:before_create").Register("shardkey:tx_begun", p.txBegun),
+		cb.Update().After("gorm:begin_transaction").Before("gorm:setup_reflect_value").Register("shardkey:tx_begun", p.txBegun),
+		cb.Delete().After("gorm:begin_transaction").Before("gorm:before_delete").Register("shardkey:tx_begun", p.txBegun),
+		cb.Create().Before("gorm:commit_or_rollback_transaction").Register("shardkey:tx_ending", p.txEnding),
+		cb.Update().Before("gorm:commit_or_rollback_transaction").Register("shardkey:tx_ending", p.txEnding),
+		cb.Delete().Before("gorm:commit_or_rollback_transaction").Register("shardkey:tx_ending", p.txEnding),
 		cb.Create().Replace("gorm:create", p.each(create)),
 		cb.Query().Replace("gorm:query", p.mergeQuery),
 		cb.Update().Replace("gorm:update", p.each(update)),
@@ -118,8 +126,11 @@ func (p *Plugin) usePool(db *gorm.DB, ds string) error {
 		return err
 	}
 	if _, inTx := db.Statement.ConnPool.(gorm.TxCommitter); inTx {
-		if cur, ok := db.InstanceGet("shardkey:tx_data_source"); ok && cur != ds {
-			return fmt.Errorf("%w: the transaction is on data source %v; this statement goes to %s", ErrUnsupported, cur, ds)
+		if cur, ok := p.txSources.Load(db.Statement.ConnPool); ok {
+			if cur != ds {
+				return fmt.Errorf("%w: the transaction is on data source %v; this statement goes to %s", ErrUnsupported, cur, ds)
+			}
+			return nil
 		}
 		if ds != p.txDataSource(db) {
 			return fmt.Errorf("%w: a transaction on one data source cannot reach data source %s", ErrUnsupported, ds)
@@ -128,6 +139,26 @@ func (p *Plugin) usePool(db *gorm.DB, ds string) error {
 	}
 	db.Statement.ConnPool = pool
 	return nil
+}
+
+// txBegun records the data source of a transaction GORM just began for a
+// routed write, on that data source's pool (callback after
+// gorm:begin_transaction).
+func (p *Plugin) txBegun(db *gorm.DB) {
+	if _, started := db.InstanceGet("gorm:started_transaction"); !started || db.Error != nil {
+		return
+	}
+	if r, ok := routedOf(db); ok && len(r.targets) > 0 && !r.multiSource {
+		p.txSources.Store(db.Statement.ConnPool, r.targets[0].DataSource)
+	}
+}
+
+// txEnding forgets the transaction's data source before GORM commits or
+// rolls it back (and puts the statement back on its pool).
+func (p *Plugin) txEnding(db *gorm.DB) {
+	if _, started := db.InstanceGet("gorm:started_transaction"); started {
+		p.txSources.Delete(db.Statement.ConnPool)
+	}
 }
 
 // txDataSource is the data source whose pool the *gorm.DB was opened on.
@@ -157,8 +188,15 @@ func (p *Plugin) fail(db *gorm.DB, err error) {
 	_ = db.AddError(err)
 }
 
+// forget drops a routing decision the statement inherited: GORM copies a
+// statement's Settings into the statements it derives (Preload's queries,
+// association saves), and a derived statement on another table must not
+// run on the parent's targets.
+func forget(db *gorm.DB) { db.Statement.Settings.Delete(targetsKey) }
+
 // routeCreate assigns keys, then groups the rows by target.
 func (p *Plugin) routeCreate(db *gorm.DB) {
+	forget(db)
 	if db.Error != nil || migratingTarget(db) {
 		return
 	}
@@ -366,6 +404,7 @@ func (p *Plugin) routeWrite(db *gorm.DB) {
 }
 
 func (p *Plugin) routeByWhere(db *gorm.DB, query bool) {
+	forget(db)
 	if db.Error != nil || migratingTarget(db) {
 		return
 	}
@@ -953,6 +992,18 @@ func (p *Plugin) runOn(db *gorm.DB, t shardconf.Target, dest any, rv reflect.Val
 	if err := p.pointAt(db, r, t); err != nil {
 		return db.AddError(err)
 	}
+	if len(r.joins) > 0 {
+		// GORM stores the FROM clause it builds, JOINs included, back in
+		// the statement: each target builds its own.
+		from, had := stmt.Clauses["FROM"]
+		defer func() {
+			if had {
+				stmt.Clauses["FROM"] = from
+			} else {
+				delete(stmt.Clauses, "FROM")
+			}
+		}()
+	}
 	stmt.SQL.Reset()
 	stmt.Vars = nil
 	delete(stmt.Clauses, "VALUES")
@@ -1132,7 +1183,7 @@ func (p *Plugin) queryAll(db *gorm.DB, targets []shardconf.Target) error {
 	db.RowsAffected = int64(merged.Len())
 	if single {
 		if merged.Len() == 0 {
-			if limit.Limit != nil { // First, Take, Last
+			if stmt.RaiseErrorOnNotFound { // First, Take, Last; not Limit(1).Find (FirstOrCreate)
 				return gorm.ErrRecordNotFound
 			}
 			return nil

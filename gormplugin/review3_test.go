@@ -1,0 +1,452 @@
+package gormplugin_test
+
+import (
+	"errors"
+	"fmt"
+	"testing"
+
+	"gorm.io/driver/postgres"
+	"gorm.io/gorm"
+	"gorm.io/gorm/clause"
+	"gorm.io/gorm/logger"
+
+	"github.com/shardkey/shardkey/gormplugin"
+	"github.com/shardkey/shardkey/internal/dbtest"
+)
+
+// R3Order is sharded_orders (dbRules: user_id picks the database) with an
+// unsharded has-many association, R3Note, kept in ds_0 (db0's own pool).
+type R3Order struct {
+	ID     int64 `gorm:"primaryKey"`
+	UserID int64
+	Amount int
+	Notes  []R3Note `gorm:"foreignKey:OrderID"`
+}
+
+func (R3Order) TableName() string { return "sharded_orders" }
+
+type R3Note struct {
+	ID      int64 `gorm:"primaryKey"`
+	OrderID int64
+	Text    string
+}
+
+// R3OrderOwner is sharded_orders with an unsharded belongs-to owner.
+type R3OrderOwner struct {
+	ID     int64 `gorm:"primaryKey"`
+	UserID int64
+	Amount int
+	Owner  R3User `gorm:"foreignKey:UserID"`
+}
+
+func (R3OrderOwner) TableName() string { return "sharded_orders" }
+
+type R3User struct {
+	ID   int64 `gorm:"primaryKey"`
+	Name string
+}
+
+// review3DBs opens two PostgreSQL databases as ds_0 and ds_1, plugs the
+// plugin (with scatter) into db0 and writes 4 users x 2 orders.
+func review3DBs(t *testing.T, prefix string) (*gorm.DB, []ShardedOrder) {
+	t.Helper()
+	open := func(name string) *gorm.DB {
+		db, err := gorm.Open(postgres.Open(dbtest.Postgres(t, name)), &gorm.Config{Logger: logger.Discard})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return db
+	}
+	db0, db1 := open(prefix+"_ds0"), open(prefix+"_ds1")
+	pool0, _ := db0.DB()
+	pool1, _ := db1.DB()
+	t.Cleanup(func() { pool0.Close(); pool1.Close() })
+	pools := map[string]gorm.ConnPool{"ds_0": pool0, "ds_1": pool1}
+	if err := db0.Use(gormplugin.New(nil, gormplugin.WithRules(rulesOf(t, dbRules)), gormplugin.WithDataSources(pools),
+		gormplugin.WithScatter())); err != nil {
+		t.Fatal(err)
+	}
+	if err := db0.AutoMigrate(&ShardedOrder{}); err != nil {
+		t.Fatal(err)
+	}
+	var orders []ShardedOrder
+	for u := int64(0); u < 4; u++ {
+		for i := 0; i < 2; i++ {
+			o := ShardedOrder{UserID: u, Amount: int(u)*100 + i}
+			if err := db0.Create(&o).Error; err != nil {
+				t.Fatal(err)
+			}
+			orders = append(orders, o)
+		}
+	}
+	return db0, orders
+}
+
+// TestReview3PreloadUnshardedAfterReadAcrossDataSources: GORM's preloadDB
+// copies the parent statement's Settings (shardkey:targets included) into
+// the preload statement. The preload of an unsharded association is not
+// routed (logicTable is ""), so mergeQuery finds the parent's decision
+// (several targets, multiSource) and runs the notes query on the parent's
+// physical tables, on each data source's pool.
+func TestReview3PreloadUnshardedAfterReadAcrossDataSources(t *testing.T) {
+	db, orders := review3DBs(t, "gormplugin_review3_preload")
+	if err := db.AutoMigrate(&R3Note{}); err != nil { // unsharded: db0's own database
+		t.Fatal(err)
+	}
+	for _, o := range orders {
+		if err := db.Create(&R3Note{OrderID: o.ID, Text: "n"}).Error; err != nil {
+			t.Fatal(err)
+		}
+	}
+	var back []R3Order
+	if err := db.Preload("Notes").Where("amount >= ?", 0).Find(&back).Error; err != nil {
+		t.Fatalf("preload of an unsharded association after a read over both databases: %v", err)
+	}
+	if len(back) != len(orders) {
+		t.Fatalf("%d orders, want %d", len(back), len(orders))
+	}
+	for _, o := range back {
+		if len(o.Notes) != 1 {
+			t.Fatalf("order %d (user %d) has %d notes, want 1", o.ID, o.UserID, len(o.Notes))
+		}
+	}
+}
+
+// GUARD (verified correct): reads over both databases through GORM's
+// other read paths give every row once; the statement's pool is the
+// caller's again afterwards; reads in a transaction (also a PrepareStmt
+// one, and after a SavePoint) and writes over both stay refused.
+func TestReview3GuardReadPathsAcrossDataSources(t *testing.T) {
+	db, orders := review3DBs(t, "gormplugin_review3_paths")
+	n := len(orders)
+	t.Run("FindInBatches", func(t *testing.T) {
+		var seen []int64
+		var batch []ShardedOrder
+		err := db.Where("amount >= ?", 0).FindInBatches(&batch, 3, func(tx *gorm.DB, _ int) error {
+			for _, o := range batch {
+				seen = append(seen, o.ID)
+			}
+			return nil
+		}).Error
+		if err != nil || len(seen) != n {
+			t.Fatalf("batches: %d rows, %v; want %d", len(seen), err, n)
+		}
+		uniq := map[int64]bool{}
+		for _, id := range seen {
+			uniq[id] = true
+		}
+		if len(uniq) != n {
+			t.Fatalf("batches: %d distinct of %d", len(uniq), len(seen))
+		}
+	})
+	t.Run("Pluck", func(t *testing.T) {
+		var amounts []int
+		if err := db.Model(&ShardedOrder{}).Where("amount >= ?", 0).Pluck("amount", &amounts).Error; err != nil || len(amounts) != n {
+			t.Fatalf("pluck: %v %v", amounts, err)
+		}
+	})
+	t.Run("LastTake", func(t *testing.T) {
+		maxID := int64(0)
+		for _, o := range orders {
+			maxID = max(maxID, o.ID)
+		}
+		var last, take ShardedOrder
+		if err := db.Where("amount >= ?", 0).Last(&last).Error; err != nil || last.ID != maxID {
+			t.Fatalf("last: %+v %v; want id %d", last, err, maxID)
+		}
+		if err := db.Where("amount = ?", 301).Take(&take).Error; err != nil || take.UserID != 3 {
+			t.Fatalf("take: %+v %v", take, err)
+		}
+		var none ShardedOrder
+		if err := db.Where("amount = ?", -5).First(&none).Error; !errors.Is(err, gorm.ErrRecordNotFound) {
+			t.Fatalf("first of nothing: %v", err)
+		}
+	})
+	t.Run("ReusedChainKeepsPool", func(t *testing.T) {
+		q := db.Model(&ShardedOrder{}).Where("amount >= ?", 0)
+		before := q.Statement.ConnPool
+		var c int64
+		var rows []ShardedOrder
+		if err := q.Count(&c).Error; err != nil || c != int64(n) {
+			t.Fatalf("count: %d %v", c, err)
+		}
+		if q.Statement.ConnPool != before {
+			t.Fatalf("the statement's pool changed after a read over both databases")
+		}
+		if err := q.Find(&rows).Error; err != nil || len(rows) != n {
+			t.Fatalf("find after count: %d %v", len(rows), err)
+		}
+		s := db.Where("amount >= ?", 0).Session(&gorm.Session{})
+		for i := 0; i < 2; i++ {
+			rows = nil
+			if err := s.Find(&rows).Error; err != nil || len(rows) != n {
+				t.Fatalf("session find %d: %d %v", i, len(rows), err)
+			}
+		}
+	})
+	t.Run("PrepareStmtLockingScan", func(t *testing.T) {
+		ps := db.Session(&gorm.Session{PrepareStmt: true})
+		for i := 0; i < 2; i++ {
+			var rows []ShardedOrder
+			if err := ps.Where("amount >= ?", 0).Find(&rows).Error; err != nil || len(rows) != n {
+				t.Fatalf("prepared find %d: %d %v", i, len(rows), err)
+			}
+		}
+		var locked []ShardedOrder
+		if err := db.Clauses(clause.Locking{Strength: "UPDATE"}).Where("amount >= ?", 0).Find(&locked).Error; err != nil || len(locked) != n {
+			t.Fatalf("FOR UPDATE outside a transaction: %d %v", len(locked), err)
+		}
+		type pair struct {
+			ID     int64
+			Amount int
+		}
+		var scanned []pair
+		if err := db.Model(&ShardedOrder{}).Where("amount >= ?", 0).Scan(&scanned).Error; !errors.Is(err, gormplugin.ErrUnsupported) {
+			t.Fatalf("Scan over both databases (one *sql.Rows): %d rows, %v; want ErrUnsupported", len(scanned), err)
+		}
+		var c int64
+		if err := db.Model(&ShardedOrder{}).Distinct("user_id").Where("amount >= ?", 0).Count(&c).Error; !errors.Is(err, gormplugin.ErrUnsupported) {
+			t.Fatalf("Count DISTINCT over both databases: %d %v; want ErrUnsupported", c, err)
+		}
+	})
+	t.Run("TransactionRefused", func(t *testing.T) {
+		for name, tx := range map[string]func(func(*gorm.DB) error) error{
+			"plain": func(f func(*gorm.DB) error) error { return db.Transaction(f) },
+			"prepare": func(f func(*gorm.DB) error) error {
+				return db.Session(&gorm.Session{PrepareStmt: true}).Transaction(f)
+			},
+			"savepoint": func(f func(*gorm.DB) error) error {
+				return db.Transaction(func(tx *gorm.DB) error {
+					if err := tx.SavePoint("sp1").Error; err != nil {
+						return err
+					}
+					return f(tx)
+				})
+			},
+			"nested": func(f func(*gorm.DB) error) error {
+				return db.Transaction(func(tx *gorm.DB) error { return tx.Transaction(f) })
+			},
+		} {
+			var rows []ShardedOrder
+			var c int64
+			if err := tx(func(tx *gorm.DB) error { return tx.Where("amount >= ?", 0).Find(&rows).Error }); !errors.Is(err, gormplugin.ErrUnsupported) {
+				t.Errorf("%s: find over both databases in a transaction: %v", name, err)
+			}
+			if err := tx(func(tx *gorm.DB) error { return tx.Model(&ShardedOrder{}).Where("amount >= ?", 0).Count(&c).Error }); !errors.Is(err, gormplugin.ErrUnsupported) {
+				t.Errorf("%s: count over both databases in a transaction: %v", name, err)
+			}
+		}
+		b := db.Begin()
+		defer b.Rollback()
+		var rows []ShardedOrder
+		if err := b.Where("amount >= ?", 0).Find(&rows).Error; !errors.Is(err, gormplugin.ErrUnsupported) {
+			t.Errorf("Begin: find over both databases: %v", err)
+		}
+	})
+	t.Run("WritesRefused", func(t *testing.T) {
+		o := orders[0]
+		for name, err := range map[string]error{
+			"delete":       db.Where("amount >= ?", 0).Delete(&ShardedOrder{}).Error,
+			"updates":      db.Model(&ShardedOrder{}).Where("amount >= ?", 0).Updates(map[string]any{"amount": 7}).Error,
+			"save":         db.Save(&ShardedOrder{ID: o.ID, Amount: 9}).Error,
+			"delete by id": db.Delete(&ShardedOrder{}, o.ID).Error,
+		} {
+			if !errors.Is(err, gormplugin.ErrUnsupported) {
+				t.Errorf("%s over both databases: %v", name, err)
+			}
+		}
+		var c int64
+		if err := db.Model(&ShardedOrder{}).Where("amount >= ?", 0).Count(&c).Error; err != nil || c != int64(n) {
+			t.Fatalf("rows after refused writes: %d %v", c, err)
+		}
+		var back ShardedOrder
+		if err := db.Where("amount = ?", o.Amount).First(&back).Error; err != nil || back != o {
+			t.Fatalf("order 0 after refused writes: %+v %v", back, err)
+		}
+	})
+}
+
+// TestReview3FirstOrCreateAcrossDataSources: FirstOrCreate (and
+// FirstOrInit) look up with Find(&one) and Limit(1), which GORM answers
+// with no error when nothing matches. queryAll returns ErrRecordNotFound
+// for any single-struct destination with a LIMIT, so over several tables
+// (here over both databases) FirstOrCreate fails with "record not found"
+// instead of creating the row.
+func TestReview3FirstOrCreateAcrossDataSources(t *testing.T) {
+	db, _ := review3DBs(t, "gormplugin_review3_foc")
+	var o ShardedOrder
+	if err := db.Where(ShardedOrder{Amount: 777}).Attrs(ShardedOrder{UserID: 3}).FirstOrCreate(&o).Error; err != nil || o.ID == 0 {
+		t.Fatalf("first-or-create over both databases: %+v %v", o, err)
+	}
+	var again ShardedOrder
+	if err := db.Where(ShardedOrder{Amount: 777}).Attrs(ShardedOrder{UserID: 3}).FirstOrCreate(&again).Error; err != nil || again.ID != o.ID {
+		t.Fatalf("first-or-create again: %+v %v; want id %d", again, err, o.ID)
+	}
+	var one ShardedOrder
+	if err := db.Where("amount = ?", -1).Limit(1).Find(&one).Error; err != nil {
+		t.Fatalf("Find(&one) with Limit(1), nothing matching: %v; GORM gives no error", err)
+	}
+}
+
+// Binding tables over two databases: id (order_id) picks both the
+// database and the table.
+const review3BoundRules = `
+rules:
+- !SHARDING
+  tables:
+    bound_orders:
+      actualDataNodes: ds_${0..1}.bound_orders_${0..1}
+      databaseStrategy: {standard: {shardingColumn: id, shardingAlgorithmName: by2}}
+      tableStrategy: {standard: {shardingColumn: id, shardingAlgorithmName: by2}}
+      keyGenerateStrategy: {column: id, keyGeneratorName: snowflake}
+    bound_items:
+      actualDataNodes: ds_${0..1}.bound_items_${0..1}
+      databaseStrategy: {standard: {shardingColumn: order_id, shardingAlgorithmName: by2}}
+      tableStrategy: {standard: {shardingColumn: order_id, shardingAlgorithmName: by2}}
+      keyGenerateStrategy: {column: id, keyGeneratorName: snowflake}
+  bindingTables:
+    - bound_orders,bound_items
+  shardingAlgorithms:
+    by2: {type: MOD, props: {sharding-count: 2}}
+  keyGenerators:
+    snowflake: {type: SNOWFLAKE, props: {worker-id: 9}}
+`
+
+// review3Bound opens two PostgreSQL databases for review3BoundRules and
+// writes orders 10..15 (even ids in ds_0, odd in ds_1), one item each.
+func review3Bound(t *testing.T, prefix string) (*gorm.DB, []int64) {
+	t.Helper()
+	open := func(name string) *gorm.DB {
+		db, err := gorm.Open(postgres.Open(dbtest.Postgres(t, name)), &gorm.Config{Logger: logger.Discard})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return db
+	}
+	db, db1 := open(prefix+"_ds0"), open(prefix+"_ds1")
+	pool0, _ := db.DB()
+	pool1, _ := db1.DB()
+	t.Cleanup(func() { pool0.Close(); pool1.Close() })
+	if err := db.Use(gormplugin.New(nil, gormplugin.WithRules(rulesOf(t, review3BoundRules)),
+		gormplugin.WithDataSources(map[string]gorm.ConnPool{"ds_0": pool0, "ds_1": pool1}), gormplugin.WithScatter())); err != nil {
+		t.Fatal(err)
+	}
+	if err := db.AutoMigrate(&BoundOrder{}, &BoundItem{}); err != nil {
+		t.Fatal(err)
+	}
+	var ids []int64
+	for i := 0; i < 6; i++ {
+		o := BoundOrder{ID: int64(10 + i), Note: fmt.Sprint("n", i)}
+		if err := db.Create(&o).Error; err != nil {
+			t.Fatal(err)
+		}
+		if err := db.Create(&BoundItem{ID: int64(100 + i), OrderID: o.ID, SKU: fmt.Sprint("s", i)}).Error; err != nil {
+			t.Fatal(err)
+		}
+		ids = append(ids, o.ID)
+	}
+	return db, ids
+}
+
+// TestReview3JoinBindingTablesOverSeveralTargets: GORM's BuildQuerySQL
+// starts from Clauses["FROM"] and stores the FROM clause it built (with
+// the JOINs) back into it. runOn resets SQL and Vars per target but not
+// FROM, so the second target's query carries the first target's JOIN as
+// well: "table name bound_items specified more than once". (The same
+// happens over several tables of one data source; TestRouteJoinBindingTables
+// hides it: its snowflake ids mostly share one parity, so one table.)
+func TestReview3JoinBindingTablesOverSeveralTargets(t *testing.T) {
+	db, ids := review3Bound(t, "gormplugin_review3_join")
+	type row struct {
+		Note string
+		SKU  string
+	}
+	var all []row
+	err := db.Table("bound_orders").Select("bound_orders.note, bound_items.sku").
+		Joins("JOIN bound_items ON bound_items.order_id = bound_orders.id").
+		Where("bound_orders.id IN ?", ids).Order("note").Find(&all).Error
+	if err != nil || len(all) != len(ids) {
+		t.Fatalf("join over both databases: %+v %v", all, err)
+	}
+	for i, r := range all {
+		if r != (row{fmt.Sprint("n", i), fmt.Sprint("s", i)}) {
+			t.Fatalf("join row %d: %+v", i, r)
+		}
+	}
+}
+
+// GUARD (verified correct): a Preload of a sharded (binding) association
+// over both databases reads every order's item from its own database.
+func TestReview3GuardPreloadShardedAcrossDataSources(t *testing.T) {
+	db, ids := review3Bound(t, "gormplugin_review3_preload_bound")
+	var back []BoundOrder
+	if err := db.Preload("Items").Where("note >= ?", "").Order("note").Find(&back).Error; err != nil || len(back) != len(ids) {
+		t.Fatalf("preload over both databases: %d %v", len(back), err)
+	}
+	for i, o := range back {
+		if o.ID != ids[i] || len(o.Items) != 1 || o.Items[0].SKU != fmt.Sprint("s", i) {
+			t.Fatalf("order %d: %+v", i, o)
+		}
+	}
+}
+
+// TestReview3CreateWithAssociationsInOtherDataSource (PRE-EXISTING, not
+// introduced by this change): a Create routes before GORM begins its
+// transaction, so the transaction begins on the target's pool (ds_1). The
+// association's nested Create then runs in that transaction, and usePool
+// compares its data source (ds_1, the right one) with txDataSource — the
+// data source of the *gorm.DB's own pool (ds_0) — and refuses. The
+// "shardkey:tx_data_source" instance setting usePool reads is never set.
+func TestReview3CreateWithAssociationsInOtherDataSource(t *testing.T) {
+	open := func(name string) *gorm.DB {
+		db, err := gorm.Open(postgres.Open(dbtest.Postgres(t, name)), &gorm.Config{Logger: logger.Discard})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return db
+	}
+	db, db1 := open("gormplugin_review3_assoc_ds0"), open("gormplugin_review3_assoc_ds1")
+	pool0, _ := db.DB()
+	pool1, _ := db1.DB()
+	defer pool1.Close()
+	defer pool0.Close()
+	if err := db.Use(gormplugin.New(nil, gormplugin.WithRules(rulesOf(t, review3BoundRules)),
+		gormplugin.WithDataSources(map[string]gorm.ConnPool{"ds_0": pool0, "ds_1": pool1}))); err != nil {
+		t.Fatal(err)
+	}
+	if err := db.AutoMigrate(&BoundOrder{}, &BoundItem{}); err != nil {
+		t.Fatal(err)
+	}
+	for i := 0; i < 2; i++ { // ids 21 (ds_1) and 22 (ds_0)
+		o := BoundOrder{ID: int64(21 + i), Note: fmt.Sprint("n", i), Items: []BoundItem{{ID: int64(200 + i), SKU: fmt.Sprint("s", i)}}}
+		if err := db.Create(&o).Error; err != nil {
+			t.Fatalf("create order %d (id %d, data source ds_%d) with its item: %v", i, o.ID, o.ID%2, err)
+		}
+	}
+}
+
+// TestReview3PreloadBelongsToSilentlyMissing: the same inherited decision
+// with a belongs-to association gives no error at all: the owners' query
+// runs as "SELECT * FROM sharded_orders_N WHERE sharded_orders_N.id IN
+// (user ids)" on both databases, matches nothing (or, were ids to collide,
+// order rows read as users), and every order comes back without its owner.
+func TestReview3PreloadBelongsToSilentlyMissing(t *testing.T) {
+	db, orders := review3DBs(t, "gormplugin_review3_owner")
+	if err := db.AutoMigrate(&R3User{}); err != nil {
+		t.Fatal(err)
+	}
+	for u := int64(1); u < 4; u++ {
+		if err := db.Create(&R3User{ID: u, Name: fmt.Sprint("u", u)}).Error; err != nil {
+			t.Fatal(err)
+		}
+	}
+	var back []R3OrderOwner
+	if err := db.Preload("Owner").Where("amount >= ?", 0).Find(&back).Error; err != nil || len(back) != len(orders) {
+		t.Fatalf("preload owners after a read over both databases: %d %v", len(back), err)
+	}
+	for _, o := range back {
+		if o.UserID > 0 && o.Owner.Name != fmt.Sprint("u", o.UserID) {
+			t.Fatalf("order %d of user %d has owner %+v, want u%d", o.ID, o.UserID, o.Owner, o.UserID)
+		}
+	}
+}
