@@ -82,31 +82,12 @@ func (p *Plugin) pointAt(db *gorm.DB, r routed, t shardconf.Target) error {
 	stmt.Table = r.logic
 	stmt.TableExpr = &clause.Expr{SQL: "? ?", Vars: []any{clause.Table{Name: t.Table}, clause.Table{Name: r.logic}}}
 	for _, j := range r.joins {
-		pt, err := p.partnerTarget(r.logic, t, j.partner)
+		pt, err := p.rules.BoundTarget(r.logic, t, j.partner)
 		if err != nil {
-			return err
+			return fmt.Errorf("%w: %w", ErrUnsupported, err)
 		}
 		stmt.Joins[j.index].Name = j.name[:j.start] + stmt.Quote(clause.Table{Name: pt.Table}) + " " +
 			stmt.Quote(clause.Table{Name: j.partner}) + j.name[j.end:]
 	}
 	return nil
-}
-
-// partnerTarget is the partner's physical table that binds with t: the
-// one at the same position among the tables' sorted data nodes.
-func (p *Plugin) partnerTarget(logic string, t shardconf.Target, partner string) (shardconf.Target, error) {
-	mine, err := p.rules.Targets(logic)
-	if err != nil {
-		return shardconf.Target{}, err
-	}
-	theirs, err := p.rules.Targets(partner)
-	if err != nil {
-		return shardconf.Target{}, err
-	}
-	for i, x := range mine {
-		if x == t && i < len(theirs) && theirs[i].DataSource == t.DataSource {
-			return theirs[i], nil
-		}
-	}
-	return shardconf.Target{}, fmt.Errorf("%w: binding tables %s and %s do not pair at %s", ErrUnsupported, logic, partner, t)
 }

@@ -440,6 +440,30 @@ func (r *Router) Config() *Config { return r.cfg }
 // BindingGroup returns the binding group of table, or nil.
 func (r *Router) BindingGroup(table string) []string { return r.bindings[strings.ToLower(table)] }
 
+// BoundTarget is the physical table of partner that binds with t, a target
+// of table: the one at the same position among their data nodes, in the
+// same data source. The two tables must be in one binding group
+// (bindingTables), which guarantees their data nodes pair up.
+func (r *Router) BoundTarget(table string, t Target, partner string) (Target, error) {
+	if !slices.ContainsFunc(r.BindingGroup(table), func(b string) bool { return strings.EqualFold(b, partner) }) {
+		return Target{}, fmt.Errorf("shardconf: %s and %s are not binding tables", table, partner)
+	}
+	mine, err := r.Targets(table)
+	if err != nil {
+		return Target{}, err
+	}
+	theirs, err := r.Targets(partner)
+	if err != nil {
+		return Target{}, err
+	}
+	for i, x := range mine {
+		if x == t && i < len(theirs) && theirs[i].DataSource == t.DataSource {
+			return theirs[i], nil
+		}
+	}
+	return Target{}, fmt.Errorf("shardconf: binding tables %s and %s do not pair at %s", table, partner, t)
+}
+
 // IsBroadcast reports whether table is a broadcast table.
 func (r *Router) IsBroadcast(table string) bool {
 	_, ok := r.broadcast[strings.ToLower(table)]

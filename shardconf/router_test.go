@@ -331,3 +331,19 @@ func TestShardingColumns(t *testing.T) {
 		}
 	}
 }
+
+// TestBoundTarget: a binding table's partner is its table at the same
+// position in the same data source; an unbound table has none.
+func TestBoundTarget(t *testing.T) {
+	r := mustRouter(t, "ss5-databases-tables.yaml", shardconf.WithKeyGenProps(keygen.Props{"worker-id": "1"}))
+	got, err := r.BoundTarget("t_order", shardconf.Target{DataSource: "ds_1", Table: "t_order_0"}, "t_order_item")
+	if err != nil || got != (shardconf.Target{DataSource: "ds_1", Table: "t_order_item_0"}) {
+		t.Errorf("BoundTarget(t_order ds_1.t_order_0, t_order_item) = %v, %v", got, err)
+	}
+	if _, err := r.BoundTarget("t_order", shardconf.Target{DataSource: "ds_1", Table: "t_order_0"}, "t_account"); err == nil {
+		t.Error("t_account is not bound to t_order: no error")
+	}
+	if _, err := r.BoundTarget("t_order", shardconf.Target{DataSource: "ds_9", Table: "t_order_0"}, "t_order_item"); err == nil {
+		t.Error("a target t_order does not have: no error")
+	}
+}

@@ -170,7 +170,7 @@ func ddl(stdout io.Writer, rf rulesFlags, rulesFile, tmplFile string, tables, so
 		if k := slices.IndexFunc(r.Tables(), func(t string) bool { return strings.EqualFold(t, logic) }); k >= 0 {
 			logic = r.Tables()[k] // as the rules spell it
 		}
-		for k, tg := range targets {
+		for _, tg := range targets {
 			if len(sources) > 0 && !slices.Contains(sources, tg.DataSource) {
 				continue
 			}
@@ -187,7 +187,7 @@ func ddl(stdout io.Writer, rf rulesFlags, rulesFile, tmplFile string, tables, so
 			if names[tg.DataSource] == nil {
 				names[tg.DataSource] = map[string]bool{}
 			}
-			ref := func(name string) (string, error) { return referencedTable(r, logic, targets, k, name) }
+			ref := func(name string) (string, error) { return referencedTable(r, logic, tg, name) }
 			for _, s := range tt.stmts {
 				text, err := t.render(s, tg.Table, d, ref, names[tg.DataSource])
 				if err != nil {
@@ -247,38 +247,19 @@ func ddl(stdout io.Writer, rf rulesFlags, rulesFile, tmplFile string, tables, so
 	return w.Flush()
 }
 
-// referencedTable is the physical table that physical table k of logic
-// (targets[k]) references when its template says REFERENCES name. A table
-// the rules do not shard (a broadcast table, an ordinary one) is itself.
-// A sharded one must be bound to logic (bindingTables): then its table at
-// the same position among the same data source's tables holds the rows.
-func referencedTable(r *shardconf.Router, logic string, targets []shardconf.Target, k int, name string) (string, error) {
+// referencedTable is the physical table that target t of logic references
+// when its template says REFERENCES name. A table the rules do not shard
+// (a broadcast table, an ordinary one) is itself; a sharded one must be
+// bound to logic (bindingTables), and its bound table holds the rows.
+func referencedTable(r *shardconf.Router, logic string, t shardconf.Target, name string) (string, error) {
 	if !r.IsSharded(name) {
 		return name, nil
 	}
-	if !slices.ContainsFunc(r.BindingGroup(logic), func(b string) bool { return strings.EqualFold(b, name) }) {
-		return "", fmt.Errorf("REFERENCES %s: a sharded table not bound to %s (bindingTables), so no one physical table of it holds the rows", name, logic)
-	}
-	pos := 0 // k's position among its data source's tables
-	for _, t := range targets[:k] {
-		if t.DataSource == targets[k].DataSource {
-			pos++
-		}
-	}
-	refs, err := r.Targets(name)
+	bt, err := r.BoundTarget(logic, t, name)
 	if err != nil {
-		return "", err
+		return "", fmt.Errorf("REFERENCES %s from %s: no one physical table of it holds the rows: %w", name, t, err)
 	}
-	for _, t := range refs {
-		if t.DataSource != targets[k].DataSource {
-			continue
-		}
-		if pos == 0 {
-			return t.Table, nil
-		}
-		pos--
-	}
-	return "", fmt.Errorf("REFERENCES %s: it has fewer tables than %s in data source %s", name, logic, targets[k].DataSource)
+	return bt.Table, nil
 }
 
 // checkTemplate checks the template creates the tables asked for, and,
