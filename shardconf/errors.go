@@ -21,6 +21,14 @@ var (
 	// ErrInvalidConfig: a rule file or Config cannot be used. Matched by
 	// *ConfigError.
 	ErrInvalidConfig = errors.New("shardconf: invalid config")
+	// ErrShardingKeyChange: a write assigns a sharding column a value that
+	// routes elsewhere than the row's current table (an UPDATE's SET, an
+	// upsert's update part, GORM's Save or Updates). The row would stay in
+	// a table its new value does not route to, so the write is refused;
+	// delete the row and insert it again instead. Assigning a value that
+	// routes to the same single target is allowed, as ShardingSphere
+	// allows it. Matched by *RouteError with Table and Column set.
+	ErrShardingKeyChange = errors.New("shardconf: sharding key change")
 )
 
 // ConfigError is one problem in a rule file, with its position. Load,
@@ -56,7 +64,7 @@ func (e *ConfigError) Is(target error) bool { return target == ErrInvalidConfig 
 func (e *ConfigError) Unwrap() error { return e.Err }
 
 // RouteError explains a routing failure; it matches ErrMissingShardingKey,
-// ErrNoRoute or ErrUnknownTable with errors.Is.
+// ErrNoRoute, ErrUnknownTable or ErrShardingKeyChange with errors.Is.
 type RouteError struct {
 	Table  string
 	Column string // the sharding column concerned, if any
