@@ -17,8 +17,17 @@ type Config struct {
 
 	// DataSources in file order. Entries written for Java (dataSourceClassName,
 	// jdbcUrl, ...) keep only their name. When the file has no dataSources,
-	// the names come from actualDataNodes.
+	// the names come from actualDataNodes. These are the data sources the
+	// sharding rules name: a readwrite-splitting group (ReadWriteGroups)
+	// appears once, under its own name and with its write data source's
+	// Driver and DSN, in place of its members.
 	DataSources []DataSource
+
+	// ReadWriteGroups are the readwrite-splitting groups of a
+	// !READWRITE_SPLITTING rule, in file order: each is one logical data
+	// source whose writes go to one database and whose reads outside a
+	// transaction go to its replicas. Router.ReadWriteGroup looks them up.
+	ReadWriteGroups []*ReadWriteGroup
 
 	// Tables are the sharding tables and auto tables, in file order.
 	Tables []*Table

@@ -85,7 +85,7 @@ func TestConfigErrorsHavePositions(t *testing.T) {
 		{"bad algorithm prop", strings.Replace(base, "t_mod: {type: MOD, props: {sharding-count: 2}}", "t_mod: {type: MOD, props: {sharding-count: two}}", 1), 19, 5,
 			"rules[0].shardingAlgorithms.t_mod", "sharding-count"},
 		{"duplicate key", strings.Replace(base, "  ds_1: {driver", "  ds_0: {driver", 1), 4, 3, "dataSources.ds_0", "given twice"},
-		{"other rule", base + "- !READWRITE_SPLITTING\n  dataSources: {}\n", 21, 3, "rules[1]", "!READWRITE_SPLITTING is not supported"},
+		{"other rule", base + "- !ENCRYPT\n  tables: {}\n", 21, 3, "rules[1]", "!ENCRYPT is not supported"},
 		{"4.x class strategy", "shardingRule:\n  tables:\n    t:\n      actualDataNodes: ds.t_${0..1}\n      tableStrategy:\n        standard:\n          shardingColumn: id\n          preciseAlgorithmClassName: x.Y\n",
 			6, 9, "shardingRule.tables.t.tableStrategy.standard", "Java classes"},
 		{"yaml syntax", "rules:\n  - !SHARDING\n    tables: [\n", 3, 1, "", "yaml"},

@@ -23,13 +23,16 @@ func Load(path string) (*Config, error) {
 }
 
 // Parse reads rules from YAML text. It accepts ShardingSphere 5.x files
-// (rules: - !SHARDING, - !BROADCAST) and 4.x files (shardingRule:). Keys
+// (rules: - !SHARDING, - !BROADCAST, - !READWRITE_SPLITTING) and 4.x files
+// (shardingRule:). Other rules (encryption, shadow, masking, ...) are
+// refused: ignoring them could put rows elsewhere than ShardingSphere. Keys
 // it does not know are errors; keys ShardingSphere uses for things that do
 // not affect routing (props, mode, auditors) are accepted and ignored.
 func Parse(data []byte) (*Config, error) { return parse("", data) }
 
 func parse(file string, data []byte) (*Config, error) {
-	l := &loader{cfg: &Config{File: file, Algorithms: map[string]*Algorithm{}, KeyGenerators: map[string]*KeyGenerator{}}}
+	l := &loader{cfg: &Config{File: file, Algorithms: map[string]*Algorithm{}, KeyGenerators: map[string]*KeyGenerator{}},
+		rwPos: map[*ReadWriteGroup]rwGroupRead{}}
 	var doc yaml.Node
 	if err := yaml.Unmarshal(data, &doc); err != nil {
 		ce := &ConfigError{File: file, Msg: err.Error(), Err: err}
@@ -72,6 +75,8 @@ type loader struct {
 	errs []error
 	// javaSources: the dataSources entries were written for Java
 	javaSources bool
+	// rwPos: where each readwrite-splitting group's names were written
+	rwPos map[*ReadWriteGroup]rwGroupRead
 }
 
 func (l *loader) errorf(n *yaml.Node, path, format string, args ...any) {
@@ -403,7 +408,7 @@ func (l *loader) rules(n *yaml.Node, path string) {
 		l.errorf(n, path, "want a list of rules (- !SHARDING ...), found %s", kindName(n))
 		return
 	}
-	sharding := 0
+	sharding, readwrite := 0, 0
 	for i, r := range n.Content {
 		p := fmt.Sprintf("%s[%d]", path, i)
 		switch tag := r.Tag; tag {
@@ -417,11 +422,17 @@ func (l *loader) rules(n *yaml.Node, path string) {
 			m := l.mapping(r, p)
 			l.broadcast(m.get("tables"), joinPath(p, "tables"))
 			m.done()
+		case "!READWRITE_SPLITTING":
+			if readwrite++; readwrite > 1 {
+				l.errorf(r, p, "a second !READWRITE_SPLITTING rule; merge them into one")
+				continue
+			}
+			l.readwriteSplitting(r, p)
 		default:
 			if tag == "" || strings.HasPrefix(tag, "!!") {
 				tag = "an untagged entry"
 			}
-			l.errorf(r, p, "%s is not supported by shardkey (supported: !SHARDING, !BROADCAST); ignoring it could put rows elsewhere than the Java fleet does", tag)
+			l.errorf(r, p, "%s is not supported by shardkey (supported: !SHARDING, !BROADCAST, !READWRITE_SPLITTING); ignoring it could put rows elsewhere than the Java fleet does", tag)
 		}
 	}
 }
@@ -706,6 +717,23 @@ func (l *loader) finish() {
 		known[ds.Name] = true
 	}
 	fromNodes := !c.dataSourcesGiven
+	// Readwrite-splitting groups replace their members: the rules name
+	// groups, never a member (a read data source would take writes).
+	member, groups := l.resolveReadWrite(known)
+	if len(c.ReadWriteGroups) > 0 {
+		l.logicalDataSources(member, groups)
+		known = map[string]bool{}
+		for _, ds := range c.DataSources {
+			known[ds.Name] = true
+		}
+	}
+	isMember := func(ds string, at Pos) bool {
+		if g, ok := member[ds]; ok {
+			l.errs = append(l.errs, c.errAt(at, "%s", memberError(ds, g)))
+			return true
+		}
+		return false
+	}
 	addDS := func(name string) {
 		if !known[name] {
 			known[name] = true
@@ -742,6 +770,9 @@ func (l *loader) finish() {
 				continue
 			}
 			seen[dn] = true
+			if isMember(ds, Pos{Line: t.Pos.Line, Column: t.Pos.Column, Path: joinPath(t.Pos.Path, "actualDataNodes")}) {
+				continue
+			}
 			if !known[ds] {
 				if fromNodes {
 					addDS(ds)
@@ -756,6 +787,9 @@ func (l *loader) finish() {
 	for _, t := range c.Tables {
 		if t.Auto {
 			for _, ds := range t.AutoDataSources {
+				if isMember(ds, Pos{Line: t.Pos.Line, Column: t.Pos.Column, Path: joinPath(t.Pos.Path, "actualDataSources")}) {
+					continue
+				}
 				if !known[ds] {
 					if fromNodes {
 						addDS(ds)
@@ -775,6 +809,9 @@ func (l *loader) finish() {
 				t.DataNodes = append(t.DataNodes, DataNode{ds.Name, t.Name})
 			}
 		}
+	}
+	if c.DefaultDataSource != "" && isMember(c.DefaultDataSource, c.defaultDSPos) {
+		return
 	}
 	if c.DefaultDataSource != "" && !known[c.DefaultDataSource] {
 		l.errs = append(l.errs, c.errAt(c.defaultDSPos, "data source %q is not defined", c.DefaultDataSource))
