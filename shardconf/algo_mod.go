@@ -46,15 +46,30 @@ package shardconf
 //     every target (Java iterates the uncut values, which misses targets);
 //     a range bound above int64 (kindBig) or a float also gives every target;
 //   - zero-padding must be true or false (Java reads anything else as
-//     false), and a float with offsets is refused (Go and Java print floats
-//     differently);
+//     false);
+//   - a number is read as the number it is, whatever carries it (value.go
+//     normalizes once): a uint64 above int64 gets its own residue, the one
+//     its decimal text gets, where Java's longValue() wraps a BigInteger to
+//     its low 64 bits; an integral float is the integer; a float with a
+//     fraction is refused where Java truncates it (a database rounds it
+//     when storing it in an integer column: 3.7 is stored as 4 and would
+//     be routed as 3). Decimal text is read as new BigInteger reads it:
+//     an optional sign, ASCII digits, leading zeros; nothing else (no
+//     spaces, no '_', no '.'), at any length. With offsets the value's
+//     text is cut, as Java cuts toString(): "007" and 7 differ there, as
+//     they do in ShardingSphere;
 //   - HASH_MOD hashes every integer as a Java Long (Long.hashCode), as JDBC
 //     setLong delivers it. ShardingSphere itself hashes a SQL literal that
 //     fits an int as an Integer: the two agree for 0..2^31-1 but differ for
 //     negative values (Integer -5 hashes to -5, Long -5 to 4). A uint64 above
-//     int64 hashes as the java.math.BigInteger Java would hold it; a float as
-//     a Double; strings as String.hashCode over UTF-16 code units (invalid
-//     UTF-8 bytes count as U+FFFD each); times are refused.
+//     int64 hashes as the java.math.BigInteger Java would hold it; strings
+//     as String.hashCode over UTF-16 code units (invalid UTF-8 bytes count
+//     as U+FFFD each), so "5" and 5 route apart as in ShardingSphere, and
+//     so do "+5", "05" and "5" (three strings); times are refused. Every Go
+//     carrier of an integer (any integer type, keygen.ID, *big.Int,
+//     json.Number, an integral float) hashes as the Long or BigInteger it
+//     is; a float with a fraction is refused (Java's Double.hashCode of 5.0
+//     is not Long 5's, and a fraction in an integer column is rounded).
 //
 // Java vectors in algo_mod_test.go come from a Java 17 program run against
 // java.lang.Long/String/BigInteger/Double.
@@ -350,6 +365,14 @@ func amDecimalMod[T string | []byte](s T, n int64) (int64, bool) {
 	return r, true
 }
 
+// errFraction refuses a float with a fraction as a sharding value: a
+// database rounds it when it stores it in an integer column (3.7 becomes
+// 4), so any number read from it (Java truncates to 3) could misplace the
+// row. Integral floats never get here: value.go makes them integers.
+func errFraction(typ string, v value) error {
+	return fmt.Errorf("%s: %s has a fraction; a sharding value must be an integer", typ, v)
+}
+
 func amMod(i, n int64) int64 {
 	r := i % n
 	if r < 0 {
@@ -365,8 +388,10 @@ func (m *modAlgorithm) residue(v value) (int64, error) {
 		case kindInt:
 			return amMod(v.i, m.count), nil
 		case kindBig:
-			// Java: BigInteger.valueOf(big.longValue()) keeps the low 64 bits.
-			return amMod(int64(v.u), m.count), nil
+			// The number's own residue, as its decimal text gets. Java's
+			// BigInteger.longValue() would keep the low 64 bits: a wrapped
+			// number, routed apart from the same number as a String.
+			return int64(v.u % uint64(m.count)), nil
 		case kindString:
 			r, ok := amDecimalMod(v.s, m.count)
 			if !ok {
@@ -374,18 +399,7 @@ func (m *modAlgorithm) residue(v value) (int64, error) {
 			}
 			return r, nil
 		case kindFloat:
-			// Java: Number.longValue() truncates toward zero.
-			if math.IsNaN(v.f) || math.IsInf(v.f, 0) {
-				return 0, fmt.Errorf("MOD: %v is not a number", v.f)
-			}
-			t := math.Trunc(v.f)
-			switch {
-			case t >= math.MaxInt64:
-				return amMod(math.MaxInt64, m.count), nil
-			case t <= math.MinInt64:
-				return amMod(math.MinInt64, m.count), nil
-			}
-			return amMod(int64(t), m.count), nil
+			return 0, errFraction("MOD", v)
 		}
 		return 0, fmt.Errorf("MOD needs an integer or a decimal string, got %s", apKindName(v.kind))
 	}
@@ -569,6 +583,9 @@ func newHashModAlgorithm(spec algoSpec) (shardFunc, error) {
 }
 
 func (h *hashModAlgorithm) one(v value) (int, error) {
+	if v.kind == kindFloat {
+		return -1, errFraction("HASH_MOD", v)
+	}
 	c, err := javaHashCode(v)
 	if err != nil {
 		return -1, err

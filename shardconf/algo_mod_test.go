@@ -55,7 +55,11 @@ func atVal(t *testing.T, v any) value {
 // "error" for an error.
 func atName(t *testing.T, f shardFunc, targets []string, v any) string {
 	t.Helper()
-	i, err := f.one(atVal(t, v))
+	x, err := toValue(v) // NaN, NULL, beyond 64 bits: refused before any algorithm
+	if err != nil {
+		return "error"
+	}
+	i, err := f.one(x)
 	if err != nil {
 		return "error"
 	}
@@ -306,8 +310,9 @@ func TestMod(t *testing.T) {
 		{"007", "t_order_3"},
 		{bigStr, fmt.Sprintf("t_order_%d", bigMod.Int64())},
 		{"-" + bigStr, fmt.Sprintf("t_order_%d", (4-bigMod.Int64())%4)},
-		{3.7, "t_order_3"},  // Number.longValue() truncates
-		{-3.7, "t_order_1"}, // -3 mod 4
+		{3.7, "error"},  // Java truncates to 3; a database stores 4: refused
+		{-3.7, "error"}, // likewise
+		{7.0, "t_order_3"},
 		{"abc", "error"},
 		{"", "error"},
 		{"-", "error"},
@@ -322,14 +327,15 @@ func TestMod(t *testing.T) {
 			t.Errorf("MOD 4: %v (%T) -> %q, want %q", c.v, c.v, got, c.want)
 		}
 	}
-	// uint64 above int64: Java wraps BigInteger to its low 64 bits.
+	// uint64 above int64: the number's own residue, as its decimal string
+	// gets (Java's longValue() would wrap a BigInteger to its low 64 bits).
 	for _, c := range atJavaBigs {
 		for _, n := range []int64{10, 3} {
 			ts := atNames("t_", int(n))
 			g := atCompile(t, "MOD", map[string]string{"sharding-count": fmt.Sprint(n)}, ts)
-			want := c.mod10
-			if n == 3 {
-				want = c.mod3
+			want := int64(c.v % uint64(n))
+			if n == 10 && want != c.true10 {
+				t.Fatalf("vector %d: true10 %d, computed %d", c.v, c.true10, want)
 			}
 			if got := atName(t, g, ts, c.v); got != ts[want] {
 				t.Errorf("MOD %d: %d -> %s, Java %s", n, c.v, got, ts[want])

@@ -32,8 +32,11 @@ package shardconf
 //     sharding-volume must be positive and upper - lower must fit int64;
 //   - open range bounds are respected (v < 100 does not reach the partition
 //     starting at 100), a subset of Java's answer holding every match;
-//   - a uint64 above int64 (which Long.parseLong refuses) falls in the last
-//     partition, where it belongs.
+//   - a number above int64 (a uint64, a *big.Int, or decimal text, which
+//     Long.parseLong refuses) falls in the last partition, where it
+//     belongs, and one below int64 in the first: every form of a number
+//     routes alike (see value.go). An integral float is the integer it is
+//     (Java's Double.toString "2.0" would not parse).
 
 import (
 	"fmt"
@@ -139,47 +142,55 @@ func (a *rangeAlgorithm) partition(v int64) int {
 	return lo
 }
 
-// arValue reads a value as Long.parseLong(value.toString()) would; big is
-// true for a uint64 above int64 (above every boundary).
-func (a *rangeAlgorithm) arValue(v value) (n int64, big bool, err error) {
-	switch v.kind {
-	case kindInt:
-		return v.i, false, nil
-	case kindBig:
-		return 0, true, nil
-	case kindString:
-		n, perr := strconv.ParseInt(v.s, 10, 64)
-		if perr != nil {
-			return 0, false, fmt.Errorf("%s: %q is not an int64", a.typ, v.s)
-		}
-		return n, false, nil
+// arValue reads a value as the number it is (integerView: an integer, or
+// a decimal string as Long.parseLong reads it). side is 1 for a number
+// above int64 (above every boundary: the last partition) and -1 for one
+// below int64 (the first); n is set when side is 0.
+func (a *rangeAlgorithm) arValue(v value) (n int64, side int, err error) {
+	c, n, _, ok := integerView(v)
+	switch {
+	case !ok && v.kind == kindString:
+		return 0, 0, fmt.Errorf("%s: %q is not a decimal integer", a.typ, v.s)
+	case !ok && v.kind == kindFloat:
+		return 0, 0, errFraction(a.typ, v)
+	case !ok:
+		return 0, 0, fmt.Errorf("%s needs an integer, got %s", a.typ, apKindName(v.kind))
+	case c > 0:
+		return 0, 1, nil
+	case c < 0:
+		return 0, -1, nil
 	}
-	return 0, false, fmt.Errorf("%s needs an integer, got %s", a.typ, apKindName(v.kind))
+	return n, 0, nil
 }
 
 func (a *rangeAlgorithm) one(v value) (int, error) {
-	n, big, err := a.arValue(v)
-	if err != nil {
+	n, side, err := a.arValue(v)
+	switch {
+	case err != nil:
 		return -1, err
-	}
-	if big {
+	case side > 0:
 		return int(a.idx[len(a.bounds)]), nil
+	case side < 0:
+		return int(a.idx[0]), nil
 	}
 	return int(a.idx[a.partition(n)]), nil
 }
 
 func (a *rangeAlgorithm) within(r span, dst []int) ([]int, error) {
+	r.lo, r.hi = integralBound(r.lo, true), integralBound(r.hi, false)
 	first, last := 0, len(a.bounds)
 	if r.lo.set {
-		n, big, err := a.arValue(r.lo.v)
+		n, side, err := a.arValue(r.lo.v)
 		if err != nil {
 			return dst, err
 		}
 		switch {
-		case big:
+		case side > 0:
 			first = len(a.bounds)
+		case side < 0:
+			first = 0
 		case !r.lo.inclusive && n == math.MaxInt64:
-			return dst, nil
+			first = a.partition(n) // only numbers above int64 remain
 		case !r.lo.inclusive:
 			first = a.partition(n + 1)
 		default:
@@ -187,15 +198,17 @@ func (a *rangeAlgorithm) within(r span, dst []int) ([]int, error) {
 		}
 	}
 	if r.hi.set {
-		n, big, err := a.arValue(r.hi.v)
+		n, side, err := a.arValue(r.hi.v)
 		if err != nil {
 			return dst, err
 		}
 		switch {
-		case big:
+		case side > 0:
 			last = len(a.bounds)
+		case side < 0:
+			last = 0
 		case !r.hi.inclusive && n == math.MinInt64:
-			return dst, nil
+			last = 0 // only numbers below int64 remain
 		case !r.hi.inclusive:
 			last = a.partition(n - 1)
 		default:

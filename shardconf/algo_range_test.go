@@ -29,8 +29,9 @@ func TestVolumeRange(t *testing.T) {
 		{"31", "t_order_3"},
 		{"+31", "t_order_3"},
 		{"3.0", "error"},
-		{"9223372036854775808", "error"},
-		{2.0, "error"},
+		{"9223372036854775808", "t_order_5"}, // above int64, as uint64(1<<63) is
+		{2.0, "t_order_0"},                   // an integral float is the integer
+		{2.5, "error"},
 		{time.Now(), "error"},
 	} {
 		if got := atName(t, f, targets, c.v); got != c.want {
@@ -50,8 +51,8 @@ func TestVolumeRange(t *testing.T) {
 		{19, nil, false, true, "t_order_2,t_order_3,t_order_4,t_order_5"},
 		{nil, nil, true, true, all},
 		{30, 20, true, true, ""},
-		{int64(math.MaxInt64), nil, false, true, ""},
-		{nil, int64(math.MinInt64), true, false, ""},
+		{int64(math.MaxInt64), nil, false, true, "t_order_5"}, // a uint64 above int64 is there
+		{nil, int64(math.MinInt64), true, false, "t_order_0"}, // "-9223372036854775809" is there
 		{uint64(math.MaxUint64), nil, true, true, "t_order_5"},
 		{"12", "15", true, true, "t_order_1"},
 		{"x", "15", true, true, "error"},

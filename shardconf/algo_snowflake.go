@@ -79,25 +79,20 @@ func sfTimeShift(l keygen.Layout) int {
 	return l.SequenceBits + l.ClockBackBits + l.WorkerBits + l.BackupBits + l.DatacenterBits
 }
 
-// sfKey reads a sharding value as a key of the layout.
+// sfKey reads a sharding value as a key of the layout: an integer, or a
+// decimal string as the number it spells (integerView). Anything else,
+// and a number outside 0..maxID, is refused: no key has that value.
 func sfKey(typ string, v value, maxID int64) (int64, error) {
-	var id int64
-	switch v.kind {
-	case kindInt:
-		id = v.i
-	case kindString:
-		n, err := strconv.ParseInt(v.s, 10, 64)
-		if err != nil {
-			return 0, fmt.Errorf("%s: %q is not a key", typ, v.s)
-		}
-		id = n
-	case kindBig:
-		return 0, fmt.Errorf("%s: %d is not a key of the layout (above int64)", typ, v.u)
-	default:
+	c, id, _, ok := integerView(v)
+	switch {
+	case !ok && v.kind == kindString:
+		return 0, fmt.Errorf("%s: %q is not a key", typ, v.s)
+	case !ok && v.kind == kindFloat:
+		return 0, errFraction(typ, v)
+	case !ok:
 		return 0, fmt.Errorf("%s needs a key (an integer), got %s", typ, apKindName(v.kind))
-	}
-	if id < 0 || id > maxID {
-		return 0, fmt.Errorf("%s: %d is not a key of the layout (0..%d)", typ, id, maxID)
+	case c != 0 || id < 0 || id > maxID:
+		return 0, fmt.Errorf("%s: %s is not a key of the layout (0..%d)", typ, v, maxID)
 	}
 	return id, nil
 }
@@ -107,15 +102,17 @@ func sfKey(typ string, v value, maxID int64) (int64, error) {
 func sfKeyRange(typ string, r span, maxID int64) (lo, hi int64, all, empty bool, err error) {
 	lo, hi = 0, maxID
 	all = !r.lo.set || !r.hi.set
+	r.lo, r.hi = integralBound(r.lo, true), integralBound(r.hi, false)
 	if r.lo.set {
-		if r.lo.v.kind == kindBig { // above every key
-			return 0, 0, false, true, nil
-		}
-		k, err := sfBoundKey(typ, r.lo.v)
-		if err != nil {
+		k, side, err := sfBoundKey(typ, r.lo.v)
+		switch {
+		case err != nil:
 			return 0, 0, false, false, err
-		}
-		if !r.lo.inclusive {
+		case side > 0: // above every key
+			return 0, 0, false, true, nil
+		case side < 0:
+			k = 0
+		case !r.lo.inclusive:
 			if k == math.MaxInt64 {
 				return 0, 0, false, true, nil
 			}
@@ -126,12 +123,16 @@ func sfKeyRange(typ string, r span, maxID int64) (lo, hi int64, all, empty bool,
 		}
 		lo = max(k, 0)
 	}
-	if r.hi.set && r.hi.v.kind != kindBig { // a kindBig upper bound is above every key
-		k, err := sfBoundKey(typ, r.hi.v)
-		if err != nil {
+	if r.hi.set {
+		k, side, err := sfBoundKey(typ, r.hi.v)
+		switch {
+		case err != nil:
 			return 0, 0, false, false, err
-		}
-		if !r.hi.inclusive {
+		case side > 0: // above every key
+			k = maxID
+		case side < 0:
+			return 0, 0, false, true, nil
+		case !r.hi.inclusive:
 			if k == math.MinInt64 {
 				return 0, 0, false, true, nil
 			}
@@ -145,18 +146,21 @@ func sfKeyRange(typ string, r span, maxID int64) (lo, hi int64, all, empty bool,
 	return lo, hi, all, lo > hi, nil
 }
 
-func sfBoundKey(typ string, v value) (int64, error) {
-	switch v.kind {
-	case kindInt:
-		return v.i, nil
-	case kindString:
-		n, err := strconv.ParseInt(v.s, 10, 64)
-		if err != nil {
-			return 0, fmt.Errorf("%s: %q is not a key", typ, v.s)
-		}
-		return n, nil
+// sfBoundKey reads a range bound as a number (integerView); side is 1
+// above int64 and -1 below it.
+func sfBoundKey(typ string, v value) (k int64, side int, err error) {
+	c, n, _, ok := integerView(v)
+	switch {
+	case !ok && v.kind == kindString:
+		return 0, 0, fmt.Errorf("%s: %q is not a key", typ, v.s)
+	case !ok:
+		return 0, 0, fmt.Errorf("%s needs a key (an integer), got %s", typ, apKindName(v.kind))
+	case c > 0:
+		return 0, 1, nil
+	case c < 0:
+		return 0, -1, nil
 	}
-	return 0, fmt.Errorf("%s needs a key (an integer), got %s", typ, apKindName(v.kind))
+	return n, 0, nil
 }
 
 // ---- SNOWFLAKE_BITS ----

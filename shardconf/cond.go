@@ -22,8 +22,16 @@ const (
 // values state it. Build it with Eq, In, Between, Lt, Le, Gt or Ge; several
 // conds given to Route are ANDed.
 //
-// Values may be any Go integer type, keygen.ID, string, []byte, time.Time
-// or a fmt.Stringer.
+// Values may be any Go integer type, keygen.ID, *big.Int, json.Number, a
+// float, string, []byte, time.Time, a driver.Valuer (sql.NullInt64) or a
+// fmt.Stringer. A number routes alike whatever carries it: 7, uint8(7),
+// keygen.ID(7), big.NewInt(7), json.Number("7") and 7.0 are one value.
+// Refused: NULL (nil, a nil pointer, a Valuer giving NULL), NaN and ±Inf,
+// a number beyond 64 bits, a float beyond ±2^53 (one float stands for
+// several integers there), and, as a value to route (not as a range
+// bound), a float with a fraction. Strings stay strings: how an algorithm
+// reads one (as a number, as text to hash) is the algorithm's, documented
+// in its file.
 type Cond struct {
 	column string
 	v      any

@@ -2,8 +2,11 @@ package shardconf
 
 import (
 	"database/sql/driver"
+	"encoding/json"
+	"errors"
 	"fmt"
 	"math"
+	"math/big"
 	"reflect"
 	"strconv"
 	"time"
@@ -19,11 +22,33 @@ const (
 	kindBig                    // uint64 above math.MaxInt64, kept in u
 	kindString                 // string, []byte
 	kindTime                   // time.Time
-	kindFloat                  // float32, float64
+	kindFloat                  // a float with a fraction (integral floats are kindInt)
 )
 
 // value is one sharding value, normalized so that algorithms switch on a
 // small kind instead of on Go types.
+//
+// Normalization happens once, here, so that one number reaches every
+// algorithm in one form whatever Go type carries it:
+//
+//   - every Go integer type, keygen.ID, a named integer type, *big.Int,
+//     json.Number and an integral float are kindInt when the number fits
+//     int64, kindBig when it is above int64 and fits uint64; a number
+//     beyond 64 bits is refused (no sharding column type of the three
+//     databases holds it as an integer);
+//   - a float is an integer only when it is integral and within ±2^53,
+//     where every integer has its own float; beyond that one float stands
+//     for many integers and is refused, as are NaN and ±Inf. A float with
+//     a fraction stays kindFloat: only range bounds accept it (id > 1.5),
+//     and every algorithm refuses it as a value (a database rounds 3.7 to
+//     4 when it stores it in an integer column, where ShardingSphere's MOD
+//     would truncate it to 3: a misplaced row);
+//   - strings and []byte stay strings: HASH_MOD and INLINE treat a String
+//     as ShardingSphere does (String.hashCode, text), and the algorithms
+//     that read a number read decimal text through decimalOf, one parser
+//     for all of them;
+//   - driver.Valuer is asked for its value (a NULL is refused), a pointer
+//     is followed (nil refused), and only then a fmt.Stringer is text.
 type value struct {
 	kind kind
 	i    int64
@@ -32,6 +57,12 @@ type value struct {
 	s    string
 	t    time.Time
 }
+
+// errNullValue is wrapped in the error for a NULL sharding value: nil, a
+// nil pointer, or a driver.Valuer whose value is NULL (sql.NullInt64{}).
+// A NULL matches no row in SQL, and a row whose sharding column is NULL
+// has no target.
+var errNullValue = errors.New("a NULL sharding value routes nowhere")
 
 // toValue normalizes a caller's value. It is on the routing hot path:
 // integers must not allocate.
@@ -48,15 +79,9 @@ func toValue(v any) (value, error) {
 	case int8:
 		return value{kind: kindInt, i: int64(x)}, nil
 	case uint64:
-		if x > math.MaxInt64 {
-			return value{kind: kindBig, u: x}, nil
-		}
-		return value{kind: kindInt, i: int64(x)}, nil
+		return uintValue(x), nil
 	case uint:
-		if uint64(x) > math.MaxInt64 {
-			return value{kind: kindBig, u: uint64(x)}, nil
-		}
-		return value{kind: kindInt, i: int64(x)}, nil
+		return uintValue(uint64(x)), nil
 	case uint32:
 		return value{kind: kindInt, i: int64(x)}, nil
 	case uint16:
@@ -72,23 +97,80 @@ func toValue(v any) (value, error) {
 	case time.Time:
 		return value{kind: kindTime, t: x}, nil
 	case float64:
-		return value{kind: kindFloat, f: x}, nil
+		return floatValue(x)
 	case float32:
-		return value{kind: kindFloat, f: float64(x)}, nil
+		return floatValue(float64(x))
+	case json.Number:
+		return jsonNumberValue(x)
+	case *big.Int:
+		if x == nil {
+			return value{}, fmt.Errorf("shardconf: a nil *big.Int sharding value: %w", errNullValue)
+		}
+		return bigValue(x)
 	case nil:
-		return value{}, fmt.Errorf("shardconf: a NULL sharding value routes nowhere")
+		return value{}, fmt.Errorf("shardconf: %w", errNullValue)
 	}
 	return slowValue(v)
 }
 
-// slowValue handles named types: driver.Valuer (keygen.ID behind a
-// pointer, sql.NullInt64), integer and string kinds, and only then
+func uintValue(u uint64) value {
+	if u > math.MaxInt64 {
+		return value{kind: kindBig, u: u}
+	}
+	return value{kind: kindInt, i: int64(u)}
+}
+
+// maxExactFloat is 2^53: every integer up to it has its own float64.
+const maxExactFloat = 1 << 53
+
+// floatValue makes an integral float the integer it is (a JSON number
+// decoded into any is a float64), keeps a fraction as kindFloat, and
+// refuses NaN, ±Inf and integers a float cannot tell apart.
+func floatValue(f float64) (value, error) {
+	switch {
+	case math.IsNaN(f) || math.IsInf(f, 0):
+		return value{}, fmt.Errorf("shardconf: sharding value %v is not a number", f)
+	case f != math.Trunc(f):
+		return value{kind: kindFloat, f: f}, nil
+	case f > maxExactFloat || f < -maxExactFloat:
+		return value{}, fmt.Errorf("shardconf: sharding value %v is a float beyond ±2^53, "+
+			"where a float stands for several integers; pass an integer type", f)
+	}
+	return value{kind: kindInt, i: int64(f)}, nil
+}
+
+// jsonNumberValue reads a json.Number as the number it spells: an integer
+// literal exactly, anything else (1e3, 5.0) as a float.
+func jsonNumberValue(n json.Number) (value, error) {
+	s := string(n)
+	if d, ok := decimalOf(s); ok {
+		return d.value(s)
+	}
+	f, err := strconv.ParseFloat(s, 64)
+	if err != nil {
+		return value{}, fmt.Errorf("shardconf: json.Number %q is not a number", s)
+	}
+	return floatValue(f)
+}
+
+func bigValue(b *big.Int) (value, error) {
+	switch {
+	case b.IsInt64():
+		return value{kind: kindInt, i: b.Int64()}, nil
+	case b.IsUint64():
+		return value{kind: kindBig, u: b.Uint64()}, nil
+	}
+	return value{}, fmt.Errorf("shardconf: sharding value %s is beyond 64 bits", b)
+}
+
+// slowValue handles named types: driver.Valuer (sql.NullInt64, keygen.ID
+// behind a pointer), integer, float and string kinds, and only then
 // fmt.Stringer, so that a named integer type is never hashed as a string.
 func slowValue(v any) (value, error) {
 	rv := reflect.ValueOf(v)
 	if rv.Kind() == reflect.Pointer {
 		if rv.IsNil() {
-			return value{}, fmt.Errorf("shardconf: a nil %T sharding value routes nowhere", v)
+			return value{}, fmt.Errorf("shardconf: a nil %T sharding value: %w", v, errNullValue)
 		}
 		return toValue(rv.Elem().Interface())
 	}
@@ -97,7 +179,10 @@ func slowValue(v any) (value, error) {
 		if err != nil {
 			return value{}, fmt.Errorf("shardconf: sharding value %T: %w", v, err)
 		}
-		if _, same := x.(driver.Valuer); same || x == nil {
+		if x == nil {
+			return value{}, fmt.Errorf("shardconf: sharding value %T is NULL: %w", v, errNullValue)
+		}
+		if _, same := x.(driver.Valuer); same {
 			return value{}, fmt.Errorf("shardconf: sharding value %T has no usable value", v)
 		}
 		return toValue(x)
@@ -106,11 +191,9 @@ func slowValue(v any) (value, error) {
 	case rv.CanInt():
 		return value{kind: kindInt, i: rv.Int()}, nil
 	case rv.CanUint():
-		if u := rv.Uint(); u > math.MaxInt64 {
-			return value{kind: kindBig, u: u}, nil
-		} else {
-			return value{kind: kindInt, i: int64(u)}, nil
-		}
+		return uintValue(rv.Uint()), nil
+	case rv.CanFloat():
+		return floatValue(rv.Float())
 	case rv.Kind() == reflect.String:
 		return value{kind: kindString, s: rv.String()}, nil
 	}
@@ -118,6 +201,116 @@ func slowValue(v any) (value, error) {
 		return value{kind: kindString, s: s.String()}, nil
 	}
 	return value{}, fmt.Errorf("shardconf: unsupported sharding value type %T", v)
+}
+
+// decimal is a decimal integer read from text: [+-] then ASCII digits,
+// leading zeros allowed (as Java's Long.parseLong and new BigInteger
+// read it); nothing else, no spaces, no '_' (Java refuses them, and a
+// database compares ' 5' with '5' differently in a text column).
+type decimal struct {
+	neg    bool
+	digits string // without sign and leading zeros; "" is zero
+}
+
+// decimalOf parses s; ok is false when s is not a decimal integer.
+func decimalOf(s string) (d decimal, ok bool) {
+	if len(s) > 0 && (s[0] == '+' || s[0] == '-') {
+		d.neg = s[0] == '-'
+		s = s[1:]
+	}
+	if s == "" {
+		return d, false
+	}
+	for i := 0; i < len(s); i++ {
+		if s[i] < '0' || s[i] > '9' {
+			return d, false
+		}
+	}
+	for len(s) > 0 && s[0] == '0' {
+		s = s[1:]
+	}
+	d.digits = s
+	if s == "" {
+		d.neg = false
+	}
+	return d, true
+}
+
+// class says where the number lies: 0 within int64 (n set), 1 above int64
+// within uint64 (u set), 2 above uint64, -1 below int64.
+func (d decimal) class() (c int, n int64, u uint64) {
+	if len(d.digits) > 20 {
+		if d.neg {
+			return -1, 0, 0
+		}
+		return 2, 0, 0
+	}
+	if d.digits == "" {
+		return 0, 0, 0
+	}
+	x, err := strconv.ParseUint(d.digits, 10, 64)
+	switch {
+	case err != nil && d.neg:
+		return -1, 0, 0
+	case err != nil:
+		return 2, 0, 0
+	case d.neg && x > 1<<63:
+		return -1, 0, 0
+	case d.neg:
+		return 0, int64(-x), 0 // -(1<<63) wraps to MinInt64 exactly
+	case x > math.MaxInt64:
+		return 1, 0, x
+	}
+	return 0, int64(x), 0
+}
+
+// value is the decimal as an integer value; beyond 64 bits is an error
+// naming src.
+func (d decimal) value(src string) (value, error) {
+	switch c, n, u := d.class(); c {
+	case 0:
+		return value{kind: kindInt, i: n}, nil
+	case 1:
+		return value{kind: kindBig, u: u}, nil
+	}
+	return value{}, fmt.Errorf("shardconf: sharding value %s is beyond 64 bits", src)
+}
+
+// integralBound makes a range bound holding a float with a fraction the
+// integer bound that selects the same integers: x > 1.5 and x >= 1.5 are
+// x >= 2 (a lower bound rounds up), x < 2.5 is x <= 2 (an upper bound
+// rounds down). Other bounds are returned as they are.
+func integralBound(b bound, lower bool) bound {
+	if !b.set || b.v.kind != kindFloat {
+		return b
+	}
+	f := math.Floor(b.v.f)
+	if lower {
+		f = math.Ceil(b.v.f)
+	}
+	// A fraction means |f| < 2^52: the integer fits int64 exactly.
+	return bound{v: value{kind: kindInt, i: int64(f)}, set: true, inclusive: true}
+}
+
+// integerView is how the algorithms that read numbers (VOLUME_RANGE,
+// BOUNDARY_RANGE, SNOWFLAKE_*) see a value: an integer kind as it is, a
+// decimal string as the number it spells. class is that of decimal.class;
+// ok is false for anything else (text, a fraction, a time).
+func integerView(v value) (c int, n int64, u uint64, ok bool) {
+	switch v.kind {
+	case kindInt:
+		return 0, v.i, 0, true
+	case kindBig:
+		return 1, 0, v.u, true
+	case kindString:
+		d, good := decimalOf(v.s)
+		if !good {
+			return 0, 0, 0, false
+		}
+		c, n, u = d.class()
+		return c, n, u, true
+	}
+	return 0, 0, 0, false
 }
 
 // String renders the value as ShardingSphere's toString would.
