@@ -23,6 +23,9 @@ type conn struct {
 	def   driver.Conn            // the default data source's conn
 	conns map[string]driver.Conn // every open conn by data source, def included
 	tx    *tx                    // the transaction in progress, or nil
+	// session: the session statements run on every data source conn
+	// (several data sources only), replayed on each conn opened later.
+	session []sessionEntry
 	// bad: a data source's conn reported driver.ErrBadConn in the middle
 	// of a statement, where the error could not be passed on as is (it
 	// would make database/sql run the statement again). ResetSession and
@@ -38,10 +41,37 @@ func (c *conn) Prepare(query string) (driver.Stmt, error) {
 	return c.PrepareContext(context.Background(), query)
 }
 
-// PrepareContext returns a statement that is routed when it runs: where it
-// goes depends on its arguments, so nothing is prepared on a database yet.
-func (c *conn) PrepareContext(_ context.Context, query string) (driver.Stmt, error) {
-	return &stmt{c: c, query: query}, nil
+// PrepareContext returns a statement that is routed when it runs: where
+// a statement naming a logic table goes depends on its arguments, so it
+// is only planned here (a statement the router cannot read fails now).
+// A statement naming none is prepared on the default data source at
+// once, so that the driver reports its errors at Prepare as it would
+// without sqlhook.
+func (c *conn) PrepareContext(ctx context.Context, query string) (driver.Stmt, error) {
+	s := &stmt{c: c, query: query}
+	if c.cn.h == nil {
+		return s, nil
+	}
+	p, err := c.cn.h.plan(query)
+	if err != nil {
+		return nil, &StatementError{SQL: query, Err: err}
+	}
+	if !p.passthrough {
+		return s, nil
+	}
+	r, err := c.cn.route(ctx, query, nil)
+	if err != nil || !r.passthrough || len(r.units) != 1 {
+		return s, nil // routing fails again, and reports, at Exec
+	}
+	u := r.units[0]
+	dc, ok := c.conns[u.ds]
+	if !ok {
+		return s, nil
+	}
+	if _, err := s.underlying(ctx, u.ds, dc, u.sql); err != nil {
+		return nil, err
+	}
+	return s, nil
 }
 
 // Close closes every data source's conn.
@@ -73,8 +103,16 @@ func (c *conn) BeginTx(ctx context.Context, opts driver.TxOptions) (driver.Tx, e
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
-	c.tx = &tx{c: c, opts: opts, begun: map[string]driver.Tx{}}
-	return c.tx, nil
+	t := &tx{c: c, opts: opts, begun: map[string]driver.Tx{}, reached: map[string]bool{}}
+	if opts != (driver.TxOptions{}) {
+		// Options the driver may not support: begin on the default data
+		// source now, so that BeginTx fails as the driver's would.
+		if err := t.begin(ctx, c.cn.defaultDS, c.def); err != nil {
+			return nil, err
+		}
+	}
+	c.tx = t
+	return t, nil
 }
 
 // dsConn returns the conn to data source ds, opening it with ctx on first
@@ -93,6 +131,10 @@ func (c *conn) dsConn(ctx context.Context, ds string) (driver.Conn, error) {
 	dc, err := src.Connect(ctx)
 	if err != nil {
 		return nil, fmt.Errorf("sqlhook: connect to data source %s: %w", ds, err)
+	}
+	if err := c.replaySession(ctx, ds, dc); err != nil {
+		dc.Close()
+		return nil, err
 	}
 	c.conns[ds] = dc
 	return dc, nil
@@ -177,7 +219,10 @@ func (p connQueryerContext) QueryContext(ctx context.Context, query string, args
 // ResetSession resets every open data source conn, stopping at the first
 // error.
 func (p connSessionResetter) ResetSession(ctx context.Context) error {
-	if p.c.bad {
+	if p.c.bad || len(p.c.session) > 0 {
+		// A driver may or may not reset session state here, so the
+		// record of what every data source conn has could no longer be
+		// trusted: retire the conn instead.
 		return driver.ErrBadConn
 	}
 	var err error
@@ -308,6 +353,7 @@ func (c *conn) prepareUnits(ctx context.Context, query string, units []unit) err
 			if err := c.tx.begin(ctx, u.ds, dc); err != nil {
 				return err
 			}
+			c.tx.reached[u.ds] = true
 		}
 	}
 	return nil
@@ -315,9 +361,11 @@ func (c *conn) prepareUnits(ctx context.Context, query string, units []unit) err
 
 // execRouted runs the units of an Exec.
 func (c *conn) execRouted(ctx context.Context, query string, r *routed, s *stmt) (driver.Result, error) {
-	r, err := c.txControl(query, r)
-	if err != nil {
-		return nil, err
+	if res, handled, err := c.control(ctx, query, r, s, false); handled {
+		if err != nil {
+			return nil, err
+		}
+		return res.(driver.Result), nil
 	}
 	if err := c.prepareUnits(ctx, query, r.units); err != nil {
 		return nil, err
@@ -339,30 +387,13 @@ func (c *conn) execRouted(ctx context.Context, query string, r *routed, s *stmt)
 	return sumResult{results}, nil
 }
 
-// txControl sends a savepoint statement inside a transaction to every
-// data source the transaction has begun on, so that it means on each what
-// it means on one database.
-func (c *conn) txControl(query string, r *routed) (*routed, error) {
-	if !r.txControl || c.tx == nil {
-		return r, nil
-	}
-	if len(c.tx.begun) == 0 {
-		return nil, &StatementError{SQL: query, Err: fmt.Errorf(
-			"%w: a savepoint before the transaction has reached a data source (run a statement first)", ErrUnsupported)}
-	}
-	u := r.units[0]
-	out := &routed{txControl: true, merge: r.merge}
-	for _, ds := range sortedKeys(c.tx.begun) {
-		out.units = append(out.units, unit{ds: ds, sql: u.sql, args: u.args})
-	}
-	return out, nil
-}
-
 // queryRouted runs the units of a Query and merges their rows.
 func (c *conn) queryRouted(ctx context.Context, query string, r *routed, s *stmt) (driver.Rows, error) {
-	r, err := c.txControl(query, r)
-	if err != nil {
-		return nil, err
+	if res, handled, err := c.control(ctx, query, r, s, true); handled {
+		if err != nil {
+			return nil, err
+		}
+		return res.(driver.Rows), nil
 	}
 	if err := c.prepareUnits(ctx, query, r.units); err != nil {
 		return nil, err
@@ -436,7 +467,8 @@ func (c *conn) unitError(what string, i int, units []unit, err error) error {
 	}
 	after := "their changes stand"
 	if c.tx != nil {
-		after = "roll the transaction back to undo them"
+		after = "the transaction fails until ROLLBACK TO a savepoint or Rollback undoes them"
+		c.tx.failed = fmt.Errorf("a statement ran on %d of its %d units and failed on data source %s: %v", i, len(units), units[i].ds, err)
 	}
 	verb := "%w"
 	if errors.Is(err, driver.ErrBadConn) {

@@ -32,6 +32,9 @@ type connector struct {
 	names     []string // data source names, sorted
 	defaultDS string
 	err       error // a Wrap that could not be built: Connect returns it
+	// sessions: how statements touch session state, by text (several
+	// data sources only; see session.go).
+	sessions *classCache
 }
 
 // closingConnector is a connector that owns its data sources' connectors:
@@ -230,7 +233,8 @@ func newConnector(r *shardconf.Router, sources map[string]driver.Connector, o op
 	if err != nil {
 		return nil, err
 	}
-	return &connector{h: h, route: h.routeContext, opts: o, sources: sources, names: names, defaultDS: defaultDS}, nil
+	return &connector{h: h, route: h.routeContext, opts: o, sources: sources, names: names, defaultDS: defaultDS,
+		sessions: &classCache{size: o.cacheSize}}, nil
 }
 
 // pickDialect returns the dialect to parse in: the one asked for, else the

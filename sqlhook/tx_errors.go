@@ -1,0 +1,32 @@
+package sqlhook
+
+import "errors"
+
+// Sentinels of the transaction and session layer (test with errors.Is).
+var (
+	// ErrTxAborted: the transaction can no longer be used. A savepoint
+	// statement succeeded on some of its data sources and failed on
+	// others, a ROLLBACK TO failed in a transaction that may span data
+	// sources, replaying the savepoints to a data source that joined late
+	// failed, or a statement ran on some of its units and failed on the
+	// next (until a ROLLBACK TO undoes it). Every later statement fails
+	// with it and Commit rolls everything back and returns it: committing
+	// would keep work the application undid, or part of a statement.
+	ErrTxAborted = errors.New("sqlhook: transaction aborted")
+	// ErrSessionState: on a connection with several data sources, the
+	// statement changes or depends on per-connection state that sqlhook
+	// cannot keep the same on every data source (a temporary table, USE, a
+	// user variable assigned outside SET, LAST_INSERT_ID(), ...). Nothing
+	// was sent. It also matches ErrUnsupported.
+	ErrSessionState = errors.New("sqlhook: session state across data sources")
+)
+
+// sessionStateError is a refusal matching ErrSessionState and
+// ErrUnsupported.
+type sessionStateError struct{ why string }
+
+func (e *sessionStateError) Error() string { return ErrSessionState.Error() + ": " + e.why }
+
+func (e *sessionStateError) Is(target error) bool {
+	return target == ErrSessionState || target == ErrUnsupported
+}
