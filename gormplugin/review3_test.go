@@ -245,10 +245,12 @@ func TestReview3GuardReadPathsAcrossDataSources(t *testing.T) {
 	})
 	t.Run("WritesRefused", func(t *testing.T) {
 		o := orders[0]
+		// Save routes by the row's own sharding values: user_id 0, where
+		// orders[2] (user 1) is not; the row is refused, not moved.
 		for name, err := range map[string]error{
 			"delete":       db.Where("amount >= ?", 0).Delete(&ShardedOrder{}).Error,
 			"updates":      db.Model(&ShardedOrder{}).Where("amount >= ?", 0).Updates(map[string]any{"amount": 7}).Error,
-			"save":         db.Save(&ShardedOrder{ID: o.ID, Amount: 9}).Error,
+			"save":         db.Save(&ShardedOrder{ID: orders[2].ID, Amount: 9}).Error,
 			"delete by id": db.Delete(&ShardedOrder{}, o.ID).Error,
 		} {
 			if !errors.Is(err, gormplugin.ErrUnsupported) {

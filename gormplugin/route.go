@@ -38,6 +38,11 @@ type routed struct {
 	// multiSource: a read outside a transaction over several data
 	// sources; each target runs on its own data source's pool.
 	multiSource bool
+	// physical: the physical table the statement named, if it named one.
+	physical string
+	// ownValues: an UPDATE routed by the row's own sharding values (Save,
+	// Updates(&row)), not by its WHERE clause alone.
+	ownValues bool
 }
 
 // rowGroup is the rows of a create that go to one target.
@@ -77,8 +82,8 @@ func (p *Plugin) registerRouting(db *gorm.DB) error {
 		cb.Create().Before("*").Register("shardkey:route", p.routeCreate),
 		cb.Create().Before("gorm:create").Register("shardkey:verify_route", p.verifyCreate),
 		cb.Query().Before("gorm:query").Register("shardkey:route", p.routeQuery),
-		cb.Update().Before("*").Register("shardkey:route", p.routeWrite),
-		cb.Delete().Before("*").Register("shardkey:route", p.routeWrite),
+		cb.Update().Before("*").Register("shardkey:route", p.routeUpdate),
+		cb.Delete().Before("*").Register("shardkey:route", p.routeDelete),
 		cb.Row().Before("gorm:row").Register("shardkey:route", p.routeQuery),
 		cb.Raw().Before("gorm:raw").Register("shardkey:route", p.routeRaw),
 		// Right after the transaction begins, before the hooks and the
@@ -91,7 +96,7 @@ func (p *Plugin) registerRouting(db *gorm.DB) error {
 		cb.Delete().Before("gorm:commit_or_rollback_transaction").Register("shardkey:tx_ending", p.txEnding),
 		cb.Create().Replace("gorm:create", p.each(create)),
 		cb.Query().Replace("gorm:query", p.mergeQuery),
-		cb.Update().Replace("gorm:update", p.each(update)),
+		cb.Update().Replace("gorm:update", p.checkedUpdate(update)),
 		cb.Delete().Replace("gorm:delete", p.each(del)),
 		cb.Row().Replace("gorm:row", p.singleOnly(row)),
 	} {
@@ -162,9 +167,14 @@ func (p *Plugin) txEnding(db *gorm.DB) {
 }
 
 // txDataSource is the data source whose pool the *gorm.DB was opened on.
+// With PrepareStmt, GORM wraps that pool in a *gorm.PreparedStmtDB.
 func (p *Plugin) txDataSource(db *gorm.DB) string {
+	own := db.Config.ConnPool
+	if ps, ok := own.(*gorm.PreparedStmtDB); ok && ps != nil {
+		own = ps.ConnPool
+	}
 	for name, pool := range p.pools {
-		if pool == db.Config.ConnPool {
+		if pool == own || pool == db.Config.ConnPool {
 			return name
 		}
 	}
@@ -200,7 +210,7 @@ func (p *Plugin) routeCreate(db *gorm.DB) {
 	if db.Error != nil || migratingTarget(db) {
 		return
 	}
-	table := p.logicTable(db)
+	table, phys := p.statementTable(db)
 	if table == "" {
 		p.refuseShardedReferences(db)
 		return
@@ -209,8 +219,13 @@ func (p *Plugin) routeCreate(db *gorm.DB) {
 		p.broadcastWrite(db, table)
 		return
 	}
+	explicit := callerKeys(db)
 	p.fillKeysNow(db)
 	if db.Error != nil {
+		return
+	}
+	if err := p.settleShardingValues(db, table); err != nil {
+		p.fail(db, err)
 		return
 	}
 	r, err := p.planCreate(db, table)
@@ -218,7 +233,15 @@ func (p *Plugin) routeCreate(db *gorm.DB) {
 		p.fail(db, err)
 		return
 	}
+	r.physical = phys
+	if err := p.checkCreate(db, table, r); err != nil {
+		p.fail(db, err)
+		return
+	}
 	p.settle(db, r, false)
+	if db.Error == nil && !db.DryRun {
+		p.refuseKeysElsewhere(db, table, r, explicit)
+	}
 }
 
 // planCreate groups the rows being created by the target their sharding
@@ -395,16 +418,48 @@ func rowValues(db *gorm.DB, cols []string) ([]map[string]any, error) {
 
 // routeQuery routes SELECT statements (Find, First, Count, Pluck, Row).
 func (p *Plugin) routeQuery(db *gorm.DB) {
-	p.routeByWhere(db, true)
+	p.routeByWhere(db, kindQuery)
 }
 
-// routeWrite routes UPDATE and DELETE statements.
-func (p *Plugin) routeWrite(db *gorm.DB) {
-	p.routeByWhere(db, false)
+// routeUpdate routes UPDATE statements.
+func (p *Plugin) routeUpdate(db *gorm.DB) {
+	p.routeByWhere(db, kindUpdate)
 }
 
-func (p *Plugin) routeByWhere(db *gorm.DB, query bool) {
+// routeDelete routes DELETE statements.
+func (p *Plugin) routeDelete(db *gorm.DB) {
+	p.routeByWhere(db, kindDelete)
+}
+
+type stmtKind int
+
+const (
+	kindQuery stmtKind = iota
+	kindUpdate
+	kindDelete
+)
+
+// statementTable is the logic table a statement works on, and the
+// physical table when the statement names one (db.Table("t_order_1")):
+// such a statement is checked as its logic table's are, and runs on the
+// table it names.
+func (p *Plugin) statementTable(db *gorm.DB) (logic, physical string) {
+	if t := p.logicTable(db); t != "" {
+		return t, ""
+	}
+	t := db.Statement.Table
+	if t == "" && db.Statement.Schema != nil {
+		t = db.Statement.Schema.Table
+	}
+	if l := p.logicOf(t); l != t && p.rules.IsSharded(l) {
+		return l, t
+	}
+	return "", ""
+}
+
+func (p *Plugin) routeByWhere(db *gorm.DB, kind stmtKind) {
 	forget(db)
+	query := kind == kindQuery
 	if db.Error != nil || migratingTarget(db) {
 		return
 	}
@@ -412,12 +467,22 @@ func (p *Plugin) routeByWhere(db *gorm.DB, query bool) {
 		p.routeRaw(db)
 		return
 	}
-	table := p.logicTable(db)
+	if kind == kindUpdate {
+		if err := p.refuseAssociationWrite(db); err != nil {
+			p.fail(db, err)
+			return
+		}
+	}
+	table, phys := p.statementTable(db)
 	if table == "" {
 		p.refuseShardedReferences(db)
 		return
 	}
-	if err := checkShape(db, table); err != nil {
+	written := table
+	if phys != "" {
+		written = phys
+	}
+	if err := checkShape(db, written); err != nil {
 		p.fail(db, err)
 		return
 	}
@@ -435,30 +500,45 @@ func (p *Plugin) routeByWhere(db *gorm.DB, query bool) {
 		p.settle(db, routed{targets: ts[:1]}, true) // every copy holds the same rows
 		return
 	}
-	if !query {
-		if col := p.updatesShardingColumn(db, table); col != "" {
-			p.fail(db, fmt.Errorf("%w: an UPDATE setting sharding column %s of %s would leave the row in the wrong table; delete and re-create it", ErrUnsupported, col, table))
-			return
-		}
+	view := db.Statement
+	if kind == kindUpdate {
+		view = updateView(db)
 	}
-	disjuncts, err := whereDisjuncts(db, table)
-	r0 := routed{logic: table, joins: joins}
+	r, err := p.planWhere(db, view, table, phys, query)
 	if err != nil {
 		p.fail(db, err)
 		return
 	}
+	r.joins = joins
+	p.settle(db, r, query)
+}
+
+// planWhere routes a statement by its WHERE clause (and a model's keys);
+// for an UPDATE it also checks the sharding columns its SET assigns.
+func (p *Plugin) planWhere(db *gorm.DB, view *gorm.Statement, table, phys string, query bool) (routed, error) {
+	disjuncts := whereDisjuncts(view, table)
+	for i := range disjuncts {
+		disjuncts[i] = append(disjuncts[i], modelKeyConds(view, !query)...)
+	}
+	var assigns []keyAssign
+	r := routed{logic: table, physical: phys}
+	if !query {
+		assigns = p.shardingAssigns(view, table, setOf(view))
+		r.ownValues = rowOwnValues(view, disjuncts, assigns)
+	}
+	route := p.rules.Route
+	if p.scatter || phys != "" {
+		route = p.rules.Scatter
+	}
 	seen := map[shardconf.Target]bool{}
-	r := r0
 	for _, conds := range disjuncts {
-		conds = append(conds, modelKeyConds(db, !query)...)
-		route := p.rules.Route
-		if p.scatter {
-			route = p.rules.Scatter
-		}
 		ts, err := route(table, conds...)
 		if err != nil {
-			p.fail(db, fmt.Errorf("gormplugin: %s: %w", table, err))
-			return
+			if phys != "" {
+				ts, _ = p.rules.Targets(table)
+			} else {
+				return routed{}, fmt.Errorf("gormplugin: %s: %w", table, err)
+			}
 		}
 		for _, t := range ts {
 			if !seen[t] {
@@ -467,58 +547,40 @@ func (p *Plugin) routeByWhere(db *gorm.DB, query bool) {
 			}
 		}
 	}
+	if phys != "" {
+		r.targets = p.onPhysical(table, phys, r.targets)
+	}
 	if len(r.targets) == 0 {
 		// Contradictory conditions: no table can hold a match. Run on one
 		// target so GORM returns its empty result or affects no row.
 		all, _ := p.rules.Targets(table)
 		r.targets = all[:1]
 	}
-	p.settle(db, r, query)
+	if err := p.checkAssigns(table, r.targets, disjuncts, assigns); err != nil {
+		return routed{}, err
+	}
+	return r, nil
 }
 
-// updatesShardingColumn names a sharding column an UPDATE sets, or "".
-func (p *Plugin) updatesShardingColumn(db *gorm.DB, table string) string {
-	stmt := db.Statement
-	cols := p.rules.ShardingColumns(table)
-	dbName := func(k string) string {
-		if stmt.Schema != nil {
-			if f := stmt.Schema.LookUpField(k); f != nil {
-				return f.DBName
-			}
+// onPhysical narrows a statement on a named physical table to that table:
+// in the data sources its conditions allow, or in every data source that
+// has a table of that name when they allow none of them.
+func (p *Plugin) onPhysical(table, phys string, routedTo []shardconf.Target) []shardconf.Target {
+	all, _ := p.rules.Targets(table)
+	var named, narrowed []shardconf.Target
+	for _, t := range all {
+		if !strings.EqualFold(t.Table, phys) {
+			continue
 		}
-		return strings.ToLower(k)
-	}
-	if set, ok := stmt.Clauses["SET"].Expression.(clause.Set); ok {
-		for _, a := range set {
-			if c := dbName(a.Column.Name); slices.Contains(cols, c) {
-				return c
-			}
+		named = append(named, t)
+		if slices.ContainsFunc(routedTo, func(x shardconf.Target) bool { return x.DataSource == t.DataSource }) {
+			narrowed = append(narrowed, t)
 		}
 	}
-	switch d := stmt.Dest.(type) {
-	case map[string]any:
-		for k := range d {
-			if c := dbName(k); slices.Contains(cols, c) {
-				return c
-			}
-		}
-	default:
-		if stmt.Schema == nil || stmt.Dest == stmt.Model {
-			return ""
-		}
-		rv := reflect.Indirect(reflect.ValueOf(stmt.Dest))
-		if !rv.IsValid() || rv.Kind() != reflect.Struct || rv.Type() != stmt.Schema.ModelType {
-			return ""
-		}
-		for _, c := range cols {
-			if f := stmt.Schema.LookUpField(c); f != nil {
-				if _, zero := f.ValueOf(stmt.Context, rv); !zero {
-					return c
-				}
-			}
-		}
+	if len(narrowed) > 0 {
+		return narrowed
 	}
-	return ""
+	return named
 }
 
 // checkShape refuses statements whose other tables the plugin would leave
@@ -605,8 +667,7 @@ func (p *Plugin) refuseShardedReferences(db *gorm.DB) {
 // modelKeyConds are the primary-key conditions GORM adds from a model
 // value (db.Model(&order).Update, db.Delete(&order), First(&order) on a
 // loaded order).
-func modelKeyConds(db *gorm.DB, update bool) []shardconf.Cond {
-	stmt := db.Statement
+func modelKeyConds(stmt *gorm.Statement, update bool) []shardconf.Cond {
 	if stmt.Schema == nil {
 		return nil
 	}
@@ -633,8 +694,8 @@ func modelKeyConds(db *gorm.DB, update bool) []shardconf.Cond {
 // columns routes; one that does not is a missing key (or a scatter).
 // GORM keeps Where(a).Or(b) as [a, OrConditions{b}]: each top-level OR
 // starts a new group.
-func whereDisjuncts(db *gorm.DB, owner string) ([][]shardconf.Cond, error) {
-	where, _ := db.Statement.Clauses["WHERE"].Expression.(clause.Where)
+func whereDisjuncts(stmt *gorm.Statement, owner string) [][]shardconf.Cond {
+	where, _ := stmt.Clauses["WHERE"].Expression.(clause.Where)
 	groups := [][]shardconf.Cond{nil}
 	for _, e := range where.Exprs {
 		if or, ok := e.(clause.OrConditions); ok {
@@ -645,7 +706,7 @@ func whereDisjuncts(db *gorm.DB, owner string) ([][]shardconf.Cond, error) {
 		groups[last] = collect(groups[last], owner, e)
 	}
 	// First(&o, id) and friends name the primary key by placeholder.
-	if pk := primaryColumn(db.Statement); pk != "" {
+	if pk := primaryColumn(stmt); pk != "" {
 		for _, g := range groups {
 			for i, c := range g {
 				if c.Column() == strings.ToLower(clause.PrimaryKey) {
@@ -654,7 +715,7 @@ func whereDisjuncts(db *gorm.DB, owner string) ([][]shardconf.Cond, error) {
 			}
 		}
 	}
-	return groups, nil
+	return groups
 }
 
 func primaryColumn(stmt *gorm.Statement) string {
@@ -943,6 +1004,7 @@ func (p *Plugin) each(f func(*gorm.DB)) func(*gorm.DB) {
 		stmt := db.Statement
 		table, dest, rv := stmt.Table, stmt.Dest, stmt.ReflectValue
 		defer func() { stmt.Table, stmt.Dest, stmt.ReflectValue = table, dest, rv }()
+		keep := callerClauses(stmt)
 		var total int64
 		if len(r.groups) > 0 {
 			base := reflect.Indirect(rv)
@@ -953,7 +1015,7 @@ func (p *Plugin) each(f func(*gorm.DB)) func(*gorm.DB) {
 				}
 				ptr := reflect.New(part.Type())
 				ptr.Elem().Set(part)
-				if err := p.runOn(db, g.target, ptr.Interface(), ptr.Elem(), f); err != nil {
+				if err := p.runOn(db, g.target, ptr.Interface(), ptr.Elem(), f, keep); err != nil {
 					return
 				}
 				total += db.RowsAffected
@@ -964,7 +1026,7 @@ func (p *Plugin) each(f func(*gorm.DB)) func(*gorm.DB) {
 			}
 		} else {
 			for _, t := range r.targets {
-				if err := p.runOn(db, t, dest, rv, f); err != nil {
+				if err := p.runOn(db, t, dest, rv, f, keep); err != nil {
 					return
 				}
 				total += db.RowsAffected
@@ -976,7 +1038,11 @@ func (p *Plugin) each(f func(*gorm.DB)) func(*gorm.DB) {
 
 // runOn runs f with the statement pointed at one target (and, for a read
 // across data sources, at its data source's pool).
-func (p *Plugin) runOn(db *gorm.DB, t shardconf.Target, dest any, rv reflect.Value, f func(*gorm.DB)) error {
+//
+// keep holds the clauses the caller gave (an ON CONFLICT, a RETURNING):
+// GORM's create adds to them as it builds (UpdateAll becomes a list of
+// assignments), so each target starts again from the caller's.
+func (p *Plugin) runOn(db *gorm.DB, t shardconf.Target, dest any, rv reflect.Value, f func(*gorm.DB), keep map[string]clause.Clause) error {
 	stmt := db.Statement
 	stmt.Dest, stmt.ReflectValue = dest, rv
 	r, _ := routedOf(db)
@@ -1006,9 +1072,13 @@ func (p *Plugin) runOn(db *gorm.DB, t shardconf.Target, dest any, rv reflect.Val
 	}
 	stmt.SQL.Reset()
 	stmt.Vars = nil
-	delete(stmt.Clauses, "VALUES")
-	delete(stmt.Clauses, "ON CONFLICT")
-	delete(stmt.Clauses, "RETURNING")
+	for _, name := range []string{"VALUES", "ON CONFLICT", "RETURNING"} {
+		if c, ok := keep[name]; ok {
+			stmt.Clauses[name] = c
+		} else {
+			delete(stmt.Clauses, name)
+		}
+	}
 	db.RowsAffected = 0
 	f(db)
 	return db.Error
@@ -1137,7 +1207,7 @@ func (p *Plugin) queryAll(db *gorm.DB, targets []shardconf.Target) error {
 		var sum int64
 		for _, t := range targets {
 			var n int64
-			if err := p.runOn(db, t, &n, reflect.ValueOf(&n).Elem(), p.query); err != nil {
+			if err := p.runOn(db, t, &n, reflect.ValueOf(&n).Elem(), p.query, nil); err != nil {
 				return err
 			}
 			sum += n
@@ -1158,7 +1228,7 @@ func (p *Plugin) queryAll(db *gorm.DB, targets []shardconf.Target) error {
 	merged := reflect.MakeSlice(reflect.SliceOf(elem), 0, 8)
 	for _, t := range targets {
 		ptr := reflect.New(reflect.SliceOf(elem))
-		if err := p.runOn(db, t, ptr.Interface(), ptr.Elem(), p.query); err != nil {
+		if err := p.runOn(db, t, ptr.Interface(), ptr.Elem(), p.query, nil); err != nil {
 			if errors.Is(err, gorm.ErrRecordNotFound) {
 				db.Error = nil
 				continue
