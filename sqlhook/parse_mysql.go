@@ -1,40 +1,25 @@
 package sqlhook
 
 import (
-	"crypto/rand"
-	"encoding/hex"
 	"fmt"
 	"slices"
-	"strconv"
 	"strings"
 	"sync"
 
 	"github.com/pingcap/tidb/pkg/parser"
 	"github.com/pingcap/tidb/pkg/parser/ast"
-	"github.com/pingcap/tidb/pkg/parser/format"
-	"github.com/pingcap/tidb/pkg/parser/model"
 	"github.com/pingcap/tidb/pkg/parser/opcode"
 	"github.com/pingcap/tidb/pkg/parser/test_driver"
 )
 
 // MySQL statements are parsed with TiDB's parser (a goyacc grammar of
-// MySQL 8 that reads MariaDB's common syntax too). Its tree has no byte
-// offsets for table names, so the compiler renames each logic table in
-// table position (and each qualifier naming one) to a sentinel, restores
-// the tree to canonical text, and cuts the template at the sentinels and
-// placeholders of that text. Optimizer hints (/*+ ... */) are part of the
-// tree and survive; comments before the statement are kept; other
-// comments are dropped by the restore.
+// MySQL 8 that reads MariaDB's common syntax too). The tree says what the
+// statement does and which names are table references; the template is
+// cut from the caller's own text at those names' byte offsets (found by
+// mysql_locate.go), so literals, comments, hints and locking clauses reach
+// the database exactly as written.
 
 var mysqlParsers = sync.Pool{New: func() any { return parser.New() }}
-
-// sentinelPrefix marks the renamed tables; the random part keeps a user's
-// identifier from ever matching it.
-var sentinelPrefix = func() string {
-	var b [6]byte
-	_, _ = rand.Read(b[:])
-	return "__shardkey_" + hex.EncodeToString(b[:]) + "_"
-}()
 
 type myCompiler struct {
 	h       *hook
@@ -52,13 +37,19 @@ func (c *myCompiler) fail(format string, args ...any) {
 }
 
 func (h *hook) compileMySQL(query string) (*plan, error) {
-	if strings.Contains(query, "/*!") || strings.Contains(query, "/*M!") {
-		// Executable comments are code to MySQL and MariaDB but comments to
-		// the parser: the rewrite would drop them.
-		return nil, fmt.Errorf("%w: executable comments (/*! ... */, /*M! ... */) in a statement on a logic table", ErrUnsupported)
+	toks, exec, err := lexMySQL(query)
+	if err != nil {
+		return nil, fmt.Errorf("%w: %v", ErrParse, err)
+	}
+	if exec != nil {
+		// MySQL runs /*!NNNNN ... */ by the server's version, MariaDB also
+		// runs /*M!NNNNNN ... */, TiDB's grammar reads every /*! */ and no
+		// /*M! */: the statement routed and the one run could differ.
+		return nil, fmt.Errorf("%w: executable comment %.40q in a statement on a logic table", ErrUnsupported, exec.text)
 	}
 	ps := mysqlParsers.Get().(*parser.Parser)
 	stmts, _, err := ps.ParseSQL(query)
+	stmts = slices.Clone(stmts) // the parser reuses its result slice
 	mysqlParsers.Put(ps)
 	if err != nil {
 		return nil, fmt.Errorf("%w: %v", ErrParse, err)
@@ -66,7 +57,7 @@ func (h *hook) compileMySQL(query string) (*plan, error) {
 	c := &myCompiler{h: h, p: &plan{routed: -1}, aliases: map[string]int{}, placed: map[*ast.TableName]bool{}}
 	if len(stmts) != 1 {
 		for _, s := range stmts {
-			if c.logicTables(s) != "" {
+			if c.logicTables(collectSlots(s)) != "" {
 				return nil, fmt.Errorf("%w: %d statements in one call; send them one by one", ErrUnsupported, len(stmts))
 			}
 		}
@@ -78,7 +69,8 @@ func (h *hook) compileMySQL(query string) (*plan, error) {
 	if c.err != nil {
 		return nil, c.err
 	}
-	if bad := c.logicTables(stmt); bad != "" {
+	slots := collectSlots(stmt)
+	if bad := c.logicTables(slots); bad != "" {
 		return nil, fmt.Errorf("%w: logic table %s is referenced where it cannot be routed (subquery, CTE, UNION or an unsupported statement)", ErrUnsupported, bad)
 	}
 	if len(c.p.tables) == 0 {
@@ -93,13 +85,11 @@ func (h *hook) compileMySQL(query string) (*plan, error) {
 	if name := c.shadowed(stmt); name != "" {
 		return nil, fmt.Errorf("%w: alias %s shadows logic table %s, whose qualified columns are rewritten", ErrUnsupported, name, name)
 	}
-	stmt.Accept(markerSwap{})
-	var b strings.Builder
-	flags := format.DefaultRestoreFlags | format.RestoreStringWithoutCharset | format.RestoreStringEscapeBackslash
-	if err := stmt.Restore(format.NewRestoreCtx(flags, &b)); err != nil {
-		return nil, fmt.Errorf("%w: cannot rewrite: %v", ErrUnsupported, err)
+	t := &myTemplate{c: c, q: query, toks: toks, slots: slots, stmt: stmt}
+	if err := t.build(); err != nil {
+		return nil, err
 	}
-	return c.p, c.template(leadingComments(query), b.String())
+	return c.p, nil
 }
 
 // markerVisitor collects the ? placeholders.
@@ -127,29 +117,6 @@ func numberMarkers(stmt ast.StmtNode) {
 	}
 }
 
-// orderedMarker is a ? that restores with its position in the caller's
-// text attached, so the template can bind each ? of the canonical text to
-// the caller's argument whatever order the restore writes them in (TiDB
-// writes LIMIT n OFFSET m as LIMIT m,n).
-type orderedMarker struct{ *test_driver.ParamMarkerExpr }
-
-func (m *orderedMarker) Restore(ctx *format.RestoreCtx) error {
-	ctx.WritePlain("?/*" + sentinelPrefix + strconv.Itoa(m.Order) + "*/")
-	return nil
-}
-
-// markerSwap replaces every placeholder by an orderedMarker.
-type markerSwap struct{}
-
-func (markerSwap) Enter(n ast.Node) (ast.Node, bool) { return n, false }
-
-func (markerSwap) Leave(n ast.Node) (ast.Node, bool) {
-	if m, ok := n.(*test_driver.ParamMarkerExpr); ok {
-		return &orderedMarker{m}, true
-	}
-	return n, true
-}
-
 // aliasVisitor finds a table alias, at any depth, equal to a logic table
 // placed under its own name.
 type aliasVisitor struct {
@@ -175,31 +142,19 @@ func (c *myCompiler) shadowed(stmt ast.StmtNode) string {
 	return v.bad
 }
 
-// tableVisitor lists table names outside the placed ones.
-type tableVisitor struct {
-	c   *myCompiler
-	bad string
-}
-
-func (v *tableVisitor) Enter(n ast.Node) (ast.Node, bool) {
-	if t, ok := n.(*ast.TableName); ok && v.bad == "" && !v.c.placed[t] {
-		if s, b := v.c.h.classify(t.Name.O); s || b {
-			v.bad = t.Name.O
+// logicTables names a logic table in table position that was not placed,
+// or "".
+func (c *myCompiler) logicTables(slots *nameSlots) string {
+	for _, t := range slots.tables {
+		if c.placed[t] {
+			continue
+		}
+		if s, b := c.h.classify(t.Name.O); s || b {
+			return t.Name.O
 		}
 	}
-	return n, false
+	return ""
 }
-
-func (v *tableVisitor) Leave(n ast.Node) (ast.Node, bool) { return n, true }
-
-// logicTables names a logic table in stmt that was not placed, or "".
-func (c *myCompiler) logicTables(stmt ast.StmtNode) string {
-	v := &tableVisitor{c: c}
-	stmt.Accept(v)
-	return v.bad
-}
-
-func sentinel(i int) string { return sentinelPrefix + strconv.Itoa(i) }
 
 // table places a table name; it returns the plan table index or -1.
 func (c *myCompiler) table(t *ast.TableName, alias string) int {
@@ -321,7 +276,6 @@ func (c *myCompiler) stmt(n ast.StmtNode) {
 	if c.p.kind == kindDDL && len(c.p.tables) > 1 {
 		c.fail("DDL on several logic tables in one statement")
 	}
-	c.rename(n)
 }
 
 // writeTarget refuses a multi-table write naming a broadcast table and a
@@ -336,35 +290,6 @@ func (c *myCompiler) writeTarget(_ bool, what string) {
 	}
 	if broadcast != "" && shardedCount(c.p) > 0 {
 		c.fail("%s joining broadcast table %s with a sharded table", what, broadcast)
-	}
-}
-
-// renamer replaces placed table names and qualifiers naming them with
-// sentinels.
-type renamer struct{ c *myCompiler }
-
-func (r renamer) Enter(n ast.Node) (ast.Node, bool) {
-	switch x := n.(type) {
-	case *ast.TableName:
-		if r.c.placed[x] {
-			i := r.c.p.addTable(x.Name.O, false, false)
-			x.Name = model.NewCIStr(sentinel(i))
-		}
-	case *ast.ColumnName:
-		if x.Table.L != "" {
-			if i, ok := r.c.aliases[x.Table.L]; ok && i >= 0 && strings.EqualFold(r.c.p.tables[i].logic, x.Table.O) {
-				x.Table = model.NewCIStr(sentinel(i))
-			}
-		}
-	}
-	return n, false
-}
-
-func (r renamer) Leave(n ast.Node) (ast.Node, bool) { return n, true }
-
-func (c *myCompiler) rename(n ast.StmtNode) {
-	if len(c.p.tables) > 0 && c.err == nil {
-		n.Accept(renamer{c})
 	}
 }
 
@@ -624,7 +549,6 @@ func (c *myCompiler) insert(x *ast.InsertStmt) {
 		c.fail("INSERT into logic table %s without a column list", table.logic)
 		return
 	}
-	x.Setlist = false // INSERT ... SET a = ? is written back as (a) VALUES (?)
 	for _, col := range x.Columns {
 		ins.cols = append(ins.cols, col.Name.O)
 	}
@@ -684,255 +608,4 @@ func leadingComments(q string) string {
 	return q[:i]
 }
 
-// myToken is a token of restored MySQL text.
-type myToken struct {
-	start, end int
-	kind       byte // '`' quoted name, '\'' string, '?', 'w' word, 'c' comment, or the punctuation byte
-	order      int  // for '?': the caller's argument index
-}
-
-// lexRestored splits canonical MySQL text (TiDB's restore output).
-func lexRestored(s string) ([]myToken, error) {
-	var out []myToken
-	for i := 0; i < len(s); {
-		c := s[i]
-		switch {
-		case c == ' ' || c == '\n' || c == '\t' || c == '\r':
-			i++
-		case c == '`':
-			j := endQuoted(s, i, '`')
-			if j < 0 {
-				return nil, fmt.Errorf("unterminated name")
-			}
-			out = append(out, myToken{start: i, end: j, kind: '`'})
-			i = j
-		case c == '\'' || c == '"':
-			j := i + 1
-			for ; j < len(s); j++ {
-				if s[j] == '\\' {
-					j++
-					continue
-				}
-				if s[j] == c {
-					if j+1 < len(s) && s[j+1] == c {
-						j++
-						continue
-					}
-					break
-				}
-			}
-			if j >= len(s) {
-				return nil, fmt.Errorf("unterminated string")
-			}
-			out = append(out, myToken{start: i, end: j + 1, kind: '\''})
-			i = j + 1
-		case strings.HasPrefix(s[i:], "/*"):
-			j := strings.Index(s[i+2:], "*/")
-			if j < 0 {
-				return nil, fmt.Errorf("unterminated comment")
-			}
-			out = append(out, myToken{start: i, end: i + j + 4, kind: 'c'})
-			i += j + 4
-		case c == '?':
-			tk := myToken{start: i, end: i + 1, kind: '?', order: -1}
-			if tag := "/*" + sentinelPrefix; strings.HasPrefix(s[i+1:], tag) {
-				rest := s[i+1+len(tag):]
-				if j := strings.Index(rest, "*/"); j > 0 {
-					if n, err := strconv.Atoi(rest[:j]); err == nil {
-						tk.order, tk.end = n, i+1+len(tag)+j+2
-					}
-				}
-			}
-			if tk.order < 0 {
-				return nil, fmt.Errorf("placeholder without its position")
-			}
-			out = append(out, tk)
-			i = tk.end
-		case isDigit(c):
-			j := i + 1
-			for j < len(s) && (isDigit(s[j]) || s[j] == '.' || s[j] == 'e' || s[j] == 'E' || (s[j] == '+' || s[j] == '-') && (s[j-1] == 'e' || s[j-1] == 'E')) {
-				j++
-			}
-			out = append(out, myToken{start: i, end: j, kind: 'w'})
-			i = j
-		case c == '_' || c == '$' || c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= 0x80:
-			j := i + 1
-			for j < len(s) && (s[j] == '_' || s[j] == '$' || isDigit(s[j]) || s[j] >= 'a' && s[j] <= 'z' || s[j] >= 'A' && s[j] <= 'Z' || s[j] >= 0x80) {
-				j++
-			}
-			out = append(out, myToken{start: i, end: j, kind: 'w'})
-			i = j
-		default:
-			out = append(out, myToken{start: i, end: i + 1, kind: c})
-			i++
-		}
-	}
-	return out, nil
-}
-
 func isDigit(c byte) bool { return c >= '0' && c <= '9' }
-
-// template cuts the restored text at sentinels, placeholders, the VALUES
-// rows, the column list's end and the LIMIT values.
-func (c *myCompiler) template(lead, text string) error {
-	toks, err := lexRestored(text)
-	if err != nil {
-		return fmt.Errorf("%w: cannot rewrite: %v", ErrUnsupported, err)
-	}
-	p := c.p
-	var edits []edit
-	tokText := func(i int) string { return text[toks[i].start:toks[i].end] }
-	paramEdit := func(i int) edit {
-		p.nparams = max(p.nparams, toks[i].order+1)
-		return edit{toks[i].start, toks[i].end, segment{hole: holeParam, i: toks[i].order}}
-	}
-	sentinelAt := func(i int) (int, bool) {
-		if toks[i].kind != '`' {
-			return 0, false
-		}
-		name := unquoteIdent(tokText(i))
-		if !strings.HasPrefix(name, sentinelPrefix) {
-			return 0, false
-		}
-		n, err := strconv.Atoi(name[len(sentinelPrefix):])
-		return n, err == nil
-	}
-	valuesAt, limitAt := -1, -1
-	depth := 0
-	for i, tk := range toks {
-		switch tk.kind {
-		case '(':
-			depth++
-		case ')':
-			depth--
-		case 'w':
-			if depth == 0 && p.kind == kindInsert && valuesAt < 0 && strings.EqualFold(tokText(i), "VALUES") {
-				valuesAt = i
-			}
-			if depth == 0 && p.kind == kindSelect && strings.EqualFold(tokText(i), "LIMIT") {
-				limitAt = i
-			}
-		}
-	}
-	rowsEnd := -1
-	if p.kind == kindInsert && p.ins != nil {
-		if valuesAt < 0 {
-			return fmt.Errorf("%w: cannot find VALUES in the rewritten INSERT", ErrUnsupported)
-		}
-		// The column list closes just before VALUES.
-		if toks[valuesAt-1].kind != ')' {
-			return fmt.Errorf("%w: cannot find the column list", ErrUnsupported)
-		}
-		close := toks[valuesAt-1].start
-		edits = append(edits, edit{close, close, segment{hole: holeKeyCol}})
-	}
-	for i := 0; i < len(toks); i++ {
-		tk := toks[i]
-		if n, ok := sentinelAt(i); ok {
-			edits = append(edits, edit{tk.start, tk.end, segment{hole: holeTable, i: n}})
-			continue
-		}
-		if i == valuesAt {
-			var err error
-			if rowsEnd, err = c.rows(text, toks, i+1, &edits); err != nil {
-				return err
-			}
-			i = rowsEnd
-			continue
-		}
-		if i == limitAt {
-			i = c.limit(text, toks, i+1, paramEdit, &edits)
-			continue
-		}
-		if tk.kind == '?' {
-			edits = append(edits, paramEdit(i))
-		}
-	}
-	p.tmpl = buildTemplate(text, edits)
-	if lead != "" {
-		p.tmpl = append([]segment{{text: lead}}, p.tmpl...)
-	}
-	return nil
-}
-
-// rows reads the VALUES rows from token from; it returns the index of the
-// last row's closing parenthesis.
-func (c *myCompiler) rows(text string, toks []myToken, from int, edits *[]edit) (int, error) {
-	ins := c.p.ins
-	depth, itemStart, last := 0, 0, -1
-	var row [][]segment
-	item := func(a, b int) []segment {
-		var es []edit
-		for k := a; k <= b; k++ {
-			if toks[k].kind == '?' {
-				es = append(es, edit{toks[k].start - toks[a].start, toks[k].end - toks[a].start, segment{hole: holeParam, i: toks[k].order}})
-				c.p.nparams = max(c.p.nparams, toks[k].order+1)
-			}
-		}
-		return buildTemplate(text[toks[a].start:toks[b].end], es)
-	}
-	i := from
-loop:
-	for ; i < len(toks); i++ {
-		switch toks[i].kind {
-		case '(':
-			if depth == 0 {
-				row, itemStart = nil, i+1
-			}
-			depth++
-		case ')':
-			depth--
-			if depth == 0 {
-				if i > itemStart {
-					row = append(row, item(itemStart, i-1))
-				}
-				ins.items = append(ins.items, row)
-				last = i
-			}
-		case ',':
-			if depth == 1 {
-				row = append(row, item(itemStart, i-1))
-				itemStart = i + 1
-			}
-		default:
-			if depth == 0 {
-				break loop
-			}
-		}
-	}
-	if len(ins.items) != len(ins.rows) || last < 0 {
-		return 0, fmt.Errorf("%w: cannot read the VALUES rows", ErrUnsupported)
-	}
-	*edits = append(*edits, edit{toks[from].start, toks[last].end, segment{hole: holeValues}})
-	return last, nil
-}
-
-// limit makes the values after LIMIT holes: "n", "o,n" (TiDB's canonical
-// form); it returns the index of the last token read.
-func (c *myCompiler) limit(text string, toks []myToken, from int, param func(int) edit, edits *[]edit) int {
-	sp := c.p.sel
-	hole := func(i int, kind holeKind) {
-		seg := segment{hole: kind, i: -1, text: text[toks[i].start:toks[i].end]}
-		if toks[i].kind == '?' {
-			seg.i = param(i).seg.i
-		}
-		*edits = append(*edits, edit{toks[i].start, toks[i].end, seg})
-	}
-	at := func(i int, v *valRef, kind holeKind) {
-		switch {
-		case v != nil:
-			hole(i, kind)
-		case toks[i].kind == '?':
-			*edits = append(*edits, param(i))
-		}
-	}
-	if from+2 < len(toks) && toks[from+1].kind == ',' {
-		at(from, sp.offset, holeOffset)
-		at(from+2, sp.limit, holeLimit)
-		return from + 2
-	}
-	if from < len(toks) {
-		at(from, sp.limit, holeLimit)
-	}
-	return from
-}

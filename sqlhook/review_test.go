@@ -291,7 +291,7 @@ func TestReviewCastLiteralRoutedByUncastValue(t *testing.T) {
 func TestReviewMySQLLimitOffsetPlaceholdersSwapped(t *testing.T) {
 	h := testHook(t, MySQL)
 	r := mustRoute(t, h, "SELECT id FROM t_order WHERE user_id = ? AND order_id = ? LIMIT ? OFFSET ?", int64(1), int64(3), int64(10), int64(5))
-	want := "ds_1: SELECT `id` FROM `t_order_1` WHERE `user_id`=? AND `order_id`=? LIMIT ?,? [1] [3] [5] [10]\n"
+	want := "ds_1: SELECT id FROM `t_order_1` WHERE user_id = ? AND order_id = ? LIMIT ? OFFSET ? [1] [3] [10] [5]\n"
 	if got := show(r); got != want {
 		t.Errorf("got  %s want %s", got, want)
 	}

@@ -100,14 +100,14 @@ func TestRouteCore(t *testing.T) {
 			"ds_0: SELECT 't_order' AS t_order, /* t_order */ o.id FROM \"t_order_0\" o WHERE o.user_id = $1 AND o.order_id IN ($2, $3) [2] [4] [5]\n" +
 				"ds_0: SELECT 't_order' AS t_order, /* t_order */ o.id FROM \"t_order_1\" o WHERE o.user_id = $1 AND o.order_id IN ($2, $3) [2] [4] [5]\n"},
 		{MySQL, "SELECT id FROM t_order WHERE user_id = ? AND order_id = ?", []any{int64(1), int64(3)},
-			"ds_1: SELECT `id` FROM `t_order_1` WHERE `user_id`=? AND `order_id`=? [1] [3]\n"},
+			"ds_1: SELECT id FROM `t_order_1` WHERE user_id = ? AND order_id = ? [1] [3]\n"},
 		{SQLite, "SELECT `id` FROM `t_order` WHERE user_id = ? AND order_id = ?", []any{int64(1), int64(3)},
 			"ds_1: SELECT \"id\" FROM \"t_order_1\" AS \"t_order\" WHERE user_id = ? AND order_id = ? [1] [3]\n"},
 		{PostgreSQL, `INSERT INTO t_order (user_id, status) VALUES ($1, $2), ($3, 'x')`, []any{int64(1), "a", int64(2)},
 			"ds_1: INSERT INTO \"t_order_N\" (user_id, status, \"order_id\") VALUES ($1, $2, $3) [1] [a] [KEY0]\n" +
 				"ds_0: INSERT INTO \"t_order_N\" (user_id, status, \"order_id\") VALUES ($1, 'x', $2) [2] [KEY1]\n"},
 		{MySQL, "INSERT INTO t_order (user_id, order_id, status) VALUES (?, ?, ?)", []any{int64(1), int64(7), "a"},
-			"ds_1: INSERT INTO `t_order_1` (`user_id`,`order_id`,`status`) VALUES (?, ?, ?) [1] [7] [a]\n"},
+			"ds_1: INSERT INTO `t_order_1` (user_id, order_id, status) VALUES (?, ?, ?) [1] [7] [a]\n"},
 		{PostgreSQL, `SELECT count(*) FROM t_order WHERE user_id = 1`, nil,
 			"ds_1: SELECT count(*) FROM \"t_order_0\" AS t_order WHERE user_id = 1\n" +
 				"ds_1: SELECT count(*) FROM \"t_order_1\" AS t_order WHERE user_id = 1\n"},
@@ -117,8 +117,8 @@ func TestRouteCore(t *testing.T) {
 			"ds_1: SELECT * FROM \"t_order_0\" AS t_order WHERE user_id = $1 ORDER BY id LIMIT $2 OFFSET 0 [1] [15]\n" +
 				"ds_1: SELECT * FROM \"t_order_1\" AS t_order WHERE user_id = $1 ORDER BY id LIMIT $2 OFFSET 0 [1] [15]\n"},
 		{MySQL, "SELECT * FROM t_order WHERE user_id = ? ORDER BY id LIMIT ?, ?", []any{int64(1), int64(5), int64(10)},
-			"ds_1: SELECT * FROM `t_order_0` WHERE `user_id`=? ORDER BY `id` LIMIT 0,? [1] [15]\n" +
-				"ds_1: SELECT * FROM `t_order_1` WHERE `user_id`=? ORDER BY `id` LIMIT 0,? [1] [15]\n"},
+			"ds_1: SELECT * FROM `t_order_0` WHERE user_id = ? ORDER BY id LIMIT 0, ? [1] [15]\n" +
+				"ds_1: SELECT * FROM `t_order_1` WHERE user_id = ? ORDER BY id LIMIT 0, ? [1] [15]\n"},
 		{PostgreSQL, `UPDATE t_dict SET v = $1 WHERE k = $2`, []any{"a", "b"},
 			"ds_0: UPDATE \"t_dict\" AS t_dict SET v = $1 WHERE k = $2 [a] [b]\n" +
 				"ds_1: UPDATE \"t_dict\" AS t_dict SET v = $1 WHERE k = $2 [a] [b]\n"},
@@ -197,7 +197,7 @@ func TestRouteRewritesOnlyTableIdentifiers(t *testing.T) {
 FROM t_order WHERE t_order.user_id = 1 AND t_order.order_id = 2`, nil,
 			"ds_1: /*+ IndexScan(t_order) */ SELECT $$t_order$$, 't_order' t_order, t_order.user_id AS \"t_order\" -- t_order\nFROM \"t_order_0\" AS t_order WHERE t_order.user_id = 1 AND t_order.order_id = 2\n"},
 		{MySQL, "/* lead t_order */ SELECT /*+ MAX_EXECUTION_TIME(1000) */ 't_order' AS `t_order`, t_order.status FROM t_order WHERE t_order.user_id = 1 AND order_id = 2", nil,
-			"ds_1: /* lead t_order */ SELECT /*+ MAX_EXECUTION_TIME(1000)*/ 't_order' AS `t_order`,`t_order_0`.`status` FROM `t_order_0` WHERE `t_order_0`.`user_id`=1 AND `order_id`=2\n"},
+			"ds_1: /* lead t_order */ SELECT /*+ MAX_EXECUTION_TIME(1000) */ 't_order' AS `t_order`, `t_order_0`.status FROM `t_order_0` WHERE `t_order_0`.user_id = 1 AND order_id = 2\n"},
 		{SQLite, "SELECT 't_order', `t_order`.`id` FROM `t_order` WHERE `user_id` = ? AND [order_id] = ?", []any{int64(3), int64(5)},
 			"ds_1: SELECT 't_order', \"t_order\".\"id\" FROM \"t_order_1\" AS \"t_order\" WHERE \"user_id\" = ? AND \"order_id\" = ? [3] [5]\n"},
 		// Quoted and schema-qualified names.
@@ -213,10 +213,10 @@ FROM t_order WHERE t_order.user_id = 1 AND t_order.order_id = 2`, nil,
 		{PostgreSQL, `SELECT id FROM t_order WHERE user_id = 4 AND order_id = ANY($1)`, []any{[]int64{2, 4}},
 			"ds_0: SELECT id FROM \"t_order_0\" AS t_order WHERE user_id = 4 AND order_id = ANY($1) [[2 4]]\n"},
 		{MySQL, "SELECT id FROM t_order WHERE user_id BETWEEN 2 AND 2 AND order_id IN (?, ?)", []any{uint32(1), "3"},
-			"ds_0: SELECT `id` FROM `t_order_1` WHERE `user_id` BETWEEN 2 AND 2 AND `order_id` IN (?,?) [1] [3]\n"},
+			"ds_0: SELECT id FROM `t_order_1` WHERE user_id BETWEEN 2 AND 2 AND order_id IN (?, ?) [1] [3]\n"},
 		// Broadcast: reads go to the default data source, writes everywhere.
 		{MySQL, "SELECT v FROM t_dict WHERE k = ?", []any{"a"},
-			"ds_0: SELECT `v` FROM `t_dict` WHERE `k`=? [a]\n"},
+			"ds_0: SELECT v FROM `t_dict` WHERE k = ? [a]\n"},
 		{SQLite, "INSERT INTO t_dict (k, v) VALUES (?, ?)", []any{"a", "b"},
 			"ds_0: INSERT INTO \"t_dict\" (k, v) VALUES (?, ?) [a] [b]\n" +
 				"ds_1: INSERT INTO \"t_dict\" (k, v) VALUES (?, ?) [a] [b]\n"},
@@ -224,15 +224,15 @@ FROM t_order WHERE t_order.user_id = 1 AND t_order.order_id = 2`, nil,
 		{SQLite, "INSERT INTO `t_order` (`order_id`, `user_id`, `status`) VALUES (?, ?, ?) ON CONFLICT (order_id) DO UPDATE SET status = excluded.status RETURNING `order_id`", []any{int64(9), int64(2), "x"},
 			"ds_0: INSERT INTO \"t_order_1\" AS \"t_order\" (\"order_id\", \"user_id\", \"status\") VALUES (?, ?, ?) ON CONFLICT (order_id) DO UPDATE SET status = excluded.status RETURNING \"order_id\" [9] [2] [x]\n"},
 		{MySQL, "INSERT INTO t_order (order_id, user_id, status) VALUES (?, ?, ?) ON DUPLICATE KEY UPDATE status = VALUES(status)", []any{int64(9), int64(2), "x"},
-			"ds_0: INSERT INTO `t_order_1` (`order_id`,`user_id`,`status`) VALUES (?, ?, ?) ON DUPLICATE KEY UPDATE `status`=VALUES(`status`) [9] [2] [x]\n"},
+			"ds_0: INSERT INTO `t_order_1` (order_id, user_id, status) VALUES (?, ?, ?) ON DUPLICATE KEY UPDATE status = VALUES(status) [9] [2] [x]\n"},
 		{MySQL, "INSERT INTO t_order SET order_id = ?, user_id = ?", []any{int64(8), int64(3)},
-			"ds_1: INSERT INTO `t_order_0` (`order_id`,`user_id`) VALUES (?, ?) [8] [3]\n"},
+			"ds_1: INSERT INTO `t_order_0` SET order_id = ?, user_id = ? [8] [3]\n"},
 		// DDL reaches every physical table.
 		{MySQL, "CREATE TABLE t_order_item (order_id BIGINT PRIMARY KEY, user_id BIGINT)", nil,
-			"ds_0: CREATE TABLE `t_order_item_0` (`order_id` BIGINT PRIMARY KEY,`user_id` BIGINT)\n" +
-				"ds_0: CREATE TABLE `t_order_item_1` (`order_id` BIGINT PRIMARY KEY,`user_id` BIGINT)\n" +
-				"ds_1: CREATE TABLE `t_order_item_0` (`order_id` BIGINT PRIMARY KEY,`user_id` BIGINT)\n" +
-				"ds_1: CREATE TABLE `t_order_item_1` (`order_id` BIGINT PRIMARY KEY,`user_id` BIGINT)\n"},
+			"ds_0: CREATE TABLE `t_order_item_0` (order_id BIGINT PRIMARY KEY, user_id BIGINT)\n" +
+				"ds_0: CREATE TABLE `t_order_item_1` (order_id BIGINT PRIMARY KEY, user_id BIGINT)\n" +
+				"ds_1: CREATE TABLE `t_order_item_0` (order_id BIGINT PRIMARY KEY, user_id BIGINT)\n" +
+				"ds_1: CREATE TABLE `t_order_item_1` (order_id BIGINT PRIMARY KEY, user_id BIGINT)\n"},
 		{PostgreSQL, `DROP TABLE IF EXISTS t_user`, nil,
 			"ds_0: DROP TABLE IF EXISTS \"t_user_0\"\nds_0: DROP TABLE IF EXISTS \"t_user_1\"\n"},
 		// Contradictions still answer with the right shape.
