@@ -1,0 +1,395 @@
+package difftest
+
+import (
+	"database/sql"
+	"fmt"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"testing"
+
+	_ "github.com/glebarez/go-sqlite" // registers "sqlite"
+	_ "github.com/go-sql-driver/mysql"
+	_ "github.com/jackc/pgx/v5/stdlib"
+
+	"github.com/shardkey/shardkey/internal/dbtest"
+	"github.com/shardkey/shardkey/shardconf"
+)
+
+// rules: t_order and t_item over two data sources by user_id MOD 2, three
+// tables of t_order by order_id MOD 3 and two of t_item by item_id MOD 2,
+// both keys generated; t_dict broadcast.
+const rules = `
+dataSources:
+  ds_0: {driver: %[1]s, dsn: %[2]q}
+  ds_1: {driver: %[1]s, dsn: %[3]q}
+rules:
+- !SHARDING
+  tables:
+    t_order:
+      actualDataNodes: ds_${0..1}.t_order_${0..2}
+      databaseStrategy: {standard: {shardingColumn: user_id, shardingAlgorithmName: db_mod}}
+      tableStrategy: {standard: {shardingColumn: order_id, shardingAlgorithmName: mod3}}
+      keyGenerateStrategy: {column: order_id, keyGeneratorName: snow}
+    t_item:
+      actualDataNodes: ds_${0..1}.t_item_${0..1}
+      databaseStrategy: {standard: {shardingColumn: user_id, shardingAlgorithmName: db_mod}}
+      tableStrategy: {standard: {shardingColumn: item_id, shardingAlgorithmName: db_mod}}
+      keyGenerateStrategy: {column: item_id, keyGeneratorName: snow}
+  broadcastTables: [t_dict]
+  shardingAlgorithms:
+    db_mod: {type: MOD, props: {sharding-count: 2}}
+    mod3: {type: MOD, props: {sharding-count: 3}}
+  keyGenerators:
+    snow: {type: SNOWFLAKE, props: {worker-id: 9, max-vibration-offset: 5}}
+`
+
+// tableSpec is one logic table: its columns (the primary key first) and
+// the columns its rules route by.
+type tableSpec struct {
+	name      string
+	cols      []string
+	shardCols []string // empty for the broadcast table
+	ddl       string   // column definitions
+}
+
+var tables = []tableSpec{
+	{name: "t_order", cols: []string{"order_id", "user_id", "status", "amount", "note"},
+		shardCols: []string{"user_id", "order_id"},
+		ddl:       "order_id BIGINT NOT NULL PRIMARY KEY, user_id BIGINT, status VARCHAR(32), amount BIGINT, note VARCHAR(64)"},
+	{name: "t_item", cols: []string{"item_id", "order_id", "user_id", "qty"},
+		shardCols: []string{"user_id", "item_id"},
+		ddl:       "item_id BIGINT NOT NULL PRIMARY KEY, order_id BIGINT, user_id BIGINT, qty BIGINT"},
+	{name: "t_dict", cols: []string{"k", "v", "n"},
+		ddl: "k VARCHAR(16) NOT NULL PRIMARY KEY, v VARCHAR(32), n BIGINT"},
+}
+
+// backend is one database server (or SQLite) with the two data sources
+// and the oracle of one run.
+type backend struct {
+	name    string // postgres, mariadb, sqlite
+	driver  string // pgx, mysql, sqlite
+	dsn     [2]string
+	oracle  string
+	dollar  bool // $n placeholders
+	mysql   bool
+	gormDSN [2]string // as the GORM dialector opens them
+}
+
+func openBackend(t testing.TB, name, client string) backend {
+	t.Helper()
+	n := func(part string) string { return "dw_" + client + "_" + part }
+	switch name {
+	case "postgres":
+		return backend{name: name, driver: "pgx", dollar: true,
+			dsn:    [2]string{dbtest.Postgres(t, n("pg_ds0")), dbtest.Postgres(t, n("pg_ds1"))},
+			oracle: dbtest.Postgres(t, n("pg_oracle"))}
+	case "mariadb":
+		return backend{name: name, driver: "mysql", mysql: true,
+			dsn:    [2]string{dbtest.MySQL(t, n("my_ds0")), dbtest.MySQL(t, n("my_ds1"))},
+			oracle: dbtest.MySQL(t, n("my_oracle"))}
+	case "sqlite":
+		dir := t.TempDir()
+		f := func(s string) string { return filepath.Join(dir, s+".db") + "?_pragma=busy_timeout(10000)" }
+		return backend{name: name, driver: "sqlite", dsn: [2]string{f("ds0"), f("ds1")}, oracle: f("oracle")}
+	}
+	t.Fatalf("unknown database %q", name)
+	return backend{}
+}
+
+func (b backend) config(t testing.TB) *shardconf.Config {
+	t.Helper()
+	cfg, err := shardconf.Parse(fmt.Appendf(nil, rules, b.driver, b.dsn[0], b.dsn[1]))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return cfg
+}
+
+// world is the plain view of every database of a run: the physical tables
+// in each data source and the oracle, read without shardkey.
+type world struct {
+	b      backend
+	router *shardconf.Router
+	ds     [2]*sql.DB
+	oracle *sql.DB
+	// physical[table] lists its physical tables in router order; the
+	// broadcast table's copies are one per data source.
+	physical map[string][]shardconf.Target
+}
+
+func newWorld(t testing.TB, b backend) *world {
+	t.Helper()
+	r, err := shardconf.NewRouter(b.config(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	w := &world{b: b, router: r, physical: map[string][]shardconf.Target{}}
+	open := func(dsn string) *sql.DB {
+		db, err := sql.Open(b.driver, dsn)
+		if err != nil {
+			t.Fatal(err)
+		}
+		db.SetMaxOpenConns(2)
+		t.Cleanup(func() { db.Close() })
+		return db
+	}
+	w.ds[0], w.ds[1], w.oracle = open(b.dsn[0]), open(b.dsn[1]), open(b.oracle)
+	for _, ts := range tables {
+		if len(ts.shardCols) == 0 {
+			w.physical[ts.name] = []shardconf.Target{{DataSource: "ds_0", Table: ts.name}, {DataSource: "ds_1", Table: ts.name}}
+		} else if w.physical[ts.name], err = r.Targets(ts.name); err != nil {
+			t.Fatal(err)
+		}
+		for _, tg := range w.physical[ts.name] {
+			w.exec(t, w.dsOf(tg), fmt.Sprintf("CREATE TABLE %s (%s)", tg.Table, ts.ddl))
+		}
+		w.exec(t, w.oracle, fmt.Sprintf("CREATE TABLE %s (%s)", ts.name, ts.ddl))
+	}
+	return w
+}
+
+func (w *world) dsOf(tg shardconf.Target) *sql.DB {
+	if tg.DataSource == "ds_1" {
+		return w.ds[1]
+	}
+	return w.ds[0]
+}
+
+func (w *world) exec(t testing.TB, db *sql.DB, q string) {
+	t.Helper()
+	if _, err := db.Exec(q); err != nil {
+		t.Fatalf("%s: %v", q, err)
+	}
+}
+
+// reset empties every table, for a replay.
+func (w *world) reset(t testing.TB) {
+	t.Helper()
+	for _, ts := range tables {
+		for _, tg := range w.physical[ts.name] {
+			w.exec(t, w.dsOf(tg), "DELETE FROM "+tg.Table)
+		}
+		w.exec(t, w.oracle, "DELETE FROM "+ts.name)
+	}
+}
+
+// row is one row as text, NULL spelled nullText; the primary key first.
+type row []string
+
+const nullText = "NULL"
+
+func (r row) String() string { return "(" + strings.Join(r, ", ") + ")" }
+
+// snapshot is every row of every physical table and of the oracle.
+type snapshot struct {
+	phys   map[shardconf.Target]map[string][]row // by table, by target (logic name for the oracle)
+	oracle map[string][]row
+}
+
+func (w *world) snapshot() (*snapshot, error) {
+	s := &snapshot{phys: map[shardconf.Target]map[string][]row{}, oracle: map[string][]row{}}
+	for _, ts := range tables {
+		for _, tg := range w.physical[ts.name] {
+			rows, err := readTable(w.dsOf(tg), tg.Table, ts.cols)
+			if err != nil {
+				return nil, fmt.Errorf("%s: %w", tg, err)
+			}
+			if s.phys[tg] == nil {
+				s.phys[tg] = map[string][]row{}
+			}
+			s.phys[tg][ts.name] = rows
+		}
+		rows, err := readTable(w.oracle, ts.name, ts.cols)
+		if err != nil {
+			return nil, fmt.Errorf("oracle %s: %w", ts.name, err)
+		}
+		s.oracle[ts.name] = rows
+	}
+	return s, nil
+}
+
+func readTable(db *sql.DB, table string, cols []string) ([]row, error) {
+	rs, err := db.Query("SELECT " + strings.Join(cols, ", ") + " FROM " + table)
+	if err != nil {
+		return nil, err
+	}
+	defer rs.Close()
+	var out []row
+	for rs.Next() {
+		vals := make([]sql.NullString, len(cols))
+		ptrs := make([]any, len(cols))
+		for i := range vals {
+			ptrs[i] = &vals[i]
+		}
+		if err := rs.Scan(ptrs...); err != nil {
+			return nil, err
+		}
+		r := make(row, len(cols))
+		for i, v := range vals {
+			r[i] = nullText
+			if v.Valid {
+				r[i] = v.String
+			}
+		}
+		out = append(out, r)
+	}
+	sortRows(out)
+	return out, rs.Err()
+}
+
+func sortRows(rs []row) {
+	slices.SortFunc(rs, func(a, b row) int { return strings.Compare(strings.Join(a, "\x00"), strings.Join(b, "\x00")) })
+}
+
+// equal reports whether two snapshots hold the same rows everywhere.
+func (s *snapshot) equal(o *snapshot) bool {
+	for tg, byTable := range s.phys {
+		for tbl, rows := range byTable {
+			if !rowsEqual(rows, o.phys[tg][tbl]) {
+				return false
+			}
+		}
+	}
+	for tbl, rows := range s.oracle {
+		if !rowsEqual(rows, o.oracle[tbl]) {
+			return false
+		}
+	}
+	return true
+}
+
+func rowsEqual(a, b []row) bool {
+	return slices.EqualFunc(a, b, func(x, y row) bool { return slices.Equal(x, y) })
+}
+
+// diffSnapshots lists what changed between two snapshots, for a refused
+// step that changed something.
+func diffSnapshots(before, after *snapshot) []string {
+	var out []string
+	for tg, byTable := range after.phys {
+		for tbl, rows := range byTable {
+			gone, added := diffRows(before.phys[tg][tbl], rows)
+			for _, r := range gone {
+				out = append(out, fmt.Sprintf("%s.%s: row %s removed", tg.DataSource, tg.Table, r))
+			}
+			for _, r := range added {
+				out = append(out, fmt.Sprintf("%s.%s: row %s added", tg.DataSource, tg.Table, r))
+			}
+			_ = tbl
+		}
+	}
+	for tbl, rows := range after.oracle {
+		gone, added := diffRows(before.oracle[tbl], rows)
+		for _, r := range gone {
+			out = append(out, fmt.Sprintf("oracle %s: row %s removed", tbl, r))
+		}
+		for _, r := range added {
+			out = append(out, fmt.Sprintf("oracle %s: row %s added", tbl, r))
+		}
+	}
+	slices.Sort(out)
+	return out
+}
+
+// diffRows returns the rows only in a and only in b (multisets).
+func diffRows(a, b []row) (onlyA, onlyB []row) {
+	count := map[string]int{}
+	byKey := map[string]row{}
+	for _, r := range a {
+		k := strings.Join(r, "\x00")
+		count[k]++
+		byKey[k] = r
+	}
+	for _, r := range b {
+		k := strings.Join(r, "\x00")
+		count[k]--
+		byKey[k] = r
+	}
+	for k, n := range count {
+		for ; n > 0; n-- {
+			onlyA = append(onlyA, byKey[k])
+		}
+		for ; n < 0; n++ {
+			onlyB = append(onlyB, byKey[k])
+		}
+	}
+	sortRows(onlyA)
+	sortRows(onlyB)
+	return onlyA, onlyB
+}
+
+// check returns every problem of a snapshot: misplaced rows, primary keys
+// held twice, sharded rows that differ from the oracle, broadcast copies
+// that differ from it.
+func (w *world) check(s *snapshot) []string {
+	var out []string
+	for _, ts := range tables {
+		if len(ts.shardCols) == 0 {
+			for _, tg := range w.physical[ts.name] {
+				onlyCopy, onlyOracle := diffRows(s.phys[tg][ts.name], s.oracle[ts.name])
+				for _, r := range onlyCopy {
+					out = append(out, fmt.Sprintf("broadcast copy %s.%s has %s, the oracle does not", tg.DataSource, tg.Table, r))
+				}
+				for _, r := range onlyOracle {
+					out = append(out, fmt.Sprintf("broadcast copy %s.%s lacks the oracle's %s", tg.DataSource, tg.Table, r))
+				}
+			}
+			continue
+		}
+		var union []row
+		where := map[string][]string{}
+		for _, tg := range w.physical[ts.name] {
+			for _, r := range s.phys[tg][ts.name] {
+				union = append(union, r)
+				where[r[0]] = append(where[r[0]], tg.String())
+				if want, err := w.route(ts, r); err != nil {
+					out = append(out, fmt.Sprintf("%s: row %s in %s cannot route: %v", ts.name, r, tg, err))
+				} else if want != tg {
+					out = append(out, fmt.Sprintf("%s: row %s is in %s, its sharding values route to %s", ts.name, r, tg, want))
+				}
+			}
+		}
+		for k, at := range where {
+			if len(at) > 1 {
+				slices.Sort(at)
+				out = append(out, fmt.Sprintf("%s: primary key %s exists %d times: %s", ts.name, k, len(at), strings.Join(at, ", ")))
+			}
+		}
+		sortRows(union)
+		onlyShards, onlyOracle := diffRows(union, s.oracle[ts.name])
+		for _, r := range onlyShards {
+			out = append(out, fmt.Sprintf("%s: shards hold %s, the oracle does not", ts.name, r))
+		}
+		for _, r := range onlyOracle {
+			out = append(out, fmt.Sprintf("%s: the oracle holds %s, the shards do not", ts.name, r))
+		}
+	}
+	slices.Sort(out)
+	return out
+}
+
+// route is where a stored row belongs.
+func (w *world) route(ts tableSpec, r row) (shardconf.Target, error) {
+	var conds []shardconf.Cond
+	for _, c := range ts.shardCols {
+		i := slices.Index(ts.cols, c)
+		if r[i] == nullText {
+			return shardconf.Target{}, fmt.Errorf("%s is NULL", c)
+		}
+		v, err := strconv.ParseInt(r[i], 10, 64)
+		if err != nil {
+			return shardconf.Target{}, fmt.Errorf("%s = %q: %v", c, r[i], err)
+		}
+		conds = append(conds, shardconf.Eq(c, v))
+	}
+	ts2, err := w.router.Route(ts.name, conds...)
+	if err != nil {
+		return shardconf.Target{}, err
+	}
+	if len(ts2) != 1 {
+		return shardconf.Target{}, fmt.Errorf("routes to %d targets", len(ts2))
+	}
+	return ts2[0], nil
+}

@@ -1,0 +1,747 @@
+package difftest
+
+import (
+	"context"
+	"database/sql"
+	"fmt"
+	"math/rand/v2"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/shardkey/shardkey/keygen"
+	"github.com/shardkey/shardkey/sqlhook"
+)
+
+// sqlClient writes through sqlhook: strict (no scatter) or with
+// WithScatter, one *sql.DB each, over the same data sources.
+type sqlClient struct {
+	w               *world
+	strict, scatter *sql.DB
+}
+
+func newSQLClient(t testing.TB, w *world) *sqlClient {
+	t.Helper()
+	open := func(opts ...sqlhook.Option) *sql.DB {
+		db, err := sqlhook.Open(w.b.config(t), opts...)
+		if err != nil {
+			t.Fatal(err)
+		}
+		db.SetMaxOpenConns(4)
+		t.Cleanup(func() { db.Close() })
+		return db
+	}
+	return &sqlClient{w: w, strict: open(), scatter: open(sqlhook.WithScatter())}
+}
+
+// cell is a piece of SQL with ? placeholders and their arguments.
+type cell struct {
+	text string
+	args []any
+}
+
+func (c *cell) add(text string, args ...any) {
+	c.text += text
+	c.args = append(c.args, args...)
+}
+
+func (c *cell) addCell(o cell) { c.add(o.text, o.args...) }
+
+// stmt is one statement of a step.
+type stmt struct {
+	sharded cell
+	// oracle builds the oracle's statement from the keys shardkey generated
+	// for tagged rows; nil: the same statement.
+	oracle func(keys []int64) cell
+	tags   []string // notes of the rows inserted without a key, in order
+}
+
+// sqlGen builds the statements of one step.
+type sqlGen struct {
+	h    *harness
+	b    backend
+	rng  *rand.Rand
+	step int
+	rows int // rows inserted so far in the step (for notes)
+}
+
+// final spells ? as $n on PostgreSQL, outside quoted literals.
+func (g *sqlGen) final(s string) string {
+	if !g.b.dollar {
+		return s
+	}
+	var out strings.Builder
+	n, quoted := 0, false
+	for _, r := range s {
+		switch {
+		case r == '\'':
+			quoted = !quoted
+		case r == '?' && !quoted:
+			n++
+			fmt.Fprintf(&out, "$%d", n)
+			continue
+		}
+		out.WriteRune(r)
+	}
+	return out.String()
+}
+
+// num spells a sharding value: a placeholder with some Go type that
+// carries the number, or a literal in some form.
+func (g *sqlGen) num(v int64) cell {
+	rng := g.rng
+	if rng.IntN(3) == 0 { // literal
+		switch {
+		case rng.IntN(4) == 0:
+			return cell{text: "'" + strconv.FormatInt(v, 10) + "'"}
+		case g.b.mysql && v >= 0 && rng.IntN(3) == 0:
+			return cell{text: fmt.Sprintf("0x%X", v)}
+		}
+		return cell{text: strconv.FormatInt(v, 10)}
+	}
+	var a any = v
+	switch rng.IntN(7) {
+	case 0:
+		a = strconv.FormatInt(v, 10)
+	case 1:
+		if v >= 0 {
+			a = uint64(v)
+		}
+	case 2:
+		a = int(v)
+	case 3:
+		if v >= math32min && v <= math32max {
+			a = int32(v)
+		}
+	case 4:
+		a = keygen.ID(v)
+	}
+	return cell{text: "?", args: []any{a}}
+}
+
+const math32min, math32max = -1 << 31, 1<<31 - 1
+
+// val spells a non-sharding value (string, int64 or nil).
+func (g *sqlGen) val(v any) cell {
+	if g.rng.IntN(4) == 0 {
+		switch x := v.(type) {
+		case nil:
+			return cell{text: "NULL"}
+		case string:
+			return cell{text: "'" + x + "'"}
+		case int64:
+			return cell{text: strconv.FormatInt(x, 10)}
+		}
+	}
+	return cell{text: "?", args: []any{v}}
+}
+
+// insRow is one row of an INSERT into t_order; key nil: generated.
+type insRow struct {
+	key    *int64
+	user   cell // spelled
+	status any
+	amount any
+	note   string
+}
+
+func (g *sqlGen) newRow(key *int64, user int64) insRow {
+	g.rows++
+	return insRow{key: key, user: g.num(user), status: pick(g.rng, statuses), amount: pick(g.rng, amounts),
+		note: fmt.Sprintf("s%d_%d", g.step, g.rows)}
+}
+
+// insert builds INSERT INTO t_order ... VALUES ... suffix. Rows with a
+// nil key leave it to the key generator: all of them omit the column, or
+// give NULL/DEFAULT/a nil argument in it.
+func (g *sqlGen) insert(verb string, rows []insRow, suffix string) stmt {
+	omit := true
+	for _, r := range rows {
+		if r.key != nil {
+			omit = false
+		}
+	}
+	if omit && g.rng.IntN(3) == 0 {
+		omit = false
+	}
+	nullKey := func() cell {
+		switch g.rng.IntN(3) {
+		case 0:
+			return cell{text: "NULL"}
+		case 1:
+			if !g.b.mysql && g.b.driver != "sqlite" {
+				return cell{text: "DEFAULT"}
+			}
+		}
+		return cell{text: "?", args: []any{nil}}
+	}
+	var keyCells []cell
+	for _, r := range rows {
+		if r.key != nil {
+			keyCells = append(keyCells, g.num(*r.key))
+		} else {
+			keyCells = append(keyCells, nullKey())
+		}
+	}
+	others := make([]cell, len(rows))
+	for i, r := range rows {
+		c := cell{}
+		c.addCell(r.user)
+		c.add(", ")
+		c.addCell(g.val(r.status))
+		c.add(", ")
+		c.addCell(g.val(r.amount))
+		c.add(", ?", r.note)
+		others[i] = c
+	}
+	build := func(keys []cell, withKey bool) cell {
+		c := cell{}
+		if withKey {
+			c.add(verb + " t_order (order_id, user_id, status, amount, note) VALUES ")
+		} else {
+			c.add(verb + " t_order (user_id, status, amount, note) VALUES ")
+		}
+		for i := range rows {
+			if i > 0 {
+				c.add(", ")
+			}
+			c.add("(")
+			if withKey {
+				c.addCell(keys[i])
+				c.add(", ")
+			}
+			c.addCell(others[i])
+			c.add(")")
+		}
+		c.add(suffix)
+		return c
+	}
+	s := stmt{sharded: build(keyCells, !omit)}
+	var tagged []int
+	for i, r := range rows {
+		if r.key == nil {
+			s.tags = append(s.tags, r.note)
+			tagged = append(tagged, i)
+		}
+	}
+	if len(tagged) > 0 {
+		s.oracle = func(keys []int64) cell {
+			kc := append([]cell(nil), keyCells...)
+			for j, i := range tagged {
+				kc[i] = cell{text: "?", args: []any{keys[j]}}
+			}
+			return build(kc, true)
+		}
+	}
+	return s
+}
+
+// where builds a WHERE condition on t_order of the given shape around the
+// row p; shapes without one of the sharding columns need scatter.
+func (g *sqlGen) where(shape string, p pair) cell {
+	rng := g.rng
+	c := cell{}
+	eq := func(col string, v int64) {
+		c.add(col + " = ")
+		c.addCell(g.num(v))
+	}
+	switch shape {
+	case "key":
+		if rng.IntN(2) == 0 {
+			eq("user_id", p.user)
+			c.add(" AND ")
+			eq("order_id", p.key)
+		} else {
+			eq("order_id", p.key)
+			c.add(" AND ")
+			eq("user_id", p.user)
+		}
+	case "in":
+		c.add("user_id IN (")
+		c.addCell(g.num(p.user))
+		c.add(", ")
+		c.addCell(g.num(sameDSUser(rng, p.user)))
+		c.add(") AND order_id IN (")
+		c.addCell(g.num(p.key))
+		for i := rng.IntN(3); i > 0; i-- {
+			c.add(", ")
+			c.addCell(g.num(explicitKey(rng)))
+		}
+		c.add(")")
+	case "range":
+		eq("user_id", p.user)
+		lo := min(p.key, int64(rng.IntN(30)))
+		hi := lo + int64(rng.IntN(12))
+		if rng.IntN(2) == 0 {
+			c.add(" AND order_id BETWEEN ")
+			c.addCell(g.num(lo))
+			c.add(" AND ")
+			c.addCell(g.num(hi))
+		} else {
+			c.add(" AND order_id >= ")
+			c.addCell(g.num(lo))
+			c.add(" AND order_id < ")
+			c.addCell(g.num(hi))
+		}
+	case "or":
+		q := g.h.existing(rng, "t_order")
+		c.add("(")
+		eq("user_id", p.user)
+		c.add(" AND ")
+		eq("order_id", p.key)
+		c.add(") OR (")
+		eq("user_id", q.user)
+		c.add(" AND ")
+		eq("order_id", q.key)
+		c.add(")")
+	case "user":
+		eq("user_id", p.user)
+	case "order":
+		eq("order_id", p.key)
+	case "user+status":
+		eq("user_id", p.user)
+		c.add(" AND status = ")
+		c.addCell(g.val(pick(rng, statuses[:3])))
+	default: // "none"
+		c.add("status = ")
+		c.addCell(g.val(pick(rng, statuses[:3])))
+	}
+	return c
+}
+
+var whereShapes = []string{"key", "key", "key", "in", "range", "or", "user", "order", "user+status", "none"}
+
+// set builds an UPDATE's SET list of non-sharding columns.
+func (g *sqlGen) set() cell {
+	c := cell{}
+	n := 1 + g.rng.IntN(2)
+	for i, col := range []string{"status", "amount"}[:n] {
+		if i > 0 {
+			c.add(", ")
+		}
+		switch {
+		case col == "amount" && g.rng.IntN(2) == 0:
+			c.add("amount = amount + 1")
+		case col == "amount":
+			c.add("amount = ")
+			c.addCell(g.val(pick(g.rng, amounts)))
+		default:
+			c.add("status = ")
+			c.addCell(g.val(pick(g.rng, statuses)))
+		}
+	}
+	return c
+}
+
+func (c *sqlClient) build(h *harness, rng *rand.Rand, step int) op {
+	g := &sqlGen{h: h, b: c.w.b, rng: rng, step: step}
+	db := c.strict
+	handle := "strict"
+	if rng.IntN(3) == 0 {
+		db, handle = c.scatter, "scatter"
+	}
+	if rng.IntN(10) == 0 {
+		return c.txOp(g, db, handle)
+	}
+	kind, s := g.statement()
+	return c.single(g, db, handle, kind, s)
+}
+
+// statement draws one statement.
+func (g *sqlGen) statement() (string, stmt) {
+	rng := g.rng
+	switch n := rng.IntN(100); {
+	case n < 10: // single-row insert, explicit key
+		k := explicitKey(rng)
+		return "sql.insert1", g.insert("INSERT INTO", []insRow{g.newRow(&k, userIn(rng, ownerDS(k)))}, "")
+	case n < 16: // single-row insert, generated key
+		return "sql.insert1.genkey", g.insert("INSERT INTO", []insRow{g.newRow(nil, pick(rng, smallUsers))}, "")
+	case n < 22: // multi-row insert, fresh explicit keys (never a duplicate: a split INSERT is not atomic)
+		var rows []insRow
+		for i := range 2 + rng.IntN(3) {
+			k := int64(1_000_000 + g.step*10 + i)
+			rows = append(rows, g.newRow(&k, userIn(rng, ownerDS(k))))
+		}
+		return "sql.insertN", g.insert("INSERT INTO", rows, "")
+	case n < 27: // multi-row insert, generated keys, users of both data sources
+		var rows []insRow
+		for range 2 + rng.IntN(3) {
+			rows = append(rows, g.newRow(nil, pick(rng, smallUsers)))
+		}
+		return "sql.insertN.genkey", g.insert("INSERT INTO", rows, "")
+	case n < 31:
+		return g.badInsert()
+	case n < 43:
+		return g.upsert()
+	case n < 60:
+		p := g.h.existing(rng, "t_order")
+		shape := pick(rng, whereShapes)
+		c := cell{}
+		c.add("UPDATE t_order SET ")
+		c.addCell(g.set())
+		c.add(" WHERE ")
+		c.addCell(g.where(shape, p))
+		return "sql.update." + shape, stmt{sharded: c}
+	case n < 68:
+		return g.updateShardingColumn()
+	case n < 80:
+		p := g.h.existing(rng, "t_order")
+		shape := pick(rng, whereShapes)
+		c := cell{}
+		c.add("DELETE FROM t_order WHERE ")
+		c.addCell(g.where(shape, p))
+		return "sql.delete." + shape, stmt{sharded: c}
+	default:
+		return g.dict()
+	}
+}
+
+// badInsert: rows shardkey must refuse (or the database reject): no
+// user_id, a NULL one, one beyond BIGINT.
+func (g *sqlGen) badInsert() (string, stmt) {
+	rng := g.rng
+	k := explicitKey(rng)
+	c := cell{}
+	switch rng.IntN(4) {
+	case 0:
+		c.add("INSERT INTO t_order (order_id, status, note) VALUES (")
+		c.addCell(g.num(k))
+		c.add(", 'a', ?)", fmt.Sprintf("s%d_bad", g.step))
+		return "sql.insert.nouser", stmt{sharded: c}
+	case 1:
+		c.add("INSERT INTO t_order (order_id, user_id, note) VALUES (")
+		c.addCell(g.num(k))
+		if rng.IntN(2) == 0 {
+			c.add(", NULL, 'x')")
+		} else {
+			c.add(", ?, 'x')", nil)
+		}
+		return "sql.insert.nulluser", stmt{sharded: c}
+	default:
+		c.add("INSERT INTO t_order (order_id, user_id, note) VALUES (")
+		c.addCell(g.num(k))
+		huge := pick(rng, []string{"9223372036854775808", "9223372036854775809", "18446744073709551615"})
+		switch rng.IntN(3) {
+		case 0:
+			u, _ := strconv.ParseUint(huge, 10, 64)
+			c.add(", ?, 'x')", u)
+		case 1:
+			c.add(", ?, 'x')", huge)
+		default:
+			c.add(", " + huge + ", 'x')")
+		}
+		return "sql.insert.hugeuser", stmt{sharded: c}
+	}
+}
+
+// upsert: ON CONFLICT ... DO UPDATE / DO NOTHING, ON DUPLICATE KEY
+// UPDATE, INSERT IGNORE, over existing and new keys; the update part
+// sometimes assigns a sharding column.
+func (g *sqlGen) upsert() (string, stmt) {
+	rng := g.rng
+	var ps []pair
+	for range 1 + rng.IntN(3) {
+		p := g.h.existing(rng, "t_order")
+		if rng.IntN(3) == 0 {
+			p.user = sameDSUser(rng, p.user)
+		}
+		ps = append(ps, p)
+	}
+	ps = distinct(ps)
+	var rows []insRow
+	for _, p := range ps {
+		k := p.key
+		rows = append(rows, g.newRow(&k, p.user))
+	}
+	kind := "sql.upsert"
+	if len(rows) > 1 {
+		kind += "N"
+	}
+	if rng.IntN(4) == 0 {
+		if g.b.mysql {
+			return kind + ".ignore", g.insert("INSERT IGNORE INTO", rows, "")
+		}
+		target := ""
+		if rng.IntN(2) == 0 {
+			target = " (order_id)"
+		}
+		return kind + ".nothing", g.insert("INSERT INTO", rows, " ON CONFLICT"+target+" DO NOTHING")
+	}
+	excluded := func(col string) string {
+		if g.b.mysql {
+			return "VALUES(" + col + ")"
+		}
+		return "excluded." + col
+	}
+	self := "t_order."
+	if g.b.mysql {
+		self = ""
+	}
+	var sets []string
+	shard := ""
+	for _, a := range []string{"status", "amount", "amountinc", "user", "order"} {
+		if rng.IntN(3) != 0 {
+			continue
+		}
+		switch a {
+		case "status":
+			sets = append(sets, "status = "+excluded("status"))
+		case "amount":
+			sets = append(sets, "amount = "+excluded("amount"))
+		case "amountinc":
+			sets = append(sets, "amount = "+self+"amount + 1")
+		case "user":
+			if rng.IntN(2) == 0 {
+				sets = append(sets, "user_id = "+excluded("user_id"))
+				shard = ".setuser"
+			} else {
+				u := otherDSUser(rng, ps[0].user)
+				if rng.IntN(2) == 0 {
+					u = ps[0].user
+				}
+				sets = append(sets, "user_id = "+strconv.FormatInt(u, 10))
+				shard = ".setuser"
+			}
+		case "order":
+			sets = append(sets, "order_id = "+excluded("order_id"))
+			shard += ".setorder"
+		}
+	}
+	if len(sets) == 0 {
+		sets = []string{"status = " + excluded("status")}
+	}
+	suffix := " ON CONFLICT (order_id) DO UPDATE SET " + strings.Join(sets, ", ")
+	if g.b.mysql {
+		suffix = " ON DUPLICATE KEY UPDATE " + strings.Join(sets, ", ")
+	}
+	return kind + ".update" + shard, g.insert("INSERT INTO", rows, suffix)
+}
+
+// updateShardingColumn: UPDATE ... SET user_id or order_id: to the value
+// the row has (allowed), to a value routing to the same target, or to
+// one routing elsewhere (refused).
+func (g *sqlGen) updateShardingColumn() (string, stmt) {
+	rng := g.rng
+	p := g.h.existing(rng, "t_order")
+	shape := pick(rng, []string{"key", "key", "in", "range", "user"})
+	c := cell{}
+	c.add("UPDATE t_order SET ")
+	kind := "sql.update.setuser"
+	switch rng.IntN(6) {
+	case 0:
+		c.add("user_id = ")
+		c.addCell(g.num(p.user))
+		kind += ".same"
+	case 1:
+		c.add("user_id = ")
+		c.addCell(g.num(sameDSUser(rng, p.user)))
+		kind += ".sameds"
+	case 2:
+		c.add("user_id = ")
+		c.addCell(g.num(otherDSUser(rng, p.user)))
+		kind += ".otherds"
+	case 3:
+		c.add("user_id = NULL")
+		kind += ".null"
+	case 4:
+		kind = "sql.update.setorder"
+		c.add("order_id = ")
+		if rng.IntN(2) == 0 {
+			c.addCell(g.num(p.key))
+			kind += ".same"
+		} else {
+			c.addCell(g.num(otherTableKey(rng, p.key)))
+			kind += ".other"
+		}
+	default:
+		c.add("user_id = user_id")
+		kind += ".self"
+	}
+	if rng.IntN(2) == 0 {
+		c.add(", status = ")
+		c.addCell(g.val(pick(rng, statuses)))
+	}
+	c.add(" WHERE ")
+	c.addCell(g.where(shape, p))
+	return kind + "." + shape, stmt{sharded: c}
+}
+
+// dict: writes to the broadcast table.
+func (g *sqlGen) dict() (string, stmt) {
+	rng := g.rng
+	k := string(rune('a' + rng.IntN(6)))
+	v := pick(rng, []any{"x", "y", nil})
+	n := pick(rng, []any{int64(0), int64(1), nil})
+	c := cell{}
+	switch rng.IntN(5) {
+	case 0:
+		c.add("INSERT INTO t_dict (k, v, n) VALUES (?, ", k)
+		c.addCell(g.val(v))
+		c.add(", ")
+		c.addCell(g.val(n))
+		c.add(")")
+		return "sql.dict.insert", stmt{sharded: c}
+	case 1:
+		c.add("INSERT INTO t_dict (k, v, n) VALUES (?, ", k)
+		c.addCell(g.val(v))
+		c.add(", ")
+		c.addCell(g.val(n))
+		if g.b.mysql {
+			c.add(") ON DUPLICATE KEY UPDATE v = VALUES(v), n = n + 1")
+		} else {
+			c.add(") ON CONFLICT (k) DO UPDATE SET v = excluded.v, n = t_dict.n + 1")
+		}
+		return "sql.dict.upsert", stmt{sharded: c}
+	case 2:
+		c.add("UPDATE t_dict SET v = ")
+		c.addCell(g.val(v))
+		c.add(" WHERE k = ?", k)
+		return "sql.dict.update", stmt{sharded: c}
+	case 3:
+		c.add("UPDATE t_dict SET n = n + 1")
+		return "sql.dict.updateall", stmt{sharded: c}
+	default:
+		c.add("DELETE FROM t_dict WHERE k IN (?, ?)", k, string(rune('a'+rng.IntN(6))))
+		return "sql.dict.delete", stmt{sharded: c}
+	}
+}
+
+func (s stmt) describe(g *sqlGen) string {
+	return fmt.Sprintf("%s %v", g.final(s.sharded.text), s.sharded.args)
+}
+
+// execer is *sql.DB or *sql.Tx.
+type execer interface {
+	ExecContext(ctx context.Context, query string, args ...any) (sql.Result, error)
+}
+
+func execRows(ctx context.Context, db execer, text string, args []any) (int64, error) {
+	res, err := db.ExecContext(ctx, text, args...)
+	if err != nil {
+		return 0, err
+	}
+	return res.RowsAffected()
+}
+
+// oracleStmt resolves a statement's generated keys from what shardkey
+// stored (h.mid) and returns the oracle's statement.
+func (g *sqlGen) oracleStmt(s stmt) (string, []any, error) {
+	if s.oracle == nil {
+		return g.final(s.sharded.text), s.sharded.args, nil
+	}
+	var keys []int64
+	for _, tag := range s.tags {
+		k, err := g.h.generatedKey(tag)
+		if err != nil {
+			return "", nil, err
+		}
+		keys = append(keys, k)
+	}
+	c := s.oracle(keys)
+	return g.final(c.text), c.args, nil
+}
+
+// generatedKey finds the key of the t_order row shardkey inserted with
+// the given note.
+func (h *harness) generatedKey(note string) (int64, error) {
+	var found []string
+	for _, tg := range h.w.physical["t_order"] {
+		for _, r := range h.mid.phys[tg]["t_order"] {
+			if r[4] == note {
+				found = append(found, r[0])
+			}
+		}
+	}
+	if len(found) != 1 {
+		return 0, fmt.Errorf("the row inserted with note %q is stored %d times in the shards", note, len(found))
+	}
+	return strconv.ParseInt(found[0], 10, 64)
+}
+
+func (c *sqlClient) single(g *sqlGen, db *sql.DB, handle, kind string, s stmt) op {
+	ctx := context.Background()
+	return op{
+		kind: kind, desc: handle + ": " + s.describe(g),
+		shard: func() ([]int64, error) {
+			n, err := execRows(ctx, db, g.final(s.sharded.text), s.sharded.args)
+			return []int64{n}, err
+		},
+		oracle: func() ([]int64, error) {
+			text, args, err := g.oracleStmt(s)
+			if err != nil {
+				return nil, err
+			}
+			n, err := execRows(ctx, c.w.oracle, text, args)
+			return []int64{n}, err
+		},
+	}
+}
+
+// txOp: a transaction of one to three statements, committed or rolled
+// back; any error rolls it back.
+func (c *sqlClient) txOp(g *sqlGen, db *sql.DB, handle string) op {
+	ctx := context.Background()
+	var stmts []stmt
+	for range 1 + g.rng.IntN(3) {
+		_, s := g.statement()
+		stmts = append(stmts, s)
+	}
+	commit := g.rng.IntN(4) != 0
+	var desc strings.Builder
+	fmt.Fprintf(&desc, "%s: BEGIN", handle)
+	for _, s := range stmts {
+		fmt.Fprintf(&desc, "\n%s", s.describe(g))
+	}
+	end := "COMMIT"
+	if !commit {
+		end = "ROLLBACK"
+	}
+	fmt.Fprintf(&desc, "\n%s", end)
+	return op{
+		kind: "sql.tx." + strings.ToLower(end), desc: desc.String(),
+		shard: func() ([]int64, error) {
+			tx, err := db.BeginTx(ctx, nil)
+			if err != nil {
+				return nil, err
+			}
+			var rows []int64
+			for _, s := range stmts {
+				n, err := execRows(ctx, tx, g.final(s.sharded.text), s.sharded.args)
+				if err != nil {
+					if rerr := tx.Rollback(); rerr != nil {
+						return nil, fmt.Errorf("%w; rollback: %v", err, rerr)
+					}
+					return nil, err
+				}
+				rows = append(rows, n)
+			}
+			if !commit {
+				if err := tx.Rollback(); err != nil {
+					return nil, err
+				}
+				return nil, errRolledBack
+			}
+			return rows, tx.Commit()
+		},
+		oracle: func() ([]int64, error) {
+			tx, err := c.w.oracle.BeginTx(ctx, nil)
+			if err != nil {
+				return nil, err
+			}
+			defer tx.Rollback()
+			var rows []int64
+			for _, s := range stmts {
+				text, args, err := g.oracleStmt(s)
+				if err != nil {
+					return nil, err
+				}
+				n, err := execRows(ctx, tx, text, args)
+				if err != nil {
+					return nil, err
+				}
+				rows = append(rows, n)
+			}
+			return rows, tx.Commit()
+		},
+	}
+}
