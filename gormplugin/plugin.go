@@ -28,6 +28,7 @@ type Plugin struct {
 	// ConnPool) to the data source it began on, for the statements it runs
 	// before committing (association saves).
 	txSources sync.Map
+	rw        *readWrite // readwrite-splitting groups' pools, dbresolver guard (replicas.go)
 }
 
 // Option configures New.
@@ -43,7 +44,12 @@ func WithRules(r *shardconf.Router) Option { return func(p *Plugin) { p.rules = 
 
 // WithDataSources gives the connection pool of each data source the rules
 // name. With a single data source the *gorm.DB's own connection serves it
-// and this option is not needed.
+// and this option is not needed. A data source that is a
+// readwrite-splitting group (the rule file's !READWRITE_SPLITTING) gets no
+// pool of its own: give one for its write data source and one for each
+// read data source, by their names; reads outside a transaction then go to
+// the read data sources, as the group's load balancer chooses, and
+// everything else to the write data source (see ReadFromPrimary).
 func WithDataSources(pools map[string]gorm.ConnPool) Option {
 	return func(p *Plugin) { p.pools = pools }
 }
@@ -100,11 +106,19 @@ func (p *Plugin) Initialize(db *gorm.DB) error {
 	if p.err != nil {
 		return p.err
 	}
+	// Before anything is registered: refuses dbresolver, builds the
+	// readwrite-splitting groups' pools (replicas.go).
+	if err := p.prepareReadWrite(db); err != nil {
+		return err
+	}
 	if err := p.registerKeyFill(db); err != nil {
 		return err
 	}
 	if p.rules != nil {
-		return p.registerRouting(db)
+		if err := p.registerRouting(db); err != nil {
+			return err
+		}
+		return p.registerReadWrite(db)
 	}
 	return nil
 }
