@@ -62,7 +62,7 @@ type command struct {
 type action func(args []string, stdout io.Writer) error
 
 // commands are the subcommands, in the order `shardkey help` lists them.
-var commands = []*command{genCmd, decodeCmd, validateCmd, routeCmd, targetsCmd, ddlCmd, workersCmd}
+var commands = []*command{genCmd, decodeCmd, validateCmd, routeCmd, targetsCmd, ddlCmd, workersCmd, auditCmd}
 
 func lookup(name string) *command {
 	for _, c := range commands {
