@@ -168,12 +168,11 @@ func bigValue(b *big.Int) (value, error) {
 // fmt.Stringer, so that a named integer type is never hashed as a string.
 func slowValue(v any) (value, error) {
 	rv := reflect.ValueOf(v)
-	if rv.Kind() == reflect.Pointer {
-		if rv.IsNil() {
-			return value{}, fmt.Errorf("shardconf: a nil %T sharding value: %w", v, errNullValue)
-		}
-		return toValue(rv.Elem().Interface())
+	if rv.Kind() == reflect.Pointer && rv.IsNil() {
+		return value{}, fmt.Errorf("shardconf: a nil %T sharding value: %w", v, errNullValue)
 	}
+	// A Valuer first, even behind a pointer: its Value method may have a
+	// pointer receiver, which the pointed-to value would not have.
 	if dv, ok := v.(driver.Valuer); ok {
 		x, err := dv.Value()
 		if err != nil {
@@ -186,6 +185,9 @@ func slowValue(v any) (value, error) {
 			return value{}, fmt.Errorf("shardconf: sharding value %T has no usable value", v)
 		}
 		return toValue(x)
+	}
+	if rv.Kind() == reflect.Pointer {
+		return toValue(rv.Elem().Interface())
 	}
 	switch {
 	case rv.CanInt():

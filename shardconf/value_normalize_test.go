@@ -2,6 +2,7 @@ package shardconf
 
 import (
 	"database/sql"
+	"database/sql/driver"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -390,5 +391,35 @@ func TestRouterFastAndGeneralPathsAgreeOnEveryCarrier(t *testing.T) {
 				}
 			}
 		}
+	}
+}
+
+// vnPtrValuer has its Value method on the pointer only.
+type vnPtrValuer struct{ id int64 }
+
+func (p *vnPtrValuer) Value() (driver.Value, error) { return p.id, nil }
+
+// A driver.Valuer is asked for its value even when its method needs a
+// pointer receiver; a NULL it gives is refused.
+func TestValuerBehindPointerRoutesByItsValue(t *testing.T) {
+	for _, c := range []struct {
+		v    any
+		want value
+	}{
+		{&vnPtrValuer{id: 42}, value{kind: kindInt, i: 42}},
+		{&sql.NullInt64{Int64: 7, Valid: true}, value{kind: kindInt, i: 7}},
+		{sql.Null[uint16]{V: 9, Valid: true}, value{kind: kindInt, i: 9}},
+		{sql.NullString{String: "+7", Valid: true}, value{kind: kindString, s: "+7"}},
+	} {
+		got, err := toValue(c.v)
+		if err != nil || got != c.want {
+			t.Errorf("%T: %+v, %v; want %+v", c.v, got, err, c.want)
+		}
+	}
+	if _, err := toValue(&sql.NullInt64{}); !errors.Is(err, errNullValue) {
+		t.Errorf("*sql.NullInt64{} (NULL): %v, want errNullValue", err)
+	}
+	if _, err := toValue((*vnPtrValuer)(nil)); !errors.Is(err, errNullValue) {
+		t.Errorf("nil *vnPtrValuer: %v, want errNullValue", err)
 	}
 }
