@@ -120,25 +120,39 @@ func (p *Plugin) checkAssigns(table string, targets []shardconf.Target, groups [
 		return keyChange(table, assigns[0], fmt.Sprintf("the statement reaches %d tables", len(targets)))
 	}
 	for _, g := range groups {
-		post := make([]shardconf.Cond, 0, len(g)+len(assigns))
-		for _, c := range g {
-			if !slices.ContainsFunc(assigns, func(a keyAssign) bool { return strings.EqualFold(a.column, c.Column()) }) {
-				post = append(post, c)
+		if ok, err := p.stays(table, targets[0], g, assigns); !ok {
+			blame := assigns[0]
+			for _, a := range assigns { // name the assignment that moves the row
+				if one, _ := p.stays(table, targets[0], g, []keyAssign{a}); !one {
+					blame = a
+					break
+				}
 			}
-		}
-		for _, a := range assigns {
-			post = append(post, shardconf.Eq(a.column, a.value))
-		}
-		ts, err := p.rules.Route(table, post...)
-		if err != nil || len(ts) != 1 || ts[0] != targets[0] {
 			why := fmt.Sprintf("the new value routes elsewhere than %s", targets[0])
 			if err != nil {
 				why = fmt.Sprintf("the new value does not route to %s: %v", targets[0], err)
 			}
-			return keyChange(table, assigns[0], why)
+			return keyChange(table, blame, why)
 		}
 	}
 	return nil
+}
+
+// stays reports whether rows matching conds still route to target after
+// assigns: conds with the assigned columns' conditions replaced by the
+// assigned values must route to target alone.
+func (p *Plugin) stays(table string, target shardconf.Target, conds []shardconf.Cond, assigns []keyAssign) (bool, error) {
+	post := make([]shardconf.Cond, 0, len(conds)+len(assigns))
+	for _, c := range conds {
+		if !slices.ContainsFunc(assigns, func(a keyAssign) bool { return strings.EqualFold(a.column, c.Column()) }) {
+			post = append(post, c)
+		}
+	}
+	for _, a := range assigns {
+		post = append(post, shardconf.Eq(a.column, a.value))
+	}
+	ts, err := p.rules.Route(table, post...)
+	return err == nil && len(ts) == 1 && ts[0] == target, err
 }
 
 // updateView is the statement as gorm:update will build it: its SET and

@@ -1,0 +1,126 @@
+package gormplugin_test
+
+import (
+	"database/sql"
+	"errors"
+	"testing"
+
+	"gorm.io/gorm"
+	"gorm.io/gorm/clause"
+
+	"github.com/shardkey/shardkey/shardconf"
+)
+
+// OrderPatch is a change set of another type than the model.
+type OrderPatch struct {
+	UserID int64
+	Amount int
+}
+
+// wantKeyChange asserts a refusal with shardconf.ErrShardingKeyChange
+// naming sharded_orders.user_id.
+func wantKeyChange(t *testing.T, what string, err error) {
+	t.Helper()
+	var re *shardconf.RouteError
+	if !errors.Is(err, shardconf.ErrShardingKeyChange) || !errors.As(err, &re) || re.Table != "sharded_orders" || re.Column != "user_id" {
+		t.Errorf("%s: err = %v; want ErrShardingKeyChange on sharded_orders.user_id", what, err)
+	}
+}
+
+// TestUpdateRefusesShardingKeyChange: whatever API and Go type carry
+// the change set, an UPDATE assigning user_id a value that routes to
+// another database is refused and changes nothing.
+func TestUpdateRefusesShardingKeyChange(t *testing.T) {
+	eachBackend(t, "upd_key", func(t *testing.T, e *twoDS) {
+		orders := e.seed(t)
+		o := orders[0] // user 0, in ds_0
+		before := e.snapshot(t)
+		db := e.db
+		where := func() *gorm.DB { return db.Model(&ShardedOrder{}).Where("user_id = ? AND id = ?", o.UserID, o.ID) }
+		loaded := o
+		for name, run := range map[string]func() error{
+			"Updates(other struct)":  func() error { return where().Updates(OrderPatch{UserID: 1}).Error },
+			"Updates(&other struct)": func() error { return where().Updates(&OrderPatch{UserID: 1, Amount: 5}).Error },
+			"Table.Updates(patch)": func() error {
+				return db.Table("sharded_orders").Where("user_id = ? AND id = ?", 0, o.ID).Updates(OrderPatch{UserID: 1}).Error
+			},
+			"Updates(map column)":     func() error { return where().Updates(map[string]any{"user_id": 1}).Error },
+			"Updates(map field)":      func() error { return where().Updates(map[string]any{"UserID": 1}).Error },
+			"Updates(map qualified)":  func() error { return where().Updates(map[string]any{"sharded_orders.user_id": 1}).Error },
+			"Updates(map upper case)": func() error { return where().Updates(map[string]any{"USER_ID": 1}).Error },
+			"Update(column)":          func() error { return where().Update("user_id", 1).Error },
+			"Update(field)":           func() error { return where().Update("UserID", int32(1)).Error },
+			"Update(quoted)":          func() error { return where().Update(`"user_id"`, 1).Error },
+			"Update(backquoted)":      func() error { return where().Update("`user_id`", 1).Error },
+			"Update(sql.NullInt64)":   func() error { return where().Update("user_id", sql.NullInt64{Int64: 1, Valid: true}).Error },
+			"Update(NULL)":            func() error { return where().Update("user_id", nil).Error },
+			"UpdateColumn":            func() error { return where().UpdateColumn("user_id", 1).Error },
+			"UpdateColumns(map)":      func() error { return where().UpdateColumns(map[string]any{"user_id": 1}).Error },
+			"UpdateColumns(patch)":    func() error { return where().UpdateColumns(OrderPatch{UserID: 1}).Error },
+			"Update(gorm.Expr)":       func() error { return where().Update("user_id", gorm.Expr("user_id + 1")).Error },
+			"Update(same-value Expr)": func() error { return where().Update("user_id", gorm.Expr("user_id")).Error },
+			"Clauses(Set)": func() error {
+				return where().Clauses(clause.Set{{Column: clause.Column{Name: "user_id"}, Value: 1}}).Updates(map[string]any{"amount": 1}).Error
+			},
+			"Model(&row).Updates(row)":  func() error { return db.Model(&loaded).Updates(ShardedOrder{UserID: 1}).Error },
+			"Model(&row).Update":        func() error { return db.Model(&loaded).Where("user_id = ?", 0).Update("user_id", 3).Error },
+			"Select(*).Updates(struct)": func() error { return where().Select("*").Updates(ShardedOrder{ID: o.ID, UserID: 1}).Error },
+		} {
+			err := run()
+			switch name {
+			case "Model(&row).Updates(row)": // the WHERE has the id only: which database holds the row?
+				if !errors.Is(err, shardconf.ErrMissingShardingKey) && !errors.Is(err, shardconf.ErrShardingKeyChange) {
+					t.Errorf("%s: %v; want a refusal", name, err)
+				}
+			case "Update(same-value Expr)", "Update(NULL)":
+				if !errors.Is(err, shardconf.ErrShardingKeyChange) {
+					t.Errorf("%s: %v; want ErrShardingKeyChange", name, err)
+				}
+			default:
+				wantKeyChange(t, name, err)
+			}
+			if after := e.snapshot(t); after != before {
+				t.Fatalf("%s changed the tables:\n%s\nwas\n%s", name, after, before)
+			}
+		}
+	})
+}
+
+// TestUpdateMayAssignValueRoutingToSameTarget: user 2 is in user 0's
+// database and the id keeps the table, so the row stays where it
+// belongs; ShardingSphere allows this too.
+func TestUpdateMayAssignValueRoutingToSameTarget(t *testing.T) {
+	eachBackend(t, "upd_same", func(t *testing.T, e *twoDS) {
+		o := e.seed(t)[0]
+		if err := e.db.Model(&ShardedOrder{}).Where("user_id = ? AND id = ?", 0, o.ID).Updates(OrderPatch{UserID: 2, Amount: 7}).Error; err != nil {
+			t.Fatal(err)
+		}
+		p := e.placement(t)[o.ID]
+		if p.UserID != 2 || p.Amount != 7 || p.at != e.targetOf(t, 0, o.ID) {
+			t.Fatalf("row after update: %+v", p)
+		}
+		// A change set without sharding columns still routes by the WHERE.
+		if err := e.db.Model(&ShardedOrder{}).Where("user_id = ? AND id = ?", 2, o.ID).Updates(OrderPatch{Amount: 8}).Error; err != nil {
+			t.Fatal(err)
+		}
+		if p := e.placement(t)[o.ID]; p.Amount != 8 {
+			t.Fatalf("row after second update: %+v", p)
+		}
+	})
+}
+
+// TestUpdateShardingKeyChangeOverSeveralTablesRefused: even a value of
+// the same database is refused when the statement reaches several
+// tables (which rows stay where cannot be proven).
+func TestUpdateShardingKeyChangeOverSeveralTablesRefused(t *testing.T) {
+	eachBackend(t, "upd_multi", func(t *testing.T, e *twoDS) {
+		orders := e.seed(t)
+		before := e.snapshot(t)
+		ids := []int64{orders[0].ID, orders[0].ID + 1} // both tables of ds_0
+		err := e.db.Model(&ShardedOrder{}).Where("user_id = ? AND id IN ?", 0, ids).Update("user_id", 2).Error
+		wantKeyChange(t, "update over two tables", err)
+		if after := e.snapshot(t); after != before {
+			t.Fatalf("refused update changed the tables")
+		}
+	})
+}
