@@ -358,9 +358,9 @@ func (p *Plugin) refuseResolved(db *gorm.DB) {
 }
 
 // markRead runs after routing and before GORM's query or row callback: a
-// read outside a transaction, without a locking clause and not asked for
-// the primary, gets the read mark, so that a group's pool sends it to a
-// replica.
+// routed read outside a transaction, without a locking clause (SELECT ...
+// FOR UPDATE/SHARE) and not asked for the primary (ReadFromPrimary), gets
+// the read mark, so that a group's pool sends it to a replica.
 func (p *Plugin) markRead(db *gorm.DB) {
 	st := db.Statement
 	if db.Error != nil || st.Context == nil {
@@ -375,10 +375,16 @@ func (p *Plugin) markRead(db *gorm.DB) {
 	if primary, _ := st.Context.Value(primaryReadKey{}).(bool); primary {
 		return
 	}
+	// Only a statement routed from its clause tree is known to be a read:
+	// raw SQL (Raw().Scan, a migrator's catalog queries) stays on the
+	// write data source.
+	if _, routed := routedOf(db); !routed || st.SQL.Len() > 0 {
+		return
+	}
 	if s := p.rw.single; s != nil {
 		// One data source: routing left the statement on the *gorm.DB's
 		// own pool, its write data source.
-		if _, routed := routedOf(db); !routed || unwrapPool(st.ConnPool) != unwrapPool(s.write) {
+		if unwrapPool(st.ConnPool) != unwrapPool(s.write) {
 			return
 		}
 		st.ConnPool = s.conn

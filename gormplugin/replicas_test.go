@@ -280,6 +280,36 @@ func TestReplicasTakeReadsOutsideTransactionsAndNeverWrites(t *testing.T) {
 	}
 }
 
+func TestMigrationsRunOnTheWriteDatabases(t *testing.T) {
+	for _, e := range rwEnvs(t) {
+		t.Run(e.name, func(t *testing.T) {
+			// The replicas have the table, the write databases not yet: a
+			// migrator asking a replica whether the table exists would
+			// skip creating it.
+			for _, w := range []string{"w_0", "w_1"} {
+				if _, err := e.dbs[w].Exec("DROP TABLE rw_orders"); err != nil {
+					t.Fatal(err)
+				}
+			}
+			db := e.gormOn(t, "w_0")
+			if err := e.useRules(t, db, rwRules); err != nil {
+				t.Fatal(err)
+			}
+			if err := db.AutoMigrate(&RWOrder{}); err != nil {
+				t.Fatal(err)
+			}
+			for _, u := range []int64{0, 1} {
+				if err := db.Create(&RWOrder{UserID: u, Note: fmt.Sprint("u", u)}).Error; err != nil {
+					t.Fatalf("create after AutoMigrate: %v", err)
+				}
+			}
+			if fmt.Sprint(e.notes(t, "w_0"), e.notes(t, "w_1"), e.notes(t, "r_0"), e.notes(t, "r_1")) != "[u0] [u1] [] []" {
+				t.Errorf("w_0, w_1, r_0, r_1 hold %v %v %v %v", e.notes(t, "w_0"), e.notes(t, "w_1"), e.notes(t, "r_0"), e.notes(t, "r_1"))
+			}
+		})
+	}
+}
+
 func TestReplicasOfTheOnlyDataSource(t *testing.T) {
 	for _, e := range rwEnvs(t) {
 		t.Run(e.name, func(t *testing.T) {
