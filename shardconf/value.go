@@ -36,9 +36,10 @@ const (
 //     int64, kindBig when it is above int64 and fits uint64; a number
 //     beyond 64 bits is refused (no sharding column type of the three
 //     databases holds it as an integer);
-//   - a float is an integer only when it is integral and within ±2^53,
-//     where every integer has its own float; beyond that one float stands
-//     for many integers and is refused, as are NaN and ±Inf. A float with
+//   - a float is an integer only when it is integral and within ±2^53
+//     (±2^24 for a float32), where every integer has its own float; beyond
+//     that one float stands for many integers and is refused, as are NaN
+//     and ±Inf. A float with
 //     a fraction stays kindFloat: only range bounds accept it (id > 1.5),
 //     and every algorithm refuses it as a value (a database rounds 3.7 to
 //     4 when it stores it in an integer column, where ShardingSphere's MOD
@@ -99,7 +100,7 @@ func toValue(v any) (value, error) {
 	case float64:
 		return floatValue(x)
 	case float32:
-		return floatValue(float64(x))
+		return float32Value(x)
 	case json.Number:
 		return jsonNumberValue(x)
 	case *big.Int:
@@ -137,6 +138,16 @@ func floatValue(f float64) (value, error) {
 			"where a float stands for several integers; pass an integer type", f)
 	}
 	return value{kind: kindInt, i: int64(f)}, nil
+}
+
+// float32Value is floatValue for a float32, whose integers are exact only
+// within ±2^24.
+func float32Value(f float32) (value, error) {
+	if g := float64(f); !math.IsInf(g, 0) && g == math.Trunc(g) && (g > 1<<24 || g < -(1<<24)) {
+		return value{}, fmt.Errorf("shardconf: sharding value %v is a float32 beyond ±2^24, "+
+			"where a float32 stands for several integers; pass an integer type", f)
+	}
+	return floatValue(float64(f))
 }
 
 // jsonNumberValue reads a json.Number as the number it spells: an integer

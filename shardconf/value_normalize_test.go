@@ -246,6 +246,8 @@ func TestValuesNoAlgorithmCanRepresentAreRefused(t *testing.T) {
 		{json.Number("0x10"), "not a number"},
 		{float64(1<<53 + 2), "beyond ±2^53"},
 		{-float64(1 << 60), "beyond ±2^53"},
+		{float32(1<<24 + 2), "beyond ±2^24"},
+		{float32(1e30), "beyond ±2^24"},
 		{struct{}{}, "unsupported"},
 	}
 	for _, a := range vnAlgos() {
