@@ -5,10 +5,12 @@ import (
 	"database/sql"
 	"encoding/json"
 	"fmt"
+	"os"
 	"path/filepath"
 	"reflect"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/shardkey/shardkey/internal/dbtest"
 	"github.com/shardkey/shardkey/shardconf"
@@ -32,7 +34,11 @@ rules:
       actualDataNodes: ds_${0..1}.t_item_${0..1}
       databaseStrategy: {standard: {shardingColumn: user_id, shardingAlgorithmName: by_user}}
       tableStrategy: {standard: {shardingColumn: code, shardingAlgorithmName: by_code}}
+    t_ref:
+      actualDataNodes: ds_0.t_ref_${0..1}
+      tableStrategy: {standard: {shardingColumn: user_id, shardingAlgorithmName: by_inline}}
   shardingAlgorithms:
+    by_inline: {type: INLINE, props: {algorithm-expression: 't_ref_${user_id}'}}
     by_user: {type: MOD, props: {sharding-count: 2}}
     by_order: {type: MOD, props: {sharding-count: 2}}
     by_code: {type: HASH_MOD, props: {sharding-count: 2}}
@@ -75,6 +81,7 @@ func openAuditDBs(t *testing.T, which string) *auditDB {
 		for j := 0; j < 2; j++ {
 			a.exec(t, i, fmt.Sprintf("CREATE TABLE t_order_%d (order_id BIGINT NOT NULL PRIMARY KEY, user_id BIGINT NULL, note VARCHAR(20))", j))
 			a.exec(t, i, fmt.Sprintf("CREATE TABLE t_item_%d (id BIGINT NOT NULL PRIMARY KEY, user_id BIGINT NOT NULL, code VARCHAR(20) NOT NULL)", j))
+			a.exec(t, i, fmt.Sprintf("CREATE TABLE t_ref_%d (id BIGINT NOT NULL PRIMARY KEY, user_id BIGINT NOT NULL)", j))
 		}
 	}
 	return a
@@ -305,4 +312,48 @@ func TestAuditOrdersTextKeysAsBytes(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestAuditReportsUnroutableRows: a row whose sharding value routes to no
+// table of the rules (t_ref_5) is reported with the router's error.
+func TestAuditReportsUnroutableRows(t *testing.T) {
+	a := openAuditDBs(t, "sqlite")
+	rules := writeFile(t, "rules.yaml", auditRules(a.driver, a.dsns[0], a.dsns[1]))
+	a.exec(t, 0, "INSERT INTO t_ref_0 (id, user_id) VALUES (1, 0), (2, 5)")
+	a.exec(t, 0, "INSERT INTO t_ref_1 (id, user_id) VALUES (3, 1)")
+	code, out, errs := runAudit("-key", "id", rules, "t_ref")
+	want := `LOGIC TABLE  DATA SOURCE  TABLE    ROWS  MISPLACED  NO VALUE  UNROUTABLE  DUPLICATE KEYS  NO KEY
+t_ref        ds_0         t_ref_0  2     0          0         1           0               0
+t_ref        ds_0         t_ref_1  1     0          0         0           0               0
+unroutable  t_ref ds_0.t_ref_0 id=2 (user_id=5): shardconf: no route: table t_ref, column user_id, value 5
+`
+	if code != 1 || !strings.HasPrefix(out, want) || errs != "" {
+		t.Errorf("exit %d\n%s\nstderr %q\nwant prefix:\n%s", code, out, errs, want)
+	}
+}
+
+// TestAuditProgressOnlyOnATerminal: no bar on a pipe or file; on a
+// terminal a bar of rows read, cleared at the end.
+func TestAuditProgressOnlyOnATerminal(t *testing.T) {
+	f, err := os.CreateTemp(t.TempDir(), "stderr")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	if p := newProgress(f); p != nil {
+		t.Error("a progress bar on a regular file")
+	}
+	var b bytes.Buffer
+	p := &progress{w: &b}
+	p.start("t_order", 4)
+	p.last = time.Time{}
+	p.add(2)
+	p.done()
+	if got := b.String(); !strings.Contains(got, "audit t_order [...") || !strings.Contains(got, "2/4 rows") || !strings.HasSuffix(got, "\r\033[K") {
+		t.Errorf("bar: %q", got)
+	}
+	var none *progress // nil draws nothing and does not panic
+	none.start("t", 1)
+	none.add(1)
+	none.done()
 }
