@@ -90,12 +90,13 @@ func TestUpsertUpdatesInPlace(t *testing.T) {
 		}
 		// A batch over both tables of ds_0, one row conflicting: DO NOTHING
 		// holds in each table.
-		batch := []ShardedOrder{{ID: o.ID, UserID: 0, Amount: -1}, {ID: o.ID + 1, UserID: 0, Amount: 1}, {ID: o.ID + 2, UserID: 2, Amount: 2}}
+		n1, n2 := o.ID+1_000_000, o.ID+1_000_001 // new keys, one per table
+		batch := []ShardedOrder{{ID: o.ID, UserID: 0, Amount: -1}, {ID: n1, UserID: 0, Amount: 1}, {ID: n2, UserID: 2, Amount: 2}}
 		if err := e.db.Clauses(clause.OnConflict{DoNothing: true}).Create(&batch).Error; err != nil {
 			t.Fatalf("DO NOTHING batch over two tables: %v", err)
 		}
 		p := e.placement(t)
-		if p[o.ID].Amount != 43 || p[o.ID+1].Amount != 1 || p[o.ID+2].Amount != 2 || len(p) != 6 {
+		if p[o.ID].Amount != 43 || p[n1].Amount != 1 || p[n2].Amount != 2 || len(p) != 6 {
 			t.Fatalf("after DO NOTHING batch: %v", p)
 		}
 	})

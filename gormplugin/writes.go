@@ -162,7 +162,7 @@ func (p *Plugin) stays(table string, target shardconf.Target, conds []shardconf.
 // assigned values back into the model when it converts).
 func updateView(db *gorm.DB) *gorm.Statement {
 	stmt := db.Statement
-	if _, ok := stmt.Clauses["SET"]; ok || stmt.SQL.Len() > 0 || stmt.Schema == nil || stmt.Dest == nil {
+	if _, ok := stmt.Clauses["SET"]; ok || stmt.SQL.Len() > 0 || stmt.Dest == nil {
 		return stmt
 	}
 	ctx := stmt.Context
@@ -189,11 +189,13 @@ func updateView(db *gorm.DB) *gorm.Statement {
 // gorm:update does after building.
 func finalSet(db *gorm.DB) (undo func(), empty bool) {
 	stmt := db.Statement
-	if _, ok := stmt.Clauses["SET"]; ok || stmt.SQL.Len() > 0 || stmt.Schema == nil {
+	if _, ok := stmt.Clauses["SET"]; ok || stmt.SQL.Len() > 0 || stmt.Dest == nil {
 		return func() {}, false
 	}
-	for _, c := range stmt.Schema.UpdateClauses {
-		stmt.AddClause(c)
+	if stmt.Schema != nil {
+		for _, c := range stmt.Schema.UpdateClauses {
+			stmt.AddClause(c)
+		}
 	}
 	set := callbacks.ConvertToAssignments(stmt)
 	if len(set) == 0 {
@@ -207,7 +209,7 @@ func finalSet(db *gorm.DB) (undo func(), empty bool) {
 // itself) route by the row's own sharding values, as its SET writes
 // them, for sharding columns the WHERE clause says nothing about.
 func rowOwnValues(stmt *gorm.Statement, groups [][]shardconf.Cond, assigns []keyAssign) bool {
-	if stmt.Dest == nil || stmt.Dest != stmt.Model || reflect.TypeOf(stmt.Dest).Kind() != reflect.Pointer {
+	if !changesAreModel(stmt) {
 		return false
 	}
 	added := false
@@ -221,6 +223,15 @@ func rowOwnValues(stmt *gorm.Statement, groups [][]shardconf.Cond, assigns []key
 		}
 	}
 	return added
+}
+
+// changesAreModel reports whether an UPDATE's change set is its model
+// (Save, Updates(&row)): the same pointer. Maps are not compared (an
+// interface comparison of two maps panics).
+func changesAreModel(stmt *gorm.Statement) bool {
+	d, m := reflect.ValueOf(stmt.Dest), reflect.ValueOf(stmt.Model)
+	return d.Kind() == reflect.Pointer && m.Kind() == reflect.Pointer && !d.IsNil() &&
+		d.Type() == m.Type() && d.Pointer() == m.Pointer()
 }
 
 // setOf is the statement's SET clause, if any.
@@ -691,7 +702,7 @@ func (p *Plugin) refuseKeysElsewhere(db *gorm.DB, table string, r routed, explic
 // must run in one (db.Transaction), where the refusal rolls both back.
 func (p *Plugin) refuseAssociationWrite(db *gorm.DB) error {
 	stmt := db.Statement
-	if stmt.Schema == nil || stmt.Dest != stmt.Model || len(stmt.Selects) == 0 {
+	if stmt.Schema == nil || !changesAreModel(stmt) || len(stmt.Selects) == 0 {
 		return nil
 	}
 	if _, inTx := stmt.ConnPool.(gorm.TxCommitter); inTx {
