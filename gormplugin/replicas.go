@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"maps"
+	"slices"
 	"strings"
 
 	"gorm.io/gorm"
@@ -193,6 +194,14 @@ func (p *Plugin) prepareReadWrite(db *gorm.DB) error {
 		g, ok := p.rules.ReadWriteGroup(ds)
 		if !ok {
 			continue
+		}
+		// A Config built in code is not checked as a rule file is: a
+		// member routed to as a data source of its own would let a read
+		// data source take writes.
+		for _, m := range g.Names() {
+			if slices.Contains(names, m) {
+				return fmt.Errorf("gormplugin: data source %s of readwrite-splitting group %s is also a data source of the rules; the rules must name the group only", m, g.Name)
+			}
 		}
 		pool, err := p.groupPool(g)
 		if err != nil {

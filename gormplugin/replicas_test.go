@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 	"testing"
@@ -20,6 +21,7 @@ import (
 
 	"github.com/shardkey/shardkey/gormplugin"
 	"github.com/shardkey/shardkey/internal/dbtest"
+	"github.com/shardkey/shardkey/shardconf"
 )
 
 // RWOrder lives in rw_orders of data source ds_0 or ds_1 (user_id % 2);
@@ -90,7 +92,8 @@ type rwEnv struct {
 
 var rwPhysical = []string{"w_0", "r_0", "w_1", "r_1"}
 
-func rwEnvs(t *testing.T) []rwEnv {
+// rwEnvs creates the databases of every dialect, or of those named.
+func rwEnvs(t *testing.T, only ...string) []rwEnv {
 	t.Helper()
 	sqliteDir := t.TempDir()
 	kinds := []struct {
@@ -111,6 +114,9 @@ func rwEnvs(t *testing.T) []rwEnv {
 	}
 	var out []rwEnv
 	for _, k := range kinds {
+		if len(only) > 0 && !slices.Contains(only, k.name) {
+			continue
+		}
 		env := rwEnv{name: k.name, dbs: map[string]*sql.DB{}, open: k.open, locks: k.locks}
 		for _, n := range rwPhysical {
 			c, err := sql.Open(k.driver, k.dsn(n))
@@ -344,7 +350,7 @@ func TestReplicasOfTheOnlyDataSource(t *testing.T) {
 }
 
 func TestReadWriteGroupsNeedEveryMembersPool(t *testing.T) {
-	e := rwEnvs(t)[0]
+	e := rwEnvs(t, "sqlite")[0]
 	db := e.gormOn(t, "w_0")
 	pools := e.pools()
 	delete(pools, "r_1")
@@ -429,5 +435,24 @@ func TestDBResolverIsRefusedInEitherOrder(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+func TestReadWriteGroupMemberRoutedToDirectlyIsRefused(t *testing.T) {
+	e := rwEnvs(t, "sqlite")[0]
+	cfg, err := shardconf.Parse([]byte(rwRules))
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Built in code, past the rule file's checks: r_1 routed to as a data
+	// source of its own.
+	cfg.DataSources = append(cfg.DataSources, shardconf.DataSource{Name: "r_1"})
+	r, err := shardconf.NewRouter(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	err = e.gormOn(t, "w_0").Use(gormplugin.New(nil, gormplugin.WithRules(r), gormplugin.WithDataSources(e.pools())))
+	if err == nil || !strings.Contains(err.Error(), "data source r_1 of readwrite-splitting group ds_1 is also a data source of the rules") {
+		t.Fatalf("db.Use = %v", err)
 	}
 }
