@@ -326,3 +326,35 @@ func TestFailedRollbackToAbortsTransaction(t *testing.T) {
 		})
 	}
 }
+
+// A multi-row INSERT split across data sources that fails on its second
+// unit is never committed in part: later statements fail until ROLLBACK
+// TO a savepoint taken before it undoes the first unit's rows, and then
+// the transaction goes on and commits.
+func TestPartialStatementUndoneByRollbackTo(t *testing.T) {
+	for _, b := range txBackends(t, "sppartial") {
+		t.Run(b.name, func(t *testing.T) {
+			mustExecDB(t, b.direct(t, 1), b.q(`INSERT INTO t_order (order_id, user_id, status) VALUES (?, ?, 'x')`), 101, 1)
+			db := b.open(t, sqlhook.WithMultiSourceTx())
+			tx, err := db.Begin()
+			if err != nil {
+				t.Fatal(err)
+			}
+			mustTx(t, tx, `SAVEPOINT sp`)
+			// ds_0's row goes first; ds_1's duplicates order 101.
+			_, err = tx.Exec(b.q(`INSERT INTO t_order (order_id, user_id, status) VALUES (?, ?, 'a'), (?, ?, 'b')`), 50, 0, 101, 1)
+			if err == nil {
+				t.Fatal("duplicate key on ds_1 not reported")
+			}
+			if _, err := tx.Exec(b.q(`INSERT INTO t_order (order_id, user_id, status) VALUES (?, ?, 'x')`), 52, 0); !errors.Is(err, sqlhook.ErrTxAborted) {
+				t.Fatalf("statement after a partly run one: %v, want ErrTxAborted", err)
+			}
+			mustTx(t, tx, `ROLLBACK TO SAVEPOINT sp`)
+			b.insertOrder(t, tx, 54, 0)
+			if err := tx.Commit(); err != nil {
+				t.Fatal(err)
+			}
+			wantOrders(t, b, []int64{54}, []int64{101})
+		})
+	}
+}
