@@ -148,6 +148,9 @@ func (h *hook) bindWhere(p *plan, args []driver.NamedValue) (*routed, error) {
 			}
 		}
 	}
+	if err := h.checkKeyChange(p, targets, args); err != nil {
+		return nil, err
+	}
 	if len(targets) == 0 {
 		// Contradictory conditions: no row can match; ask any one table so
 		// the caller still gets a result of the right shape.

@@ -3,6 +3,7 @@ package sqlhook
 import (
 	"context"
 	"database/sql/driver"
+	"errors"
 	"fmt"
 	"strings"
 	"sync"
@@ -20,6 +21,7 @@ type hook struct {
 	opts      options
 	cache     *planCache
 	logic     []string // lower-case names of sharded and broadcast tables
+	spell     []string // how they can appear in a statement's text (spellings)
 	shardCols map[string][]string
 	partners  sync.Map // "a\x00b" -> map[shardconf.Target]shardconf.Target
 }
@@ -55,6 +57,7 @@ func newHook(r *shardconf.Router, sources []string, defaultDS string, d Dialect,
 			h.logic = append(h.logic, strings.ToLower(b))
 		}
 	}
+	h.spell = spellings(h.logic)
 	return h, nil
 }
 
@@ -103,7 +106,8 @@ func (h *hook) plan(query string) (*plan, error) {
 }
 
 func (h *hook) compile(query string) (*plan, error) {
-	if !h.mentionsLogic(query) {
+	mentions := h.mentionsLogic(query)
+	if !mentions && !h.mayEscapeNames(query) {
 		return passthroughPlan, nil
 	}
 	var (
@@ -114,6 +118,11 @@ func (h *hook) compile(query string) (*plan, error) {
 		p, err = h.compileMySQL(query)
 	} else {
 		p, err = h.compilePG(query)
+	}
+	if err != nil && !mentions && errors.Is(err, ErrParse) {
+		// Parsed only for its escapes: what PostgreSQL's own grammar
+		// cannot read, the server refuses too.
+		return passthroughPlan, nil
 	}
 	if err != nil {
 		return nil, err
@@ -162,16 +171,30 @@ func leadingCommentsCut(query string) string {
 }
 
 // mentionsLogic reports whether query contains a logic table's name
-// anywhere (a cheap superset test: a statement that does not cannot
-// reference one, and skips parsing).
+// anywhere, in any case, as written or inside a quoted identifier (a
+// cheap superset test: a statement that does not, and has no escapes
+// that could spell one (mayEscapeNames), cannot name one, and skips
+// parsing). The router matches names by strings.ToLower, and so does this
+// test, so every spelling the router takes for a logic table is found.
 func (h *hook) mentionsLogic(query string) bool {
 	low := strings.ToLower(query)
-	for _, name := range h.logic {
+	for _, name := range h.spell {
 		if strings.Contains(low, name) {
 			return true
 		}
 	}
 	return false
+}
+
+// mayEscapeNames reports whether query could spell a name with escapes
+// the substring test cannot see: PostgreSQL's U&"..." identifiers and
+// U&'...' strings, and backslash escapes in E'...' strings (a body or a
+// function argument). SQLite and MySQL identifiers have no escapes.
+func (h *hook) mayEscapeNames(query string) bool {
+	if h.dialect != PostgreSQL {
+		return false
+	}
+	return strings.Contains(query, `\`) || strings.Contains(query, "U&") || strings.Contains(query, "u&")
 }
 
 // classify says what a table name is to the router.

@@ -24,9 +24,13 @@ type pgCompiler struct {
 	p       *plan
 	edits   []edit
 	used    map[int32]bool // locations of RangeVars placed in table position
-	aliases map[string]int // qualifier (lower case) -> table index
-	repeats string         // a logic table named twice
-	err     error
+	covered map[int]bool   // tokens the template rewrites as a table name
+	// dropPlaced: DROP TABLE names are rewritten (they carry no
+	// locations, so the coverage check counts their tokens instead).
+	dropPlaced bool
+	aliases    map[string]int // qualifier (lower case) -> table index
+	repeats    string         // a logic table named twice
+	err        error
 }
 
 func (h *hook) compilePG(query string) (*plan, error) {
@@ -46,10 +50,10 @@ func (h *hook) compilePG(query string) (*plan, error) {
 		return nil, fmt.Errorf("%w: %v", ErrParse, err)
 	}
 	c := &pgCompiler{h: h, text: text, toks: scan.Tokens, p: &plan{routed: -1},
-		used: map[int32]bool{}, aliases: map[string]int{}}
+		used: map[int32]bool{}, covered: map[int]bool{}, aliases: map[string]int{}}
 	if len(tree.Stmts) != 1 {
-		if c.mentionsLogic(tree) {
-			return nil, fmt.Errorf("%w: %d statements in one call; send them one by one", ErrUnsupported, len(tree.Stmts))
+		if err := c.coverage(tree, true); err != nil {
+			return nil, err
 		}
 		return passthroughPlan, nil
 	}
@@ -58,6 +62,9 @@ func (h *hook) compilePG(query string) (*plan, error) {
 		return nil, c.err
 	}
 	if err := c.unplaced(tree); err != nil {
+		return nil, err
+	}
+	if err := c.coverage(tree, false); err != nil {
 		return nil, err
 	}
 	if len(c.p.tables) == 0 {
@@ -87,15 +94,6 @@ func walkRangeVars(m protoreflect.Message, f func(*pg.RangeVar)) {
 			f(rv)
 		}
 	})
-}
-
-func (c *pgCompiler) mentionsLogic(tree *pg.ParseResult) bool {
-	found := false
-	walkRangeVars(tree.ProtoReflect(), func(rv *pg.RangeVar) {
-		s, b := c.h.classify(rv.Relname)
-		found = found || s || b
-	})
-	return found
 }
 
 // unplaced fails closed on a logic table the compiler did not place: one
@@ -145,21 +143,11 @@ func (c *pgCompiler) rangeVar(rv *pg.RangeVar, withAlias bool) int {
 		c.repeats = rv.Relname
 	}
 	c.used[rv.Location] = true
-	ti := c.tokenAt(rv.Location)
+	ti := c.relnameToken(rv)
 	if ti < 0 {
-		c.fail("cannot find table %s in the statement text", rv.Relname)
 		return i
 	}
-	if rv.Catalogname != "" {
-		ti += 2
-	}
-	if rv.Schemaname != "" {
-		ti += 2
-	}
-	if ti >= len(c.toks) {
-		c.fail("cannot find table %s in the statement text", rv.Relname)
-		return i
-	}
+	c.covered[ti] = true
 	tok := c.toks[ti]
 	seg := segment{hole: holeTable, i: i}
 	if withAlias && rv.Alias == nil {
@@ -179,6 +167,38 @@ func (c *pgCompiler) rangeVar(rv *pg.RangeVar, withAlias bool) int {
 		c.aliases[strings.ToLower(rv.Relname)] = i
 	}
 	return i
+}
+
+// relnameToken is the index of the token that spells rv's table name,
+// after any schema qualifier (kept as written: the physical table is
+// looked up in the same schema). A database-qualified name is refused: it
+// names one data source's database, and the others have their own.
+func (c *pgCompiler) relnameToken(rv *pg.RangeVar) int {
+	if rv.Catalogname != "" {
+		c.fail("logic table %s qualified by database %s: each data source has its own database; qualify by schema at most", rv.Relname, rv.Catalogname)
+		return -1
+	}
+	ti := c.tokenAt(rv.Location)
+	if ti >= 0 && rv.Schemaname != "" {
+		if ti = c.nextToken(ti); ti >= 0 && c.toks[ti].Token == pg.Token_ASCII_46 {
+			ti = c.nextToken(ti)
+		} else {
+			ti = -1
+		}
+	}
+	if ti < 0 {
+		c.fail("cannot find table %s in the statement text", rv.Relname)
+		return -1
+	}
+	if c.toks[ti].Token == pg.Token_UIDENT {
+		c.fail("logic table %s spelled with Unicode escapes (U&\"...\"): spell its name plainly", rv.Relname)
+		return -1
+	}
+	if v, ok := c.identValue(ti); !ok || v != rv.Relname && !strings.EqualFold(v, rv.Relname) {
+		c.fail("cannot find table %s in the statement text", rv.Relname)
+		return -1
+	}
+	return ti
 }
 
 func (c *pgCompiler) stmt(n *pg.Node) {
@@ -267,8 +287,10 @@ func shardedCount(p *plan) int {
 func (c *pgCompiler) selectStmt(s *pg.SelectStmt) {
 	c.p.kind = kindSelect
 	c.p.sel = &selectPlan{}
-	if s.Op != pg.SetOperation_SETOP_NONE || s.WithClause != nil {
-		return // the unplaced check refuses logic tables inside
+	if s.Op != pg.SetOperation_SETOP_NONE || s.WithClause != nil || s.IntoClause != nil {
+		// The unplaced check refuses logic tables inside. SELECT INTO
+		// would create a table holding one target's rows on each.
+		return
 	}
 	for _, f := range s.FromClause {
 		c.fromItem(f)
@@ -289,7 +311,7 @@ func (c *pgCompiler) updateStmt(s *pg.UpdateStmt) {
 	if t >= 0 {
 		for _, n := range s.TargetList {
 			if rt := n.GetResTarget(); rt != nil && c.h.isShardingColumn(c.p.tables[t].key, rt.Name) {
-				c.fail("UPDATE sets sharding column %s of %s (a row cannot move between shards)", rt.Name, c.p.tables[t].logic)
+				c.updateKey(t, rt)
 			}
 		}
 		if c.p.tables[t].broadcast && len(c.p.tables) > 1 {
@@ -297,6 +319,115 @@ func (c *pgCompiler) updateStmt(s *pg.UpdateStmt) {
 		}
 	}
 	c.where(s.WhereClause)
+}
+
+// updateKey records an UPDATE's assignment to a sharding column of table
+// t, for bind to check that the row stays where it is. An assignment of
+// the column to itself changes nothing; one the router cannot evaluate
+// is refused.
+func (c *pgCompiler) updateKey(t int, rt *pg.ResTarget) {
+	table := c.p.tables[t]
+	val := assignedValue(rt)
+	if c.sameColumn(val, t, rt.Name) {
+		return
+	}
+	v := c.value(val)
+	if v.expr {
+		if c.err == nil {
+			c.err = keyChangeError(table.logic, strings.ToLower(rt.Name), "", "the new value is an expression sqlhook cannot route")
+		}
+		return
+	}
+	c.p.keySets = append(c.p.keySets, keySet{table: t, column: strings.ToLower(rt.Name), val: v})
+}
+
+// assignedValue is the expression assigned by a SET item: its value, the
+// matching element of SET (a, b) = (x, y), or nil when it cannot be told
+// (a subquery source, or an assignment to a field or element).
+func assignedValue(rt *pg.ResTarget) *pg.Node {
+	if len(rt.Indirection) > 0 || rt.Val == nil {
+		return nil
+	}
+	if ma := rt.Val.GetMultiAssignRef(); ma != nil {
+		row := ma.Source.GetRowExpr()
+		if row == nil || ma.Colno < 1 || int(ma.Colno) > len(row.Args) {
+			return nil
+		}
+		return row.Args[ma.Colno-1]
+	}
+	return rt.Val
+}
+
+// sameColumn reports whether n is a reference to column col of table t
+// (unqualified, or qualified by its name or alias).
+func (c *pgCompiler) sameColumn(n *pg.Node, t int, col string) bool {
+	parts, ok := columnParts(n)
+	if !ok || !strings.EqualFold(parts[len(parts)-1], col) {
+		return false
+	}
+	switch len(parts) {
+	case 1:
+		return true
+	case 2:
+		ti, ok := c.aliases[strings.ToLower(parts[0])]
+		return ok && ti == t
+	}
+	return false
+}
+
+// columnParts is the names of a column reference, ok false for anything
+// else (including t.*).
+func columnParts(n *pg.Node) ([]string, bool) {
+	cr := n.GetColumnRef()
+	if cr == nil {
+		return nil, false
+	}
+	var parts []string
+	for _, f := range cr.Fields {
+		s := f.GetString_()
+		if s == nil {
+			return nil, false
+		}
+		parts = append(parts, s.Sval)
+	}
+	return parts, len(parts) > 0
+}
+
+// onConflictKeys refuses an ON CONFLICT DO UPDATE that could move a row:
+// a sharding column may be set to itself, or to excluded's value when the
+// row then routes where the INSERT routed (upsertKeyChange).
+func (c *pgCompiler) onConflictKeys(oc *pg.OnConflictClause, t int) {
+	table := c.p.tables[t]
+	var fromInserted []string
+	for _, n := range oc.TargetList {
+		rt := n.GetResTarget()
+		if rt == nil || !table.sharded || !c.h.isShardingColumn(table.key, rt.Name) {
+			continue
+		}
+		val := assignedValue(rt)
+		if c.sameColumn(val, t, rt.Name) {
+			continue
+		}
+		if parts, ok := columnParts(val); ok && len(parts) == 2 && strings.EqualFold(parts[0], "excluded") && strings.EqualFold(parts[1], rt.Name) {
+			fromInserted = append(fromInserted, strings.ToLower(rt.Name))
+			continue
+		}
+		if c.err == nil {
+			c.err = keyChangeError(table.logic, strings.ToLower(rt.Name), "", "ON CONFLICT DO UPDATE may set it only to excluded."+strings.ToLower(rt.Name))
+		}
+		return
+	}
+	var conflictCols []string
+	if oc.Infer != nil {
+		for _, e := range oc.Infer.IndexElems {
+			if ie := e.GetIndexElem(); ie != nil && ie.Name != "" {
+				conflictCols = append(conflictCols, ie.Name)
+			}
+		}
+	}
+	if err := c.h.upsertKeyChange(table.logic, fromInserted, conflictCols); err != nil && c.err == nil {
+		c.err = err
+	}
 }
 
 func (c *pgCompiler) deleteStmt(s *pg.DeleteStmt) {
@@ -387,19 +518,28 @@ func (c *pgCompiler) dropStmt(s *pg.DropStmt) {
 		}
 		return
 	}
-	// DROP TABLE names carry no positions: find them among the identifier
-	// tokens, which in DROP TABLE are only table names.
+	if items := s.Objects[0].GetList().GetItems(); len(items) > 2 {
+		name := items[len(items)-1].GetString_().GetSval()
+		if c.h.isLogicName(name) {
+			c.fail("logic table %s qualified by a database: each data source has its own database; qualify by schema at most", name)
+		}
+		return
+	}
+	// DROP TABLE names carry no positions: find them among the name
+	// tokens, which in DROP TABLE are only table names (and a schema).
 	for i, tok := range c.toks {
-		if tok.Token != pg.Token_IDENT {
+		name, ok := c.identValue(i)
+		if !ok || tok.KeywordKind == pg.KeywordKind_RESERVED_KEYWORD || tok.Token == pg.Token_UIDENT {
 			continue
 		}
-		name := unquoteIdent(c.tokText(i))
 		sharded, broadcast := c.h.classify(name)
 		if !sharded && !broadcast {
 			continue
 		}
 		t := c.p.addTable(name, sharded, broadcast)
 		c.edits = append(c.edits, edit{int(tok.Start), int(tok.End), segment{hole: holeTable, i: t}})
+		c.covered[i] = true
+		c.dropPlaced = true
 	}
 }
 
@@ -890,11 +1030,7 @@ func (c *pgCompiler) insertStmt(s *pg.InsertStmt) {
 		return
 	}
 	if oc := s.OnConflictClause; oc != nil {
-		for _, n := range oc.TargetList {
-			if rt := n.GetResTarget(); rt != nil && table.sharded && c.h.isShardingColumn(table.key, rt.Name) {
-				c.fail("ON CONFLICT DO UPDATE sets sharding column %s", rt.Name)
-			}
-		}
+		c.onConflictKeys(oc, t)
 	}
 	// Rows, from the tokens after VALUES.
 	rel := c.tokenAt(s.Relation.Location)

@@ -181,7 +181,8 @@ type plan struct {
 	unbounded   bool // WHERE too complex to narrow targets
 	ins         *insertPlan
 	sel         *selectPlan
-	writeMulti  string // for UPDATE/DELETE: why several targets are refused ("" when allowed)
+	writeMulti  string   // for UPDATE/DELETE: why several targets are refused ("" when allowed)
+	keySets     []keySet // UPDATE: new values for sharding columns, checked when bound
 	tmpl        []segment
 	indexName   string // CREATE INDEX name, for holeIndexName
 	nparams     int    // placeholders the caller must supply (max index + 1)

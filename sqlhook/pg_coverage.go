@@ -1,0 +1,318 @@
+package sqlhook
+
+import (
+	"fmt"
+	"strconv"
+	"strings"
+
+	pg "github.com/pganalyze/pg_query_go/v6"
+	"google.golang.org/protobuf/reflect/protoreflect"
+)
+
+// The PostgreSQL and SQLite coverage check (see coverage.go). It looks at
+// a statement twice:
+//
+//   - the parse tree: every name in it equal to a logic table's is placed
+//     by its role. A table position the plan rewrites is covered; a
+//     column, an alias, a function name, an option name or a plain value
+//     is safe; anything else (a table position the plan does not route, a
+//     type, a DROP VIEW, COMMENT ON, a CTE name, ...) is refused. String
+//     constants are values, except procedural bodies (DO, CREATE
+//     FUNCTION) and strings given to a function or cast to a reg* type
+//     (query_to_xml('...'), 't_order'::regclass), which the database may
+//     read as SQL or as a table name: those are refused when they mention
+//     a logic table at all.
+//   - the tokens: every identifier token (quoted or not, keywords used as
+//     names, U&"..." decoded) equal to a logic table's name is either a
+//     table position the plan rewrites or one of the safe names above;
+//     more such tokens than safe names means the tree holds one the check
+//     cannot place, and the statement is refused.
+
+// pgCoverage runs the check on the whole parse result. multi: the text
+// holds several statements, none of which is routed.
+func (c *pgCompiler) coverage(tree *pg.ParseResult, multi bool) error {
+	tokens := map[string]int{} // logic name -> identifier tokens not covered
+	for i, tok := range c.toks {
+		v, ok := c.identValue(i)
+		if !ok || !c.h.isLogicName(v) {
+			continue
+		}
+		if tok.Token == pg.Token_UIDENT {
+			return notCovered(v, "with Unicode escapes (U&\"...\")")
+		}
+		if multi {
+			return fmt.Errorf("%w: logic table %s is named in a text of several statements; send them one by one", ErrUnsupported, v)
+		}
+		if !c.covered[i] {
+			tokens[strings.ToLower(v)]++
+		}
+	}
+	w := &pgCoverWalk{c: c, safe: map[string]int{}}
+	w.walk(tree.ProtoReflect(), nil)
+	if w.err != nil {
+		return w.err
+	}
+	for name, n := range tokens {
+		if n > w.safe[name] {
+			return notCovered(name, "where the parse tree shows neither a routed table nor a column, alias or function")
+		}
+	}
+	return nil
+}
+
+// identValue is the name an identifier token stands for: unquoted and
+// case-folded, quoted with its doubled quotes undone, U&"..." decoded.
+// ok is false for tokens that are not names (strings, numbers,
+// operators, comments, placeholders).
+func (c *pgCompiler) identValue(i int) (string, bool) {
+	tok := c.toks[i]
+	text := c.tokText(i)
+	switch {
+	case tok.Token == pg.Token_UIDENT:
+		return decodeUIdent(text, c.uescape(i))
+	case tok.Token == pg.Token_IDENT:
+		if strings.HasPrefix(text, `"`) {
+			return unquoteIdent(text), true
+		}
+		return strings.ToLower(text), true
+	case tok.KeywordKind != pg.KeywordKind_NO_KEYWORD:
+		return strings.ToLower(text), true
+	}
+	return "", false
+}
+
+// uescape is the escape character of the U& token at i: the one named by
+// a following UESCAPE 'c', else backslash.
+func (c *pgCompiler) uescape(i int) byte {
+	j := c.nextToken(i)
+	if j < 0 || c.toks[j].Token != pg.Token_UESCAPE {
+		return '\\'
+	}
+	k := c.nextToken(j)
+	if k < 0 {
+		return '\\'
+	}
+	if s := c.tokText(k); len(s) == 3 && s[0] == '\'' {
+		return s[1]
+	}
+	return 0
+}
+
+// nextToken is the index of the token after i that is not a comment, or
+// -1.
+func (c *pgCompiler) nextToken(i int) int {
+	for j := i + 1; j < len(c.toks); j++ {
+		if t := c.toks[j].Token; t != pg.Token_SQL_COMMENT && t != pg.Token_C_COMMENT {
+			return j
+		}
+	}
+	return -1
+}
+
+// decodeUIdent decodes U&"..." with escape character esc (\XXXX and
+// \+XXXXXX code points, a doubled escape for itself).
+func decodeUIdent(text string, esc byte) (string, bool) {
+	if len(text) < 4 || esc == 0 {
+		return "", false
+	}
+	body := strings.ReplaceAll(text[3:len(text)-1], `""`, `"`)
+	var b strings.Builder
+	for i := 0; i < len(body); i++ {
+		if body[i] != esc {
+			b.WriteByte(body[i])
+			continue
+		}
+		rest := body[i+1:]
+		n := 4
+		switch {
+		case strings.HasPrefix(rest, string(esc)):
+			b.WriteByte(esc)
+			i++
+			continue
+		case strings.HasPrefix(rest, "+"):
+			rest, n = rest[1:], 6
+			i++
+		}
+		if len(rest) < n {
+			return "", false
+		}
+		code, err := strconv.ParseUint(rest[:n], 16, 32)
+		if err != nil {
+			return "", false
+		}
+		b.WriteRune(rune(code))
+		i += n
+	}
+	return b.String(), true
+}
+
+// pgCoverWalk places every name of the tree by its role.
+type pgCoverWalk struct {
+	c    *pgCompiler
+	safe map[string]int // logic name -> occurrences in safe roles
+	err  error
+}
+
+type coverFrame struct {
+	msg   protoreflect.Message
+	field string
+}
+
+func (w *pgCoverWalk) walk(m protoreflect.Message, stack []coverFrame) {
+	if w.err != nil {
+		return
+	}
+	if s, ok := m.Interface().(*pg.String); ok {
+		w.name(s.Sval, stack)
+		return
+	}
+	m.Range(func(fd protoreflect.FieldDescriptor, v protoreflect.Value) bool {
+		switch {
+		case fd.IsMap():
+		case fd.Kind() == protoreflect.StringKind && !fd.IsList():
+			w.field(m, string(fd.Name()), v.String())
+		case fd.IsList() && fd.Message() != nil:
+			l := v.List()
+			for i := 0; i < l.Len(); i++ {
+				w.walk(l.Get(i).Message(), append(stack, coverFrame{m, string(fd.Name())}))
+			}
+		case fd.Message() != nil:
+			w.walk(v.Message(), append(stack, coverFrame{m, string(fd.Name())}))
+		}
+		return w.err == nil
+	})
+}
+
+// owner is the nearest enclosing node that is not a Node or List wrapper,
+// with the field that leads to the value.
+func owner(stack []coverFrame) (protoreflect.Message, string, int) {
+	for i := len(stack) - 1; i >= 0; i-- {
+		switch stack[i].msg.Interface().(type) {
+		case *pg.Node, *pg.List:
+			continue
+		}
+		return stack[i].msg, stack[i].field, i
+	}
+	return nil, "", -1
+}
+
+// safeStringLists are the String lists that hold column, alias, function,
+// operator or collation names, never a relation (owner type, field).
+var safeStringLists = map[string]bool{
+	"ColumnRef.fields": true, "FuncCall.funcname": true, "A_Indirection.indirection": true,
+	"Alias.colnames": true, "A_Expr.name": true, "Constraint.keys": true, "Constraint.fk_attrs": true,
+	"Constraint.pk_attrs": true, "Constraint.including": true, "Constraint.exclusions": true,
+	"IndexElem.opclass": true, "IndexElem.collation": true, "CopyStmt.attlist": true,
+	"VacuumRelation.va_cols": true, "AccessPriv.cols": true, "CreateFunctionStmt.funcname": true,
+	"ObjectWithArgs.objname": true, "CreateTrigStmt.funcname": true, "CreateTrigStmt.columns": true,
+	"SortBy.use_op": true, "RowExpr.colnames": true, "CollateClause.collname": true,
+}
+
+// safeFields are the string fields that hold names of columns, aliases,
+// options, savepoints, cursors and the like, never a relation.
+var safeFields = map[string]bool{
+	"Alias.aliasname": true, "ResTarget.name": true, "ColumnDef.colname": true, "IndexElem.name": true,
+	"IndexElem.indexcolname": true, "DefElem.defname": true, "DefElem.defnamespace": true,
+	"WindowDef.name": true, "WindowDef.refname": true, "Constraint.conname": true,
+	"VariableSetStmt.name": true, "VariableShowStmt.name": true, "CommentStmt.comment": true,
+	"CopyStmt.filename": true, "NotifyStmt.conditionname": true, "NotifyStmt.payload": true,
+	"ListenStmt.conditionname": true, "UnlistenStmt.conditionname": true,
+	"TransactionStmt.savepoint_name": true, "TransactionStmt.gid": true, "PrepareStmt.name": true,
+	"ExecuteStmt.name": true, "DeallocateStmt.name": true, "DeclareCursorStmt.portalname": true,
+	"FetchStmt.portalname": true, "ClosePortalStmt.portalname": true, "RoleSpec.rolename": true,
+	"FunctionParameter.name": true, "XmlExpr.name": true, "RangeTableFuncCol.colname": true,
+	"CreateTrigStmt.trigname": true,
+}
+
+func msgName(m protoreflect.Message) string { return string(m.Descriptor().Name()) }
+
+// field places a string field of message m.
+func (w *pgCoverWalk) field(m protoreflect.Message, field, v string) {
+	if !w.c.h.isLogicName(v) {
+		return
+	}
+	key := msgName(m) + "." + field
+	switch {
+	case key == "RangeVar.relname":
+		rv := m.Interface().(*pg.RangeVar)
+		if !w.c.used[rv.Location] {
+			w.err = notCovered(v, "in a table position the plan does not route (a subquery, CTE, UNION arm, or a statement sqlhook does not route)")
+		}
+	case safeFields[key]:
+		w.safe[strings.ToLower(v)]++
+	default:
+		w.err = notCovered(v, "as "+strings.ToLower(key))
+	}
+}
+
+// name places a String node (a name in a list, or a string constant).
+func (w *pgCoverWalk) name(v string, stack []coverFrame) {
+	own, field, at := owner(stack)
+	if own == nil {
+		return
+	}
+	switch msgName(own) {
+	case "A_Const":
+		w.constant(v, stack[:at])
+		return
+	case "DefElem":
+		// An option's value; for DO and CREATE FUNCTION the body, which
+		// the server runs as code later.
+		if n := w.c.h.mentionedName(v); n != "" {
+			w.err = notCovered(n, "inside a procedural body or an option value ("+w.c.h.bodyOwner(stack)+")")
+		}
+		return
+	}
+	if !w.c.h.isLogicName(v) {
+		return
+	}
+	key := msgName(own) + "." + field
+	switch {
+	case key == "DropStmt.objects" && w.c.dropPlaced:
+	case key == "TypeName.names":
+		w.err = notCovered(v, "as a type (the row type of the default data source's table)")
+	case safeStringLists[key]:
+		w.safe[strings.ToLower(v)]++
+	default:
+		w.err = notCovered(v, "as "+strings.ToLower(key))
+	}
+}
+
+// bodyOwner names the statement a DefElem belongs to, for the error.
+func (h *hook) bodyOwner(stack []coverFrame) string {
+	for i := len(stack) - 1; i >= 0; i-- {
+		switch stack[i].msg.Interface().(type) {
+		case *pg.DoStmt:
+			return "DO"
+		case *pg.CreateFunctionStmt:
+			return "CREATE FUNCTION/PROCEDURE"
+		}
+	}
+	return "an option"
+}
+
+// constant places a string constant: a value, unless it is given to a
+// function or cast to a reg* type, where the server may read it as a
+// table name or as SQL.
+func (w *pgCoverWalk) constant(v string, above []coverFrame) {
+	for i := len(above) - 1; i >= 0; i-- {
+		switch x := above[i].msg.Interface().(type) {
+		case *pg.FuncCall:
+			if n := w.c.h.mentionedName(v); n != "" {
+				w.err = notCovered(n, "in a string given to a function (which may read it as a table name or as SQL)")
+				return
+			}
+		case *pg.TypeCast:
+			if names := x.GetTypeName().GetNames(); len(names) > 0 &&
+				strings.HasPrefix(strings.ToLower(names[len(names)-1].GetString_().GetSval()), "reg") {
+				if n := w.c.h.mentionedName(v); n != "" {
+					w.err = notCovered(n, "in a string cast to an object identifier type (reg*)")
+					return
+				}
+			}
+		}
+	}
+	if w.c.h.isLogicName(v) {
+		w.safe[strings.ToLower(v)]++ // SET search_path TO t_order: a value from an identifier token
+	}
+}
