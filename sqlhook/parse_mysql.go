@@ -54,6 +54,9 @@ func (h *hook) compileMySQL(query string) (*plan, error) {
 	if err != nil {
 		return nil, fmt.Errorf("%w: %v", ErrParse, err)
 	}
+	if err := h.mysqlDynamicSQL(query, toks, stmts); err != nil {
+		return nil, err
+	}
 	c := &myCompiler{h: h, p: &plan{routed: -1}, aliases: map[string]int{}, placed: map[*ast.TableName]bool{}}
 	if len(stmts) != 1 {
 		for _, s := range stmts {
@@ -217,8 +220,14 @@ func (c *myCompiler) stmt(n ast.StmtNode) {
 			break // the unplaced check refuses logic tables inside
 		}
 		c.refs(x.From)
+		c.lockOf(x.LockInfo)
 		c.where(x.Where)
 		c.selectShape(x)
+		if x.SelectIntoOpt != nil {
+			// Each target would write its own rows into the same variables
+			// or file: the last one wins.
+			setOnce(&c.p.sel.multi, "SELECT ... INTO")
+		}
 	case *ast.InsertStmt:
 		c.insert(x)
 	case *ast.UpdateStmt:
@@ -275,6 +284,19 @@ func (c *myCompiler) stmt(n ast.StmtNode) {
 	}
 	if c.p.kind == kindDDL && len(c.p.tables) > 1 {
 		c.fail("DDL on several logic tables in one statement")
+	}
+}
+
+// lockOf places the tables of FOR UPDATE OF / FOR SHARE OF that name a
+// placed logic table (one used without alias), so they are renamed with it.
+func (c *myCompiler) lockOf(l *ast.SelectLockInfo) {
+	if l == nil {
+		return
+	}
+	for _, t := range l.Tables {
+		if i, ok := c.aliases[t.Name.L]; ok && i >= 0 && strings.EqualFold(c.p.tables[i].logic, t.Name.O) {
+			c.placed[t] = true
+		}
 	}
 }
 
