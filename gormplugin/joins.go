@@ -77,6 +77,12 @@ func (p *Plugin) pointAt(db *gorm.DB, r routed, t shardconf.Target) error {
 	stmt := db.Statement
 	if len(r.joins) == 0 {
 		stmt.Table, stmt.TableExpr = t.Table, nil
+		if c, ok := stmt.Clauses["WHERE"]; ok && r.logic != "" && !strings.EqualFold(r.logic, t.Table) {
+			if w, ok := c.Expression.(clause.Where); ok {
+				c.Expression = clause.Where{Exprs: requalify(w.Exprs, r.logic)}
+				stmt.Clauses["WHERE"] = c
+			}
+		}
 		return nil
 	}
 	stmt.Table = r.logic
@@ -90,4 +96,56 @@ func (p *Plugin) pointAt(db *gorm.DB, r routed, t shardconf.Target) error {
 			stmt.Quote(clause.Table{Name: j.partner}) + j.name[j.end:]
 	}
 	return nil
+}
+
+// requalify points conditions GORM qualified with the logic table's name
+// (association queries write "bound_items"."id") at the current table,
+// which is the physical table once the statement is routed. The
+// expressions are copied: a statement's clauses share them with the
+// statements cloned from it.
+func requalify(es []clause.Expression, logic string) []clause.Expression {
+	col := func(c any) any {
+		if x, ok := c.(clause.Column); ok && strings.EqualFold(x.Table, logic) {
+			x.Table = clause.CurrentTable
+			return x
+		}
+		return c
+	}
+	out := make([]clause.Expression, len(es))
+	for i, e := range es {
+		switch x := e.(type) {
+		case clause.Where:
+			out[i] = clause.Where{Exprs: requalify(x.Exprs, logic)}
+		case clause.AndConditions:
+			out[i] = clause.AndConditions{Exprs: requalify(x.Exprs, logic)}
+		case clause.OrConditions:
+			out[i] = clause.OrConditions{Exprs: requalify(x.Exprs, logic)}
+		case clause.NotConditions:
+			out[i] = clause.NotConditions{Exprs: requalify(x.Exprs, logic)}
+		case clause.IN:
+			x.Column = col(x.Column)
+			out[i] = x
+		case clause.Eq:
+			x.Column = col(x.Column)
+			out[i] = x
+		case clause.Neq:
+			x.Column = col(x.Column)
+			out[i] = x
+		case clause.Gt:
+			x.Column = col(x.Column)
+			out[i] = x
+		case clause.Gte:
+			x.Column = col(x.Column)
+			out[i] = x
+		case clause.Lt:
+			x.Column = col(x.Column)
+			out[i] = x
+		case clause.Lte:
+			x.Column = col(x.Column)
+			out[i] = x
+		default:
+			out[i] = e
+		}
+	}
+	return out
 }

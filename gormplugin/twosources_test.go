@@ -73,11 +73,17 @@ func reopen(t *testing.T, d gorm.Dialector, cfg *gorm.Config) *gorm.DB {
 // and migrates sharded_orders.
 func newTwoDS(t *testing.T, be, name string, cfg func() *gorm.Config, opts ...gormplugin.Option) *twoDS {
 	t.Helper()
+	return openTwoDS(t, be, name, dbRules, cfg, []any{&ShardedOrder{}}, opts...)
+}
+
+// openTwoDS is newTwoDS with other rules and models.
+func openTwoDS(t *testing.T, be, name, rules string, cfg func() *gorm.Config, models []any, opts ...gormplugin.Option) *twoDS {
+	t.Helper()
 	if cfg == nil {
 		cfg = func() *gorm.Config { return &gorm.Config{} }
 	}
 	d0, d1 := dialectorFor(t, be, "gw_"+name+"_ds0"), dialectorFor(t, be, "gw_"+name+"_ds1")
-	e := &twoDS{be: be, rules: rulesOf(t, dbRules)}
+	e := &twoDS{be: be, rules: rulesOf(t, rules)}
 	e.db, e.db1 = reopen(t, d0, cfg()), reopen(t, d1, cfg())
 	e.chk = [2]*gorm.DB{reopen(t, d0, nil), reopen(t, d1, nil)}
 	p0, _ := e.db.DB()
@@ -89,7 +95,7 @@ func newTwoDS(t *testing.T, be, name string, cfg func() *gorm.Config, opts ...go
 			t.Fatal(err)
 		}
 	}
-	if err := e.db.AutoMigrate(&ShardedOrder{}); err != nil {
+	if err := e.db.AutoMigrate(models...); err != nil {
 		t.Fatal(err)
 	}
 	return e
