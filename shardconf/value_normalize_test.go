@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"math"
 	"math/big"
+	"math/rand/v2"
 	"strings"
 	"testing"
 
@@ -94,6 +95,18 @@ func vnNumbers() []*big.Int {
 		"9223372036854775808", "12345678901234567890", "18446744073709551615"} {
 		n, _ := new(big.Int).SetString(s, 10)
 		out = append(out, n)
+	}
+	// And seeded random ones: small, 32-bit, 53-bit, 64-bit and above int64.
+	rng := rand.New(rand.NewPCG(14, 14))
+	for i := 0; i < 40; i++ {
+		for _, bits := range []uint{8, 32, 53, 63} {
+			v := int64(rng.Uint64() >> (64 - bits))
+			if rng.IntN(2) == 0 {
+				v = -v
+			}
+			out = append(out, big.NewInt(v))
+		}
+		out = append(out, new(big.Int).SetUint64(rng.Uint64()|1<<63))
 	}
 	return out
 }
