@@ -371,7 +371,11 @@ func (c *conn) execRouted(ctx context.Context, query string, r *routed, s *stmt)
 		return nil, err
 	}
 	if len(r.units) == 1 {
-		return c.execUnit(ctx, r.units[0], s)
+		res, err := c.execUnit(ctx, r.units[0], s)
+		if err != nil {
+			c.statementFailed(err)
+		}
+		return res, err
 	}
 	results := make([]driver.Result, 0, len(r.units))
 	for i, u := range r.units {
@@ -399,7 +403,11 @@ func (c *conn) queryRouted(ctx context.Context, query string, r *routed, s *stmt
 		return nil, err
 	}
 	if len(r.units) == 1 {
-		return c.queryUnit(ctx, r.units[0], s)
+		rows, err := c.queryUnit(ctx, r.units[0], s)
+		if err != nil {
+			c.statementFailed(err)
+		}
+		return rows, err
 	}
 	rows := make([]driver.Rows, 0, len(r.units))
 	closeAll := func() {
@@ -459,6 +467,7 @@ func (c *conn) queryRouted(ctx context.Context, query string, r *routed, s *stmt
 // database/sql would run the whole statement again on another conn.
 func (c *conn) unitError(what string, i int, units []unit, err error) error {
 	if i == 0 {
+		c.statementFailed(err)
 		return err
 	}
 	done := make([]string, i)
@@ -477,6 +486,16 @@ func (c *conn) unitError(what string, i int, units []unit, err error) error {
 	}
 	return fmt.Errorf("sqlhook: %s unit %d of %d failed on data source %s; %d earlier unit(s) succeeded (on %s) and %s: "+verb,
 		what, i+1, len(units), units[i].ds, i, strings.Join(done, ", "), after, err)
+}
+
+// statementFailed notes a statement that failed in a transaction across
+// data sources on PostgreSQL. PostgreSQL aborts the transaction of the
+// data source it failed on until ROLLBACK TO; the whole transaction does
+// the same, so that the other data sources cannot commit without it.
+func (c *conn) statementFailed(err error) {
+	if c.tx != nil && c.tx.failed == nil && c.cn.opts.multiSourceTx && c.cn.h != nil && c.cn.h.dialect == PostgreSQL {
+		c.tx.failed = fmt.Errorf("a statement failed: %v", err)
+	}
 }
 
 func (c *conn) execUnit(ctx context.Context, u unit, s *stmt) (driver.Result, error) {

@@ -358,3 +358,27 @@ func TestPartialStatementUndoneByRollbackTo(t *testing.T) {
 		})
 	}
 }
+
+// On PostgreSQL a failed statement aborts its data source's transaction
+// until ROLLBACK TO; a transaction across data sources does the same as
+// a whole, so the other data sources never commit without it.
+func TestPostgresFailedStatementAbortsTransactionAcrossDataSources(t *testing.T) {
+	b := txBackends(t, "pgabort")[0]
+	mustExecDB(t, b.direct(t, 1), b.q(`INSERT INTO t_order (order_id, user_id, status) VALUES (?, ?, 'x')`), 101, 1)
+	db := b.open(t, sqlhook.WithMultiSourceTx())
+	tx, err := db.Begin()
+	if err != nil {
+		t.Fatal(err)
+	}
+	b.insertOrder(t, tx, 50, 0)
+	if _, err := tx.Exec(b.q(`INSERT INTO t_order (order_id, user_id, status) VALUES (?, ?, 'dup')`), 101, 1); err == nil {
+		t.Fatal("duplicate key on ds_1 not reported")
+	}
+	if _, err := tx.Exec(b.q(`INSERT INTO t_order (order_id, user_id, status) VALUES (?, ?, 'x')`), 52, 0); !errors.Is(err, sqlhook.ErrTxAborted) {
+		t.Errorf("statement on ds_0 after a failure on ds_1: %v, want ErrTxAborted", err)
+	}
+	if err := tx.Commit(); !errors.Is(err, sqlhook.ErrTxAborted) {
+		t.Errorf("Commit: %v, want ErrTxAborted", err)
+	}
+	wantOrders(t, b, []int64{}, []int64{101})
+}
