@@ -20,9 +20,11 @@
 //
 // Each statement is parsed once per distinct text with a real grammar and
 // its route plan cached (WithPlanCacheSize). A statement whose text cannot
-// name a logic table (none of the rule's table names occurs in it) is not
-// parsed at all and goes unchanged to the default data source
-// (WithDefaultDataSource), as do SELECT 1, SET and SHOW.
+// name a logic table (none of the rule's sharded or broadcast table names
+// occurs in it, in any case, and with PostgreSQL it has no U& or
+// backslash escape that could spell one) is not parsed at all and goes
+// unchanged to the default data source (WithDefaultDataSource), as do
+// SELECT 1, SET and SHOW.
 //
 // Only identifiers the parser places in table position are rewritten: a
 // logic table's name in a string literal, a comment, a column alias or a
@@ -50,7 +52,7 @@
 //     for a sharding column is refused, since the value stored depends on
 //     the column's type. RETURNING, ON CONFLICT and ON DUPLICATE KEY
 //     UPDATE go with the rows (a conflict is always within one physical
-//     table); setting a sharding column in them is refused. A split INSERT
+//     table); for setting a sharding column in them see below. A split INSERT
 //     outside a transaction is not atomic across targets; inside one
 //     confined to a data source it is.
 //   - SELECT on several targets runs on each and merges: rows are
@@ -67,7 +69,19 @@
 //     A user-defined aggregate cannot be told from a function by name: do
 //     not run one across several targets.
 //   - UPDATE and DELETE on several targets run on each and sum rows
-//     affected; updating a sharding column is refused.
+//     affected.
+//   - A write that changes a sharding column's value would leave the row
+//     in a table its new value does not route to. It is refused with an
+//     error matching both shardconf.ErrShardingKeyChange and
+//     ErrUnsupported (a *shardconf.RouteError naming table, column and,
+//     when known, value), unless the row provably stays: an UPDATE whose
+//     WHERE reaches one target and whose new values (with the WHERE's
+//     conditions on the sharding columns it does not set) route to that
+//     same target, as ShardingSphere allows; SET c = c; and an upsert
+//     setting c = excluded.c (MySQL: VALUES(c)) when every sharding column
+//     is set from the inserted row or is a column of the conflict target
+//     (the inserted row routed the statement to this table). An
+//     expression, DEFAULT or a subquery as the new value is refused.
 //   - JOINs of binding tables (bindingTables) go to the same-index
 //     physical tables; a JOIN of two sharded tables that are not bound, a
 //     self-join of a sharded table, a logic table inside a subquery, CTE
@@ -84,6 +98,46 @@
 //     KEY, UNIQUE or EXCLUDE constraint on PostgreSQL, renaming a logic
 //     table, and DROP/TRUNCATE of a logic table with other tables are
 //     refused before anything runs.
+//
+// # What is refused because the plan cannot cover it
+//
+// Every occurrence of a logic or broadcast table's name as an identifier
+// (quoted or not, in any case: names match as ShardingSphere matches
+// them, so "T_ORDER" is t_order) must be a table position the plan
+// rewrites, or something the parse tree shows is not a table: a column,
+// a column or table alias, a function name, an option name, a plain
+// value. Otherwise the statement would run unchanged on the default data
+// source, on its unsharded table or on one copy of a broadcast table, so
+// it is refused with ErrUnsupported before anything runs (the examples
+// are PostgreSQL's; SQLite statements are read by the same grammar, and
+// MySQL's by its own in the same way):
+//
+//   - a text of several statements that names one anywhere (send them one
+//     by one);
+//   - a procedural body that mentions one as a word, escapes decoded: DO
+//     blocks, CREATE FUNCTION and CREATE PROCEDURE bodies (quoted,
+//     dollar-quoted or BEGIN ATOMIC);
+//   - a string the server may read as SQL or as a table name: given to a
+//     function (query_to_xml('SELECT ... FROM t_order'),
+//     pg_relation_size('t_order')) or cast to a reg* type
+//     ('t_order'::regclass);
+//   - SELECT INTO and CREATE TABLE AS (each target would create its own
+//     partial table), INSERT ... SELECT from one, a logic table in a
+//     subquery, CTE, UNION arm, MERGE, EXPLAIN, PREPARE, DECLARE CURSOR,
+//     COPY, LOCK, VACUUM, ANALYZE, CLUSTER, REINDEX, COMMENT ON, SECURITY
+//     LABEL, GRANT/REVOKE, CREATE VIEW/RULE/POLICY/TRIGGER, a foreign key
+//     REFERENCES or LIKE naming one, ALTER ... RENAME, DROP VIEW, DROP
+//     INDEX or DROP SEQUENCE of that name, a type named after one
+//     (NULL::t_order, its row type on the default data source);
+//   - a name spelled with Unicode escapes (U&"t\005forder"), and a
+//     database-qualified name (db.public.t_order: each data source has its
+//     own database). A schema-qualified name keeps its schema and is
+//     rewritten: public.t_order becomes public."t_order_1" AS t_order.
+//
+// No static check sees SQL built at run time: a function body that
+// assembles a table name from pieces (format('%I', 't_' || x)), or a
+// function called by name (SELECT f(), CALL p()), runs on the default data
+// source as written. Do not reach logic tables that way.
 //
 // Without WithScatter, a statement that lacks a condition on any sharding
 // column (database or table) is shardconf.ErrMissingShardingKey; every
