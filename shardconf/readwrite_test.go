@@ -225,3 +225,28 @@ func TestReadWriteGroupsWithoutDataSourcesSection(t *testing.T) {
 		t.Fatalf("a node naming a replica: %v", errs)
 	}
 }
+
+func TestReadBalancerIsSafeForConcurrentUse(t *testing.T) {
+	g := &shardconf.ReadWriteGroup{Name: "g", Write: shardconf.DataSource{Name: "w"},
+		Reads: []shardconf.DataSource{{Name: "a"}, {Name: "b"}}, LoadBalancer: shardconf.LoadBalancer{Type: shardconf.RoundRobin}}
+	b := g.NewReadBalancer()
+	counts := make(chan [2]int, 8)
+	for w := 0; w < 8; w++ {
+		go func() {
+			var c [2]int
+			for i := 0; i < 1000; i++ {
+				c[b.Next()]++
+			}
+			counts <- c
+		}()
+	}
+	var total [2]int
+	for w := 0; w < 8; w++ {
+		c := <-counts
+		total[0] += c[0]
+		total[1] += c[1]
+	}
+	if total != [2]int{4000, 4000} {
+		t.Fatalf("ROUND_ROBIN over 8000 concurrent reads: %v, want 4000 each", total)
+	}
+}
