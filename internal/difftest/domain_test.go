@@ -84,10 +84,10 @@ func sameDSUser(rng *rand.Rand, u int64) int64 { return userIn(rng, dsOf(u)) }
 func otherDSUser(rng *rand.Rand, u int64) int64 { return userIn(rng, 1-dsOf(u)) }
 
 // otherTableKey is a key of the explicit domain in another table (MOD 3)
-// than k.
-func otherTableKey(rng *rand.Rand, k int64) int64 {
+// than k, owned by data source ds (see ownerDS).
+func otherTableKey(rng *rand.Rand, k int64, ds int) int64 {
 	for {
-		if o := int64(1 + rng.IntN(30)); mod(o, 3) != mod(k, 3) {
+		if o := int64(1 + rng.IntN(30)); mod(o, 3) != mod(k, 3) && ownerDS(o) == ds {
 			return o
 		}
 	}

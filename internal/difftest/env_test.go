@@ -10,7 +10,7 @@ import (
 	"testing"
 
 	_ "github.com/glebarez/go-sqlite" // registers "sqlite"
-	_ "github.com/go-sql-driver/mysql"
+	"github.com/go-sql-driver/mysql"
 	_ "github.com/jackc/pgx/v5/stdlib"
 
 	"github.com/shardkey/shardkey/internal/dbtest"
@@ -68,13 +68,13 @@ var tables = []tableSpec{
 // backend is one database server (or SQLite) with the two data sources
 // and the oracle of one run.
 type backend struct {
-	name    string // postgres, mariadb, sqlite
-	driver  string // pgx, mysql, sqlite
-	dsn     [2]string
-	oracle  string
-	dollar  bool // $n placeholders
-	mysql   bool
-	gormDSN [2]string // as the GORM dialector opens them
+	name   string // postgres, mariadb, sqlite
+	driver string // pgx, mysql, sqlite
+	dsn    [2]string
+	oracle string
+	dollar bool // $n placeholders
+	mysql  bool
+	dbName [2]string // MySQL: the databases of ds_0 and ds_1
 }
 
 func openBackend(t testing.TB, name, client string) backend {
@@ -86,9 +86,17 @@ func openBackend(t testing.TB, name, client string) backend {
 			dsn:    [2]string{dbtest.Postgres(t, n("pg_ds0")), dbtest.Postgres(t, n("pg_ds1"))},
 			oracle: dbtest.Postgres(t, n("pg_oracle"))}
 	case "mariadb":
-		return backend{name: name, driver: "mysql", mysql: true,
+		b := backend{name: name, driver: "mysql", mysql: true,
 			dsn:    [2]string{dbtest.MySQL(t, n("my_ds0")), dbtest.MySQL(t, n("my_ds1"))},
 			oracle: dbtest.MySQL(t, n("my_oracle"))}
+		for i, dsn := range b.dsn {
+			cfg, err := mysql.ParseDSN(dsn)
+			if err != nil {
+				t.Fatal(err)
+			}
+			b.dbName[i] = cfg.DBName
+		}
+		return b
 	case "sqlite":
 		dir := t.TempDir()
 		f := func(s string) string { return filepath.Join(dir, s+".db") + "?_pragma=busy_timeout(10000)" }

@@ -257,12 +257,46 @@ func (c *gormClient) build(h *harness, rng *rand.Rand, step int) op {
 func result(r *gorm.DB) ([]int64, error) { return []int64{r.RowsAffected}, r.Error }
 
 // tx: a db.Transaction of one to three operations, committed or rolled
-// back.
+// back; now and then the middle ones run in a nested Transaction (a
+// SAVEPOINT) that commits or rolls back on its own.
 func (g *gormGen) tx() (string, string, gormRun) {
 	var runs []gormRun
 	var descs []string
-	for range 1 + g.rng.IntN(3) {
+	n := 1 + g.rng.IntN(3)
+	nested := -1
+	if g.rng.IntN(3) == 0 {
+		nested = g.rng.IntN(n)
+	}
+	innerCommit := g.rng.IntN(2) == 0
+	kind := "gorm.tx"
+	for i := range n {
 		_, d, r := g.operation()
+		if i == nested {
+			inner := r
+			end := "rollback"
+			if innerCommit {
+				end = "commit"
+			}
+			kind += ".nested." + end
+			d = "tx.Transaction(func(tx) { " + d + " }) // " + end
+			r = func(db *gorm.DB, tp *tape, oracle bool) ([]int64, error) {
+				var rows []int64
+				err := db.Transaction(func(tx *gorm.DB) error {
+					var err error
+					if rows, err = inner(tx, tp, oracle); err != nil {
+						return err
+					}
+					if !innerCommit {
+						return errRolledBack
+					}
+					return nil
+				})
+				if errors.Is(err, errRolledBack) {
+					err = nil // rolled back to the savepoint; the outer goes on
+				}
+				return rows, err
+			}
+		}
 		runs = append(runs, r)
 		descs = append(descs, d)
 	}
@@ -272,7 +306,7 @@ func (g *gormGen) tx() (string, string, gormRun) {
 		end = "rollback"
 	}
 	desc := "db.Transaction(func(tx) {\n  " + strings.Join(descs, "\n  ") + "\n}) // " + end
-	return "gorm.tx." + end, desc, func(db *gorm.DB, tp *tape, oracle bool) ([]int64, error) {
+	return kind + "." + end, desc, func(db *gorm.DB, tp *tape, oracle bool) ([]int64, error) {
 		var rows []int64
 		err := db.Transaction(func(tx *gorm.DB) error {
 			for _, r := range runs {
@@ -298,48 +332,71 @@ func (g *gormGen) where(shape string, p pair) (func(*gorm.DB) *gorm.DB, string) 
 	switch shape {
 	case "key":
 		return func(db *gorm.DB) *gorm.DB { return db.Where("user_id = ? AND order_id = ?", u, k) },
-			fmt.Sprintf("Where(\"user_id = ? AND order_id = ?\", %#v, %#v)", u, k)
+			fmt.Sprintf("Where(\"user_id = ? AND order_id = ?\", %s, %s)", argText(u), argText(k))
 	case "struct":
 		return func(db *gorm.DB) *gorm.DB { return db.Where(&Order{UserID: p.user, OrderID: p.key}) },
 			fmt.Sprintf("Where(&Order{UserID: %d, OrderID: %d})", p.user, p.key)
 	case "map":
 		return func(db *gorm.DB) *gorm.DB { return db.Where(map[string]any{"user_id": u, "order_id": k}) },
-			fmt.Sprintf("Where(map{user_id: %#v, order_id: %#v})", u, k)
+			fmt.Sprintf("Where(map{user_id: %s, order_id: %s})", argText(u), argText(k))
 	case "clause":
 		return func(db *gorm.DB) *gorm.DB {
 				return db.Clauses(clause.Where{Exprs: []clause.Expression{
 					clause.Eq{Column: clause.Column{Name: "user_id"}, Value: u},
 					clause.Eq{Column: clause.Column{Name: "order_id"}, Value: k}}})
 			},
-			fmt.Sprintf("Clauses(clause.Where{Eq user_id %#v, Eq order_id %#v})", u, k)
+			fmt.Sprintf("Clauses(clause.Where{Eq user_id %s, Eq order_id %s})", argText(u), argText(k))
 	case "in":
 		us := []any{u, g.num(sameDSUser(rng, p.user))}
 		ks := []any{k, g.num(explicitKey(rng))}
 		return func(db *gorm.DB) *gorm.DB { return db.Where("user_id IN ? AND order_id IN ?", us, ks) },
-			fmt.Sprintf("Where(\"user_id IN ? AND order_id IN ?\", %#v, %#v)", us, ks)
+			fmt.Sprintf("Where(\"user_id IN ? AND order_id IN ?\", %s, %s)", argText(us), argText(ks))
 	case "range":
 		lo := min(p.key, int64(rng.IntN(30)))
 		hi := lo + int64(rng.IntN(12))
 		return func(db *gorm.DB) *gorm.DB { return db.Where("user_id = ? AND order_id BETWEEN ? AND ?", u, lo, hi) },
-			fmt.Sprintf("Where(\"user_id = ? AND order_id BETWEEN ? AND ?\", %#v, %d, %d)", u, lo, hi)
+			fmt.Sprintf("Where(\"user_id = ? AND order_id BETWEEN ? AND ?\", %s, %d, %d)", argText(u), lo, hi)
 	case "or":
 		q := g.h.existing(rng, "t_order")
 		return func(db *gorm.DB) *gorm.DB {
 				return db.Where("user_id = ? AND order_id = ?", u, k).Or("user_id = ? AND order_id = ?", q.user, q.key)
 			},
-			fmt.Sprintf("Where(\"user_id = ? AND order_id = ?\", %#v, %#v).Or(\"user_id = ? AND order_id = ?\", %d, %d)", u, k, q.user, q.key)
+			fmt.Sprintf("Where(\"user_id = ? AND order_id = ?\", %s, %s).Or(\"user_id = ? AND order_id = ?\", %d, %d)", argText(u), argText(k), q.user, q.key)
 	case "user":
 		return func(db *gorm.DB) *gorm.DB { return db.Where("user_id = ?", u) },
-			fmt.Sprintf("Where(\"user_id = ?\", %#v)", u)
+			fmt.Sprintf("Where(\"user_id = ?\", %s)", argText(u))
 	case "order":
 		return func(db *gorm.DB) *gorm.DB { return db.Where("order_id = ?", k) },
-			fmt.Sprintf("Where(\"order_id = ?\", %#v)", k)
+			fmt.Sprintf("Where(\"order_id = ?\", %s)", argText(k))
 	}
 	s := pick(rng, statuses[:3])
-	return func(db *gorm.DB) *gorm.DB { return db.Where("status = ?", s) }, fmt.Sprintf("Where(\"status = ?\", %v)", s)
+	return func(db *gorm.DB) *gorm.DB { return db.Where("status = ?", s) }, fmt.Sprintf("Where(\"status = ?\", %s)", argText(s))
 }
 
 var gormWhereShapes = []string{"key", "key", "struct", "map", "clause", "in", "range", "or", "user", "order", "none"}
+
+// argText spells an argument with its Go type, as a test would write it.
+func argText(v any) string {
+	switch x := v.(type) {
+	case int64:
+		return strconv.FormatInt(x, 10)
+	case string:
+		return strconv.Quote(x)
+	case []any:
+		parts := make([]string, len(x))
+		for i, e := range x {
+			parts[i] = argText(e)
+		}
+		return "[]any{" + strings.Join(parts, ", ") + "}"
+	case *string:
+		return ptrText(x)
+	case *int64:
+		return ptrText(x)
+	case nil:
+		return "nil"
+	}
+	return fmt.Sprintf("%T(%v)", v, v)
+}
 
 func ptrText[T any](p *T) string {
 	if p == nil {
@@ -418,13 +475,19 @@ func (g *gormGen) createMany() (string, string, gormRun) {
 	mixed := rng.IntN(3) == 0
 	var protos []Order
 	var texts []string
-	for i := range 2 + rng.IntN(3) {
+	next := int64(1_000_000 + g.step*100)
+	for range 2 + rng.IntN(3) {
 		o := Order{Status: g.status(), Amount: g.amount(), Note: g.note()}
-		if !generated {
-			o.OrderID = int64(1_000_000 + g.step*10 + i)
-			ds = ownerDS(o.OrderID)
-		} else if mixed {
+		if mixed {
 			ds = rng.IntN(2)
+		}
+		if !generated {
+			// a fresh key of the row's data source (never a duplicate)
+			for ownerDS(next) != ds {
+				next++
+			}
+			o.OrderID = next
+			next++
 		}
 		o.UserID = userIn(rng, ds)
 		protos = append(protos, o)
@@ -456,7 +519,7 @@ func (g *gormGen) createMap() (string, string, gormRun) {
 	generated := g.rng.IntN(2) == 0
 	o := g.newOrder(generated)
 	u := g.num(o.UserID)
-	desc := fmt.Sprintf("Model(&Order{}).Create(map{order_id: %d, user_id: %#v, note: %q})", o.OrderID, u, o.Note)
+	desc := fmt.Sprintf("Model(&Order{}).Create(map{order_id: %d, user_id: %s, note: %q})", o.OrderID, argText(u), o.Note)
 	kind := "gorm.createMap"
 	if generated {
 		kind += ".genkey"
@@ -516,7 +579,7 @@ func (g *gormGen) save() (string, string, gormRun) {
 		change, newUser = "user (other data source)", otherDSUser(rng, p.user)
 		kind += ".otherds"
 	case 2:
-		change, newKey = "key", otherTableKey(rng, p.key)
+		change, newKey = "key", otherTableKey(rng, p.key, dsOf(p.user))
 		kind += ".key"
 	}
 	st := g.status()
@@ -565,6 +628,7 @@ func (g *gormGen) update() (string, string, gormRun) {
 	if rng.IntN(4) == 0 {
 		base = func(db *gorm.DB) *gorm.DB { return where(db.Table("t_order")) }
 		basedesc = "Table(\"t_order\")." + wdesc
+		shape = "table." + shape
 	}
 	if rng.IntN(6) == 0 {
 		// the model carries the key: GORM adds WHERE order_id only
@@ -594,7 +658,7 @@ func (g *gormGen) update() (string, string, gormRun) {
 		if setUser != nil {
 			m["user_id"] = g.num(*setUser)
 		}
-		kind, desc = "gorm.updates.map", fmt.Sprintf(".Updates(%v)", m)
+		kind, desc = "gorm.updates.map", fmt.Sprintf(".Updates(map{status: %s, amount: %s, user_id: %s})", ptrText(st), ptrText(am), argText(m["user_id"]))
 		call = func(db *gorm.DB) *gorm.DB {
 			mm := map[string]any{}
 			for k, v := range m {
@@ -605,7 +669,7 @@ func (g *gormGen) update() (string, string, gormRun) {
 	case 3:
 		if setUser != nil {
 			u := g.num(*setUser)
-			kind, desc = "gorm.update", fmt.Sprintf(".Update(\"user_id\", %#v)", u)
+			kind, desc = "gorm.update", fmt.Sprintf(".Update(\"user_id\", %s)", argText(u))
 			call = func(db *gorm.DB) *gorm.DB { return db.Update("user_id", u) }
 		} else {
 			kind, desc = "gorm.update", fmt.Sprintf(".Update(\"status\", %s)", ptrText(st))
@@ -652,7 +716,7 @@ func (g *gormGen) delete() (string, string, gormRun) {
 	case 1:
 		ks := []int64{p.key, explicitKey(rng)}
 		u := g.num(p.user)
-		return "gorm.delete.conds", fmt.Sprintf("Delete(&Order{}, \"user_id = ? AND order_id IN ?\", %#v, %v)", u, ks),
+		return "gorm.delete.conds", fmt.Sprintf("Delete(&Order{}, \"user_id = ? AND order_id IN ?\", %s, %v)", argText(u), ks),
 			func(db *gorm.DB, _ *tape, _ bool) ([]int64, error) {
 				return result(db.Delete(&Order{}, "user_id = ? AND order_id IN ?", u, ks))
 			}
@@ -721,6 +785,9 @@ func (g *gormGen) upsert() (string, string, gormRun) {
 	desc := fmt.Sprintf("Clauses(clause.OnConflict{Columns: order_id, %s}).Create(&[]Order{%s})", ocdesc, strings.Join(texts, ", "))
 	return kind, desc, func(db *gorm.DB, tp *tape, _ bool) ([]int64, error) {
 		rows := append([]Order(nil), protos...)
+		for i := range rows {
+			tp.key(&rows[i].OrderID) // a zero key is generated, as on any create
+		}
 		return result(db.Clauses(oc).Create(&rows))
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"maps"
 	"math/rand/v2"
 	"regexp"
 	"slices"
@@ -55,12 +56,14 @@ type harness struct {
 	mid    *snapshot // after shardkey ran the current step, before the oracle
 	stats  map[string]*kindStats
 	quiet  bool // replaying while shrinking: no stats
+	lost   int64
 	broken []divergence
 }
 
 type kindStats struct {
 	total, accepted, rolledBack, dbErr int
 	refused                            map[string]int
+	sample                             map[string]string // an error message per refusal reason
 }
 
 // divergence is a step whose effect differs from the oracle's.
@@ -176,7 +179,7 @@ func (h *harness) stat(kind string) *kindStats {
 	}
 	st := h.stats[kind]
 	if st == nil {
-		st = &kindStats{refused: map[string]int{}}
+		st = &kindStats{refused: map[string]int{}, sample: map[string]string{}}
 		h.stats[kind] = st
 	}
 	st.total++
@@ -187,7 +190,11 @@ func (h *harness) count(st *kindStats, err error) {
 	if st == nil {
 		return
 	}
-	switch r := refusal(err); r {
+	r := refusal(err)
+	if _, ok := st.sample[r]; !ok {
+		st.sample[r] = err.Error()
+	}
+	switch r {
 	case "":
 		st.dbErr++
 	case "rolled back":
@@ -307,26 +314,44 @@ func (h *harness) shrink(failed int) {
 	}
 }
 
+// summary logs, per operation family (and per kind with -v), how many
+// steps were accepted, refused by shardkey (and why), failed in the
+// database, or rolled back on purpose.
 func (h *harness) summary() {
-	kinds := make([]string, 0, len(h.stats))
-	for k := range h.stats {
-		kinds = append(kinds, k)
-	}
-	sort.Strings(kinds)
-	var b strings.Builder
-	fmt.Fprintf(&b, "%-28s %7s %7s %7s %7s %7s  refusals\n", "kind", "steps", "accept", "refuse", "dberr", "rollbk")
-	for _, k := range kinds {
-		st := h.stats[k]
-		ref := 0
-		var reasons []string
-		for r, n := range st.refused {
-			ref += n
-			reasons = append(reasons, fmt.Sprintf("%s %d", r, n))
+	families := map[string]*kindStats{}
+	for k, st := range h.stats {
+		f := k
+		if parts := strings.SplitN(k, ".", 3); len(parts) == 3 {
+			f = parts[0] + "." + parts[1]
 		}
-		sort.Strings(reasons)
-		fmt.Fprintf(&b, "%-28s %7d %7d %6.1f%% %6.1f%% %6.1f%%  %s\n", k, st.total, st.accepted,
-			pct(ref, st.total), pct(st.dbErr, st.total), pct(st.rolledBack, st.total), strings.Join(reasons, ", "))
+		fs := families[f]
+		if fs == nil {
+			fs = &kindStats{refused: map[string]int{}}
+			families[f] = fs
+		}
+		fs.total += st.total
+		fs.accepted += st.accepted
+		fs.dbErr += st.dbErr
+		fs.rolledBack += st.rolledBack
+		for r, n := range st.refused {
+			fs.refused[r] += n
+		}
 	}
+	table := statsTable(families)
+	if testing.Verbose() {
+		table += "\nper kind:\n" + statsTable(h.stats) + "\nan error of each kind and reason:\n"
+		for _, k := range slices.Sorted(maps.Keys(h.stats)) {
+			for _, r := range slices.Sorted(maps.Keys(h.stats[k].sample)) {
+				msg := h.stats[k].sample[r]
+				if len(msg) > 300 {
+					msg = msg[:300] + "..."
+				}
+				table += fmt.Sprintf("  %s [%s]: %s\n", k, r, msg)
+			}
+		}
+	}
+	var b strings.Builder
+	b.WriteString(table)
 	if len(h.broken) > 0 {
 		byKind := map[string]int{}
 		for _, d := range h.broken {
@@ -335,6 +360,29 @@ func (h *harness) summary() {
 		fmt.Fprintf(&b, "divergences by kind: %v\n", byKind)
 	}
 	h.t.Logf("seed %d\n%s", h.seed, b.String())
+}
+
+func statsTable(stats map[string]*kindStats) string {
+	kinds := make([]string, 0, len(stats))
+	for k := range stats {
+		kinds = append(kinds, k)
+	}
+	sort.Strings(kinds)
+	var b strings.Builder
+	fmt.Fprintf(&b, "%-44s %7s %7s %7s %7s %7s  refusals\n", "kind", "steps", "accept", "refuse", "dberr", "rollbk")
+	for _, k := range kinds {
+		st := stats[k]
+		ref := 0
+		var reasons []string
+		for r, n := range st.refused {
+			ref += n
+			reasons = append(reasons, fmt.Sprintf("%s %d", r, n))
+		}
+		sort.Strings(reasons)
+		fmt.Fprintf(&b, "%-44s %7d %7d %6.1f%% %6.1f%% %6.1f%%  %s\n", k, st.total, st.accepted,
+			pct(ref, st.total), pct(st.dbErr, st.total), pct(st.rolledBack, st.total), strings.Join(reasons, ", "))
+	}
+	return b.String()
 }
 
 func pct(n, d int) float64 {

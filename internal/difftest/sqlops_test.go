@@ -16,8 +16,8 @@ import (
 // sqlClient writes through sqlhook: strict (no scatter) or with
 // WithScatter, one *sql.DB each, over the same data sources.
 type sqlClient struct {
-	w               *world
-	strict, scatter *sql.DB
+	w                      *world
+	strict, scatter, multi *sql.DB // multi: WithMultiSourceTx
 }
 
 func newSQLClient(t testing.TB, w *world) *sqlClient {
@@ -31,7 +31,7 @@ func newSQLClient(t testing.TB, w *world) *sqlClient {
 		t.Cleanup(func() { db.Close() })
 		return db
 	}
-	return &sqlClient{w: w, strict: open(), scatter: open(sqlhook.WithScatter())}
+	return &sqlClient{w: w, strict: open(), scatter: open(sqlhook.WithScatter()), multi: open(sqlhook.WithMultiSourceTx())}
 }
 
 // cell is a piece of SQL with ? placeholders and their arguments.
@@ -47,9 +47,11 @@ func (c *cell) add(text string, args ...any) {
 
 func (c *cell) addCell(o cell) { c.add(o.text, o.args...) }
 
-// stmt is one statement of a step.
+// stmt is one statement of a step. Its text names the tables {T}
+// (t_order) and {D} (t_dict), spelled by shardR and oracleR.
 type stmt struct {
-	sharded cell
+	shardR, oracleR *strings.Replacer
+	sharded         cell
 	// oracle builds the oracle's statement from the keys shardkey generated
 	// for tagged rows; nil: the same statement.
 	oracle func(keys []int64) cell
@@ -130,6 +132,9 @@ func (g *sqlGen) val(v any) cell {
 		case string:
 			return cell{text: "'" + x + "'"}
 		case int64:
+			if g.b.mysql && x >= 0 && g.rng.IntN(2) == 0 {
+				return cell{text: fmt.Sprintf("0x%02X", x)} // a number here, as MySQL reads it
+			}
 			return cell{text: strconv.FormatInt(x, 10)}
 		}
 	}
@@ -197,9 +202,9 @@ func (g *sqlGen) insert(verb string, rows []insRow, suffix string) stmt {
 	build := func(keys []cell, withKey bool) cell {
 		c := cell{}
 		if withKey {
-			c.add(verb + " t_order (order_id, user_id, status, amount, note) VALUES ")
+			c.add(verb + " {T} (order_id, user_id, status, amount, note) VALUES ")
 		} else {
-			c.add(verb + " t_order (user_id, status, amount, note) VALUES ")
+			c.add(verb + " {T} (user_id, status, amount, note) VALUES ")
 		}
 		for i := range rows {
 			if i > 0 {
@@ -341,14 +346,77 @@ func (c *sqlClient) build(h *harness, rng *rand.Rand, step int) op {
 		db, handle = c.scatter, "scatter"
 	}
 	if rng.IntN(10) == 0 {
+		if rng.IntN(2) == 0 {
+			db, handle = c.multi, "multi-source tx"
+		}
 		return c.txOp(g, db, handle)
 	}
 	kind, s := g.statement()
 	return c.single(g, db, handle, kind, s)
 }
 
-// statement draws one statement.
+// statement draws one statement and how its tables are spelled.
 func (g *sqlGen) statement() (string, stmt) {
+	kind, s := g.statementText()
+	var sp string
+	s.shardR, s.oracleR, sp = g.spelling()
+	if sp != "" {
+		kind += "." + sp
+	}
+	return kind, s
+}
+
+// spelling spells the table names: plain mostly; quoted, qualified by
+// schema or database, or in upper case now and then. The oracle gets
+// the same text where its database reads it the same way.
+func (g *sqlGen) spelling() (shard, oracle *strings.Replacer, kind string) {
+	plain := strings.NewReplacer("{T}", "t_order", "{D}", "t_dict")
+	if g.rng.IntN(4) != 0 {
+		return plain, plain, ""
+	}
+	spell := func(f func(string) string) *strings.Replacer {
+		return strings.NewReplacer("{T}", f("t_order"), "{D}", f("t_dict"))
+	}
+	switch {
+	case g.b.mysql:
+		db := g.b.dbName[g.rng.IntN(2)]
+		switch g.rng.IntN(3) {
+		case 0:
+			return spell(func(t string) string { return "`" + t + "`" }), plain, "quoted"
+		case 1:
+			return spell(func(t string) string { return db + "." + t }), plain, "qualified"
+		}
+		return spell(func(t string) string { return "`" + db + "`.`" + t + "`" }), plain, "qualified"
+	case g.b.dollar:
+		var sp *strings.Replacer
+		switch g.rng.IntN(4) {
+		case 0:
+			sp, kind = spell(func(t string) string { return `"` + t + `"` }), "quoted"
+		case 1:
+			sp, kind = spell(func(t string) string { return "public." + t }), "qualified"
+		case 2:
+			sp, kind = spell(func(t string) string { return `public."` + t + `"` }), "qualified"
+		default:
+			sp, kind = spell(strings.ToUpper), "upper"
+		}
+		return sp, sp, kind
+	}
+	var sp *strings.Replacer
+	switch g.rng.IntN(4) {
+	case 0:
+		sp, kind = spell(func(t string) string { return `"` + t + `"` }), "quoted"
+	case 1:
+		sp, kind = spell(func(t string) string { return "main." + t }), "qualified"
+	case 2:
+		sp, kind = spell(func(t string) string { return "`" + t + "`" }), "quoted"
+	default:
+		sp, kind = spell(strings.ToUpper), "upper"
+	}
+	return sp, sp, kind
+}
+
+// statementText draws one statement.
+func (g *sqlGen) statementText() (string, stmt) {
 	rng := g.rng
 	switch n := rng.IntN(100); {
 	case n < 10: // single-row insert, explicit key
@@ -377,7 +445,7 @@ func (g *sqlGen) statement() (string, stmt) {
 		p := g.h.existing(rng, "t_order")
 		shape := pick(rng, whereShapes)
 		c := cell{}
-		c.add("UPDATE t_order SET ")
+		c.add("UPDATE {T} SET ")
 		c.addCell(g.set())
 		c.add(" WHERE ")
 		c.addCell(g.where(shape, p))
@@ -388,7 +456,7 @@ func (g *sqlGen) statement() (string, stmt) {
 		p := g.h.existing(rng, "t_order")
 		shape := pick(rng, whereShapes)
 		c := cell{}
-		c.add("DELETE FROM t_order WHERE ")
+		c.add("DELETE FROM {T} WHERE ")
 		c.addCell(g.where(shape, p))
 		return "sql.delete." + shape, stmt{sharded: c}
 	default:
@@ -404,12 +472,12 @@ func (g *sqlGen) badInsert() (string, stmt) {
 	c := cell{}
 	switch rng.IntN(4) {
 	case 0:
-		c.add("INSERT INTO t_order (order_id, status, note) VALUES (")
+		c.add("INSERT INTO {T} (order_id, status, note) VALUES (")
 		c.addCell(g.num(k))
 		c.add(", 'a', ?)", fmt.Sprintf("s%d_bad", g.step))
 		return "sql.insert.nouser", stmt{sharded: c}
 	case 1:
-		c.add("INSERT INTO t_order (order_id, user_id, note) VALUES (")
+		c.add("INSERT INTO {T} (order_id, user_id, note) VALUES (")
 		c.addCell(g.num(k))
 		if rng.IntN(2) == 0 {
 			c.add(", NULL, 'x')")
@@ -418,7 +486,7 @@ func (g *sqlGen) badInsert() (string, stmt) {
 		}
 		return "sql.insert.nulluser", stmt{sharded: c}
 	default:
-		c.add("INSERT INTO t_order (order_id, user_id, note) VALUES (")
+		c.add("INSERT INTO {T} (order_id, user_id, note) VALUES (")
 		c.addCell(g.num(k))
 		huge := pick(rng, []string{"9223372036854775808", "9223372036854775809", "18446744073709551615"})
 		switch rng.IntN(3) {
@@ -525,7 +593,7 @@ func (g *sqlGen) updateShardingColumn() (string, stmt) {
 	p := g.h.existing(rng, "t_order")
 	shape := pick(rng, []string{"key", "key", "in", "range", "user"})
 	c := cell{}
-	c.add("UPDATE t_order SET ")
+	c.add("UPDATE {T} SET ")
 	kind := "sql.update.setuser"
 	switch rng.IntN(6) {
 	case 0:
@@ -550,7 +618,7 @@ func (g *sqlGen) updateShardingColumn() (string, stmt) {
 			c.addCell(g.num(p.key))
 			kind += ".same"
 		} else {
-			c.addCell(g.num(otherTableKey(rng, p.key)))
+			c.addCell(g.num(otherTableKey(rng, p.key, dsOf(p.user))))
 			kind += ".other"
 		}
 	default:
@@ -575,14 +643,14 @@ func (g *sqlGen) dict() (string, stmt) {
 	c := cell{}
 	switch rng.IntN(5) {
 	case 0:
-		c.add("INSERT INTO t_dict (k, v, n) VALUES (?, ", k)
+		c.add("INSERT INTO {D} (k, v, n) VALUES (?, ", k)
 		c.addCell(g.val(v))
 		c.add(", ")
 		c.addCell(g.val(n))
 		c.add(")")
 		return "sql.dict.insert", stmt{sharded: c}
 	case 1:
-		c.add("INSERT INTO t_dict (k, v, n) VALUES (?, ", k)
+		c.add("INSERT INTO {D} (k, v, n) VALUES (?, ", k)
 		c.addCell(g.val(v))
 		c.add(", ")
 		c.addCell(g.val(n))
@@ -593,21 +661,32 @@ func (g *sqlGen) dict() (string, stmt) {
 		}
 		return "sql.dict.upsert", stmt{sharded: c}
 	case 2:
-		c.add("UPDATE t_dict SET v = ")
+		c.add("UPDATE {D} SET v = ")
 		c.addCell(g.val(v))
 		c.add(" WHERE k = ?", k)
 		return "sql.dict.update", stmt{sharded: c}
 	case 3:
-		c.add("UPDATE t_dict SET n = n + 1")
+		c.add("UPDATE {D} SET n = n + 1")
 		return "sql.dict.updateall", stmt{sharded: c}
 	default:
-		c.add("DELETE FROM t_dict WHERE k IN (?, ?)", k, string(rune('a'+rng.IntN(6))))
+		c.add("DELETE FROM {D} WHERE k IN (?, ?)", k, string(rune('a'+rng.IntN(6))))
 		return "sql.dict.delete", stmt{sharded: c}
 	}
 }
 
 func (s stmt) describe(g *sqlGen) string {
-	return fmt.Sprintf("%s %v", g.final(s.sharded.text), s.sharded.args)
+	return fmt.Sprintf("%s %s", g.final(s.shardR.Replace(s.sharded.text)), argsText(s.sharded.args))
+}
+
+// text is the statement as shardkey gets it.
+func (s stmt) text(g *sqlGen) string { return g.final(s.shardR.Replace(s.sharded.text)) }
+
+func argsText(args []any) string {
+	parts := make([]string, len(args))
+	for i, a := range args {
+		parts[i] = argText(a)
+	}
+	return "[" + strings.Join(parts, ", ") + "]"
 }
 
 // execer is *sql.DB or *sql.Tx.
@@ -627,7 +706,7 @@ func execRows(ctx context.Context, db execer, text string, args []any) (int64, e
 // stored (h.mid) and returns the oracle's statement.
 func (g *sqlGen) oracleStmt(s stmt) (string, []any, error) {
 	if s.oracle == nil {
-		return g.final(s.sharded.text), s.sharded.args, nil
+		return g.final(s.oracleR.Replace(s.sharded.text)), s.sharded.args, nil
 	}
 	var keys []int64
 	for _, tag := range s.tags {
@@ -638,7 +717,7 @@ func (g *sqlGen) oracleStmt(s stmt) (string, []any, error) {
 		keys = append(keys, k)
 	}
 	c := s.oracle(keys)
-	return g.final(c.text), c.args, nil
+	return g.final(s.oracleR.Replace(c.text)), c.args, nil
 }
 
 // generatedKey finds the key of the t_order row shardkey inserted with
@@ -652,7 +731,14 @@ func (h *harness) generatedKey(note string) (int64, error) {
 			}
 		}
 	}
-	if len(found) != 1 {
+	switch len(found) {
+	case 0:
+		// rolled back to a savepoint, or lost: the oracle inserts it with
+		// a key no row has, so a lost row shows as a difference
+		h.lost++
+		return -1<<62 - h.lost, nil
+	case 1:
+	default:
 		return 0, fmt.Errorf("the row inserted with note %q is stored %d times in the shards", note, len(found))
 	}
 	return strconv.ParseInt(found[0], 10, 64)
@@ -663,7 +749,7 @@ func (c *sqlClient) single(g *sqlGen, db *sql.DB, handle, kind string, s stmt) o
 	return op{
 		kind: kind, desc: handle + ": " + s.describe(g),
 		shard: func() ([]int64, error) {
-			n, err := execRows(ctx, db, g.final(s.sharded.text), s.sharded.args)
+			n, err := execRows(ctx, db, s.text(g), s.sharded.args)
 			return []int64{n}, err
 		},
 		oracle: func() ([]int64, error) {
@@ -677,43 +763,93 @@ func (c *sqlClient) single(g *sqlGen, db *sql.DB, handle, kind string, s stmt) o
 	}
 }
 
-// txOp: a transaction of one to three statements, committed or rolled
-// back; any error rolls it back.
+// txItem is a statement of a transaction or a savepoint command.
+type txItem struct {
+	s   *stmt
+	raw string
+}
+
+// txOp: a transaction of one to three statements, with a savepoint
+// rolled back to or released now and then, committed or rolled back; any
+// error rolls it back.
 func (c *sqlClient) txOp(g *sqlGen, db *sql.DB, handle string) op {
 	ctx := context.Background()
-	var stmts []stmt
-	for range 1 + g.rng.IntN(3) {
+	var items []txItem
+	n := 1 + g.rng.IntN(3)
+	sp := -1
+	if g.rng.IntN(2) == 0 {
+		sp = g.rng.IntN(n)
+	}
+	spEnd := pick(g.rng, []string{"ROLLBACK TO SAVEPOINT sp1", "RELEASE SAVEPOINT sp1"})
+	kind := "sql.tx"
+	for i := range n {
+		if i == sp {
+			items = append(items, txItem{raw: "SAVEPOINT sp1"})
+			kind += ".savepoint"
+		}
 		_, s := g.statement()
-		stmts = append(stmts, s)
+		items = append(items, txItem{s: &s})
+		if sp >= 0 && i == n-1 || (sp >= 0 && i > sp && g.rng.IntN(2) == 0) {
+			items = append(items, txItem{raw: spEnd})
+			if strings.HasPrefix(spEnd, "ROLLBACK") {
+				kind += ".rollbackto"
+			}
+			sp = -1
+		}
 	}
 	commit := g.rng.IntN(4) != 0
 	var desc strings.Builder
 	fmt.Fprintf(&desc, "%s: BEGIN", handle)
-	for _, s := range stmts {
-		fmt.Fprintf(&desc, "\n%s", s.describe(g))
+	for _, it := range items {
+		if it.s == nil {
+			fmt.Fprintf(&desc, "\n%s", it.raw)
+		} else {
+			fmt.Fprintf(&desc, "\n%s", it.s.describe(g))
+		}
 	}
 	end := "COMMIT"
 	if !commit {
 		end = "ROLLBACK"
 	}
 	fmt.Fprintf(&desc, "\n%s", end)
+	if handle == "multi-source tx" {
+		kind += ".multi"
+	}
+	run := func(tx *sql.Tx, oracle bool) ([]int64, error) {
+		var rows []int64
+		for _, it := range items {
+			text, args := it.raw, []any(nil)
+			if it.s != nil && oracle {
+				var err error
+				if text, args, err = g.oracleStmt(*it.s); err != nil {
+					return nil, err
+				}
+			} else if it.s != nil {
+				text, args = it.s.text(g), it.s.sharded.args
+			}
+			n, err := execRows(ctx, tx, text, args)
+			if err != nil {
+				return nil, err
+			}
+			if it.s != nil {
+				rows = append(rows, n)
+			}
+		}
+		return rows, nil
+	}
 	return op{
-		kind: "sql.tx." + strings.ToLower(end), desc: desc.String(),
+		kind: kind + "." + strings.ToLower(end), desc: desc.String(),
 		shard: func() ([]int64, error) {
 			tx, err := db.BeginTx(ctx, nil)
 			if err != nil {
 				return nil, err
 			}
-			var rows []int64
-			for _, s := range stmts {
-				n, err := execRows(ctx, tx, g.final(s.sharded.text), s.sharded.args)
-				if err != nil {
-					if rerr := tx.Rollback(); rerr != nil {
-						return nil, fmt.Errorf("%w; rollback: %v", err, rerr)
-					}
-					return nil, err
+			rows, err := run(tx, false)
+			if err != nil {
+				if rerr := tx.Rollback(); rerr != nil {
+					return nil, fmt.Errorf("%w; rollback: %v", err, rerr)
 				}
-				rows = append(rows, n)
+				return nil, err
 			}
 			if !commit {
 				if err := tx.Rollback(); err != nil {
@@ -729,17 +865,9 @@ func (c *sqlClient) txOp(g *sqlGen, db *sql.DB, handle string) op {
 				return nil, err
 			}
 			defer tx.Rollback()
-			var rows []int64
-			for _, s := range stmts {
-				text, args, err := g.oracleStmt(s)
-				if err != nil {
-					return nil, err
-				}
-				n, err := execRows(ctx, tx, text, args)
-				if err != nil {
-					return nil, err
-				}
-				rows = append(rows, n)
+			rows, err := run(tx, true)
+			if err != nil {
+				return nil, err
 			}
 			return rows, tx.Commit()
 		},
