@@ -456,3 +456,44 @@ func TestReadWriteGroupMemberRoutedToDirectlyIsRefused(t *testing.T) {
 		t.Fatalf("db.Use = %v", err)
 	}
 }
+
+func TestReplicasUnderConcurrentReadsAndWrites(t *testing.T) {
+	e := rwEnvs(t, "postgres")[0]
+	db := e.gormOn(t, "w_0")
+	if err := e.useRules(t, db, rwRules); err != nil {
+		t.Fatal(err)
+	}
+	const workers, rounds = 6, 15
+	errs := make(chan error, workers)
+	for w := 0; w < workers; w++ {
+		go func(user int64) {
+			errs <- func() error {
+				primary := db.WithContext(gormplugin.ReadFromPrimary(context.Background()))
+				for i := 0; i < rounds; i++ {
+					if err := db.Create(&RWOrder{UserID: user, Note: "w"}).Error; err != nil {
+						return err
+					}
+					var fromReplica, fromPrimary int64
+					if err := db.Model(&RWOrder{}).Where("user_id = ?", user).Count(&fromReplica).Error; err != nil {
+						return err
+					}
+					if err := primary.Model(&RWOrder{}).Where("user_id = ?", user).Count(&fromPrimary).Error; err != nil {
+						return err
+					}
+					if fromReplica != 0 || fromPrimary != int64(i+1) {
+						return fmt.Errorf("user %d round %d: replica counts %d, primary %d", user, i, fromReplica, fromPrimary)
+					}
+				}
+				return nil
+			}()
+		}(int64(w))
+	}
+	for w := 0; w < workers; w++ {
+		if err := <-errs; err != nil {
+			t.Error(err)
+		}
+	}
+	if len(e.notes(t, "r_0"))+len(e.notes(t, "r_1")) != 0 || len(e.notes(t, "w_0"))+len(e.notes(t, "w_1")) != workers*rounds {
+		t.Errorf("after the run: r_0 %d, r_1 %d, w_0 %d, w_1 %d rows", len(e.notes(t, "r_0")), len(e.notes(t, "r_1")), len(e.notes(t, "w_0")), len(e.notes(t, "w_1")))
+	}
+}
