@@ -10,6 +10,8 @@
 //	ddl       print CREATE TABLE statements for every physical table, per
 //	          data source and SQL dialect, from a template for the logic table
 //	workers   show or free worker-id lease slots in a database
+//	audit     find rows already in the wrong table or data source, rows
+//	          without sharding values, and keys in several shards
 //
 // Every command takes -h (usage and examples) and -o text|json; commands
 // that read rules take the file as -rules FILE or their first argument.
@@ -21,7 +23,8 @@
 // Exit codes: 0 success (and explicit help), 1 runtime error (bad props,
 // generator error, undecodable ID, invalid rules or template, unreachable
 // database), 2 usage error (unknown command, bad flag, missing argument,
-// -n out of range).
+// -n out of range). audit, like diff, says whether it found something: 0
+// clean, 1 findings, 2 any error that kept it from checking.
 package main
 
 import (
@@ -130,6 +133,7 @@ func printMainUsage(w io.Writer) {
 	b.WriteString("  shardkey targets rules.yaml\n")
 	b.WriteString("  shardkey ddl -rules rules.yaml -table t_order -template t_order.sql\n")
 	b.WriteString("  shardkey workers list -dsn postgres://app@127.0.0.1:5432/app\n")
+	b.WriteString("  shardkey audit rules.yaml t_order\n")
 	b.WriteString("\nExit status: 0 success, 1 runtime error, 2 usage error.\n")
 	io.WriteString(w, b.String())
 }
