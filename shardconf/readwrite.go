@@ -43,9 +43,9 @@ type LoadBalancer struct {
 
 // Load balancer types.
 const (
-	RoundRobin = "ROUND_ROBIN"
-	Random     = "RANDOM"
-	Weight     = "WEIGHT"
+	BalanceRoundRobin = "ROUND_ROBIN"
+	BalanceRandom     = "RANDOM"
+	BalanceWeight     = "WEIGHT"
 )
 
 // Names returns the names of the group's physical data sources: the write
@@ -100,7 +100,7 @@ type ReadBalancer struct {
 // data source rather than send reads nowhere.
 func (g *ReadWriteGroup) NewReadBalancer() *ReadBalancer {
 	b := &ReadBalancer{typ: g.LoadBalancer.Type, n: len(g.Reads)}
-	if b.typ == Weight {
+	if b.typ == BalanceWeight {
 		total := 0.0
 		for _, rd := range g.Reads {
 			w := g.LoadBalancer.Weights[rd.Name]
@@ -110,7 +110,7 @@ func (g *ReadWriteGroup) NewReadBalancer() *ReadBalancer {
 			b.cum = append(b.cum, total)
 		}
 		if total <= 0 {
-			b.typ, b.cum = RoundRobin, nil
+			b.typ, b.cum = BalanceRoundRobin, nil
 		}
 	}
 	return b
@@ -123,9 +123,9 @@ func (b *ReadBalancer) Next() int {
 		return -1
 	}
 	switch b.typ {
-	case Random:
+	case BalanceRandom:
 		return rand.IntN(b.n)
-	case Weight:
+	case BalanceWeight:
 		x := rand.Float64() * b.cum[len(b.cum)-1]
 		for i, c := range b.cum {
 			if x < c {

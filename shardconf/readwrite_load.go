@@ -45,7 +45,7 @@ func (l *loader) readwriteSplitting(n *yaml.Node, path string) {
 		b := l.mapping(val, p)
 		typ := upper(b.required("type"))
 		switch typ {
-		case RoundRobin, Random, Weight, "":
+		case BalanceRoundRobin, BalanceRandom, BalanceWeight, "":
 		default:
 			l.errorf(b.vals["type"], joinPath(p, "type"), "load balancer type %q is not supported (supported: ROUND_ROBIN, RANDOM, WEIGHT)", typ)
 		}
@@ -140,7 +140,7 @@ func (l *loader) readwriteGroup(name string, val *yaml.Node, p string, at *yaml.
 func (l *loader) bindBalancer(gr *rwGroupRead, balancers map[string]*rwBalancer) {
 	g := gr.g
 	if gr.balancer == "" {
-		g.LoadBalancer = LoadBalancer{Type: RoundRobin}
+		g.LoadBalancer = LoadBalancer{Type: BalanceRoundRobin}
 		return
 	}
 	b, ok := balancers[gr.balancer]
@@ -151,13 +151,13 @@ func (l *loader) bindBalancer(gr *rwGroupRead, balancers map[string]*rwBalancer)
 	b.used = true
 	g.LoadBalancer = b.lb
 	if g.LoadBalancer.Type == "" {
-		g.LoadBalancer.Type = RoundRobin
+		g.LoadBalancer.Type = BalanceRoundRobin
 	}
 	at := b.lb.Pos
 	if b.node != nil {
 		at = pos(b.node, joinPath(b.lb.Pos.Path, "props"))
 	}
-	if b.lb.Type != Weight {
+	if b.lb.Type != BalanceWeight {
 		for k := range b.props {
 			// 5.3 put the transaction strategy in the balancer's props;
 			// shardkey reads in a transaction from the write data source.
@@ -193,7 +193,7 @@ func (l *loader) bindBalancer(gr *rwGroupRead, balancers map[string]*rwBalancer)
 // reads).
 func (l *loader) checkWeightKeys(balancers map[string]*rwBalancer) {
 	for _, b := range balancers {
-		if b.lb.Type != Weight || !b.used {
+		if b.lb.Type != BalanceWeight || !b.used {
 			continue
 		}
 		reads := map[string]bool{}

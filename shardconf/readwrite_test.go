@@ -86,11 +86,11 @@ func TestReadWriteGroupsAreTheDataSourcesTheRulesRouteTo(t *testing.T) {
 	if fmt.Sprint(g.Names()) != "[w_0 r_0a r_0b]" || g.Reads[1].DSN != "postgres://127.0.0.1/r0b" {
 		t.Errorf("members = %v, reads %+v", g.Names(), g.Reads)
 	}
-	if g.LoadBalancer.Type != shardconf.Weight || g.LoadBalancer.Weights["r_0b"] != 3 || g.TransactionalReadQueryStrategy != "PRIMARY" {
+	if g.LoadBalancer.Type != shardconf.BalanceWeight || g.LoadBalancer.Weights["r_0b"] != 3 || g.TransactionalReadQueryStrategy != "PRIMARY" {
 		t.Errorf("balancer = %+v, strategy %q", g.LoadBalancer, g.TransactionalReadQueryStrategy)
 	}
 	g1, _ := r.ReadWriteGroup("ds_1")
-	if fmt.Sprint(g1.Names()) != "[w_1 r_1a r_1b]" || g1.LoadBalancer.Type != shardconf.RoundRobin {
+	if fmt.Sprint(g1.Names()) != "[w_1 r_1a r_1b]" || g1.LoadBalancer.Type != shardconf.BalanceRoundRobin {
 		t.Errorf("ds_1 = %v, balancer %+v (want the inline list expanded and ROUND_ROBIN by default)", g1.Names(), g1.LoadBalancer)
 	}
 	// The group's entry in DataSources opens its write database (sqlhook
@@ -194,13 +194,13 @@ func TestReadBalancerSpreadsReadsAsConfigured(t *testing.T) {
 		}
 		return out
 	}
-	if got := count(shardconf.LoadBalancer{Type: shardconf.RoundRobin}, 9); got[0] != 3 || got[1] != 3 || got[2] != 3 {
+	if got := count(shardconf.LoadBalancer{Type: shardconf.BalanceRoundRobin}, 9); got[0] != 3 || got[1] != 3 || got[2] != 3 {
 		t.Errorf("ROUND_ROBIN: %v, want 3 each", got)
 	}
-	if got := count(shardconf.LoadBalancer{Type: shardconf.Random}, 3000); got[0] < 800 || got[1] < 800 || got[2] < 800 || len(got) != 3 {
+	if got := count(shardconf.LoadBalancer{Type: shardconf.BalanceRandom}, 3000); got[0] < 800 || got[1] < 800 || got[2] < 800 || len(got) != 3 {
 		t.Errorf("RANDOM: %v, want about 1000 each", got)
 	}
-	got := count(shardconf.LoadBalancer{Type: shardconf.Weight, Weights: map[string]float64{"a": 1, "b": 0, "c": 3}}, 4000)
+	got := count(shardconf.LoadBalancer{Type: shardconf.BalanceWeight, Weights: map[string]float64{"a": 1, "b": 0, "c": 3}}, 4000)
 	if got[1] != 0 || got[0] < 800 || got[0] > 1200 || got[2] < 2800 || len(got) != 2 {
 		t.Errorf("WEIGHT 1:0:3: %v, want about 1000:0:3000", got)
 	}
@@ -228,7 +228,7 @@ func TestReadWriteGroupsWithoutDataSourcesSection(t *testing.T) {
 
 func TestReadBalancerIsSafeForConcurrentUse(t *testing.T) {
 	g := &shardconf.ReadWriteGroup{Name: "g", Write: shardconf.DataSource{Name: "w"},
-		Reads: []shardconf.DataSource{{Name: "a"}, {Name: "b"}}, LoadBalancer: shardconf.LoadBalancer{Type: shardconf.RoundRobin}}
+		Reads: []shardconf.DataSource{{Name: "a"}, {Name: "b"}}, LoadBalancer: shardconf.LoadBalancer{Type: shardconf.BalanceRoundRobin}}
 	b := g.NewReadBalancer()
 	counts := make(chan [2]int, 8)
 	for w := 0; w < 8; w++ {
