@@ -370,7 +370,11 @@ func rowValues(db *gorm.DB, cols []string) ([]map[string]any, error) {
 						k = f.DBName
 					}
 				}
-				out[strings.ToLower(k)] = v
+				k = strings.ToLower(k)
+				if prev, dup := out[k]; dup && slices.Contains(cols, k) && fmt.Sprint(prev) != fmt.Sprint(v) {
+					return nil, fmt.Errorf("%w: the map gives sharding column %s twice (%v and %v)", ErrUnsupported, k, prev, v)
+				}
+				out[k] = v
 			}
 			return out, nil
 		}
@@ -524,7 +528,7 @@ func (p *Plugin) planWhere(db *gorm.DB, view *gorm.Statement, table, phys string
 	r := routed{logic: table, physical: phys}
 	if !query {
 		assigns = p.shardingAssigns(view, table, setOf(view))
-		r.ownValues = rowOwnValues(view, disjuncts, assigns)
+		r.ownValues = rowOwnValues(view, p.rules.ShardingColumns(table), disjuncts, assigns)
 	}
 	route := p.rules.Route
 	if p.scatter || phys != "" {

@@ -206,19 +206,38 @@ func finalSet(db *gorm.DB) (undo func(), empty bool) {
 }
 
 // rowOwnValues: Save and Updates(&row) (the change set is the model
-// itself) route by the row's own sharding values, as its SET writes
-// them, for sharding columns the WHERE clause says nothing about.
-func rowOwnValues(stmt *gorm.Statement, groups [][]shardconf.Cond, assigns []keyAssign) bool {
-	if !changesAreModel(stmt) {
+// itself) route by the row's own sharding values for sharding columns the
+// WHERE clause says nothing about: the value its SET writes, else the
+// model's value when it is not zero (a zero value is read as not set).
+// If the row is not where those values route, the UPDATE matches nothing
+// and checkedUpdate looks for it elsewhere (refuseIfMoved).
+func rowOwnValues(stmt *gorm.Statement, cols []string, groups [][]shardconf.Cond, assigns []keyAssign) bool {
+	if !changesAreModel(stmt) || stmt.Schema == nil {
 		return false
+	}
+	row := reflect.Indirect(reflect.ValueOf(stmt.Dest))
+	own := map[string]any{}
+	for _, c := range cols {
+		if i := slices.IndexFunc(assigns, func(a keyAssign) bool { return a.column == c }); i >= 0 {
+			if assigns[i].expr == "" {
+				own[c] = assigns[i].value
+			}
+			continue
+		}
+		if f := stmt.Schema.LookUpField(c); f != nil && row.Kind() == reflect.Struct {
+			if v, zero := f.ValueOf(stmt.Context, row); !zero {
+				own[c] = v
+			}
+		}
 	}
 	added := false
 	for gi, g := range groups {
-		for _, a := range assigns {
-			if a.expr != "" || slices.ContainsFunc(g, func(c shardconf.Cond) bool { return strings.EqualFold(c.Column(), a.column) }) {
+		for _, c := range cols {
+			v, ok := own[c]
+			if !ok || slices.ContainsFunc(g, func(x shardconf.Cond) bool { return strings.EqualFold(x.Column(), c) }) {
 				continue
 			}
-			groups[gi] = append(groups[gi], shardconf.Eq(a.column, a.value))
+			groups[gi] = append(groups[gi], shardconf.Eq(c, v))
 			added = true
 		}
 	}
@@ -298,9 +317,13 @@ func (p *Plugin) refuseIfMoved(db *gorm.DB, table string, at shardconf.Target) {
 		return
 	}
 	if where != nil {
-		cols := p.rules.ShardingColumns(table)
-		p.fail(db, keyChange(table, keyAssign{column: cols[0], value: fmt.Sprint(key...)},
-			fmt.Sprintf("a row with this primary key is in %s, the row's sharding values route to %s", *where, at)))
+		col := p.rules.ShardingColumns(table)[0]
+		var v any
+		if f := stmt.Schema.LookUpField(col); f != nil {
+			v, _ = f.ValueOf(stmt.Context, rv)
+		}
+		p.fail(db, keyChange(table, keyAssign{column: col, value: v},
+			fmt.Sprintf("the row with primary key %v is in %s; the values saved route to %s", fmt.Sprint(key...), *where, at)))
 	}
 }
 
@@ -472,8 +495,8 @@ func (p *Plugin) settleShardingValues(db *gorm.DB, table string) error {
 		if f == nil || f.DBName == "" {
 			continue // not a column of the model: routing reports it missing
 		}
-		if v, ok := selected[f.DBName]; (ok && !v) || (!ok && restricted && f.AutoCreateTime == 0 && f.AutoUpdateTime == 0) {
-			return fmt.Errorf("%w: the INSERT into %s leaves out sharding column %s (Select/Omit)", ErrUnsupported, table, c)
+		if v, ok := selected[f.DBName]; (ok && !v) || (!ok && restricted && f.AutoCreateTime == 0 && f.AutoUpdateTime == 0) || !f.Creatable {
+			return fmt.Errorf("%w: the INSERT into %s leaves out sharding column %s (Select/Omit, or a field GORM may not create)", ErrUnsupported, table, c)
 		}
 		for _, row := range rows {
 			if row.Kind() != reflect.Struct {
