@@ -221,19 +221,28 @@ func (p *Plugin) prepareReadWrite(db *gorm.DB) error {
 	}
 	p.pools = pools
 	if len(names) == 1 {
-		g := rw.groups[names[0]]
-		if unwrapPool(db.Config.ConnPool) != unwrapPool(g.write) {
-			if again {
-				return fmt.Errorf("gormplugin: the plugin, already in use, is initialized again on a *gorm.DB that is not opened on %s,"+
-					" as gorm.io/plugin/dbresolver does for each of its sources and replicas: %w", g.writeName(p.rules), ErrDBResolver)
-			}
-			return fmt.Errorf("gormplugin: the rules' only data source %s is a readwrite-splitting group: open the *gorm.DB on its write data source %s,"+
-				" the pool WithDataSources gives for %s (statements in a transaction and writes run on the *gorm.DB's own pool)",
-				g.group, g.writeName(p.rules), g.writeName(p.rules))
+		if err := p.checkSingleGroup(db, rw.groups[names[0]], again); err != nil {
+			return err
 		}
-		rw.single = g
+		rw.single = rw.groups[names[0]]
 	}
 	return nil
+}
+
+// checkSingleGroup: with one data source, routing leaves statements on the
+// *gorm.DB's own pool, where writes and transactions run, so it must be
+// the group's write data source.
+func (p *Plugin) checkSingleGroup(db *gorm.DB, g *rwPool, again bool) error {
+	if unwrapPool(db.Config.ConnPool) == unwrapPool(g.write) {
+		return nil
+	}
+	w := g.writeName(p.rules)
+	if again {
+		return fmt.Errorf("gormplugin: the plugin, already in use, is initialized again on a *gorm.DB that is not opened on %s,"+
+			" as gorm.io/plugin/dbresolver does for each of its sources and replicas: %w", w, ErrDBResolver)
+	}
+	return fmt.Errorf("gormplugin: the rules' only data source %s is a readwrite-splitting group: open the *gorm.DB on its write data source %s,"+
+		" the pool WithDataSources gives for %s (statements in a transaction and writes run on the *gorm.DB's own pool)", g.group, w, w)
 }
 
 // groupPool builds the pool of group g from WithDataSources' pools, which
