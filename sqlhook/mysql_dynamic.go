@@ -1,7 +1,6 @@
 package sqlhook
 
 import (
-	"encoding/hex"
 	"fmt"
 	"strings"
 
@@ -12,8 +11,8 @@ import (
 // when the text names a logic or broadcast table: the statement prepared
 // from it would run unrewritten on whichever data source EXECUTE reaches
 // (the default one), reading or writing its unsharded copy. Text built at
-// run time (CONCAT, a variable set elsewhere) cannot be seen; do not build
-// SQL naming logic tables in the database.
+// run time (CONCAT, hex literals, a variable set elsewhere) cannot be
+// seen; do not build SQL naming logic tables in the database.
 func (h *hook) mysqlDynamicSQL(q string, toks []myTok, stmts []ast.StmtNode) error {
 	dynamic := false
 	for _, s := range stmts {
@@ -26,16 +25,10 @@ func (h *hook) mysqlDynamicSQL(q string, toks []myTok, stmts []ast.StmtNode) err
 		return nil
 	}
 	for _, t := range toks {
-		text := q[t.start:t.end]
-		switch {
-		case t.kind == '\'' && (text[0] == 'x' || text[0] == 'X'):
-			text = hexText(text[2 : len(text)-1])
-		case t.kind == 'w' && len(text) > 2 && (text[:2] == "0x" || text[:2] == "0X"):
-			text = hexText(text[2:])
-		case t.kind != '\'':
+		if t.kind != '\'' {
 			continue
 		}
-		low := strings.ToLower(text)
+		low := strings.ToLower(q[t.start:t.end])
 		for _, name := range h.logic {
 			if myContainsWord(low, name) {
 				return fmt.Errorf("%w: text naming logic table %s handed to PREPARE or a variable: the prepared statement would run unrewritten on one data source", ErrUnsupported, name)
@@ -43,14 +36,6 @@ func (h *hook) mysqlDynamicSQL(q string, toks []myTok, stmts []ast.StmtNode) err
 		}
 	}
 	return nil
-}
-
-func hexText(s string) string {
-	b, err := hex.DecodeString(s)
-	if err != nil {
-		return s
-	}
-	return string(b)
 }
 
 // myContainsWord reports whether word occurs in s with no identifier byte
