@@ -2,6 +2,8 @@ package shardconf_test
 
 import (
 	"fmt"
+	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -248,5 +250,33 @@ func TestReadBalancerIsSafeForConcurrentUse(t *testing.T) {
 	}
 	if total != [2]int{4000, 4000} {
 		t.Fatalf("ROUND_ROBIN over 8000 concurrent reads: %v, want 4000 each", total)
+	}
+}
+
+func TestReadWriteSplittingShardingSphereFileLoads(t *testing.T) {
+	r := mustRouter(t, "ss5-readwrite-splitting.yaml")
+	if got := r.DataSources(); !slices.Equal(got, []string{"ds_0", "ds_1"}) {
+		t.Fatalf("DataSources() = %v", got)
+	}
+	ts, err := r.Route("t_order", shardconf.Eq("user_id", 7))
+	if err != nil || targets(ts) != "ds_1.t_order" {
+		t.Fatalf("route = %q, %v", targets(ts), err)
+	}
+	g, ok := r.ReadWriteGroup("ds_1")
+	if !ok || fmt.Sprint(g.Names()) != "[write_ds_1 read_ds_1_0 read_ds_1_1]" || g.LoadBalancer.Type != shardconf.BalanceRoundRobin {
+		t.Fatalf("ds_1 = %+v, %v", g, ok)
+	}
+	// An error names the file, line and key.
+	b, err := os.ReadFile(filepath.Join("testdata", "ss5-readwrite-splitting.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	bad := filepath.Join(t.TempDir(), "rules.yaml")
+	if err := os.WriteFile(bad, []byte(strings.Replace(string(b), "type: ROUND_ROBIN", "type: LEAST_ACTIVE", 1)), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	_, err = shardconf.Load(bad)
+	if err == nil || !strings.Contains(err.Error(), bad+`:79:13: rules[1].loadBalancers.round_robin.type: load balancer type "LEAST_ACTIVE" is not supported`) {
+		t.Fatalf("err = %v", err)
 	}
 }
