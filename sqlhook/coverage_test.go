@@ -90,6 +90,14 @@ var refusedOutsidePlan = []string{
 	`SELECT NULL::t_order`,
 	`SELECT ROW(1, 2)::t_dict`,
 	`SELECT * FROM t_order.t_x`,
+	`SELECT * FROM t_order o WHERE user_id = 1 AND order_id = 1 FOR UPDATE OF t_order`,
+	`SELECT * FROM t_x WHERE a = 1 FOR UPDATE OF t_order`,
+	`COMMENT ON COLUMN t_order.status IS 'x'`,
+	`DECLARE c CURSOR FOR SELECT * FROM t_order`,
+	`CREATE TABLE t_x () INHERITS (t_order)`,
+	`CREATE TABLE t_x PARTITION OF t_order FOR VALUES IN (1)`,
+	`SELECT * FROM t_order TABLESAMPLE SYSTEM (10)`,
+	`CREATE SCHEMA t_order`,
 }
 
 // SQLite respells `x` and [x]; its other statements share PostgreSQL's.
@@ -195,6 +203,8 @@ func TestLogicTableSpellingsAreRouted(t *testing.T) {
 			`ds_1: SELECT * FROM app /* c */ . "t_order_1" o WHERE o.user_id = 1 AND o.order_id = 1` + "\n"},
 		{`SELECT t_order.status FROM t_order WHERE t_order.user_id = 1 AND order_id = 1`,
 			`ds_1: SELECT t_order.status FROM "t_order_1" AS t_order WHERE t_order.user_id = 1 AND order_id = 1` + "\n"},
+		{`SELECT * FROM t_order WHERE user_id = 1 AND order_id = 1 FOR UPDATE OF t_order`,
+			`ds_1: SELECT * FROM "t_order_1" AS t_order WHERE user_id = 1 AND order_id = 1 FOR UPDATE OF t_order` + "\n"},
 		{`DROP TABLE IF EXISTS public."T_DICT"`,
 			`ds_0: DROP TABLE IF EXISTS public."t_dict"` + "\n" + `ds_1: DROP TABLE IF EXISTS public."t_dict"` + "\n"},
 	}

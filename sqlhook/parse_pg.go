@@ -25,6 +25,9 @@ type pgCompiler struct {
 	edits   []edit
 	used    map[int32]bool // locations of RangeVars placed in table position
 	covered map[int]bool   // tokens the template rewrites as a table name
+	// aliasRefs: RangeVars that name a routed table's alias (FOR UPDATE
+	// OF), left as written.
+	aliasRefs map[int32]bool
 	// dropPlaced: DROP TABLE names are rewritten (they carry no
 	// locations, so the coverage check counts their tokens instead).
 	dropPlaced bool
@@ -50,7 +53,7 @@ func (h *hook) compilePG(query string) (*plan, error) {
 		return nil, fmt.Errorf("%w: %v", ErrParse, err)
 	}
 	c := &pgCompiler{h: h, text: text, toks: scan.Tokens, p: &plan{routed: -1},
-		used: map[int32]bool{}, covered: map[int]bool{}, aliases: map[string]int{}}
+		used: map[int32]bool{}, covered: map[int]bool{}, aliasRefs: map[int32]bool{}, aliases: map[string]int{}}
 	if len(tree.Stmts) != 1 {
 		if err := c.coverage(tree, true); err != nil {
 			return nil, err
@@ -295,8 +298,26 @@ func (c *pgCompiler) selectStmt(s *pg.SelectStmt) {
 	for _, f := range s.FromClause {
 		c.fromItem(f)
 	}
+	c.lockedRels(s)
 	c.where(s.WhereClause)
 	c.selectShape(s)
+}
+
+// lockedRels accepts FOR UPDATE OF t_order where t_order is the name a
+// routed table keeps as its alias: it names that FROM item, not a table.
+func (c *pgCompiler) lockedRels(s *pg.SelectStmt) {
+	for _, n := range s.LockingClause {
+		for _, r := range n.GetLockingClause().GetLockedRels() {
+			rv := r.GetRangeVar()
+			if rv == nil || rv.Schemaname != "" || rv.Catalogname != "" {
+				continue
+			}
+			if t, ok := c.aliases[strings.ToLower(rv.Relname)]; ok && t >= 0 {
+				c.used[rv.Location] = true
+				c.aliasRefs[rv.Location] = true
+			}
+		}
+	}
 }
 
 func (c *pgCompiler) updateStmt(s *pg.UpdateStmt) {

@@ -235,8 +235,11 @@ func (w *pgCoverWalk) field(m protoreflect.Message, field, v string) {
 	switch {
 	case key == "RangeVar.relname":
 		rv := m.Interface().(*pg.RangeVar)
-		if !w.c.used[rv.Location] {
+		switch {
+		case !w.c.used[rv.Location]:
 			w.err = notCovered(v, "in a table position the plan does not route (a subquery, CTE, UNION arm, or a statement sqlhook does not route)")
+		case w.c.aliasRefs[rv.Location]:
+			w.safe[strings.ToLower(v)]++
 		}
 	case safeFields[key]:
 		w.safe[strings.ToLower(v)]++
