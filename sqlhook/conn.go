@@ -92,7 +92,10 @@ func (c *conn) Begin() (driver.Tx, error) {
 }
 
 // BeginTx starts a transaction lazily: each data source begins its own
-// when a statement of the transaction first reaches it.
+// when a statement of the transaction first reaches it. With options
+// other than the defaults the default data source begins at once, so
+// that options its driver refuses fail here; it counts as reached only
+// when a statement goes there.
 func (c *conn) BeginTx(ctx context.Context, opts driver.TxOptions) (driver.Tx, error) {
 	if c.tx != nil {
 		return nil, errors.New("sqlhook: a transaction is already in progress on this conn")

@@ -308,9 +308,10 @@ func checkAssignment(a []token) sessClass {
 		return refuse("cannot read the SET assignment")
 	}
 	target := a[:eq]
-	name := ""
+	name, userVar := "", false
 	switch {
 	case len(target) == 1 && target[0].kind == tkUserVar:
+		userVar = true
 	case len(target) == 1 && target[0].kind == tkSysVar:
 		name = target[0].text
 		if scope, rest, ok := cutScope(name); ok {
@@ -333,6 +334,11 @@ func checkAssignment(a []token) sessClass {
 	}
 	if name == "transaction_isolation" || name == "tx_isolation" || name == "transaction_read_only" || name == "tx_read_only" {
 		return sessClass{kind: sessApply}
+	}
+	if userVar && slices.ContainsFunc(a[eq+1:], func(t token) bool { return t.kind == tkSysVar }) {
+		// @@server_id, @@hostname, ... differ per server: the variable
+		// would hold another value on each data source.
+		return refuse("a user variable set from a system variable may get another value on each data source; read it first and pass it as an argument")
 	}
 	return checkSetValues(a[eq+1:], sessClass{kind: sessApply})
 }

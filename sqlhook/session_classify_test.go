@@ -39,6 +39,8 @@ func TestSessionStatementsClassified(t *testing.T) {
 		{MySQL, `SET @u := UUID()`, sessRefuse},
 		{MySQL, `SET @u := CURRENT_TIMESTAMP`, sessRefuse},
 		{MySQL, `SET @u := (SELECT 1)`, sessRefuse},
+		{MySQL, `SET @u := @@server_id`, sessRefuse},
+		{MySQL, `SET @u := @v + 1`, sessApply},
 		{MySQL, `SET @@global.max_connections = 10`, sessRefuse},
 		{MySQL, `SET a = 1, GLOBAL b = 2`, sessRefuse},
 		{MySQL, `SET PERSIST max_connections = 10`, sessRefuse},
