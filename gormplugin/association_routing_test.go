@@ -125,3 +125,45 @@ func TestAssociationWritesRefusedBeforeAnyWrite(t *testing.T) {
 		})
 	}
 }
+
+// TestSkipDefaultTransactionAssociationRefusalWritesNothing: with
+// SkipDefaultTransaction GORM saves a belongs-to owner before the row
+// without a transaction; the owner's id then sets the row's user_id,
+// which routes elsewhere than the row was routed, and the row is
+// refused. The plugin runs such a create in a transaction of its own,
+// so the owner is rolled back too.
+func TestSkipDefaultTransactionAssociationRefusalWritesNothing(t *testing.T) {
+	for _, be := range twoBackends {
+		t.Run(be, func(t *testing.T) {
+			e := newTwoDS(t, be, "skiptx_"+be, func() *gorm.Config { return &gorm.Config{SkipDefaultTransaction: true} })
+			if err := e.db.AutoMigrate(&R3User{}); err != nil { // unsharded: ds_0
+				t.Fatal(err)
+			}
+			users := func() int64 {
+				var n int64
+				if err := e.chk[0].Model(&R3User{}).Count(&n).Error; err != nil {
+					t.Fatal(err)
+				}
+				return n
+			}
+			err := e.db.Create(&R3OrderOwner{Amount: 1, Owner: R3User{ID: 1, Name: "odd"}}).Error
+			if !errors.Is(err, gormplugin.ErrUnsupported) {
+				t.Fatalf("owner moving the row to ds_1: %v", err)
+			}
+			if n := users(); n != 0 || len(e.placement(t)) != 0 {
+				t.Fatalf("refused create left %d users, %d orders", n, len(e.placement(t)))
+			}
+			o := R3OrderOwner{Amount: 2, Owner: R3User{ID: 2, Name: "even"}}
+			if err := e.db.Create(&o).Error; err != nil {
+				t.Fatalf("owner in the row's data source: %v", err)
+			}
+			if p := e.placement(t)[o.ID]; users() != 1 || p.UserID != 2 || p.at.DataSource != "ds_0" {
+				t.Fatalf("after create with owner: %d users, order %+v at %s", users(), p.ShardedOrder, p.at)
+			}
+			// Without associations nothing changes: no transaction is begun.
+			if err := e.db.Create(&ShardedOrder{UserID: 3}).Error; err != nil {
+				t.Fatal(err)
+			}
+		})
+	}
+}

@@ -94,6 +94,10 @@ func (p *Plugin) registerRouting(db *gorm.DB) error {
 		cb.Create().Before("gorm:commit_or_rollback_transaction").Register("shardkey:tx_ending", p.txEnding),
 		cb.Update().Before("gorm:commit_or_rollback_transaction").Register("shardkey:tx_ending", p.txEnding),
 		cb.Delete().Before("gorm:commit_or_rollback_transaction").Register("shardkey:tx_ending", p.txEnding),
+		// A transaction of the plugin's own, for association saves with
+		// SkipDefaultTransaction (writes.go), ends after GORM's last callback.
+		cb.Create().After("gorm:after_create").Register("shardkey:end_own_tx", p.endOwnTx),
+		cb.Update().After("gorm:after_update").Register("shardkey:end_own_tx", p.endOwnTx),
 		cb.Create().Replace("gorm:create", p.each(create)),
 		cb.Query().Replace("gorm:query", p.mergeQuery),
 		cb.Update().Replace("gorm:update", p.checkedUpdate(update)),
@@ -213,6 +217,7 @@ func (p *Plugin) routeCreate(db *gorm.DB) {
 	table, phys := p.statementTable(db)
 	if table == "" {
 		p.refuseShardedReferences(db)
+		p.beginOwnTx(db, true)
 		return
 	}
 	if p.rules.IsBroadcast(table) {
@@ -242,6 +247,7 @@ func (p *Plugin) routeCreate(db *gorm.DB) {
 	if db.Error == nil && !db.DryRun {
 		p.refuseKeysElsewhere(db, table, r, explicit)
 	}
+	p.beginOwnTx(db, true)
 }
 
 // planCreate groups the rows being created by the target their sharding
@@ -480,6 +486,9 @@ func (p *Plugin) routeByWhere(db *gorm.DB, kind stmtKind) {
 	table, phys := p.statementTable(db)
 	if table == "" {
 		p.refuseShardedReferences(db)
+		if kind == kindUpdate {
+			p.beginOwnTx(db, false)
+		}
 		return
 	}
 	written := table
@@ -515,6 +524,9 @@ func (p *Plugin) routeByWhere(db *gorm.DB, kind stmtKind) {
 	}
 	r.joins = joins
 	p.settle(db, r, query)
+	if kind == kindUpdate {
+		p.beginOwnTx(db, false)
+	}
 }
 
 // planWhere routes a statement by its WHERE clause (and a model's keys);
