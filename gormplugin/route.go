@@ -224,7 +224,9 @@ func (p *Plugin) routeCreate(db *gorm.DB) {
 		p.broadcastWrite(db, table)
 		return
 	}
-	explicit := callerKeys(db)
+	// Keys the caller set, read before the plugin fills the others: only
+	// those can already be in another table.
+	keyCols, explicit := p.rowKeys(db, table)
 	p.fillKeysNow(db)
 	if db.Error != nil {
 		return
@@ -245,7 +247,7 @@ func (p *Plugin) routeCreate(db *gorm.DB) {
 	}
 	p.settle(db, r, false)
 	if db.Error == nil && !db.DryRun {
-		p.refuseKeysElsewhere(db, table, r, explicit)
+		p.refuseKeysElsewhere(db, table, r, keyCols, explicit)
 	}
 	p.beginOwnTx(db, true)
 }

@@ -17,6 +17,12 @@ type OrderPatch struct {
 	Amount int
 }
 
+// OrderPtrPatch is a change set with pointer fields.
+type OrderPtrPatch struct {
+	UserID *int64
+	Amount *int
+}
+
 // wantKeyChange asserts a refusal with shardconf.ErrShardingKeyChange
 // naming sharded_orders.user_id.
 func wantKeyChange(t *testing.T, what string, err error) {
@@ -38,6 +44,7 @@ func TestUpdateRefusesShardingKeyChange(t *testing.T) {
 		db := e.db
 		where := func() *gorm.DB { return db.Model(&ShardedOrder{}).Where("user_id = ? AND id = ?", o.UserID, o.ID) }
 		loaded := o
+		one := int64(1)
 		for name, run := range map[string]func() error{
 			"Updates(other struct)":  func() error { return where().Updates(OrderPatch{UserID: 1}).Error },
 			"Updates(&other struct)": func() error { return where().Updates(&OrderPatch{UserID: 1, Amount: 5}).Error },
@@ -57,6 +64,8 @@ func TestUpdateRefusesShardingKeyChange(t *testing.T) {
 			"UpdateColumn":            func() error { return where().UpdateColumn("user_id", 1).Error },
 			"UpdateColumns(map)":      func() error { return where().UpdateColumns(map[string]any{"user_id": 1}).Error },
 			"UpdateColumns(patch)":    func() error { return where().UpdateColumns(OrderPatch{UserID: 1}).Error },
+			"Updates(pointer patch)":  func() error { return where().Updates(OrderPtrPatch{UserID: &one}).Error },
+			"Updates(map pointer)":    func() error { return where().Updates(map[string]any{"user_id": &one}).Error },
 			"Update(gorm.Expr)":       func() error { return where().Update("user_id", gorm.Expr("user_id + 1")).Error },
 			"Update(same-value Expr)": func() error { return where().Update("user_id", gorm.Expr("user_id")).Error },
 			"Clauses(Set)": func() error {

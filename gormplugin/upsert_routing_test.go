@@ -63,6 +63,14 @@ func TestUpsertRefusesShardingKeyChange(t *testing.T) {
 		if err := e.db.Create(&row).Error; !errors.Is(err, gorm.ErrDuplicatedKey) {
 			t.Errorf("create of a key stored elsewhere: %v; want gorm.ErrDuplicatedKey", err)
 		}
+		for name, err := range map[string]error{
+			"map with model": e.db.Model(&ShardedOrder{}).Create(map[string]any{"id": o.ID, "user_id": 1, "amount": 5}).Error,
+			"map on table":   e.db.Table("sharded_orders").Create(map[string]any{"id": o.ID, "user_id": 1, "amount": 5}).Error,
+		} {
+			if !errors.Is(err, gorm.ErrDuplicatedKey) {
+				t.Errorf("create of a key stored elsewhere, %s: %v; want gorm.ErrDuplicatedKey", name, err)
+			}
+		}
 		if after := e.snapshot(t); after != before {
 			t.Fatalf("refused create changed the tables")
 		}

@@ -60,10 +60,9 @@ func (p *Plugin) shardingAssigns(stmt *gorm.Statement, table string, set []claus
 			ka.expr = v.SQL
 		case clause.Expression, gorm.Valuer, *gorm.DB, []any:
 			ka.expr = fmt.Sprintf("%T", v)
-		case driver.Valuer:
-			// sql.NullInt64 and the like: route by the value the driver sends.
-			if dv, err := v.Value(); err == nil {
-				ka.value = dv
+		default:
+			if plain, ok := plainValue(v); ok {
+				ka.value = plain
 			} else {
 				ka.expr = fmt.Sprintf("%T", v)
 			}
@@ -71,6 +70,33 @@ func (p *Plugin) shardingAssigns(stmt *gorm.Statement, table string, set []claus
 		out = append(out, ka)
 	}
 	return out
+}
+
+// plainValue is the value the driver sends for v: pointers followed,
+// driver.Valuer (sql.NullInt64 and the like) asked.
+func plainValue(v any) (any, bool) {
+	for i := 0; i < 8; i++ {
+		if dv, ok := v.(driver.Valuer); ok {
+			if rv := reflect.ValueOf(v); rv.Kind() == reflect.Pointer && rv.IsNil() {
+				return nil, true
+			}
+			x, err := dv.Value()
+			if err != nil {
+				return nil, false
+			}
+			v = x
+			continue
+		}
+		rv := reflect.ValueOf(v)
+		if rv.Kind() != reflect.Pointer {
+			return v, true
+		}
+		if rv.IsNil() {
+			return nil, true
+		}
+		v = rv.Elem().Interface()
+	}
+	return nil, false
 }
 
 // assignedColumn is the column an assignment names, as the rules spell
@@ -311,7 +337,7 @@ func (p *Plugin) refuseIfMoved(db *gorm.DB, table string, at shardconf.Target) {
 	if !ok {
 		return
 	}
-	where, err := p.keyElsewhere(db, table, at, [][]any{key})
+	where, err := p.keyElsewhere(db, table, at, stmt.Schema.PrimaryFieldDBNames, [][]any{key})
 	if err != nil {
 		p.fail(db, err)
 		return
@@ -356,9 +382,8 @@ func (p *Plugin) keyDetermines(table string, pkCols []string, key []any) bool {
 // returns the first target holding one. Targets in at's data source are
 // read through the statement's connection (its transaction, if any),
 // others through their data source's pool.
-func (p *Plugin) keyElsewhere(db *gorm.DB, table string, at shardconf.Target, keys [][]any) (*shardconf.Target, error) {
+func (p *Plugin) keyElsewhere(db *gorm.DB, table string, at shardconf.Target, pkCols []string, keys [][]any) (*shardconf.Target, error) {
 	stmt := db.Statement
-	pkCols := stmt.Schema.PrimaryFieldDBNames
 	var todo [][]any
 	for _, k := range keys {
 		if !p.keyDetermines(table, pkCols, k) {
@@ -454,22 +479,68 @@ func createRows(stmt *gorm.Statement) []reflect.Value {
 	return nil
 }
 
-// callerKeys marks the rows of a create whose primary key the caller set
-// (before the plugin fills the others): only those keys can already be
-// in another table.
-func callerKeys(db *gorm.DB) []bool {
+// rowKeys reads the primary key of every row a create inserts, in the
+// order rowValues reads the rows; nil where a part is zero or missing.
+// The key columns are the schema's primary key or, for a map without a
+// model, the column the table's key generator fills.
+func (p *Plugin) rowKeys(db *gorm.DB, table string) (cols []string, keys [][]any) {
 	stmt := db.Statement
-	if stmt.Schema == nil || len(stmt.Schema.PrimaryFields) == 0 {
+	if stmt.Schema != nil {
+		cols = stmt.Schema.PrimaryFieldDBNames
+	} else if c, _, ok := p.rules.KeyGenerator(table); ok {
+		cols = []string{c}
+	}
+	if len(cols) == 0 {
+		return nil, nil
+	}
+	read := func(row reflect.Value) []any {
+		for (row.Kind() == reflect.Pointer || row.Kind() == reflect.Interface) && !row.IsNil() {
+			row = row.Elem()
+		}
+		switch row.Kind() {
+		case reflect.Struct:
+			if stmt.Schema == nil {
+				return nil
+			}
+			k, _ := primaryKey(stmt, row)
+			return k
+		case reflect.Map:
+			m, ok := row.Interface().(map[string]any)
+			if !ok {
+				return nil
+			}
+			vals := map[string]any{}
+			for k, v := range m {
+				if stmt.Schema != nil {
+					if f := stmt.Schema.LookUpField(k); f != nil {
+						k = f.DBName
+					}
+				}
+				vals[strings.ToLower(unquote(k))] = v
+			}
+			key := make([]any, len(cols))
+			for i, c := range cols {
+				v, ok := vals[strings.ToLower(c)]
+				if !ok || isZeroAny(v) {
+					return nil
+				}
+				key[i] = v
+			}
+			return key
+		}
 		return nil
 	}
-	rows := createRows(stmt)
-	out := make([]bool, len(rows))
-	for i, row := range rows {
-		if row.Kind() == reflect.Struct {
-			_, out[i] = primaryKey(stmt, row)
-		}
+	rv := stmt.ReflectValue
+	for (rv.Kind() == reflect.Pointer || rv.Kind() == reflect.Interface) && !rv.IsNil() {
+		rv = rv.Elem()
 	}
-	return out
+	if rv.Kind() == reflect.Slice || rv.Kind() == reflect.Array {
+		for i := 0; i < rv.Len(); i++ {
+			keys = append(keys, read(rv.Index(i)))
+		}
+		return cols, keys
+	}
+	return cols, [][]any{read(rv)}
 }
 
 // settleShardingValues gives the sharding columns of the rows being
@@ -679,26 +750,20 @@ func declaresOtherUnique(stmt *gorm.Statement) bool {
 // stored row, with shardconf.ErrShardingKeyChange. Generated keys are
 // new, and a key that alone routes the row has one possible table, so
 // neither is looked for.
-func (p *Plugin) refuseKeysElsewhere(db *gorm.DB, table string, r routed, explicit []bool) {
+func (p *Plugin) refuseKeysElsewhere(db *gorm.DB, table string, r routed, cols []string, explicit [][]any) {
 	stmt := db.Statement
-	if stmt.Schema == nil || len(explicit) == 0 {
-		return
-	}
-	rows := createRows(stmt)
 	_, upsert := stmt.Clauses["ON CONFLICT"]
 	for _, g := range r.groups {
 		var keys [][]any
 		for _, i := range g.rows {
-			if i < len(explicit) && explicit[i] && i < len(rows) {
-				if k, ok := primaryKey(stmt, rows[i]); ok {
-					keys = append(keys, k)
-				}
+			if i < len(explicit) && explicit[i] != nil {
+				keys = append(keys, explicit[i])
 			}
 		}
 		if len(keys) == 0 {
 			continue
 		}
-		where, err := p.keyElsewhere(db, table, g.target, keys)
+		where, err := p.keyElsewhere(db, table, g.target, cols, keys)
 		if err != nil {
 			p.fail(db, err)
 			return
