@@ -45,7 +45,11 @@ func (l *loader) readwriteSplitting(n *yaml.Node, path string) {
 		b := l.mapping(val, p)
 		typ := upper(b.required("type"))
 		switch typ {
-		case BalanceRoundRobin, BalanceRandom, BalanceWeight, "":
+		case BalanceRoundRobin, BalanceRandom, BalanceWeight:
+		case "":
+			if isNull(deref(val)) {
+				l.errorf(m.kposOf("loadBalancers", name, val), p, "load balancer %s needs a type (ROUND_ROBIN, RANDOM or WEIGHT)", name)
+			}
 		default:
 			l.errorf(b.vals["type"], joinPath(p, "type"), "load balancer type %q is not supported (supported: ROUND_ROBIN, RANDOM, WEIGHT)", typ)
 		}
@@ -97,6 +101,10 @@ func (l *loader) readwriteGroup(name string, val *yaml.Node, p string, at *yaml.
 	if e.has("staticStrategy") {
 		src = e.mapping("staticStrategy")
 		defer src.done()
+	}
+	if isNull(deref(src.node)) {
+		l.errorf(at, p, "group %s needs writeDataSourceName and readDataSourceNames", g.Name)
+		return nil
 	}
 	for _, k := range []string{"dynamicStrategy", "autoAwareDataSourceName"} {
 		if e.has(k) {
@@ -150,9 +158,6 @@ func (l *loader) bindBalancer(gr *rwGroupRead, balancers map[string]*rwBalancer)
 	}
 	b.used = true
 	g.LoadBalancer = b.lb
-	if g.LoadBalancer.Type == "" {
-		g.LoadBalancer.Type = BalanceRoundRobin
-	}
 	at := b.lb.Pos
 	if b.node != nil {
 		at = pos(b.node, joinPath(b.lb.Pos.Path, "props"))

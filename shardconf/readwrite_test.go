@@ -280,3 +280,25 @@ func TestReadWriteSplittingShardingSphereFileLoads(t *testing.T) {
 		t.Fatalf("err = %v", err)
 	}
 }
+
+func TestReadWriteSplittingMalformedShapesAreErrors(t *testing.T) {
+	head := "rules:\n- !SHARDING\n  tables: {t: {actualDataNodes: ds_0.t}}\n- !READWRITE_SPLITTING\n"
+	for _, body := range []string{
+		"",
+		"  dataSourceGroups: [ds_0]\n",
+		"  dataSourceGroups: {ds_0: null}\n",
+		"  dataSourceGroups: {ds_0: {writeDataSourceName: [a], readDataSourceNames: {a: b}}}\n",
+		"  dataSourceGroups: {ds_0: {writeDataSourceName: w, readDataSourceNames: [r]}}\n  loadBalancers: {x: null}\n",
+		"  dataSourceGroups: {ds_0: {writeDataSourceName: w, readDataSourceNames: [r], loadBalancerName: x}}\n  loadBalancers: {x: {type: WEIGHT, props: [1]}}\n",
+		"  dataSourceGroups: {'ds_${0..1}': {writeDataSourceName: w, readDataSourceNames: [r]}}\n",
+		"  dataSourceGroups: {ds_0: {writeDataSourceName: 'w_${0..1}', readDataSourceNames: 'r_${0..'}}\n",
+		"  dataSourceGroups: {ds_0: {writeDataSourceName: w, readDataSourceNames: [r, r]}}\n",
+		"  dataSourceGroups: {ds_0: {writeDataSourceName: w, readDataSourceNames: [ds_0]}}\n",
+		"  dataSourceGroups: {ds_0: {staticStrategy: null}}\n",
+		"  dataSourceGroups: {ds_0: {writeDataSourceName: w, readDataSourceNames: [r]}}\n  dataSources: {}\n",
+	} {
+		if errs := configErrors(t, head+body); len(errs) == 0 {
+			t.Errorf("no positioned error for %q", body)
+		}
+	}
+}
