@@ -33,9 +33,10 @@ const (
 
 type sessClass struct {
 	kind sessKind
-	// transactional: PostgreSQL undoes the change if the transaction
-	// rolls back, so inside a transaction it is refused (the record
-	// could not follow the rollback on every data source).
+	// transactional: the change behaves differently inside a
+	// transaction (PostgreSQL undoes a SET on rollback; SQLite ignores
+	// or rolls back some pragmas), so inside one it is refused: the data
+	// sources in the transaction and those outside it would differ.
 	transactional bool
 	why           string // for sessRefuse
 }
@@ -402,7 +403,10 @@ func classifyPragma(toks []token) sessClass {
 	}
 	switch {
 	case isOp(toks, i+1, "="):
-		return sessClass{kind: sessApply}
+		// Inside a transaction some pragmas are no-ops (foreign_keys)
+		// or roll back (user_version) on the data sources in it while
+		// they take effect on the others: refused there.
+		return sessClass{kind: sessApply, transactional: true}
 	case isOp(toks, i+1, "("):
 		if i < len(toks) && readPragmas[toks[i].text] {
 			return sessClass{}

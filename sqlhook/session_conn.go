@@ -47,7 +47,7 @@ func (c *conn) control(ctx context.Context, query string, r *routed, s *stmt, as
 	}
 	if c.tx != nil && cls.transactional {
 		return nil, true, &StatementError{SQL: query, Err: &sessionStateError{
-			why: "PostgreSQL undoes a SET made in a transaction that rolls back, which sqlhook cannot follow on every data source; SET outside the transaction, or SET LOCAL inside it"}}
+			why: "inside a transaction this changes the data sources in it differently from the others (PostgreSQL undoes a SET on rollback; SQLite ignores or rolls back some pragmas); run it outside the transaction (PostgreSQL: SET LOCAL inside it)"}}
 	}
 	res, err = c.applySession(ctx, query, r.units[0], s, asQuery)
 	return res, true, err

@@ -171,8 +171,19 @@ func TestSessionStateRefusedAcrossDataSources(t *testing.T) {
 					t.Errorf("SELECT @x after refusals: %v, %v; want NULL", x, err)
 				}
 			}
-			// A SET in a transaction is transactional on PostgreSQL:
-			// refused there; SET LOCAL is fine.
+			// A SET in a transaction is transactional on PostgreSQL, a
+			// pragma may be ignored there on SQLite: refused; SET LOCAL
+			// is fine.
+			if b.name == "sqlite" {
+				tx, err := conn.BeginTx(ctx, nil)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if _, err := tx.Exec(`PRAGMA foreign_keys = ON`); !errors.Is(err, sqlhook.ErrSessionState) {
+					t.Errorf("PRAGMA in a transaction: %v, want ErrSessionState", err)
+				}
+				tx.Rollback()
+			}
 			if b.name == "postgres" {
 				tx, err := conn.BeginTx(ctx, nil)
 				if err != nil {
