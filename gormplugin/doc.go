@@ -115,9 +115,8 @@
 //     answered wrongly: a JOIN of a table that is not bound (or an
 //     association JOIN of a sharded table), subqueries, aliased table
 //     expressions, raw SQL (Raw, Exec) naming a sharded table (reading SQL is
-//     sqlhook's job), writes to a broadcast table with several copies, an
-//     UPDATE of a sharding column (the row would stay in its old table), a
-//     BeforeCreate hook that changes sharding values after routing, a
+//     sqlhook's job), writes to a broadcast table with several copies,
+//     writes that would move a row (see Writes below), a
 //     write or batch spanning data sources, a statement in a transaction
 //     reaching a data source other than its own, and — over several tables — DISTINCT, GROUP
 //     BY, HAVING, aggregate select expressions, ORDER BY expressions and
@@ -136,7 +135,80 @@
 // cannot span two databases): group batches by data source. db.Transaction
 // (which begins on the *gorm.DB's own pool) may reach only that pool's data
 // source: open a *gorm.DB on another data source, with the plugin, for
-// transactions there.
+// transactions there (with PrepareStmt too: the pool GORM wraps is
+// recognised).
+//
+// # Writes
+//
+// Every write is checked on the statement GORM is about to run, whatever
+// API and Go types built it: the final clause.Set of an UPDATE (the one
+// GORM's ConvertToAssignments makes from a struct of the model's or
+// another type, a map keyed by field or column names, Update,
+// UpdateColumn(s), Save), the clause.OnConflict of an upsert, and the
+// values of every row a create inserts. The plugin routes before GORM
+// converts the change set (GORM begins its transaction on the routed
+// data source), so it converts it itself, and routes the UPDATE again
+// just before it runs; BeforeUpdate/BeforeSave hooks or association saves
+// that changed the target in between make it fail. Refused:
+//
+//   - An UPDATE assigning a sharding column a value that, with the
+//     statement's other conditions, does not route to the one table the
+//     statement runs on: shardconf.ErrShardingKeyChange (a
+//     *shardconf.RouteError naming table and column, also matching
+//     ErrUnsupported). The row would stay in a table its new value does
+//     not route to; delete it and create it again. A value routing to
+//     the same single target is allowed, as ShardingSphere allows it. An
+//     assignment in a statement reaching several tables, an expression
+//     (gorm.Expr, a column, a subquery) and NULL are always refused.
+//   - Save and Updates(&row) route by the row's own sharding values (what
+//     the SET writes, else the model's non-zero values) for the columns
+//     the WHERE clause does not name. A row whose sharding value was
+//     changed in memory is not there: the UPDATE matches nothing, and
+//     the plugin looks for its primary key in the other tables; found,
+//     the UPDATE is ErrShardingKeyChange instead of GORM's fallback
+//     INSERT, which would put one key in two tables. With the old value
+//     in the WHERE clause the new value is a key change as above.
+//   - An upsert (OnConflict DoUpdates or UpdateAll) whose update part
+//     could leave the conflicting row where its values do not route. The
+//     conflicting row is in the table the row is inserted in; after the
+//     update each sharding column holds the assigned value (excluded.col
+//     is the inserted row's own) or, when not assigned, its old value,
+//     known only for a column of the conflict target (PostgreSQL and
+//     SQLite update only a row conflicting there; MySQL's ON DUPLICATE
+//     KEY UPDATE fires on any unique key, so there only the primary key
+//     counts, and only when the model declares no other unique key).
+//     Every sharding column must be known and route to that table, else
+//     ErrShardingKeyChange.
+//   - A create whose primary key the caller set (not generated) when the
+//     key alone does not route the row (user_id picks the database, id
+//     the table): the key is looked for in the table's other physical
+//     tables (one query each); found, a plain INSERT is
+//     gorm.ErrDuplicatedKey, as one table would answer, and an upsert or
+//     DO NOTHING is ErrShardingKeyChange. Generated keys are new and not
+//     looked for.
+//   - A create into a named physical table (db.Table("t_order_1")) whose
+//     rows route elsewhere. Updates, deletes and reads on a named
+//     physical table run on it (in the data sources their conditions
+//     allow), with the same checks.
+//   - A create leaving a sharding column out of the INSERT (Select, Omit,
+//     a field GORM may not write), or whose zero value the database would
+//     replace with a default expression; a default: tag value and
+//     autoCreateTime are applied before routing, as GORM applies them.
+//   - A BeforeCreate hook that changes a row's sharding values after
+//     routing (ErrUnsupported): the transaction is already on the first
+//     target's data source. Set sharding values before Create.
+//   - Association Append/Replace of a sharded has-one/has-many outside a
+//     transaction (ErrUnsupported): GORM saves the new rows in one
+//     statement and, for Replace, sets the old rows' foreign key to NULL
+//     in another, which is refused; run them in db.Transaction, where a
+//     refusal rolls both back (Unscoped().Replace deletes the old rows and
+//     is routed).
+//
+// Refusals come before the statement runs. The statements of one GORM
+// call run in GORM's transaction (association saves included), which a
+// refusal rolls back; with SkipDefaultTransaction the plugin begins one
+// itself for a create or update that saves associations of a sharded
+// table.
 //
 // AutoMigrate and CreateTable create every physical table of a sharded (or
 // broadcast) model in its data source instead of the logic table. Index
