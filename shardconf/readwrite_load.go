@@ -122,8 +122,17 @@ func (l *loader) readwriteGroup(name string, val *yaml.Node, p string, at *yaml.
 		}
 	}
 	gr.readsPos = src.valuePos("readDataSourceNames")
-	for _, r := range l.stringList(src.get("readDataSourceNames"), gr.readsPos.Path) {
-		for _, x := range l.expand(r, src.vals["readDataSourceNames"], gr.readsPos.Path) {
+	reads := src.get("readDataSourceNames")
+	exprs := []string{}
+	if n := deref(reads); n != nil && n.Kind == yaml.ScalarNode && !isNull(n) {
+		// One inline expression whose top-level commas separate names
+		// ("r_${['a','b']}, r_c"): expanded whole, not split at every comma.
+		exprs = append(exprs, n.Value)
+	} else {
+		exprs = l.stringList(reads, gr.readsPos.Path)
+	}
+	for _, r := range exprs {
+		for _, x := range l.expand(r, reads, gr.readsPos.Path) {
 			g.Reads = append(g.Reads, DataSource{Name: x})
 		}
 	}

@@ -43,8 +43,7 @@ rules:
       loadBalancerName: weighted
     ds_1:
       writeDataSourceName: w_1
-      readDataSourceNames:
-        - r_1${['a','b']}
+      readDataSourceNames: "r_1${['a','b']}"
   loadBalancers:
     weighted:
       type: WEIGHT
@@ -134,7 +133,7 @@ func TestReadWriteSplittingConfigErrorsHavePositions(t *testing.T) {
 		line, col      int
 		path, want     string
 	}{
-		{"unknown balancer type", "type: WEIGHT", "type: LEAST_CONN", 35, 13,
+		{"unknown balancer type", "type: WEIGHT", "type: LEAST_CONN", 34, 13,
 			"rules[1].loadBalancers.weighted.type", `load balancer type "LEAST_CONN" is not supported`},
 		{"undefined balancer", "loadBalancerName: weighted", "loadBalancerName: nope", 28, 25,
 			"rules[1].dataSourceGroups.ds_0.loadBalancerName", `load balancer "nope" is not in loadBalancers`},
@@ -146,7 +145,7 @@ func TestReadWriteSplittingConfigErrorsHavePositions(t *testing.T) {
 			"rules[0].tables.t_order.actualDataNodes", `data source "r_1a" is a read data source of readwrite-splitting group ds_1`},
 		{"a node names a write data source", "actualDataNodes: ds_${0..1}.t_order_${0..1}", "actualDataNodes: ds_0.t_order_${0..1}, w_1.t_order_${0..1}", 13, 7,
 			"rules[0].tables.t_order.actualDataNodes", `data source "w_1" is the write data source of readwrite-splitting group ds_1`},
-		{"replica in two groups", "- r_1${['a','b']}", "- r_0a", 32, 9,
+		{"replica in two groups", `"r_1${['a','b']}"`, "r_0a", 31, 28,
 			"rules[1].dataSourceGroups.ds_1.readDataSourceNames", "data source r_0a is in group ds_0 already"},
 		{"group named like a database", "    ds_1:\n      writeDataSourceName", "    r_1b:\n      writeDataSourceName", 29, 5,
 			"rules[1].dataSourceGroups.r_1b", "has the name of a data source in dataSources"},
@@ -154,17 +153,17 @@ func TestReadWriteSplittingConfigErrorsHavePositions(t *testing.T) {
 			"rules[1].dataSourceGroups.ds_0.dynamicStrategy", "database discovery) is not supported"},
 		{"bad transaction strategy", "transactionalReadQueryStrategy: PRIMARY", "transactionalReadQueryStrategy: REPLICA", 27, 39,
 			"rules[1].dataSourceGroups.ds_0.transactionalReadQueryStrategy", `"REPLICA" is not one of PRIMARY, FIXED, DYNAMIC`},
-		{"missing weight", "{r_0a: 1, r_0b: 3}", "{r_0a: 1}", 36, 14,
+		{"missing weight", "{r_0a: 1, r_0b: 3}", "{r_0a: 1}", 35, 14,
 			"rules[1].loadBalancers.weighted.props", "has no weight for read data source r_0b"},
-		{"misspelt weight", "{r_0a: 1, r_0b: 3}", "{r_0a: 1, r_0b: 3, r_Ob: 2}", 36, 14,
+		{"misspelt weight", "{r_0a: 1, r_0b: 3}", "{r_0a: 1, r_0b: 3, r_Ob: 2}", 35, 14,
 			"rules[1].loadBalancers.weighted.props", `weight for "r_Ob", which is not a read data source`},
-		{"negative weight", "{r_0a: 1, r_0b: 3}", "{r_0a: 1, r_0b: -3}", 36, 14,
+		{"negative weight", "{r_0a: 1, r_0b: 3}", "{r_0a: 1, r_0b: -3}", 35, 14,
 			"rules[1].loadBalancers.weighted.props", `weight "-3" of read data source r_0b`},
 		{"no replicas", "      readDataSourceNames: [r_0a, r_0b]\n", "", 25, 7,
 			"rules[1].dataSourceGroups.ds_0.readDataSourceNames", "required"},
 		{"other rule still refused", "- !READWRITE_SPLITTING", "- !ENCRYPT\n  tables: {}\n- !READWRITE_SPLITTING", 22, 3,
 			"rules[1]", "!ENCRYPT is not supported"},
-		{"two readwrite rules", "  loadBalancers:", "  loadBalancers: {}\n- !READWRITE_SPLITTING\n  dataSourceGroups: {}\n  x:", 34, 3,
+		{"two readwrite rules", "  loadBalancers:", "  loadBalancers: {}\n- !READWRITE_SPLITTING\n  dataSourceGroups: {}\n  x:", 33, 3,
 			"rules[2]", "a second !READWRITE_SPLITTING rule"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
