@@ -95,3 +95,62 @@ func TestHooksChangingShardingValuesAfterRoutingRefused(t *testing.T) {
 		}
 	})
 }
+
+// userOnlyRules: sharded_orders in each database, chosen by user_id; the
+// id does not route.
+const userOnlyRules = `
+rules:
+- !SHARDING
+  tables:
+    sharded_orders:
+      actualDataNodes: ds_${0..1}.sharded_orders
+      databaseStrategy: {standard: {shardingColumn: user_id, shardingAlgorithmName: by_user}}
+      keyGenerateStrategy: {column: id, keyGeneratorName: snowflake}
+  shardingAlgorithms:
+    by_user: {type: MOD, props: {sharding-count: 2}}
+  keyGenerators:
+    snowflake: {type: SNOWFLAKE, props: {worker-id: 4}}
+`
+
+// hookKey is the key KeyHookOrder's BeforeCreate sets.
+var hookKey int64
+
+// KeyHookOrder's BeforeCreate sets its primary key, after routing.
+type KeyHookOrder struct {
+	ID     int64 `gorm:"primaryKey"`
+	UserID int64
+	Amount int
+}
+
+func (KeyHookOrder) TableName() string { return "sharded_orders" }
+
+func (o *KeyHookOrder) BeforeCreate(*gorm.DB) error {
+	o.ID = hookKey
+	return nil
+}
+
+// TestHookSettingKeyStoredElsewhereRefused: a key a BeforeCreate hook
+// sets is looked for in the other tables as a caller's key is.
+func TestHookSettingKeyStoredElsewhereRefused(t *testing.T) {
+	for _, be := range twoBackends {
+		t.Run(be, func(t *testing.T) {
+			e := openTwoDS(t, be, "hookkey_"+be, userOnlyRules, nil, []any{&ShardedOrder{}})
+			other := ShardedOrder{UserID: 1}
+			if err := e.db.Create(&other).Error; err != nil {
+				t.Fatal(err)
+			}
+			before := e.snapshot(t)
+			hookKey = other.ID
+			if err := e.db.Create(&KeyHookOrder{UserID: 0, Amount: 13}).Error; !errors.Is(err, gorm.ErrDuplicatedKey) {
+				t.Fatalf("hook setting a key stored in ds_1: %v", err)
+			}
+			if after := e.snapshot(t); after != before {
+				t.Fatalf("refused create wrote:\n%s\nwas\n%s", after, before)
+			}
+			hookKey = other.ID + 1_000_000
+			if err := e.db.Create(&KeyHookOrder{UserID: 0, Amount: 14}).Error; err != nil {
+				t.Fatalf("hook setting a new key: %v", err)
+			}
+		})
+	}
+}

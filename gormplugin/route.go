@@ -43,6 +43,8 @@ type routed struct {
 	// ownValues: an UPDATE routed by the row's own sharding values (Save,
 	// Updates(&row)), not by its WHERE clause alone.
 	ownValues bool
+	// keys: a create's primary keys when it was routed (rowKeys).
+	keys [][]any
 }
 
 // rowGroup is the rows of a create that go to one target.
@@ -241,6 +243,7 @@ func (p *Plugin) routeCreate(db *gorm.DB) {
 		return
 	}
 	r.physical = phys
+	_, r.keys = p.rowKeys(db, table)
 	if err := p.checkCreate(db, table, r); err != nil {
 		p.fail(db, err)
 		return
@@ -304,6 +307,21 @@ func (p *Plugin) verifyCreate(db *gorm.DB) {
 	}
 	if fmt.Sprint(again.groups) != fmt.Sprint(r.groups) {
 		p.fail(db, fmt.Errorf("%w: a BeforeCreate hook changed the sharding values of %s after routing", ErrUnsupported, r.logic))
+		return
+	}
+	// A hook that set a primary key: look for the keys it set elsewhere.
+	if _, keys := p.rowKeys(db, r.logic); !db.DryRun {
+		changed := make([][]any, len(keys))
+		found := false
+		for i, k := range keys {
+			if k != nil && (i >= len(r.keys) || fmt.Sprint(k) != fmt.Sprint(r.keys[i])) {
+				changed[i], found = k, true
+			}
+		}
+		if found {
+			cols, _ := p.rowKeys(db, r.logic)
+			p.refuseKeysElsewhere(db, r.logic, r, cols, changed)
+		}
 	}
 }
 
