@@ -203,7 +203,31 @@ func TestMySQLUpdateDeleteKeepOrderByAndLimit(t *testing.T) {
 	mysqlRefused(t, hs, ErrUnsupported,
 		"UPDATE t_order SET note = 'x' WHERE user_id = 1 ORDER BY id LIMIT 1",
 		"DELETE FROM t_order WHERE user_id = 1 LIMIT 1")
-	mysqlRefused(t, h, ErrUnsupported, "UPDATE t_order SET user_id = 5 WHERE user_id = 1 AND order_id = 2")
+}
+
+// An UPDATE or upsert that moves a row's sharding value to another target
+// is refused with shardconf.ErrShardingKeyChange; a value that keeps the
+// row where it is runs.
+func TestMySQLUpdateRefusesShardingKeyChange(t *testing.T) {
+	h := mysqlTestHook(t, mysqlRulesYAML)
+	runMySQLCases(t, h, []mysqlCase{
+		{sql: "UPDATE t_order SET user_id = 5, note = 'x' WHERE user_id = 1 AND order_id = 2",
+			want: "ds_1: UPDATE `t_order_0` SET user_id = 5, note = 'x' WHERE user_id = 1 AND order_id = 2\n"},
+		{sql: "UPDATE t_order o SET o.user_id = o.user_id, order_id = ? WHERE user_id = 1 AND order_id = 2", args: []any{int64(4)},
+			want: "ds_1: UPDATE `t_order_0` o SET o.user_id = o.user_id, order_id = ? WHERE user_id = 1 AND order_id = 2 [4]\n"},
+		{sql: "INSERT INTO t_order (user_id, order_id) VALUES (1, 2) ON DUPLICATE KEY UPDATE user_id = VALUES(user_id), order_id = VALUES(order_id), note = 'u'",
+			want: "ds_1: INSERT INTO `t_order_0` (user_id, order_id) VALUES (1, 2) ON DUPLICATE KEY UPDATE user_id = VALUES(user_id), order_id = VALUES(order_id), note = 'u'\n"},
+		{sql: "INSERT INTO t_order (user_id, order_id) VALUES (1, 2) ON DUPLICATE KEY UPDATE user_id = user_id",
+			want: "ds_1: INSERT INTO `t_order_0` (user_id, order_id) VALUES (1, 2) ON DUPLICATE KEY UPDATE user_id = user_id\n"},
+	})
+	mysqlRefused(t, h, shardconf.ErrShardingKeyChange,
+		"UPDATE t_order SET user_id = 4 WHERE user_id = 1 AND order_id = 2",
+		"UPDATE t_order SET order_id = ? WHERE user_id = 1 AND order_id = 2", // 1: the other table
+		"UPDATE t_order SET user_id = user_id + 2 WHERE user_id = 1 AND order_id = 2",
+		"UPDATE t_order JOIN t_order_item i ON 1 SET i.user_id = 3 WHERE t_order.user_id = 1 AND t_order.order_id = 2",
+		"INSERT INTO t_order (user_id, order_id) VALUES (1, 2) ON DUPLICATE KEY UPDATE user_id = 3",
+		"INSERT INTO t_order (user_id, order_id) VALUES (1, 2) ON DUPLICATE KEY UPDATE user_id = VALUES(user_id)",
+	)
 }
 
 // Multi-table UPDATE of binding tables takes same-index tables, qualifiers

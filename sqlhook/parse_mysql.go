@@ -237,9 +237,7 @@ func (c *myCompiler) stmt(n ast.StmtNode) {
 		}
 		c.refs(x.TableRefs)
 		for _, a := range x.List {
-			if t, col, ok := c.column(a.Column); ok {
-				c.fail("UPDATE sets sharding column %s of %s (a row cannot move between shards)", col, c.p.tables[t].logic)
-			}
+			c.updateKey(a)
 		}
 		if x.Limit != nil || x.Order != nil {
 			c.p.writeMulti = "UPDATE with ORDER BY or LIMIT"
@@ -297,6 +295,64 @@ func (c *myCompiler) lockOf(l *ast.SelectLockInfo) {
 		if i, ok := c.aliases[t.Name.L]; ok && i >= 0 && strings.EqualFold(c.p.tables[i].logic, t.Name.O) {
 			c.placed[t] = true
 		}
+	}
+}
+
+// updateKey records an UPDATE's assignment to a sharding column, for bind
+// to check that the row stays where it is. An assignment of the column to
+// itself changes nothing; one the router cannot evaluate is refused.
+func (c *myCompiler) updateKey(a *ast.Assignment) {
+	t, col, ok := c.column(a.Column)
+	if !ok || c.sameColumn(a.Expr, t, col) {
+		return
+	}
+	v := myValue(a.Expr)
+	if v.expr {
+		if c.err == nil {
+			c.err = keyChangeError(c.p.tables[t].logic, col, "", "the new value is an expression sqlhook cannot route")
+		}
+		return
+	}
+	c.p.keySets = append(c.p.keySets, keySet{table: t, column: col, val: v})
+}
+
+// sameColumn reports whether e is a reference to column col of plan table
+// t (unqualified, or qualified by its name or alias).
+func (c *myCompiler) sameColumn(e ast.ExprNode, t int, col string) bool {
+	cn, ok := e.(*ast.ColumnNameExpr)
+	if !ok || !strings.EqualFold(cn.Name.Name.O, col) {
+		return false
+	}
+	if cn.Name.Table.O == "" {
+		return true
+	}
+	i, ok := c.aliases[cn.Name.Table.L]
+	return ok && i == t
+}
+
+// onDuplicateKeys refuses an ON DUPLICATE KEY UPDATE that could move a
+// row: a sharding column may be set to itself, or to VALUES(column) when
+// the row then routes where the INSERT routed (upsertKeyChange). Any
+// unique key may be the conflict, so no column is known to be shared.
+func (c *myCompiler) onDuplicateKeys(as []*ast.Assignment, t int) {
+	table := c.p.tables[t]
+	var fromInserted []string
+	for _, a := range as {
+		col := strings.ToLower(a.Column.Name.O)
+		if !table.sharded || !c.h.isShardingColumn(table.key, col) || c.sameColumn(a.Expr, t, col) {
+			continue
+		}
+		if v, ok := a.Expr.(*ast.ValuesExpr); ok && v.Column != nil && strings.EqualFold(v.Column.Name.Name.O, col) {
+			fromInserted = append(fromInserted, col)
+			continue
+		}
+		if c.err == nil {
+			c.err = keyChangeError(table.logic, col, "", "ON DUPLICATE KEY UPDATE may set it only to VALUES("+col+")")
+		}
+		return
+	}
+	if err := c.h.upsertKeyChange(table.logic, fromInserted, nil); err != nil && c.err == nil {
+		c.err = err
 	}
 }
 
@@ -574,11 +630,7 @@ func (c *myCompiler) insert(x *ast.InsertStmt) {
 	for _, col := range x.Columns {
 		ins.cols = append(ins.cols, col.Name.O)
 	}
-	for _, a := range x.OnDuplicate {
-		if table.sharded && c.h.isShardingColumn(table.key, a.Column.Name.O) {
-			c.fail("ON DUPLICATE KEY UPDATE sets sharding column %s", a.Column.Name.O)
-		}
-	}
+	c.onDuplicateKeys(x.OnDuplicate, t)
 	findKeyColumn(c.h, ins, table.logic)
 	for r, row := range x.Lists {
 		if len(row) != len(ins.cols) {
