@@ -98,6 +98,10 @@ var refusedOutsidePlan = []string{
 	`CREATE TABLE t_x PARTITION OF t_order FOR VALUES IN (1)`,
 	`SELECT * FROM t_order TABLESAMPLE SYSTEM (10)`,
 	`CREATE SCHEMA t_order`,
+	// With standard_conforming_strings off, the server reads the second
+	// quote as escaped and the DELETE as code.
+	`SELECT '\', ' ; DELETE FROM t_dict; --'`,
+	`SELECT '\', ' ; DELETE FROM U&"t\005fdict"; --'`,
 }
 
 // SQLite respells `x` and [x]; its other statements share PostgreSQL's.
@@ -166,6 +170,8 @@ func TestLogicNameOutsideTablePositionIsAllowed(t *testing.T) {
 		`SELECT E'\x41'`,
 		`SELECT * FROM t_x WHERE a = E'it''s \\ t_order'`,
 		`SELECT coalesce(a, 't_order') FROM t_x`,
+		`SELECT 'C:\dir' FROM t_x`,
+		`SELECT E'C:\\t_order' FROM t_x`,
 		`SELECT count(*) FILTER (WHERE a > 1) FROM t_x`,
 		`NOTIFY t_order`,
 	}

@@ -31,6 +31,9 @@ import (
 // pgCoverage runs the check on the whole parse result. multi: the text
 // holds several statements, none of which is routed.
 func (c *pgCompiler) coverage(tree *pg.ParseResult, multi bool) error {
+	if err := c.ambiguousStrings(); err != nil {
+		return err
+	}
 	tokens := map[string]int{} // logic name -> identifier tokens not covered
 	for i, tok := range c.toks {
 		v, ok := c.identValue(i)
@@ -55,6 +58,24 @@ func (c *pgCompiler) coverage(tree *pg.ParseResult, multi bool) error {
 	for name, n := range tokens {
 		if n > w.safe[name] {
 			return notCovered(name, "where the parse tree shows neither a routed table nor a column, alias or function")
+		}
+	}
+	return nil
+}
+
+// ambiguousStrings refuses a backslash in a standard '...' string of a
+// PostgreSQL statement that names a logic table: the server reads it by
+// its standard_conforming_strings setting, which sqlhook cannot see, and
+// with it off a quote after the backslash no longer ends the string, so
+// the server would see different code than was checked. E'...' strings
+// and bind arguments read the same either way.
+func (c *pgCompiler) ambiguousStrings() error {
+	if c.h.dialect != PostgreSQL || !c.h.mentionsLogic(c.text) && !strings.Contains(strings.ToLower(c.text), "u&") {
+		return nil // no name the server could read differently
+	}
+	for i, tok := range c.toks {
+		if tok.Token == pg.Token_SCONST && strings.HasPrefix(c.tokText(i), "'") && strings.Contains(c.tokText(i), `\`) {
+			return fmt.Errorf("%w: a backslash in a standard string literal (%s) of a statement on a logic table: its meaning depends on standard_conforming_strings; use E'...' or a bind argument", ErrUnsupported, c.tokText(i))
 		}
 	}
 	return nil
