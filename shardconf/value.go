@@ -9,6 +9,7 @@ import (
 	"math/big"
 	"reflect"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/shardkey/shardkey/keygen"
@@ -36,10 +37,11 @@ const (
 //     int64, kindBig when it is above int64 and fits uint64; a number
 //     beyond 64 bits is refused (no sharding column type of the three
 //     databases holds it as an integer);
-//   - a float is an integer only when it is integral and within ±2^53
-//     (±2^24 for a float32), where every integer has its own float; beyond
-//     that one float stands for many integers and is refused, as are NaN
-//     and ±Inf. A float with
+//   - a float is an integer only when it is integral and strictly within
+//     ±2^53 (±2^24 for a float32, named float32 types included), where
+//     every integer has its own float; from 2^53 on one float stands for
+//     several integers (2^53+1 is read as the float 2^53) and is refused,
+//     as are NaN and ±Inf. A float with
 //     a fraction stays kindFloat: only range bounds accept it (id > 1.5),
 //     and every algorithm refuses it as a value (a database rounds 3.7 to
 //     4 when it stores it in an integer column, where ShardingSphere's MOD
@@ -48,8 +50,15 @@ const (
 //     as ShardingSphere does (String.hashCode, text), and the algorithms
 //     that read a number read decimal text through decimalOf, one parser
 //     for all of them;
+//   - a json.Number is read exactly as the decimal it spells, never
+//     through a float: "9007199254740993.0" is 9007199254740993, and
+//     "4503599627370497.5" keeps its fraction (a float64 would round it to
+//     an integer);
 //   - driver.Valuer is asked for its value (a NULL is refused), a pointer
 //     is followed (nil refused), and only then a fmt.Stringer is text.
+//     Valuers and pointers nest at most maxValueDepth deep: a pointer
+//     type that points to itself, or a Valuer whose value leads back to
+//     it, is refused instead of recursing forever.
 type value struct {
 	kind kind
 	i    int64
@@ -67,7 +76,14 @@ var errNullValue = errors.New("a NULL sharding value routes nowhere")
 
 // toValue normalizes a caller's value. It is on the routing hot path:
 // integers must not allocate.
-func toValue(v any) (value, error) {
+func toValue(v any) (value, error) { return toValueAt(v, 0) }
+
+// maxValueDepth bounds how many pointers and Valuers toValue follows.
+const maxValueDepth = 16
+
+// toValueAt is toValue for a value reached through depth pointers or
+// Valuers.
+func toValueAt(v any, depth int) (value, error) {
 	switch x := v.(type) {
 	case int64:
 		return value{kind: kindInt, i: x}, nil
@@ -111,7 +127,7 @@ func toValue(v any) (value, error) {
 	case nil:
 		return value{}, fmt.Errorf("shardconf: %w", errNullValue)
 	}
-	return slowValue(v)
+	return slowValue(v, depth)
 }
 
 func uintValue(u uint64) value {
@@ -121,7 +137,8 @@ func uintValue(u uint64) value {
 	return value{kind: kindInt, i: int64(u)}
 }
 
-// maxExactFloat is 2^53: every integer up to it has its own float64.
+// maxExactFloat is 2^53: every integer below it has its own float64. The
+// float 2^53 itself is also what 2^53+1 becomes, so it is refused too.
 const maxExactFloat = 1 << 53
 
 // floatValue makes an integral float the integer it is (a JSON number
@@ -133,35 +150,125 @@ func floatValue(f float64) (value, error) {
 		return value{}, fmt.Errorf("shardconf: sharding value %v is not a number", f)
 	case f != math.Trunc(f):
 		return value{kind: kindFloat, f: f}, nil
-	case f > maxExactFloat || f < -maxExactFloat:
-		return value{}, fmt.Errorf("shardconf: sharding value %v is a float beyond ±2^53, "+
+	case f >= maxExactFloat || f <= -maxExactFloat:
+		return value{}, fmt.Errorf("shardconf: sharding value %v is a float at or beyond ±2^53, "+
 			"where a float stands for several integers; pass an integer type", f)
 	}
 	return value{kind: kindInt, i: int64(f)}, nil
 }
 
 // float32Value is floatValue for a float32, whose integers are exact only
-// within ±2^24.
+// strictly within ±2^24 (2^24+1 is read as the float32 2^24).
 func float32Value(f float32) (value, error) {
-	if g := float64(f); !math.IsInf(g, 0) && g == math.Trunc(g) && (g > 1<<24 || g < -(1<<24)) {
-		return value{}, fmt.Errorf("shardconf: sharding value %v is a float32 beyond ±2^24, "+
+	if g := float64(f); !math.IsInf(g, 0) && g == math.Trunc(g) && (g >= 1<<24 || g <= -(1<<24)) {
+		return value{}, fmt.Errorf("shardconf: sharding value %v is a float32 at or beyond ±2^24, "+
 			"where a float32 stands for several integers; pass an integer type", f)
 	}
 	return floatValue(float64(f))
 }
 
-// jsonNumberValue reads a json.Number as the number it spells: an integer
-// literal exactly, anything else (1e3, 5.0) as a float.
+// jsonNumberValue reads a json.Number as the number it spells, exactly:
+// 1e3, 5.0 and 50e-1 are integers, and any number beyond 64 bits is
+// refused whatever its spelling. A float64 would not do: it reads
+// "9007199254740993.0" as 2^53 and "4503599627370497.5" as an integer.
+// A number with a fraction is kindFloat (a range bound, never a value),
+// unless no float64 keeps its fraction ("0.99999999999999999999").
 func jsonNumberValue(n json.Number) (value, error) {
 	s := string(n)
 	if d, ok := decimalOf(s); ok {
 		return d.value(s)
 	}
-	f, err := strconv.ParseFloat(s, 64)
-	if err != nil {
+	d, fraction, ok := jsonDecimal(s)
+	if !ok {
 		return value{}, fmt.Errorf("shardconf: json.Number %q is not a number", s)
 	}
-	return floatValue(f)
+	if !fraction {
+		return d.value(s)
+	}
+	f, err := strconv.ParseFloat(s, 64)
+	if err != nil || f == math.Trunc(f) {
+		return value{}, fmt.Errorf("shardconf: json.Number %q has a fraction that a float64 cannot hold", s)
+	}
+	return value{kind: kindFloat, f: f}, nil
+}
+
+// jsonDecimal reads [+-] digits [. digits] [(e|E) [+-] digits] exactly:
+// d is its integer part, fraction reports a non-zero fractional part.
+func jsonDecimal(s string) (d decimal, fraction, ok bool) {
+	if len(s) > 0 && (s[0] == '+' || s[0] == '-') {
+		d.neg = s[0] == '-'
+		s = s[1:]
+	}
+	mant, exp, hasExp := s, "", false
+	if i := strings.IndexAny(s, "eE"); i >= 0 {
+		mant, exp, hasExp = s[:i], s[i+1:], true
+	}
+	whole, frac, _ := strings.Cut(mant, ".")
+	if whole+frac == "" || !allDigits(whole) || !allDigits(frac) {
+		return d, false, false
+	}
+	e, ok := jsonExponent(exp, hasExp)
+	if !ok {
+		return d, false, false
+	}
+	// The value is digits × 10^e, with leading zeros dropped.
+	digits := strings.TrimLeft(whole+frac, "0")
+	e -= int64(len(frac))
+	if digits == "" {
+		return decimal{}, false, true
+	}
+	n := int64(len(digits))
+	switch {
+	case e >= 0 && n+e > 20: // beyond 64 bits: any 21 digits say so
+		d.digits = strings.Repeat("9", 21)
+	case e >= 0:
+		d.digits = digits + strings.Repeat("0", int(e))
+	case n+e <= 0: // |value| < 1
+		return decimal{}, true, true
+	default:
+		cut := int(n + e)
+		d.digits = digits[:cut]
+		fraction = strings.Trim(digits[cut:], "0") != ""
+	}
+	if d.digits == "" {
+		d.neg = false
+	}
+	return d, fraction, true
+}
+
+// jsonExponent reads an exponent's digits. One of more than 18 digits
+// (leading zeros aside) is clamped to ±10^18: no string has that many
+// digits to offset it, so the outcome (beyond 64 bits, or a fraction) is
+// the same.
+func jsonExponent(exp string, present bool) (int64, bool) {
+	if !present {
+		return 0, true
+	}
+	neg := false
+	if len(exp) > 0 && (exp[0] == '+' || exp[0] == '-') {
+		neg = exp[0] == '-'
+		exp = exp[1:]
+	}
+	if exp == "" || !allDigits(exp) {
+		return 0, false
+	}
+	e := int64(1e18)
+	if t := strings.TrimLeft(exp, "0"); len(t) <= 18 {
+		e, _ = strconv.ParseInt("0"+t, 10, 64)
+	}
+	if neg {
+		e = -e
+	}
+	return e, true
+}
+
+func allDigits(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if s[i] < '0' || s[i] > '9' {
+			return false
+		}
+	}
+	return true
 }
 
 func bigValue(b *big.Int) (value, error) {
@@ -177,7 +284,10 @@ func bigValue(b *big.Int) (value, error) {
 // slowValue handles named types: driver.Valuer (sql.NullInt64, keygen.ID
 // behind a pointer), integer, float and string kinds, and only then
 // fmt.Stringer, so that a named integer type is never hashed as a string.
-func slowValue(v any) (value, error) {
+func slowValue(v any, depth int) (value, error) {
+	if depth >= maxValueDepth {
+		return value{}, fmt.Errorf("shardconf: sharding value %T: more than %d pointers or Valuers deep", v, maxValueDepth)
+	}
 	rv := reflect.ValueOf(v)
 	if rv.Kind() == reflect.Pointer && rv.IsNil() {
 		return value{}, fmt.Errorf("shardconf: a nil %T sharding value: %w", v, errNullValue)
@@ -195,16 +305,18 @@ func slowValue(v any) (value, error) {
 		if _, same := x.(driver.Valuer); same {
 			return value{}, fmt.Errorf("shardconf: sharding value %T has no usable value", v)
 		}
-		return toValue(x)
+		return toValueAt(x, depth+1)
 	}
 	if rv.Kind() == reflect.Pointer {
-		return toValue(rv.Elem().Interface())
+		return toValueAt(rv.Elem().Interface(), depth+1)
 	}
 	switch {
 	case rv.CanInt():
 		return value{kind: kindInt, i: rv.Int()}, nil
 	case rv.CanUint():
 		return uintValue(rv.Uint()), nil
+	case rv.Kind() == reflect.Float32:
+		return float32Value(float32(rv.Float()))
 	case rv.CanFloat():
 		return floatValue(rv.Float())
 	case rv.Kind() == reflect.String:
