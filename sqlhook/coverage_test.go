@@ -98,6 +98,7 @@ var refusedOutsidePlan = []string{
 	`CREATE TABLE t_x PARTITION OF t_order FOR VALUES IN (1)`,
 	`SELECT * FROM t_order TABLESAMPLE SYSTEM (10)`,
 	`CREATE SCHEMA t_order`,
+	`COPY t_x FROM PROGRAM 'psql -c "DELETE FROM t_dict"'`,
 	// With standard_conforming_strings off, the server reads the second
 	// quote as escaped and the DELETE as code.
 	`SELECT '\', ' ; DELETE FROM t_dict; --'`,
@@ -211,6 +212,7 @@ func TestLogicTableSpellingsAreRouted(t *testing.T) {
 			`ds_1: SELECT t_order.status FROM "t_order_1" AS t_order WHERE t_order.user_id = 1 AND order_id = 1` + "\n"},
 		{`SELECT * FROM t_order WHERE user_id = 1 AND order_id = 1 FOR UPDATE OF t_order`,
 			`ds_1: SELECT * FROM "t_order_1" AS t_order WHERE user_id = 1 AND order_id = 1 FOR UPDATE OF t_order` + "\n"},
+		{`TABLE t_dict`, `ds_0: TABLE "t_dict"` + "\n"},
 		{`DROP TABLE IF EXISTS public."T_DICT"`,
 			`ds_0: DROP TABLE IF EXISTS public."t_dict"` + "\n" + `ds_1: DROP TABLE IF EXISTS public."t_dict"` + "\n"},
 	}

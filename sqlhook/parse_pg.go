@@ -153,7 +153,7 @@ func (c *pgCompiler) rangeVar(rv *pg.RangeVar, withAlias bool) int {
 	c.covered[ti] = true
 	tok := c.toks[ti]
 	seg := segment{hole: holeTable, i: i}
-	if withAlias && rv.Alias == nil {
+	if withAlias && rv.Alias == nil && !c.afterTableKeyword(rv) {
 		seg.hole, seg.text = holeTableAs, c.tokText(ti)
 	}
 	end := tok.End
@@ -202,6 +202,23 @@ func (c *pgCompiler) relnameToken(rv *pg.RangeVar) int {
 		return -1
 	}
 	return ti
+}
+
+// afterTableKeyword reports whether rv is written as TABLE name (short
+// for SELECT * FROM name), which takes no alias; qualified columns cannot
+// follow it either.
+func (c *pgCompiler) afterTableKeyword(rv *pg.RangeVar) bool {
+	ti := c.tokenAt(rv.Location)
+	for j := ti - 1; j >= 0; j-- {
+		switch c.toks[j].Token {
+		case pg.Token_SQL_COMMENT, pg.Token_C_COMMENT:
+			continue
+		case pg.Token_TABLE:
+			return true
+		}
+		return false
+	}
+	return false
 }
 
 func (c *pgCompiler) stmt(n *pg.Node) {

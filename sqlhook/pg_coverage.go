@@ -249,6 +249,12 @@ func msgName(m protoreflect.Message) string { return string(m.Descriptor().Name(
 
 // field places a string field of message m.
 func (w *pgCoverWalk) field(m protoreflect.Message, field, v string) {
+	if cp, ok := m.Interface().(*pg.CopyStmt); ok && cp.IsProgram && field == "filename" {
+		if n := w.c.h.mentionedName(v); n != "" {
+			w.err = notCovered(n, "in the command of COPY ... PROGRAM")
+		}
+		return
+	}
 	if !w.c.h.isLogicName(v) {
 		return
 	}
