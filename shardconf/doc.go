@@ -9,7 +9,8 @@
 //
 // # Rule files
 //
-// A ShardingSphere 5.x file (rules: - !SHARDING, - !BROADCAST) loads as
+// A ShardingSphere 5.x file (rules: - !SHARDING, - !BROADCAST,
+// - !READWRITE_SPLITTING) loads as
 // written: tables with actualDataNodes inline expressions, database and table
 // strategies (standard, complex, none), key generation (keyGenerateStrategy,
 // defaultKeyGenerateStrategy and the newer keyGenerateStrategies),
@@ -23,8 +24,15 @@
 // Unknown keys are errors with their line and column. Keys ShardingSphere
 // uses for things that do not change where rows go (props, mode, auditors,
 // auditStrategy) are accepted and ignored. Hint strategies, Java class
-// algorithms and other rule types (readwrite-splitting, encryption) are
-// refused: ignoring them would route differently from the Java fleet.
+// algorithms and other rule types (encryption, shadow, database discovery)
+// are refused: ignoring them would route differently from the Java fleet.
+//
+// A readwrite-splitting rule groups a write data source with its read data
+// sources (and a load balancer: ROUND_ROBIN, RANDOM, WEIGHT). The sharding
+// rules name the groups, and to the Router each group is one data source;
+// ReadWriteGroup tells an integration which physical data sources stand
+// behind it. A sharding rule naming a group member is refused, so a read
+// data source never takes a write.
 //
 // # Algorithms
 //
