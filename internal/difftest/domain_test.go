@@ -12,7 +12,7 @@ var (
 	smallUsers    = []int64{0, 1, 2, 3, 4, 5}
 	boundaryUsers = []int64{-1, -2, math.MaxInt64, math.MinInt64, math.MaxInt64 - 1}
 	boundaryKeys  = []int64{0, -4, -3, math.MaxInt64, math.MinInt64, math.MaxInt32 + 1}
-	statuses      = []any{"a", "b", "c", nil}
+	statuses      = []any{"a", "b", "t_order", nil} // a table's name as data must stay data
 	amounts       = []any{int64(0), int64(1), int64(2), int64(-1), nil}
 )
 

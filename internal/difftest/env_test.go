@@ -401,3 +401,45 @@ func (w *world) route(ts tableSpec, r row) (shardconf.Target, error) {
 	}
 	return ts2[0], nil
 }
+
+// syncOracle makes the oracle's table equal to the union of the shards
+// in s, after a step whose effect only the shards define.
+func (w *world) syncOracle(s *snapshot, table string) error {
+	var ts tableSpec
+	for _, t := range tables {
+		if t.name == table {
+			ts = t
+		}
+	}
+	tx, err := w.oracle.Begin()
+	if err != nil {
+		return err
+	}
+	defer tx.Rollback()
+	if _, err := tx.Exec("DELETE FROM " + table); err != nil {
+		return err
+	}
+	marks := strings.TrimSuffix(strings.Repeat("?, ", len(ts.cols)), ", ")
+	if w.b.dollar {
+		var ps []string
+		for i := range ts.cols {
+			ps = append(ps, fmt.Sprintf("$%d", i+1))
+		}
+		marks = strings.Join(ps, ", ")
+	}
+	q := fmt.Sprintf("INSERT INTO %s (%s) VALUES (%s)", table, strings.Join(ts.cols, ", "), marks)
+	for _, tg := range w.physical[table] {
+		for _, r := range s.phys[tg][table] {
+			args := make([]any, len(r))
+			for i, v := range r {
+				if v != nullText {
+					args[i] = v
+				}
+			}
+			if _, err := tx.Exec(q, args...); err != nil {
+				return err
+			}
+		}
+	}
+	return tx.Commit()
+}

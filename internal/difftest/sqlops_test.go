@@ -51,6 +51,8 @@ func (c *cell) addCell(o cell) { c.add(o.text, o.args...) }
 // (t_order) and {D} (t_dict), spelled by shardR and oracleR.
 type stmt struct {
 	shardR, oracleR *strings.Replacer
+	physical        string // names this physical table instead of t_order
+	placementOnly   bool   // the oracle copies the shards' t_order afterwards
 	sharded         cell
 	// oracle builds the oracle's statement from the keys shardkey generated
 	// for tagged rows; nil: the same statement.
@@ -102,9 +104,19 @@ func (g *sqlGen) num(v int64) cell {
 		return cell{text: strconv.FormatInt(v, 10)}
 	}
 	var a any = v
-	switch rng.IntN(7) {
+	switch rng.IntN(10) {
 	case 0:
-		a = strconv.FormatInt(v, 10)
+		a = pick(rng, numberTexts(v))
+	case 5:
+		if g.b.driver != "sqlite" { // SQLite stores []byte as a BLOB, not a number
+			a = []byte(strconv.FormatInt(v, 10))
+		}
+	case 6:
+		a = sql.NullInt64{Int64: v, Valid: true}
+	case 7:
+		if v > -1<<53 && v < 1<<53 && !g.b.dollar { // pgx does not send a float for a bigint
+			a = float64(v)
+		}
 	case 1:
 		if v >= 0 {
 			a = uint64(v)
@@ -122,6 +134,16 @@ func (g *sqlGen) num(v int64) cell {
 }
 
 const math32min, math32max = -1 << 31, 1<<31 - 1
+
+// numberTexts are strings every database reads as the integer v.
+func numberTexts(v int64) []string {
+	t := strconv.FormatInt(v, 10)
+	out := []string{t}
+	if v >= 0 {
+		out = append(out, "+"+t, "00"+t)
+	}
+	return out
+}
 
 // val spells a non-sharding value (string, int64 or nil).
 func (g *sqlGen) val(v any) cell {
@@ -307,6 +329,53 @@ func (g *sqlGen) where(shape string, p pair) cell {
 		eq("user_id", p.user)
 		c.add(" AND status = ")
 		c.addCell(g.val(pick(rng, statuses[:3])))
+	case "any": // PostgreSQL: = ANY($1) with an array
+		eq("user_id", p.user)
+		c.add(" AND order_id = ANY(?)", []int64{p.key, explicitKey(rng)})
+	case "tuple":
+		q := g.h.existing(rng, "t_order")
+		c.add("(user_id, order_id) IN ((")
+		c.addCell(g.num(p.user))
+		c.add(", ")
+		c.addCell(g.num(p.key))
+		c.add("), (")
+		c.addCell(g.num(q.user))
+		c.add(", ")
+		c.addCell(g.num(q.key))
+		c.add("))")
+	case "precedence": // AND binds tighter: every target
+		eq("user_id", p.user)
+		c.add(" AND ")
+		eq("order_id", p.key)
+		c.add(" OR status = ")
+		c.addCell(g.val(pick(rng, statuses[:3])))
+	case "not":
+		eq("user_id", p.user)
+		c.add(" AND NOT (")
+		eq("order_id", p.key)
+		c.add(")")
+	case "expr": // values the router cannot read: they only widen
+		c.add(fmt.Sprintf("user_id = %d + 0 AND order_id = ", p.user))
+		c.addCell(g.num(p.key))
+	case "contradiction":
+		eq("user_id", p.user)
+		c.add(" AND ")
+		eq("order_id", p.key)
+		c.add(" AND ")
+		eq("order_id", explicitKey(rng))
+	case "isnull":
+		c.add("user_id IS NULL AND ")
+		eq("order_id", p.key)
+	case "qualified":
+		c.add("{T}.user_id = ")
+		c.addCell(g.num(p.user))
+		c.add(" AND {T}.order_id = ")
+		c.addCell(g.num(p.key))
+	case "rangeuser": // a range on the database column: every data source
+		c.add("user_id >= ")
+		c.addCell(g.num(p.user))
+		c.add(" AND ")
+		eq("order_id", p.key)
 	default: // "none"
 		c.add("status = ")
 		c.addCell(g.val(pick(rng, statuses[:3])))
@@ -314,7 +383,19 @@ func (g *sqlGen) where(shape string, p pair) cell {
 	return c
 }
 
-var whereShapes = []string{"key", "key", "key", "in", "range", "or", "user", "order", "user+status", "none"}
+var whereShapes = []string{"key", "key", "key", "in", "range", "or", "user", "order", "user+status", "none",
+	"any", "tuple", "precedence", "not", "expr", "contradiction", "isnull", "qualified", "rangeuser"}
+
+// shape draws a WHERE shape this dialect can spell.
+func (g *sqlGen) shape() string {
+	for {
+		s := pick(g.rng, whereShapes)
+		if s == "any" && !g.b.dollar {
+			continue
+		}
+		return s
+	}
+}
 
 // set builds an UPDATE's SET list of non-sharding columns.
 func (g *sqlGen) set() cell {
@@ -358,6 +439,11 @@ func (c *sqlClient) build(h *harness, rng *rand.Rand, step int) op {
 // statement draws one statement and how its tables are spelled.
 func (g *sqlGen) statement() (string, stmt) {
 	kind, s := g.statementText()
+	if s.physical != "" {
+		s.shardR = strings.NewReplacer("{T}", s.physical, "{D}", "t_dict")
+		s.oracleR = strings.NewReplacer("{T}", "t_order", "{D}", "t_dict")
+		return kind, s
+	}
 	var sp string
 	s.shardR, s.oracleR, sp = g.spelling()
 	if sp != "" {
@@ -443,18 +529,20 @@ func (g *sqlGen) statementText() (string, stmt) {
 		return g.upsert()
 	case n < 60:
 		p := g.h.existing(rng, "t_order")
-		shape := pick(rng, whereShapes)
+		shape := g.shape()
 		c := cell{}
 		c.add("UPDATE {T} SET ")
 		c.addCell(g.set())
 		c.add(" WHERE ")
 		c.addCell(g.where(shape, p))
 		return "sql.update." + shape, stmt{sharded: c}
-	case n < 68:
+	case n < 66:
 		return g.updateShardingColumn()
+	case n < 70:
+		return g.special()
 	case n < 80:
 		p := g.h.existing(rng, "t_order")
-		shape := pick(rng, whereShapes)
+		shape := g.shape()
 		c := cell{}
 		c.add("DELETE FROM {T} WHERE ")
 		c.addCell(g.where(shape, p))
@@ -462,6 +550,60 @@ func (g *sqlGen) statementText() (string, stmt) {
 	default:
 		return g.dict()
 	}
+}
+
+// special: an UPDATE through an alias, UPDATE/DELETE with ORDER BY and
+// LIMIT (MySQL; each target would apply its own LIMIT), and statements
+// naming a physical table instead of the logic one.
+func (g *sqlGen) special() (string, stmt) {
+	rng := g.rng
+	p := g.h.existing(rng, "t_order")
+	c := cell{}
+	switch rng.IntN(4) {
+	case 0:
+		c.add("UPDATE {T} AS o SET status = ")
+		c.addCell(g.val(pick(rng, statuses)))
+		c.add(" WHERE o.user_id = ")
+		c.addCell(g.num(p.user))
+		if rng.IntN(2) == 0 {
+			c.add(" AND o.order_id = ")
+			c.addCell(g.num(p.key))
+		}
+		return "sql.update.alias", stmt{sharded: c}
+	case 1:
+		if g.b.mysql {
+			verb := pick(rng, []string{"UPDATE {T} SET amount = 7 WHERE ", "DELETE FROM {T} WHERE "})
+			c.add(verb)
+			c.addCell(g.where(pick(rng, []string{"user", "key", "in", "none"}), p))
+			c.add(fmt.Sprintf(" ORDER BY order_id LIMIT %d", 1+rng.IntN(2)))
+			return "sql." + strings.ToLower(verb[:6]) + ".limit", stmt{sharded: c}
+		}
+	}
+	// a physical table: the oracle runs it on t_order
+	phys := fmt.Sprintf("t_order_%d", rng.IntN(3))
+	var s stmt
+	kind := "sql.physical."
+	switch rng.IntN(3) {
+	case 0:
+		k := explicitKey(rng)
+		s = g.insert("INSERT INTO", []insRow{g.newRow(&k, userIn(rng, ownerDS(k)))}, "")
+		kind += "insert"
+	case 1:
+		c.add("UPDATE {T} SET status = 'p' WHERE ")
+		c.addCell(g.where("key", p))
+		s, kind = stmt{sharded: c}, kind+"update"
+	default:
+		c.add("DELETE FROM {T} WHERE ")
+		c.addCell(g.where("key", p))
+		s, kind = stmt{sharded: c}, kind+"delete"
+	}
+	s.physical = phys
+	if kind != "sql.physical.insert" {
+		// which rows a statement on a physical table should reach is not
+		// the logic table's answer: only placement is checked
+		s.placementOnly = true
+	}
+	return kind, s
 }
 
 // badInsert: rows shardkey must refuse (or the database reject): no
@@ -753,6 +895,9 @@ func (c *sqlClient) single(g *sqlGen, db *sql.DB, handle, kind string, s stmt) o
 			return []int64{n}, err
 		},
 		oracle: func() ([]int64, error) {
+			if s.placementOnly {
+				return nil, c.w.syncOracle(g.h.mid, "t_order")
+			}
 			text, args, err := g.oracleStmt(s)
 			if err != nil {
 				return nil, err
@@ -760,6 +905,7 @@ func (c *sqlClient) single(g *sqlGen, db *sql.DB, handle, kind string, s stmt) o
 			n, err := execRows(ctx, c.w.oracle, text, args)
 			return []int64{n}, err
 		},
+		placementOnly: s.placementOnly,
 	}
 }
 
@@ -788,6 +934,9 @@ func (c *sqlClient) txOp(g *sqlGen, db *sql.DB, handle string) op {
 			kind += ".savepoint"
 		}
 		_, s := g.statement()
+		for s.placementOnly { // checked on their own only
+			_, s = g.statement()
+		}
 		items = append(items, txItem{s: &s})
 		if sp >= 0 && i == n-1 || (sp >= 0 && i > sp && g.rng.IntN(2) == 0) {
 			items = append(items, txItem{raw: spEnd})
