@@ -186,10 +186,12 @@
 //     gorm.ErrDuplicatedKey, as one table would answer, and an upsert or
 //     DO NOTHING is ErrShardingKeyChange. Generated keys are new and not
 //     looked for.
-//   - A create into a named physical table (db.Table("t_order_1")) whose
-//     rows route elsewhere. Updates, deletes and reads on a named
-//     physical table run on it (in the data sources their conditions
-//     allow), with the same checks.
+//   - A statement naming a physical table (db.Table("t_order_1")) that
+//     would not act as the same statement on the logic table: a create
+//     whose rows route elsewhere, an update, delete or read whose
+//     conditions route to another table too (ErrUnsupported). Otherwise
+//     it runs in the data source its conditions route to, with the
+//     logic table's checks.
 //   - A create leaving a sharding column out of the INSERT (Select, Omit,
 //     a field GORM may not write), or whose zero value the database would
 //     replace with a default expression; a default: tag value and

@@ -42,41 +42,54 @@ func TestCreateInNamedPhysicalTableMustRouteThere(t *testing.T) {
 	})
 }
 
-// TestWritesOnNamedPhysicalTableStayThere: UPDATE and DELETE on a named
-// physical table run on it, in the database their conditions name; an
-// UPDATE moving a row is refused as on the logic table.
-func TestWritesOnNamedPhysicalTableStayThere(t *testing.T) {
+// TestStatementsOnNamedPhysicalTableRunOnlyWhereTheyRoute: UPDATE,
+// DELETE and SELECT on a named physical table run as on the logic table
+// when their conditions route to that table alone, and are refused
+// otherwise (on the named table they would miss the row and answer
+// differently from the logic table); an UPDATE moving a row is refused as
+// on the logic table.
+func TestStatementsOnNamedPhysicalTableRunOnlyWhereTheyRoute(t *testing.T) {
 	eachBackend(t, "phys_write", func(t *testing.T, e *twoDS) {
 		orders := e.seed(t)
 		o := orders[1] // user 1, ds_1
 		tbl := fmt.Sprintf("sharded_orders_%d", o.ID%2)
+		other := fmt.Sprintf("sharded_orders_%d", 1-o.ID%2)
 		if err := e.db.Table(tbl).Where("user_id = ? AND id = ?", 1, o.ID).Update("amount", 5).Error; err != nil {
 			t.Fatal(err)
 		}
 		if p := e.placement(t)[o.ID]; p.Amount != 5 {
 			t.Fatalf("update on the named table: %+v", p)
 		}
-		before := e.snapshot(t)
-		err := e.db.Table(tbl).Where("user_id = ? AND id = ?", 1, o.ID).Update("user_id", 0)
-		if !errors.Is(err.Error, shardconf.ErrShardingKeyChange) {
-			t.Fatalf("update moving a row of a named table: %v", err.Error)
+		var back ShardedOrder
+		if err := e.db.Table(tbl).Where("user_id = ? AND id = ?", 1, o.ID).Take(&back).Error; err != nil || back.Amount != 5 {
+			t.Fatalf("read on the named table: %+v %v", back, err)
 		}
-		other := fmt.Sprintf("sharded_orders_%d", 1-o.ID%2)
-		if err := e.db.Table(other).Where("user_id = ? AND id = ?", 1, o.ID).Update("amount", 6).Error; err != nil {
-			t.Fatal(err)
+		before := e.snapshot(t)
+		err := e.db.Table(tbl).Where("user_id = ? AND id = ?", 1, o.ID).Update("user_id", 0).Error
+		if !errors.Is(err, shardconf.ErrShardingKeyChange) {
+			t.Fatalf("update moving a row of a named table: %v", err)
+		}
+		for name, err := range map[string]error{
+			"update": e.db.Table(other).Where("user_id = ? AND id = ?", 1, o.ID).Update("amount", 6).Error,
+			"delete": e.db.Table(other).Where("user_id = ? AND id = ?", 1, o.ID).Delete(&ShardedOrder{}).Error,
+			"read":   e.db.Table(other).Where("user_id = ? AND id = ?", 1, o.ID).Take(&back).Error,
+		} {
+			if !errors.Is(err, gormplugin.ErrUnsupported) {
+				t.Errorf("%s on a table the conditions do not route to: %v", name, err)
+			}
+		}
+		var n int64
+		if err := e.db.Table(tbl).Where("user_id = ?", 1).Count(&n).Error; !errors.Is(err, shardconf.ErrMissingShardingKey) {
+			t.Errorf("count on the named table without its key: %d %v", n, err)
 		}
 		if after := e.snapshot(t); after != before {
-			t.Fatalf("writes on a table the row is not in changed it")
+			t.Fatalf("refused statements changed the tables")
 		}
 		if res := e.db.Table(tbl).Where("user_id = ? AND id = ?", 1, o.ID).Delete(&ShardedOrder{}); res.Error != nil || res.RowsAffected != 1 {
 			t.Fatalf("delete on the named table: %d %v", res.RowsAffected, res.Error)
 		}
 		if _, ok := e.placement(t)[o.ID]; ok {
 			t.Fatal("row still there after delete")
-		}
-		var n int64
-		if err := e.db.Table(tbl).Where("user_id = ?", 3).Count(&n).Error; err != nil {
-			t.Fatalf("count on the named table: %v", err)
 		}
 	})
 }

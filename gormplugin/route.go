@@ -563,18 +563,14 @@ func (p *Plugin) planWhere(db *gorm.DB, view *gorm.Statement, table, phys string
 		r.ownValues = rowOwnValues(view, p.rules.ShardingColumns(table), disjuncts, assigns)
 	}
 	route := p.rules.Route
-	if p.scatter || phys != "" {
+	if p.scatter {
 		route = p.rules.Scatter
 	}
 	seen := map[shardconf.Target]bool{}
 	for _, conds := range disjuncts {
 		ts, err := route(table, conds...)
 		if err != nil {
-			if phys != "" {
-				ts, _ = p.rules.Targets(table)
-			} else {
-				return routed{}, fmt.Errorf("gormplugin: %s: %w", table, err)
-			}
+			return routed{}, fmt.Errorf("gormplugin: %s: %w", table, err)
 		}
 		for _, t := range ts {
 			if !seen[t] {
@@ -583,40 +579,26 @@ func (p *Plugin) planWhere(db *gorm.DB, view *gorm.Statement, table, phys string
 			}
 		}
 	}
+	all, _ := p.rules.Targets(table)
 	if phys != "" {
-		r.targets = p.onPhysical(table, phys, r.targets)
+		// A named physical table answers as its logic table would only
+		// when the conditions route there alone.
+		for _, t := range r.targets {
+			if !strings.EqualFold(t.Table, phys) {
+				return routed{}, fmt.Errorf("%w: the conditions of a statement on %s route to %s, not to %s alone; name the logic table %s", ErrUnsupported, phys, t, phys, table)
+			}
+		}
+		all = slices.DeleteFunc(slices.Clone(all), func(t shardconf.Target) bool { return !strings.EqualFold(t.Table, phys) })
 	}
-	if len(r.targets) == 0 {
+	if len(r.targets) == 0 && len(all) > 0 {
 		// Contradictory conditions: no table can hold a match. Run on one
 		// target so GORM returns its empty result or affects no row.
-		all, _ := p.rules.Targets(table)
 		r.targets = all[:1]
 	}
 	if err := p.checkAssigns(table, r.targets, disjuncts, assigns); err != nil {
 		return routed{}, err
 	}
 	return r, nil
-}
-
-// onPhysical narrows a statement on a named physical table to that table:
-// in the data sources its conditions allow, or in every data source that
-// has a table of that name when they allow none of them.
-func (p *Plugin) onPhysical(table, phys string, routedTo []shardconf.Target) []shardconf.Target {
-	all, _ := p.rules.Targets(table)
-	var named, narrowed []shardconf.Target
-	for _, t := range all {
-		if !strings.EqualFold(t.Table, phys) {
-			continue
-		}
-		named = append(named, t)
-		if slices.ContainsFunc(routedTo, func(x shardconf.Target) bool { return x.DataSource == t.DataSource }) {
-			narrowed = append(narrowed, t)
-		}
-	}
-	if len(narrowed) > 0 {
-		return narrowed
-	}
-	return named
 }
 
 // checkShape refuses statements whose other tables the plugin would leave
