@@ -22,6 +22,10 @@ func TestSessionStatementsClassified(t *testing.T) {
 		{MySQL, `SELECT * FROM t WHERE a = '@x := 1'`, sessNone},
 		{MySQL, `SELECT @x`, sessNone},
 		{MySQL, `SELECT 1 -- SET @x := 1`, sessNone},
+		{MySQL, `SELECT 1--1, @x := 5`, sessRefuse},
+		{MySQL, "SELECT 1 #, @x := 5\n", sessNone},
+		{MySQL, `SELECT 'it\'s', @x := 5`, sessRefuse},
+		{PostgreSQL, `SELECT 1--1, set_config('a.b', 'c', false)`, sessNone},
 		{MySQL, `SELECT ':= @x' /* @x := 1 */`, sessNone},
 		{MySQL, `/*!40101 SELECT @x := 1 */`, sessRefuse},
 		{MySQL, `SELECT @x := 1`, sessRefuse},
@@ -254,4 +258,19 @@ func TestPartialStatementIsNeverCommitted(t *testing.T) {
 	if log.count("ds_0 commit") != 0 || log.count("ds_0 rollback") != 1 {
 		t.Errorf("events %q: ds_0 must be rolled back", log.all())
 	}
+}
+
+// Reading any text for session state or a savepoint never panics, in
+// any dialect.
+func FuzzSessionClassification(f *testing.F) {
+	for _, s := range []string{"SET @x := 1", "/*!40101 SET @x := (SELECT 1) */", "SELECT $$a$$, $1, E'\\'' --", "PRAGMA a.b(1)",
+		"ROLLBACK TO SAVEPOINT `a`", "SELECT @'x' := 1, @@session.y", "CREATE TEMP TABLE [x] (a)", "SET a = 1, GLOBAL b = 2"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, q string) {
+		for _, d := range []Dialect{PostgreSQL, MySQL, SQLite} {
+			classifySession(d, q)
+			parseSavepoint(d, q)
+		}
+	})
 }

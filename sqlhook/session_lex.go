@@ -41,7 +41,9 @@ func lexSQL(d Dialect, q string) ([]token, error) {
 		switch {
 		case c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\f' || c == '\v':
 			i++
-		case c == '-' && i+1 < len(q) && q[i+1] == '-', c == '#' && d == MySQL:
+		case c == '-' && i+1 < len(q) && q[i+1] == '-' && (d != MySQL || i+2 == len(q) || q[i+2] <= ' '), c == '#' && d == MySQL:
+			// MySQL reads "--" as a comment only before a space or a
+			// control character: 1--1 is 1 - -1.
 			for i < len(q) && q[i] != '\n' {
 				i++
 			}
