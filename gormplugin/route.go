@@ -103,7 +103,7 @@ func (p *Plugin) registerRouting(db *gorm.DB) error {
 		cb.Create().Replace("gorm:create", p.each(create)),
 		cb.Query().Replace("gorm:query", p.mergeQuery),
 		cb.Update().Replace("gorm:update", p.checkedUpdate(update)),
-		cb.Delete().Replace("gorm:delete", p.each(del)),
+		cb.Delete().Replace("gorm:delete", p.checkedDelete(del)),
 		cb.Row().Replace("gorm:row", p.singleOnly(row)),
 	} {
 		if err != nil {

@@ -103,3 +103,35 @@ func TestSaveUpdatesInPlaceAndCreatesNewRows(t *testing.T) {
 		}
 	})
 }
+
+// TestDeleteOfRowRoutesByItsOwnValues: Delete(&row) routes by the row's
+// non-zero sharding values; a row whose value changed in memory is not
+// where they route, and the DELETE, which one table would have run, is
+// refused instead of deleting nothing.
+func TestDeleteOfRowRoutesByItsOwnValues(t *testing.T) {
+	eachBackend(t, "del_own", func(t *testing.T, e *twoDS) {
+		orders := e.seed(t)
+		moved := orders[1] // user 1, ds_1
+		moved.UserID = 2
+		before := e.snapshot(t)
+		if err := e.db.Delete(&moved).Error; !errors.Is(err, shardconf.ErrShardingKeyChange) {
+			t.Fatalf("delete of a row moved in memory: %v", err)
+		}
+		if err := e.db.Delete(&ShardedOrder{ID: orders[1].ID}).Error; !errors.Is(err, shardconf.ErrMissingShardingKey) {
+			t.Fatalf("delete by key alone: %v", err)
+		}
+		if after := e.snapshot(t); after != before {
+			t.Fatalf("refused deletes changed the tables")
+		}
+		o := orders[3]
+		if res := e.db.Delete(&o); res.Error != nil || res.RowsAffected != 1 {
+			t.Fatalf("delete of a loaded row: %d %v", res.RowsAffected, res.Error)
+		}
+		if res := e.db.Delete(&o); res.Error != nil || res.RowsAffected != 0 {
+			t.Fatalf("delete of a row already deleted: %d %v", res.RowsAffected, res.Error)
+		}
+		if p := e.placement(t); len(p) != 3 {
+			t.Fatalf("%d rows left, want 3", len(p))
+		}
+	})
+}

@@ -319,6 +319,21 @@ func (p *Plugin) checkedUpdate(f func(*gorm.DB)) func(*gorm.DB) {
 	}
 }
 
+// checkedDelete wraps gorm:delete: a DELETE routed by the row's own
+// sharding values (Delete(&row)) that matched nothing is refused if the
+// row's key is in another table (see refuseIfMoved): one table would have
+// deleted it.
+func (p *Plugin) checkedDelete(f func(*gorm.DB)) func(*gorm.DB) {
+	run := p.each(f)
+	return func(db *gorm.DB) {
+		run(db)
+		r, ok := routedOf(db)
+		if ok && r.ownValues && db.Error == nil && db.RowsAffected == 0 && !db.DryRun && len(r.targets) == 1 {
+			p.refuseIfMoved(db, r.logic, r.targets[0])
+		}
+	}
+}
+
 // refuseIfMoved: an UPDATE routed by the row's own sharding values
 // (Save, Updates(&row)) matched nothing. If the row's primary key is in
 // another table, its sharding values were changed in memory: an UPDATE
@@ -349,7 +364,7 @@ func (p *Plugin) refuseIfMoved(db *gorm.DB, table string, at shardconf.Target) {
 			v, _ = f.ValueOf(stmt.Context, rv)
 		}
 		p.fail(db, keyChange(table, keyAssign{column: col, value: v},
-			fmt.Sprintf("the row with primary key %v is in %s; the values saved route to %s", fmt.Sprint(key...), *where, at)))
+			fmt.Sprintf("the row with primary key %v is in %s; the row's values route to %s", fmt.Sprint(key...), *where, at)))
 	}
 }
 
