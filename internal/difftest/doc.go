@@ -46,6 +46,7 @@
 // leaves out operation kinds (to look past a known divergence);
 // -difftest.keepgoing resets the tables after a divergence and goes on,
 // counting divergences per operation kind; -difftest.shrink=false skips
-// shrinking. The summary logged at the end gives, per operation kind, how
+// shrinking; -difftest.name=WORD puts WORD in the test databases' names,
+// so that two runs at the same time do not share databases. The summary logged at the end gives, per operation kind, how
 // many steps were accepted, refused by shardkey, or failed in the database.
 package difftest

@@ -79,7 +79,7 @@ type backend struct {
 
 func openBackend(t testing.TB, name, client string) backend {
 	t.Helper()
-	n := func(part string) string { return "dw_" + client + "_" + part }
+	n := func(part string) string { return "dw_" + *flagName + client + "_" + part }
 	switch name {
 	case "postgres":
 		// a test database need not survive a crash: commits do not wait for the disk

@@ -26,6 +26,7 @@ var (
 	flagSkip      = flag.String("difftest.skip", "", "regexp of operation kinds to leave out")
 	flagKeepGoing = flag.Bool("difftest.keepgoing", false, "after a divergence, reset the tables and go on")
 	flagShrink    = flag.Bool("difftest.shrink", true, "shrink a divergence to a short list of steps")
+	flagName      = flag.String("difftest.name", "", "a word in the test databases' names, so that runs at the same time do not share them")
 )
 
 // op is one step: what it runs through shardkey, and the same on the
