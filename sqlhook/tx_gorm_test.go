@@ -131,3 +131,39 @@ func TestGormNestedTransactionAcrossDataSources(t *testing.T) {
 		})
 	}
 }
+
+// The shapes of GORM's own TestTransactionWithHooks: a nested
+// transaction opened from a statement chain (its first statement is the
+// SAVEPOINT), and one opened from a fresh session after a query inside
+// the outer transaction.
+func TestGormTransactionOpenedFromStatementChain(t *testing.T) {
+	for _, b := range txBackends(t, "gormhooks") {
+		t.Run(b.name, func(t *testing.T) {
+			g := gormOver(t, b, b.open(t))
+			if err := g.Create(&gormNote{ID: 7, V: "seed"}).Error; err != nil {
+				t.Fatal(err)
+			}
+			err := g.Transaction(func(tx *gorm.DB) error {
+				return tx.Model(&gormNote{}).Limit(1).Transaction(func(tx2 *gorm.DB) error {
+					var n []gormNote
+					return tx2.Scan(&n).Error
+				})
+			})
+			if err != nil {
+				t.Errorf("nested transaction as the first statement: %v", err)
+			}
+			err = g.Transaction(func(tx1 *gorm.DB) error {
+				tx2 := tx1.Find(&[]gormNote{}).Session(&gorm.Session{NewDB: true})
+				return tx2.Transaction(func(tx3 *gorm.DB) error {
+					return tx3.Where("id = ?", 7).Delete(&gormNote{}).Error
+				})
+			})
+			if err != nil {
+				t.Errorf("nested transaction after a query: %v", err)
+			}
+			if got := int64s(t, b.direct(t, 0), `SELECT id FROM t_note`); len(got) != 0 {
+				t.Errorf("t_note has %v after the nested delete committed", got)
+			}
+		})
+	}
+}
