@@ -161,6 +161,14 @@ func classifyOne(d Dialect, toks []token) sessClass {
 		return refuse("ROLLBACK in SQL text reaches one data source only; use Rollback")
 	case "savepoint", "release":
 		return sessClass{kind: sessSavepoint}
+	case "do", "call":
+		if first == "call" || d == PostgreSQL {
+			return refuse("a procedure or DO block runs on one data source, and sqlhook cannot see what it does to session state (or to sharded tables); run it through UnwrapDataSource")
+		}
+	case "show", "get":
+		if d == MySQL && (word(toks, 1) == "warnings" || word(toks, 1) == "errors" || word(toks, 1) == "count" || word(toks, 1) == "diagnostics") {
+			return refuse("warnings and diagnostics are those of the last statement on one data source's connection, whichever data source it ran on")
+		}
 	case "prepare", "execute", "deallocate":
 		return refuse("SQL-level prepared statements live on one data source's connection (prepare through database/sql instead)")
 	case "lock", "unlock":
@@ -177,6 +185,13 @@ func classifyOne(d Dialect, toks []token) sessClass {
 		}
 	}
 	return scanSessionUse(d, toks)
+}
+
+// perStatementVars are MySQL system variables that describe the
+// connection's last statement.
+var perStatementVars = map[string]bool{
+	"warning_count": true, "error_count": true, "identity": true, "last_insert_id": true,
+	"session.warning_count": true, "session.error_count": true, "session.identity": true, "session.last_insert_id": true,
 }
 
 // word is toks[i]'s lower-cased text when it is an unquoted word.
@@ -214,7 +229,7 @@ func createsTemp(toks []token) bool {
 		return true
 	}
 	for j := i; j < len(toks) && j < i+8; j++ {
-		if (word(toks, j) == "temp" || toks[j].kind == tkQuoted && toks[j].text == "temp") && isOp(toks, j+1, ".") {
+		if (word(toks, j) == "temp" || word(toks, j) == "pg_temp" || toks[j].kind == tkQuoted && toks[j].text == "temp") && isOp(toks, j+1, ".") {
 			return true
 		}
 	}
@@ -243,6 +258,8 @@ func scanSessionUse(d Dialect, toks []token) sessClass {
 		case t.kind == tkWord && t.text == "into" && d == PostgreSQL && (first == "select" || first == "with") &&
 			(word(toks, i+1) == "temp" || word(toks, i+1) == "temporary"):
 			return refuse("a temporary table exists on one data source's connection only")
+		case t.kind == tkSysVar && perStatementVars[t.text]:
+			return refuse("@@" + t.text + " describes the last statement on one data source's connection, whichever data source it ran on")
 		case t.kind == tkWord && perConnFuncs[t.text] && isOp(toks, i+1, "("):
 			return refuse(t.text + "() answers for the connection to one data source, whichever the last statement reached; use RETURNING or the Result instead")
 		}
