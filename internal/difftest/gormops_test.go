@@ -888,6 +888,19 @@ func (g *gormGen) association() (string, string, gormRun) {
 	itemText := func(it Item) string { return fmt.Sprintf("Item{UserID: %d, Qty: %s}", it.UserID, ptrText(it.Qty)) }
 	parentText := fmt.Sprintf("Model(&Order{OrderID: %d, UserID: %d}).Association(\"Items\")", p.key, p.user)
 	parent := func() *Order { return &Order{OrderID: p.key, UserID: p.user} }
+	// Append and Replace write in several statements: the plugin wants
+	// them in a transaction (so that a refusal rolls every one back)
+	inTx := rng.IntN(2) == 0
+	assoc := func(db *gorm.DB, f func(a *gorm.Association) error) error {
+		if !inTx {
+			return f(db.Model(parent()).Association("Items"))
+		}
+		return db.Transaction(func(tx *gorm.DB) error { return f(tx.Model(parent()).Association("Items")) })
+	}
+	txNote := ""
+	if inTx {
+		parentText, txNote = "Transaction: "+parentText, ".tx"
+	}
 	switch rng.IntN(6) {
 	case 0, 1:
 		o := g.newOrder(rng.IntN(2) == 0)
@@ -904,27 +917,27 @@ func (g *gormGen) association() (string, string, gormRun) {
 			}
 	case 2:
 		it := newItem()
-		return "gorm.assoc.append", parentText + ".Append(&" + itemText(it) + ")", func(db *gorm.DB, tp *tape, _ bool) ([]int64, error) {
+		return "gorm.assoc.append" + txNote, parentText + ".Append(&" + itemText(it) + ")", func(db *gorm.DB, tp *tape, _ bool) ([]int64, error) {
 			x := it
 			tp.key(&x.ItemID)
-			return nil, db.Model(parent()).Association("Items").Append(&x)
+			return nil, assoc(db, func(a *gorm.Association) error { return a.Append(&x) })
 		}
 	case 3:
 		it := newItem()
-		return "gorm.assoc.replace", parentText + ".Replace(&" + itemText(it) + ")", func(db *gorm.DB, tp *tape, _ bool) ([]int64, error) {
+		return "gorm.assoc.replace" + txNote, parentText + ".Replace(&" + itemText(it) + ")", func(db *gorm.DB, tp *tape, _ bool) ([]int64, error) {
 			x := it
 			tp.key(&x.ItemID)
-			return nil, db.Model(parent()).Association("Items").Replace(&x)
+			return nil, assoc(db, func(a *gorm.Association) error { return a.Replace(&x) })
 		}
 	case 4:
 		q := g.h.existing(rng, "t_item")
-		return "gorm.assoc.delete", parentText + fmt.Sprintf(".Delete(&Item{ItemID: %d, UserID: %d})", q.key, q.user),
+		return "gorm.assoc.delete" + txNote, parentText + fmt.Sprintf(".Delete(&Item{ItemID: %d, UserID: %d})", q.key, q.user),
 			func(db *gorm.DB, _ *tape, _ bool) ([]int64, error) {
-				return nil, db.Model(parent()).Association("Items").Delete(&Item{ItemID: q.key, UserID: q.user})
+				return nil, assoc(db, func(a *gorm.Association) error { return a.Delete(&Item{ItemID: q.key, UserID: q.user}) })
 			}
 	}
-	return "gorm.assoc.clear", parentText + ".Clear()", func(db *gorm.DB, _ *tape, _ bool) ([]int64, error) {
-		return nil, db.Model(parent()).Association("Items").Clear()
+	return "gorm.assoc.clear" + txNote, parentText + ".Clear()", func(db *gorm.DB, _ *tape, _ bool) ([]int64, error) {
+		return nil, assoc(db, func(a *gorm.Association) error { return a.Clear() })
 	}
 }
 
