@@ -5,30 +5,51 @@ import (
 	"strings"
 )
 
-// mysqlDatabases are the databases the rules' MySQL data sources connect
-// to, read from their DSNs (go-sql-driver/mysql's format). A table
-// qualified by one of them is a logic table of these rules, and the
-// qualifier is dropped so that each target's connection resolves the
-// physical table in its own database. A data source given as a connector
-// (OpenWith, Wrap) has no DSN here; its database is unknown.
-func (h *hook) mysqlDatabases() map[string]bool {
+// mysqlDatabases maps each MySQL data source of the rules to the database
+// its DSN (go-sql-driver/mysql's format) connects to. A data source given
+// as a connector (OpenWith, Wrap) has no DSN here; its database is
+// unknown.
+func (h *hook) mysqlDatabases() map[string]string {
 	cfg := h.router.Config()
 	if cfg == nil {
 		return nil
 	}
-	var out map[string]bool
+	var out map[string]string
 	for _, ds := range cfg.DataSources {
 		if ds.Driver != "mysql" {
 			continue
 		}
 		if db, ok := mysqlDSNDatabase(ds.DSN); ok {
 			if out == nil {
-				out = map[string]bool{}
+				out = map[string]string{}
 			}
-			out[db] = true
+			out[ds.Name] = db
 		}
 	}
 	return out
+}
+
+// ownDatabase reports whether schema is the database of a data source
+// holding logic table table (or of the default data source, the one the
+// application's unqualified names reach): a name so qualified is the
+// logic table, and the qualifier is dropped so that each target's
+// connection finds the physical table in its own database. Any other
+// database (one whose data source holds no table of table, or one outside
+// the rules) may hold an unrelated table of the same name.
+func (h *hook) ownDatabase(dbs map[string]string, schema, table string) bool {
+	if dbs[h.defaultDS] == schema {
+		return true
+	}
+	ts, err := h.router.Targets(table)
+	if err != nil {
+		return false
+	}
+	for _, t := range ts {
+		if db, ok := dbs[t.DataSource]; ok && db == schema {
+			return true
+		}
+	}
+	return false
 }
 
 // mysqlDSNDatabase reads the database name of a go-sql-driver/mysql DSN,

@@ -248,11 +248,12 @@ func TestMySQLMultiTableWrites(t *testing.T) {
 	)
 }
 
-// A logic table qualified by the database of one of the rules' data
-// sources is that logic table: the qualifier is dropped (in table
-// references and column qualifiers), so each target's connection finds
-// the physical table in its own database. Any other database is refused,
-// and so is every qualifier when the data sources' databases are unknown.
+// A logic table qualified by the database of a data source holding it (or
+// of the default data source) is that logic table: the qualifier is
+// dropped (in table references and column qualifiers), so each target's
+// connection finds the physical table in its own database. Any other
+// database is refused, and so is every qualifier when the data sources'
+// databases are unknown.
 func TestMySQLQualifiedNamesAreResolvedAgainstDataSources(t *testing.T) {
 	h := mysqlTestHook(t, mysqlRulesYAML)
 	runMySQLCases(t, h, []mysqlCase{
@@ -270,6 +271,8 @@ func TestMySQLQualifiedNamesAreResolvedAgainstDataSources(t *testing.T) {
 			want: "ds_1: SELECT * FROM `t_order_0` JOIN other.t_x ON 1 WHERE user_id = 1 AND order_id = 2\n"},
 		{sql: "SELECT * FROM t_order WHERE user_id = 1 AND order_id = 2 FOR UPDATE OF t_order",
 			want: "ds_1: SELECT * FROM `t_order_0` WHERE user_id = 1 AND order_id = 2 FOR UPDATE OF `t_order_0`\n"},
+		{sql: "SELECT * FROM app_0.t_user WHERE user_id = 1",
+			want: "ds_0: SELECT * FROM `t_user_1` WHERE user_id = 1\n"},
 	})
 	mysqlRefused(t, h, ErrUnsupported,
 		"SELECT * FROM other.t_order WHERE user_id = 1 AND order_id = 3",
@@ -279,6 +282,8 @@ func TestMySQLQualifiedNamesAreResolvedAgainstDataSources(t *testing.T) {
 		"SELECT other.t_order.* FROM t_order WHERE user_id = 1 AND order_id = 3",
 		"UPDATE t_order SET note = 'x' WHERE other.t_order.user_id = 1 AND order_id = 3",
 		"DROP TABLE other.t_user",
+		// t_user is only in ds_0: app_1 may hold an unrelated t_user.
+		"SELECT * FROM app_1.t_user WHERE user_id = 1",
 	)
 	unknown := testHook(t, MySQL) // its data sources are SQLite files
 	mysqlRefused(t, unknown, ErrUnsupported, "SELECT * FROM app_0.t_order WHERE user_id = 1 AND order_id = 3")

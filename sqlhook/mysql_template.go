@@ -20,7 +20,7 @@ type myTemplate struct {
 	slots   *nameSlots
 	stmt    ast.StmtNode
 	found   map[slotRef]int
-	dbs     map[string]bool
+	dbs     map[string]string // data source -> database
 	edits   []edit
 	nameTok map[*ast.TableName]int // the name token of each placed table
 }
@@ -105,7 +105,7 @@ func (t *myTemplate) names() error {
 		if !ok {
 			return t.fail("cannot find table %s in the statement text", tn.Name.O)
 		}
-		start, err := t.qualified(j, tn.Schema.O, tn.Name.O)
+		start, err := t.qualified(j, tn.Schema.O, p.tables[tableIndex(p, tn.Name.O)].logic)
 		if err != nil {
 			return err
 		}
@@ -121,7 +121,7 @@ func (t *myTemplate) names() error {
 		if !ok {
 			return t.fail("cannot find the qualifier of %s in the statement text", what)
 		}
-		start, err := t.qualified(j, schema, table)
+		start, err := t.qualified(j, schema, p.tables[i].logic)
 		if err != nil {
 			return err
 		}
@@ -151,22 +151,21 @@ func tableIndex(p *plan, name string) int {
 	return -1
 }
 
-// qualified returns where the name at token j starts with its database
-// qualifier. A qualifier must name the database of one of the rules'
-// data sources: it is dropped, so each target resolves the physical table
-// in its own database. Any other database holds no table of these rules.
-func (t *myTemplate) qualified(j int, schema, name string) (int, error) {
+// qualified returns where the name at token j, of logic table logic,
+// starts with its database qualifier, which must be the database of a data
+// source holding the table (see ownDatabase): it is dropped.
+func (t *myTemplate) qualified(j int, schema, logic string) (int, error) {
 	if schema == "" {
 		return t.toks[j].start, nil
 	}
 	if j < 2 || t.toks[j-1].kind != '.' || identText(t.q, t.toks[j-2]) != schema {
-		return 0, t.fail("cannot find the qualifier of %s.%s in the statement text", schema, name)
+		return 0, t.fail("cannot find the qualifier of %s.%s in the statement text", schema, logic)
 	}
-	if !t.dbs[schema] {
+	if !t.c.h.ownDatabase(t.dbs, schema, logic) {
 		if len(t.dbs) == 0 {
-			return 0, t.fail("%s.%s: the databases of the data sources are unknown (give each a mysql DSN in the rules' dataSources), so the qualifier cannot be resolved", schema, name)
+			return 0, t.fail("%s.%s: the databases of the data sources are unknown (give each a mysql DSN in the rules' dataSources), so the qualifier cannot be resolved", schema, logic)
 		}
-		return 0, t.fail("%s.%s: database %s is not the database of a data source of the rules", schema, name, schema)
+		return 0, t.fail("%s.%s: database %s is not the database of a data source holding %s", schema, logic, schema, logic)
 	}
 	return t.toks[j-2].start, nil
 }
