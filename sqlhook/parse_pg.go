@@ -80,6 +80,9 @@ func (h *hook) compilePG(query string) (*plan, error) {
 		return nil, err
 	}
 	c.params()
+	if c.err != nil {
+		return nil, c.err
+	}
 	c.p.tmpl = buildTemplate(c.text, c.edits)
 	return c.p, nil
 }
@@ -1010,8 +1013,9 @@ func (c *pgCompiler) params() {
 			continue
 		}
 		n, err := strconv.Atoi(c.tokText(i)[1:])
-		if err != nil {
-			continue
+		if err != nil || n < 1 {
+			c.fail("placeholder %s: placeholders are numbered from $1", c.tokText(i))
+			return
 		}
 		c.p.nparams = max(c.p.nparams, n)
 		if !covered(int(tok.Start)) {
