@@ -4,6 +4,7 @@ import (
 	"container/heap"
 	"context"
 	"database/sql"
+	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
@@ -212,14 +213,14 @@ func (a *auditor) open(name string) error {
 	}
 	db, err := sql.Open(driver, ds.DSN)
 	if err != nil {
-		return a.scrub(fmt.Errorf("data source %s (%s): %w", name, ds.RedactedDSN(), err))
+		return a.scrub(fmt.Errorf("data source %s (%s): %w", name, redactedDSN(ds), err))
 	}
 	db.SetMaxOpenConns(2)
 	a.dbs[name] = db
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	if err := db.PingContext(ctx); err != nil {
-		return a.scrub(fmt.Errorf("data source %s (%s): %w", name, ds.RedactedDSN(), err))
+		return a.scrub(fmt.Errorf("data source %s (%s): %w", name, redactedDSN(ds), err))
 	}
 	return nil
 }
@@ -251,7 +252,7 @@ func (a *auditor) scrub(err error) error {
 	msg := err.Error()
 	for _, ds := range a.dss {
 		if ds.DSN != "" {
-			msg = strings.ReplaceAll(msg, ds.DSN, ds.RedactedDSN())
+			msg = strings.ReplaceAll(msg, ds.DSN, redactedDSN(ds))
 		}
 		if pw := dsnPassword(ds); pw != "" {
 			msg = strings.ReplaceAll(msg, pw, "xxxxx")
@@ -261,6 +262,22 @@ func (a *auditor) scrub(err error) error {
 		return err
 	}
 	return errors.New(msg)
+}
+
+// redactedDSN is ds's DSN without its password. A MySQL DSN is read as
+// the driver reads it: its password ends at the last '@' before the
+// address, so "app:p@ss@tcp(h)/db" hides all of "p@ss" (the first '@'
+// would leave "ss" in the message).
+func redactedDSN(ds shardconf.DataSource) string {
+	if sqlDriver(ds.Driver) == "mysql" && !strings.Contains(ds.DSN, "://") {
+		if c, err := mysql.ParseDSN(ds.DSN); err == nil {
+			if c.Passwd != "" {
+				c.Passwd = "xxxxx"
+			}
+			return c.FormatDSN()
+		}
+	}
+	return ds.RedactedDSN()
 }
 
 // dsnPassword is the password a DSN holds, "" when none.
@@ -372,7 +389,7 @@ type stream struct {
 	rows     []auditRow
 	pos      int
 	row      auditRow // the current row (valid after next returned true)
-	last     any      // the last key read, as the driver gave it
+	last     any      // the last key read, as a query argument (auditKey.arg)
 	started  bool
 	ended    bool
 }
@@ -422,9 +439,14 @@ func (s *stream) selectList() string {
 	return strings.Join(cols, ", ")
 }
 
-// keyExpr is the key as ORDER BY and > compare it: text in binary order
-// (a collation may sort 'a' and 'B' otherwise than Go compares bytes, and
-// the merge needs both to agree).
+// keyExpr is the key as ORDER BY and > compare it: text in the byte order
+// of its UTF-8 form, the order Go compares the strings the driver returns
+// in (a collation may sort 'a' and 'B' otherwise, and the merge and the
+// keyset pages need both to agree). A MySQL column in another character
+// set (latin1) is converted to utf8mb4 first: its own bytes sort 'é'
+// (0xE9) above what Go holds ("\xc3\xa9"), so a page would restart at a
+// key already read, or skip 'Á' after 'À'. A PostgreSQL uuid has no
+// collation; it sorts as its bytes, which is the order of its text.
 func (s *stream) keyExpr() string {
 	k := s.q(s.t.key)
 	if s.keyType != keyText {
@@ -432,9 +454,15 @@ func (s *stream) keyExpr() string {
 	}
 	switch s.dialect {
 	case dialectPostgres:
+		if s.colTypes[0] == "UUID" {
+			return k
+		}
 		return k + ` COLLATE "C"`
 	case dialectMySQL:
-		return "CAST(" + k + " AS BINARY)"
+		if t := baseType(s.colTypes[0]); t == "BINARY" || t == "VARBINARY" {
+			return "CAST(" + k + " AS BINARY)"
+		}
+		return "CAST(CONVERT(" + k + " USING utf8mb4) AS BINARY)"
 	}
 	return k + " COLLATE BINARY"
 }
@@ -479,6 +507,9 @@ func (s *stream) fetch(ctx context.Context) error {
 		q += fmt.Sprintf(" AND %s > %s", s.keyExpr(), s.placeholder())
 		args = append(args, s.last)
 	}
+	// The last key goes back as the typed value it was read as (keyArg),
+	// never as the driver's raw form: MySQL's text protocol gives a BIGINT
+	// as []byte, which a server may compare with the column as a double.
 	q += fmt.Sprintf(" ORDER BY %s LIMIT %d", s.keyExpr(), s.batch)
 	rows, err := s.db.QueryContext(ctx, q, args...)
 	if err != nil {
@@ -499,7 +530,7 @@ func (s *stream) fetch(ctx context.Context) error {
 		if err != nil {
 			return err
 		}
-		s.rows, s.last = append(s.rows, r), raw[0]
+		s.rows, s.last = append(s.rows, r), r.key.arg()
 	}
 	if err := rows.Err(); err != nil {
 		return err
@@ -527,7 +558,7 @@ func (s *stream) toRow(raw []any) (auditRow, error) {
 	}
 	r := auditRow{key: k, values: make([]any, len(s.t.columns))}
 	for i := range s.t.columns {
-		r.values[i] = columnValue(s.colTypes[i+1], raw[i+1])
+		r.values[i] = columnValue(s.dialect, s.colTypes[i+1], raw[i+1])
 	}
 	return r, nil
 }
@@ -581,12 +612,18 @@ const (
 	keyText
 )
 
-// keyTypeOf classifies a column's database type name.
-func keyTypeOf(dialect, t string) keyType {
+// baseType is a database type name without UNSIGNED and a size.
+func baseType(t string) string {
 	t = strings.TrimSpace(strings.TrimPrefix(t, "UNSIGNED "))
 	if i := strings.IndexByte(t, '('); i >= 0 {
 		t = strings.TrimSpace(t[:i])
 	}
+	return t
+}
+
+// keyTypeOf classifies a column's database type name.
+func keyTypeOf(dialect, t string) keyType {
+	t = baseType(t)
 	if isIntegerType(dialect, t) {
 		return keyInt
 	}
@@ -603,10 +640,7 @@ func keyTypeOf(dialect, t string) keyType {
 // isIntegerType reports an integer column type; SQLite gives any declared
 // type containing INT integer affinity.
 func isIntegerType(dialect, t string) bool {
-	t = strings.TrimSpace(strings.TrimPrefix(t, "UNSIGNED "))
-	if i := strings.IndexByte(t, '('); i >= 0 {
-		t = strings.TrimSpace(t[:i])
-	}
+	t = baseType(t)
 	if dialect == dialectSQLite {
 		return strings.Contains(t, "INT")
 	}
@@ -657,6 +691,18 @@ func cmpInt[T int64 | uint64](a, b T) int {
 	return 0
 }
 
+// arg is the key as a query argument: an integer as int64 or uint64, text
+// as a string.
+func (k auditKey) arg() any {
+	switch {
+	case !k.isInt:
+		return k.s
+	case k.above:
+		return k.u
+	}
+	return k.n
+}
+
 func (k auditKey) String() string {
 	switch {
 	case !k.isInt:
@@ -703,20 +749,40 @@ func textOf(v any) string {
 }
 
 // columnValue is a sharding column's value as an application would pass
-// it: an integer column's value as an integer (MySQL's text protocol
-// gives []byte), text as a string, anything else as the driver gave it.
-func columnValue(dbType string, v any) any {
-	b, isBytes := v.([]byte)
-	if !isBytes {
+// it, the same whichever protocol read it: an integer column's value as an
+// integer (MySQL's text protocol, used for a page read without arguments,
+// gives []byte where later pages get int64), a float column's as the
+// float the binary protocol gives, a DECIMAL or NUMERIC as the number it
+// spells (json.Number, read exactly: 5.00 is the integer 5, 5.50 a
+// fraction no algorithm routes; pgx and MySQL give its text), text as a
+// string, anything else as the driver gave it.
+func columnValue(dialect, dbType string, v any) any {
+	var s string
+	switch x := v.(type) {
+	case []byte:
+		s = string(x)
+	case string:
+		s = x
+	default:
 		return v
 	}
-	s := string(b)
-	if isIntegerType(dialectMySQL, dbType) || isIntegerType(dialectSQLite, dbType) {
+	switch t := baseType(dbType); {
+	case isIntegerType(dialect, t):
 		if n, err := strconv.ParseInt(s, 10, 64); err == nil {
 			return n
 		}
 		if u, err := strconv.ParseUint(s, 10, 64); err == nil {
 			return u
+		}
+	case t == "DECIMAL" || t == "NUMERIC":
+		return json.Number(s) // the router refuses what is not a number (NaN)
+	case dialect == dialectMySQL && t == "FLOAT":
+		if f, err := strconv.ParseFloat(s, 32); err == nil {
+			return float32(f)
+		}
+	case dialect == dialectMySQL && (t == "DOUBLE" || t == "REAL"):
+		if f, err := strconv.ParseFloat(s, 64); err == nil {
+			return f
 		}
 	}
 	return s
