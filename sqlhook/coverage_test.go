@@ -36,6 +36,8 @@ var refusedOutsidePlan = []string{
 	`CREATE TABLE t_copy AS SELECT * FROM t_order WHERE user_id = 1 AND order_id = 1`,
 	`CREATE TABLE t_copy (LIKE t_order)`,
 	`CREATE TABLE t_child (id int REFERENCES t_dict (k))`,
+	`CREATE TABLE t_order_item (id int REFERENCES t_order (order_id))`,
+	`ALTER TABLE t_dict ADD FOREIGN KEY (k) REFERENCES t_order (order_id)`,
 	`COPY t_order FROM STDIN`,
 	`COPY (SELECT * FROM t_dict) TO STDOUT`,
 	`EXPLAIN ANALYZE SELECT * FROM t_order WHERE user_id = 1 AND order_id = 1`,
@@ -213,6 +215,8 @@ func TestLogicTableSpellingsAreRouted(t *testing.T) {
 		{`SELECT * FROM t_order WHERE user_id = 1 AND order_id = 1 FOR UPDATE OF t_order`,
 			`ds_1: SELECT * FROM "t_order_1" AS t_order WHERE user_id = 1 AND order_id = 1 FOR UPDATE OF t_order` + "\n"},
 		{`TABLE t_dict`, `ds_0: TABLE "t_dict"` + "\n"},
+		{`ALTER TABLE t_user ADD FOREIGN KEY (k) REFERENCES t_dict (k)`,
+			`ds_0: ALTER TABLE "t_user_0" ADD FOREIGN KEY (k) REFERENCES t_dict (k)` + "\n" + `ds_0: ALTER TABLE "t_user_1" ADD FOREIGN KEY (k) REFERENCES t_dict (k)` + "\n"},
 		{`DROP TABLE IF EXISTS public."T_DICT"`,
 			`ds_0: DROP TABLE IF EXISTS public."t_dict"` + "\n" + `ds_1: DROP TABLE IF EXISTS public."t_dict"` + "\n"},
 	}

@@ -25,8 +25,8 @@ type pgCompiler struct {
 	edits   []edit
 	used    map[int32]bool // locations of RangeVars placed in table position
 	covered map[int]bool   // tokens the template rewrites as a table name
-	// aliasRefs: RangeVars that name a routed table's alias (FOR UPDATE
-	// OF), left as written.
+	// aliasRefs: RangeVars left as written: a routed table's alias (FOR
+	// UPDATE OF), a broadcast table a logic table's DDL references.
 	aliasRefs map[int32]bool
 	// dropPlaced: DROP TABLE names are rewritten (they carry no
 	// locations, so the coverage check counts their tokens instead).
@@ -238,11 +238,13 @@ func (c *pgCompiler) stmt(n *pg.Node) {
 		c.p.kind = kindDDL
 		if c.rangeVar(x.CreateStmt.Relation, false) >= 0 {
 			c.namedIndexConstraints(x.CreateStmt)
+			c.broadcastReferences(x.CreateStmt)
 		}
 	case *pg.Node_AlterTableStmt:
 		c.p.kind = kindDDL
 		if c.rangeVar(x.AlterTableStmt.Relation, false) >= 0 {
 			c.namedIndexConstraints(x.AlterTableStmt)
+			c.broadcastReferences(x.AlterTableStmt)
 		}
 	case *pg.Node_IndexStmt:
 		c.indexStmt(x.IndexStmt)
@@ -500,6 +502,22 @@ func (c *pgCompiler) namedIndexConstraints(m interface{ ProtoReflect() protorefl
 		case pg.ConstrType_CONSTR_PRIMARY, pg.ConstrType_CONSTR_UNIQUE, pg.ConstrType_CONSTR_EXCLUSION:
 			c.fail("named constraint %s on a logic table: PostgreSQL index names are schema-wide; leave it unnamed so each physical table gets its own", k.Conname)
 		}
+	})
+}
+
+// broadcastReferences accepts a foreign key REFERENCES to a broadcast
+// table in DDL on a logic table: the DDL runs in every data source, each
+// of which has its own copy under the same name, so the name stays as
+// written. REFERENCES to a sharded table stays refused (the unplaced
+// check): which physical table would each one reference?
+func (c *pgCompiler) broadcastReferences(m interface{ ProtoReflect() protoreflect.Message }) {
+	walkMessages(m.ProtoReflect(), func(msg protoreflect.Message) {
+		k, ok := msg.Interface().(*pg.Constraint)
+		if !ok || k.Pktable == nil || k.Pktable.Catalogname != "" || !c.h.router.IsBroadcast(k.Pktable.Relname) {
+			return
+		}
+		c.used[k.Pktable.Location] = true
+		c.aliasRefs[k.Pktable.Location] = true
 	})
 }
 
