@@ -101,6 +101,18 @@ func TestSessionVariablesReachEveryDataSource(t *testing.T) {
 				t.Fatal(err)
 			}
 			wantEvery(t, scatterValues(t, conn, read), want2)
+			if b.name == "mariadb" {
+				// A prepared SET reaches every data source as well.
+				st, err := conn.PrepareContext(ctx, `SET @u = ?`)
+				if err != nil {
+					t.Fatal(err)
+				}
+				defer st.Close()
+				if _, err := st.ExecContext(ctx, 3); err != nil {
+					t.Fatal(err)
+				}
+				wantEvery(t, scatterValues(t, conn, read), "3")
+			}
 		})
 	}
 }
