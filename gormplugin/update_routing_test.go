@@ -133,3 +133,26 @@ func TestUpdateShardingKeyChangeOverSeveralTablesRefused(t *testing.T) {
 		}
 	})
 }
+
+// TestUpdateOfModelWithZeroShardingValueRefused: db.Model(&row) whose
+// user_id is zero (not loaded) gives the UPDATE only the row's id; the
+// database holding it is unknown, so the statement is refused rather
+// than run on user 0's database.
+func TestUpdateOfModelWithZeroShardingValueRefused(t *testing.T) {
+	eachBackend(t, "upd_zero", func(t *testing.T, e *twoDS) {
+		o := e.seed(t)[1] // user 1
+		before := e.snapshot(t)
+		for name, err := range map[string]error{
+			"Update":       e.db.Model(&ShardedOrder{ID: o.ID}).Update("amount", 5).Error,
+			"Updates(map)": e.db.Model(&ShardedOrder{ID: o.ID}).Updates(map[string]any{"amount": 5}).Error,
+			"UpdateColumn": e.db.Model(&ShardedOrder{ID: o.ID}).UpdateColumn("amount", 5).Error,
+		} {
+			if !errors.Is(err, shardconf.ErrMissingShardingKey) {
+				t.Errorf("%s: %v; want ErrMissingShardingKey", name, err)
+			}
+		}
+		if after := e.snapshot(t); after != before {
+			t.Fatalf("refused updates changed the tables")
+		}
+	})
+}
