@@ -341,7 +341,7 @@ func TestSQLHookBenchStatementsRoute(t *testing.T) {
 	if err := sqlQuery(db)(5); err != nil {
 		t.Fatal(err)
 	}
-	want := "INSERT INTO `t_order_2` (`order_id`,`user_id`,`status`) VALUES (?, ?, ?)|SELECT `id`,`status` FROM `t_order_1` WHERE `order_id`=?"
+	want := "INSERT INTO `t_order_2` (order_id, user_id, status) VALUES (?, ?, ?)|SELECT id, status FROM `t_order_1` WHERE order_id = ?"
 	if got := strings.Join(seen, "|"); got != want {
 		t.Errorf("sqlhook sent %s\nwant %s", got, want)
 	}
