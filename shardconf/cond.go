@@ -27,11 +27,19 @@ const (
 // fmt.Stringer. A number routes alike whatever carries it: 7, uint8(7),
 // keygen.ID(7), big.NewInt(7), json.Number("7") and 7.0 are one value.
 // Refused: NULL (nil, a nil pointer, a Valuer giving NULL), NaN and ±Inf,
-// a number beyond 64 bits, a float beyond ±2^53 (one float stands for
-// several integers there), and, as a value to route (not as a range
-// bound), a float with a fraction. Strings stay strings: how an algorithm
-// reads one (as a number, as text to hash) is the algorithm's, documented
-// in its file.
+// a number beyond 64 bits, a float at or beyond ±2^53 (one float stands
+// for several integers there: 2^53+1 arrives as the float 2^53), and, as a
+// value to route (not as a range bound), a float with a fraction. A
+// json.Number is read exactly ("7.0" and "7e0" are 7), never through a
+// float. Strings stay strings: how an algorithm reads one (as a number, as
+// text to hash) is the algorithm's, documented in its file.
+//
+// A time.Time routes by its own wall clock, as ShardingSphere reads a
+// LocalDateTime. Pass times in the zone the database stores them in: the
+// MySQL driver converts a time to its DSN's loc (UTC unless set) and a
+// PostgreSQL timestamptz keeps the instant, so 2024-02-01 03:30 +08:00
+// routes to February's table while the row holds 2024-01-31 19:30, where
+// a later query for that value looks in January's.
 type Cond struct {
 	column string
 	v      any

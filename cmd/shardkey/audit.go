@@ -11,6 +11,7 @@ import (
 	"io"
 	"net/url"
 	"os"
+	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -44,7 +45,16 @@ key). Each physical table is read in key order in batches (WHERE key > last
 ORDER BY key LIMIT -batch), selecting only the key and sharding columns;
 the tables of a logic table are merged by key, so a key in several tables
 is found while holding one batch per physical table in memory, never every
-key. Integer keys are ordered as numbers, text keys in binary order.
+key. Integer keys are ordered as numbers, text keys (uuid too) in the byte
+order of their UTF-8 text, whatever the column's character set.
+
+Sharding values are routed as the application passed them: integer,
+DECIMAL and NUMERIC columns as numbers (10.00 is 10; a fraction is
+unroutable), text as text (HASH_MOD hashes "10" and 10 apart, as
+ShardingSphere does). A time routes by its wall clock as read back: MySQL
+DATETIME and TIMESTAMP as the server prints them (in the DSN's loc with
+parseTime), PostgreSQL timestamp as stored and timestamptz in audit's local
+time zone (set TZ to the zone the application routed in).
 
 Text output is a table of counts per physical table, then the findings
 (at most -limit of each kind per logic table; counts are always complete).
@@ -748,6 +758,10 @@ func textOf(v any) string {
 	return fmt.Sprint(v)
 }
 
+// decimalText is a number as a DECIMAL or NUMERIC column spells it (not
+// NaN; SQLite may also hold any text there, which stays text).
+var decimalText = regexp.MustCompile(`^[+-]?([0-9]+\.?[0-9]*|\.[0-9]+)([eE][+-]?[0-9]+)?$`)
+
 // columnValue is a sharding column's value as an application would pass
 // it, the same whichever protocol read it: an integer column's value as an
 // integer (MySQL's text protocol, used for a page read without arguments,
@@ -774,8 +788,8 @@ func columnValue(dialect, dbType string, v any) any {
 		if u, err := strconv.ParseUint(s, 10, 64); err == nil {
 			return u
 		}
-	case t == "DECIMAL" || t == "NUMERIC":
-		return json.Number(s) // the router refuses what is not a number (NaN)
+	case (t == "DECIMAL" || t == "NUMERIC") && decimalText.MatchString(s):
+		return json.Number(s)
 	case dialect == dialectMySQL && t == "FLOAT":
 		if f, err := strconv.ParseFloat(s, 32); err == nil {
 			return float32(f)

@@ -218,3 +218,31 @@ func TestAuditNeverPrintsAPasswordHoldingAt(t *testing.T) {
 		}
 	}
 }
+
+// TestAuditColumnValueReadsTextAsTheColumnTypesValue: the conversions
+// behind the database test above, one by one, including the text that must
+// stay text (NaN, SQLite's free text in a NUMERIC column, a text column's
+// digits, which HASH_MOD hashes as a String as ShardingSphere does).
+func TestAuditColumnValueReadsTextAsTheColumnTypesValue(t *testing.T) {
+	for _, c := range []struct {
+		dialect, dbType string
+		in, want        any
+	}{
+		{dialectMySQL, "BIGINT", []byte("-12"), int64(-12)},
+		{dialectMySQL, "UNSIGNED BIGINT", []byte("18446744073709551615"), uint64(18446744073709551615)},
+		{dialectMySQL, "DECIMAL", []byte("10.00"), json.Number("10.00")},
+		{dialectPostgres, "NUMERIC", "123456789012345678901234", json.Number("123456789012345678901234")},
+		{dialectPostgres, "NUMERIC", "NaN", "NaN"},
+		{dialectSQLite, "NUMERIC(20,2)", "abc", "abc"},
+		{dialectMySQL, "DOUBLE", []byte("1e+20"), float64(1e20)},
+		{dialectMySQL, "FLOAT", []byte("0.1"), float32(0.1)},
+		{dialectMySQL, "VARCHAR", []byte("10"), "10"},
+		{dialectPostgres, "TEXT", "10", "10"},
+		{dialectSQLite, "INTEGER", int64(7), int64(7)},
+		{dialectPostgres, "FLOAT8", float64(2.5), float64(2.5)},
+	} {
+		if got := columnValue(c.dialect, c.dbType, c.in); got != c.want {
+			t.Errorf("%s %s %q: %#v, want %#v", c.dialect, c.dbType, c.in, got, c.want)
+		}
+	}
+}
