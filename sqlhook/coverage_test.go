@@ -254,10 +254,15 @@ func TestMentionsLogicIsSoundOverApproximation(t *testing.T) {
 // A syntax error in a statement that names a logic table is reported when
 // the statement is compiled (Prepare), not when it runs.
 func TestCompileReportsParseErrorOfLogicStatement(t *testing.T) {
-	for _, d := range []Dialect{PostgreSQL, SQLite} {
+	for _, d := range []Dialect{PostgreSQL, SQLite, MySQL} {
 		h := testHook(t, d)
 		if _, err := h.plan(`SELEC * FROM t_order`); !errors.Is(err, ErrParse) {
 			t.Errorf("%v: %v, want ErrParse", d, err)
+		}
+		// The grammars stop reading at a NUL byte; the text after it
+		// would go unchecked.
+		if _, err := h.plan("SELECT 1\x00; DROP TABLE t_dict"); !errors.Is(err, ErrParse) {
+			t.Errorf("%v: NUL byte: %v, want ErrParse", d, err)
 		}
 	}
 }

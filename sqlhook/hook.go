@@ -110,6 +110,11 @@ func (h *hook) compile(query string) (*plan, error) {
 	if !mentions && !h.mayEscapeNames(query) {
 		return passthroughPlan, nil
 	}
+	if mentions && strings.IndexByte(query, 0) >= 0 {
+		// The parsers read C strings and stop at the NUL; a database
+		// might read on.
+		return nil, fmt.Errorf("%w: a NUL byte in a statement naming a logic table", ErrParse)
+	}
 	var (
 		p   *plan
 		err error
