@@ -249,6 +249,9 @@ func (h *harness) run(n int) {
 	h.last = h.snap()
 	start := time.Now()
 	for step := 0; step < n; step++ {
+		if step > 0 && step%10000 == 0 {
+			h.t.Logf("step %d, %v, %d divergences", step, time.Since(start).Round(time.Second), len(h.broken))
+		}
 		d := h.runStep(step)
 		if d == nil {
 			continue
