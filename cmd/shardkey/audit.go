@@ -172,7 +172,12 @@ func newAuditor(rf rulesFlags, file string, names []string, key string) (*audito
 			}
 		}
 	}
+	seen := map[string]bool{}
 	for _, name := range names {
+		if seen[strings.ToLower(name)] { // named twice: read and counted once
+			continue
+		}
+		seen[strings.ToLower(name)] = true
 		t, err := resolveAuditTable(r, name, key)
 		if err != nil {
 			return nil, err
