@@ -559,7 +559,34 @@ func (g *sqlGen) special() (string, stmt) {
 	rng := g.rng
 	p := g.h.existing(rng, "t_order")
 	c := cell{}
-	switch rng.IntN(4) {
+	switch rng.IntN(7) {
+	case 4: // copies a row under a key of another table: must be refused
+		c.add("INSERT INTO {T} (order_id, user_id, status, amount, note) SELECT order_id + 1, user_id, status, amount, note FROM {T} WHERE ")
+		c.addCell(g.where("key", p))
+		return "sql.insert.select", stmt{sharded: c}
+	case 5: // a logic table in a subquery
+		c.add("UPDATE {T} SET status = 's' WHERE ")
+		c.addCell(g.where("key", p))
+		c.add(" AND amount IN (SELECT amount FROM {D})")
+		if rng.IntN(2) == 0 || g.b.mysql {
+			return "sql.update.subquery", stmt{sharded: c}
+		}
+		c = cell{}
+		c.add("WITH x AS (SELECT order_id FROM {T} WHERE ")
+		c.addCell(g.where("key", p))
+		c.add(") UPDATE {T} SET status = 'w' WHERE order_id IN (SELECT order_id FROM x) AND user_id = ")
+		c.addCell(g.num(p.user))
+		return "sql.update.cte", stmt{sharded: c}
+	case 6: // REPLACE: MySQL's delete-and-insert upsert (SQLite's too)
+		if g.b.dollar {
+			break
+		}
+		k := p.key
+		verb := "REPLACE INTO"
+		if !g.b.mysql && rng.IntN(2) == 0 {
+			verb = "INSERT OR REPLACE INTO"
+		}
+		return "sql.replace", g.insert(verb, []insRow{g.newRow(&k, sameDSUser(rng, p.user))}, "")
 	case 0:
 		c.add("UPDATE {T} AS o SET status = ")
 		c.addCell(g.val(pick(rng, statuses)))
