@@ -31,6 +31,23 @@ func TestCreateInNamedPhysicalTableMustRouteThere(t *testing.T) {
 		if len(p) != 1 || p[id].at != (shardconf.Target{DataSource: "ds_1", Table: "sharded_orders_1"}) {
 			t.Fatalf("after creates in a named table: %v (before: %s)", p, before)
 		}
+		// The name in another case is the same table (SQLite and MySQL
+		// may read it so): checked alike.
+		upper := ShardedOrder{ID: id + 5, UserID: 0} // ds_0.sharded_orders_0
+		if err := e.db.Table("SHARDED_ORDERS_1").Create(&upper).Error; !errors.Is(err, gormplugin.ErrUnsupported) {
+			t.Fatalf("create in SHARDED_ORDERS_1 of a row routing to sharded_orders_0: %v", err)
+		}
+		upper = ShardedOrder{ID: id + 7, UserID: 1} // ds_1.sharded_orders_0
+		if err := e.db.Table("Sharded_Orders_0").Create(&upper).Error; err != nil {
+			t.Fatalf("create in Sharded_Orders_0 of a row routing there: %v", err)
+		}
+		if p := e.placement(t); len(p) != 2 || p[id+7].at != (shardconf.Target{DataSource: "ds_1", Table: "sharded_orders_0"}) {
+			t.Fatalf("after creates in a differently spelled table: %v", p)
+		}
+		del := e.db.Table("SHARDED_ORDERS_0").Where("user_id = ? AND id = ?", 1, id+7).Delete(&ShardedOrder{})
+		if del.Error != nil || del.RowsAffected != 1 {
+			t.Fatalf("delete: %d %v", del.RowsAffected, del.Error)
+		}
 		// A batch with one row of another table: refused whole.
 		batch := []ShardedOrder{{ID: id + 2, UserID: 1}, {ID: id + 3, UserID: 1}}
 		if err := e.db.Table("sharded_orders_1").Create(&batch).Error; !errors.Is(err, gormplugin.ErrUnsupported) {

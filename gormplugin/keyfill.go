@@ -47,10 +47,13 @@ type keyedModels struct {
 	prepared sync.Map // *schema.Schema -> struct{}
 	plans    sync.Map // planKey -> *keyPlan
 
-	// logic maps the physical tables of sharded rules back to their logic
-	// table, so that db.Table("t_order_1") fills keys as t_order does. It
-	// is written once by registerKeyFill, before any statement runs.
-	logic map[string]string
+	// logic maps the physical tables of sharded rules (lower case) back to
+	// their logic table, so that db.Table("t_order_1") fills keys as
+	// t_order does. It is written once by registerKeyFill, before any
+	// statement runs; so is ambiguous, the physical names of several logic
+	// tables.
+	logic     map[string]string
+	ambiguous map[string]bool
 }
 
 type planKey struct {
@@ -84,15 +87,17 @@ func (p *Plugin) registerKeyFill(db *gorm.DB) error {
 				continue
 			}
 			for _, tg := range targets {
-				if l, ok := p.keyed.logic[tg.Table]; ok && l != t {
-					ambiguous[tg.Table] = true
+				phys := strings.ToLower(tg.Table) // SQLite and MySQL names may be spelled in any case
+				if l, ok := p.keyed.logic[phys]; ok && l != t {
+					ambiguous[phys] = true
 				}
-				p.keyed.logic[tg.Table] = t
+				p.keyed.logic[phys] = t
 			}
 		}
 		for phys := range ambiguous {
 			delete(p.keyed.logic, phys)
 		}
+		p.keyed.ambiguous = ambiguous
 	}
 
 	cb := db.Callback()
@@ -130,7 +135,7 @@ func (p *Plugin) registerKeyFill(db *gorm.DB) error {
 
 // logicOf maps a physical table of a sharded rule to its logic table.
 func (p *Plugin) logicOf(table string) string {
-	if l, ok := p.keyed.logic[table]; ok {
+	if l, ok := p.keyed.logic[strings.ToLower(table)]; ok {
 		return l
 	}
 	return table

@@ -484,6 +484,9 @@ func (p *Plugin) statementTable(db *gorm.DB) (logic, physical string) {
 	if l := p.logicOf(t); l != t && p.rules.IsSharded(l) {
 		return l, t
 	}
+	if p.keyed.ambiguous[strings.ToLower(t)] {
+		p.fail(db, fmt.Errorf("%w: %s is a physical table of several logic tables; name the logic table", ErrUnsupported, t))
+	}
 	return "", ""
 }
 
