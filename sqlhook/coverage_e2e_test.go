@@ -68,6 +68,7 @@ var covRefused = map[string][]string{
 		`REPLACE INTO t_dict (k, v) VALUES ('a', 'x')`,
 		`INSERT OR REPLACE INTO t_dict (k, v) VALUES ('a', 'x')`,
 		`DELETE FROM 't_dict'`,
+		`SELECT E'\'; DROP TABLE t_dict; --'`,
 	},
 }
 

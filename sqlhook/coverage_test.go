@@ -121,6 +121,11 @@ var refusedOutsidePlanSQLite = []string{
 	"DROP VIEW t_dict",
 	"SELECT * FROM 't_order' WHERE user_id = 1 AND order_id = 1",
 	"REPLACE INTO t_dict (k, v) VALUES ('a', 'b')",
+	// SQLite reads E, then the string '\', then the DROP as a statement;
+	// PostgreSQL's grammar would read one escape string.
+	`SELECT E'\'; DROP TABLE t_dict; --'`,
+	`SELECT u&'\'; DROP TABLE t_dict; --'`,
+	`SELECT $$; DROP TABLE t_dict; $$`,
 }
 
 func TestStatementNamingLogicTableOutsidePlanIsRefused(t *testing.T) {
@@ -130,8 +135,8 @@ func TestStatementNamingLogicTableOutsidePlanIsRefused(t *testing.T) {
 		if d == SQLite {
 			qs = append(refusedOutsidePlanSQLite, qs...)
 		}
-		for _, q := range qs {
-			if d == SQLite && strings.ContainsAny(q, `\&$`) {
+		for i, q := range qs {
+			if d == SQLite && i >= len(refusedOutsidePlanSQLite) && strings.ContainsAny(q, `\&$`) {
 				continue // PostgreSQL-only spellings
 			}
 			_, err := h.plan(q)

@@ -18,6 +18,13 @@ func sqliteToPG(s string) (string, error) {
 	for i := 0; i < len(s); {
 		c := s[i]
 		switch {
+		case (c == '\'' || c == '"') && pgOnlyPrefix(s, i):
+			// E'...', U&'...' and U&"..." are escape syntax to PostgreSQL's
+			// grammar but a name and a plain string to SQLite: the two
+			// would read different statements.
+			return "", fmt.Errorf("PostgreSQL escape syntax at offset %d, which SQLite reads otherwise", i)
+		case c == '$' && i+1 < len(s) && s[i+1] == '$':
+			return "", fmt.Errorf("$$ at offset %d: PostgreSQL reads a dollar-quoted string, SQLite does not", i)
 		case c == '\'' || c == '"':
 			j := endQuoted(s, i, c)
 			if j < 0 {
@@ -95,6 +102,20 @@ func sqliteToPG(s string) (string, error) {
 		}
 	}
 	return b.String(), nil
+}
+
+// pgOnlyPrefix reports whether the quote at i follows E or U&, alone (not
+// the end of a longer name).
+func pgOnlyPrefix(s string, i int) bool {
+	start := i - 1
+	switch {
+	case s[i] == '\'' && i >= 1 && (s[i-1] == 'e' || s[i-1] == 'E'):
+	case i >= 2 && s[i-1] == '&' && (s[i-2] == 'u' || s[i-2] == 'U'):
+		start = i - 2
+	default:
+		return false
+	}
+	return start == 0 || !isWordByte(s[start-1])
 }
 
 // endQuoted is the offset just past the quoted token starting at i, where
