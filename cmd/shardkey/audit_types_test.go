@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/shardkey/shardkey/internal/dbtest"
 	"github.com/shardkey/shardkey/shardconf"
@@ -244,5 +245,74 @@ func TestAuditColumnValueReadsTextAsTheColumnTypesValue(t *testing.T) {
 		if got := columnValue(c.dialect, c.dbType, c.in); got != c.want {
 			t.Errorf("%s %s %q: %#v, want %#v", c.dialect, c.dbType, c.in, got, c.want)
 		}
+	}
+}
+
+const atIntervalRules = `dataSources:
+  ds_0: {driver: %[1]s, dsn: '%[2]s'}
+  ds_1: {driver: %[1]s, dsn: '%[3]s'}
+rules:
+- !SHARDING
+  tables:
+    t_ev:
+      actualDataNodes: ds_0.t_ev_${['202401','202402']}
+      tableStrategy: {standard: {shardingColumn: ts, shardingAlgorithmName: month}}
+  shardingAlgorithms:
+    month: {type: INTERVAL, props: {datetime-pattern: 'yyyy-MM-dd HH:mm:ss', datetime-lower: '2024-01-01 00:00:00', datetime-upper: '2024-02-29 23:59:59', sharding-suffix-pattern: 'yyyyMM', datetime-interval-unit: MONTHS}}
+`
+
+// TestAuditRoutesTimesAsTheDatabaseStoresThem: a time sharding column is
+// routed by the value read back, not by the value once written. A time
+// written in +08:00 is routed by its own wall clock (Feb 1, 03:30); the
+// MySQL driver stores it converted to its loc, UTC (Jan 31, 19:30), so on
+// MariaDB that row sits in February's table holding a January value, where
+// a query for the value it holds never looks: audit reports it. PostgreSQL
+// timestamp and SQLite keep the wall clock written: nothing to report.
+func TestAuditRoutesTimesAsTheDatabaseStoresThem(t *testing.T) {
+	for _, c := range []struct {
+		which, colType string
+		misplaced      int64
+	}{
+		{"mariadb", "DATETIME", 1},
+		{"mariadb", "DATE", 1},
+		{"postgres", "TIMESTAMP", 0},
+		{"sqlite", "DATETIME", 0},
+	} {
+		t.Run(c.which+" "+c.colType, func(t *testing.T) {
+			driver, dsns, dbs := atOpen(t, c.which, "adv_audit_time")
+			rules := writeFile(t, "rules.yaml", fmt.Sprintf(atIntervalRules, driver, dsns[0], dsns[1]))
+			r := auditRouter(t, rules)
+			ph := "?, ?"
+			if c.which == "postgres" {
+				ph = "$1, $2"
+			}
+			for _, s := range []string{"202401", "202402"} {
+				atExec(t, dbs[0], fmt.Sprintf("CREATE TABLE t_ev_%s (id BIGINT PRIMARY KEY, ts %s NULL)", s, c.colType))
+			}
+			cst := time.FixedZone("CST", 8*3600)
+			for i, tm := range []time.Time{
+				time.Date(2024, 1, 31, 23, 30, 0, 0, time.UTC),
+				time.Date(2024, 2, 1, 0, 30, 0, 0, time.UTC),
+				time.Date(2024, 2, 1, 3, 30, 0, 0, cst), // 2024-01-31 19:30 UTC
+				time.Date(2024, 1, 15, 12, 0, 0, 0, cst),
+			} {
+				if c.colType == "DATE" {
+					tm = time.Date(tm.Year(), tm.Month(), tm.Day(), 0, 0, 0, 0, tm.Location())
+				}
+				ts, err := r.Route("t_ev", shardconf.Eq("ts", tm))
+				if err != nil {
+					t.Fatal(err)
+				}
+				atExec(t, dbs[0], fmt.Sprintf("INSERT INTO %s (id, ts) VALUES (%s)", ts[0].Table, ph), i, tm)
+			}
+			code, rep, errs := atReport(t, "-key", "id", "-batch", "1", rules)
+			if rep.Totals.Rows != 4 || rep.Totals.Misplaced != c.misplaced || rep.Totals.Unroutable != 0 || (code == exitOK) != (c.misplaced == 0) {
+				t.Errorf("exit %d, %+v, %s", code, rep.Totals, errs)
+			}
+			if c.misplaced > 0 && (len(rep.Tables[0].Misplaced) != 1 || rep.Tables[0].Misplaced[0].Key != "2" ||
+				rep.Tables[0].Misplaced[0].Table != "t_ev_202402") {
+				t.Errorf("want the +08:00 row (id 2) reported in t_ev_202402: %+v", rep.Tables[0].Misplaced)
+			}
+		})
 	}
 }
