@@ -46,6 +46,11 @@ func (t *myTemplate) build() error {
 	if err := t.names(); err != nil {
 		return err
 	}
+	for tn := range t.c.placed {
+		if _, ok := t.nameTok[tn]; !ok {
+			return t.fail("cannot find table %s in the statement text", tn.Name.O)
+		}
+	}
 	switch x := t.stmt.(type) {
 	case *ast.InsertStmt:
 		if t.c.p.ins != nil {

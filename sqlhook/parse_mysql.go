@@ -36,6 +36,12 @@ func (c *myCompiler) fail(format string, args ...any) {
 	}
 }
 
+// compileMySQL compiles a MySQL statement. Refused with ErrUnsupported:
+// executable comments, several statements naming a logic table, a logic
+// table in a place the compiler does not route (subquery, CTE, UNION, a
+// statement kind it does not know), a table name it cannot find in the
+// text, a database qualifier other than that of a data source holding the
+// table, and SQL text for PREPARE naming a logic table.
 func (h *hook) compileMySQL(query string) (*plan, error) {
 	toks, exec, err := lexMySQL(query)
 	if err != nil {
@@ -60,7 +66,7 @@ func (h *hook) compileMySQL(query string) (*plan, error) {
 	c := &myCompiler{h: h, p: &plan{routed: -1}, aliases: map[string]int{}, placed: map[*ast.TableName]bool{}}
 	if len(stmts) != 1 {
 		for _, s := range stmts {
-			if c.logicTables(collectSlots(s)) != "" {
+			if c.logicTables(s, collectSlots(s)) != "" {
 				return nil, fmt.Errorf("%w: %d statements in one call; send them one by one", ErrUnsupported, len(stmts))
 			}
 		}
@@ -73,7 +79,7 @@ func (h *hook) compileMySQL(query string) (*plan, error) {
 		return nil, c.err
 	}
 	slots := collectSlots(stmt)
-	if bad := c.logicTables(slots); bad != "" {
+	if bad := c.logicTables(stmt, slots); bad != "" {
 		return nil, fmt.Errorf("%w: logic table %s is referenced where it cannot be routed (subquery, CTE, UNION or an unsupported statement)", ErrUnsupported, bad)
 	}
 	if len(c.p.tables) == 0 {
@@ -146,9 +152,12 @@ func (c *myCompiler) shadowed(stmt ast.StmtNode) string {
 }
 
 // logicTables names a logic table in table position that was not placed,
-// or "".
-func (c *myCompiler) logicTables(slots *nameSlots) string {
-	for _, t := range slots.tables {
+// or "". The tables are those of the tree's fields (slots) and those its
+// visitors reach, so that neither way of walking can hide one.
+func (c *myCompiler) logicTables(stmt ast.StmtNode, slots *nameSlots) string {
+	v := &tableVisitor{}
+	stmt.Accept(v)
+	for _, t := range append(slots.tables, v.tables...) {
 		if c.placed[t] {
 			continue
 		}
@@ -158,6 +167,18 @@ func (c *myCompiler) logicTables(slots *nameSlots) string {
 	}
 	return ""
 }
+
+// tableVisitor lists the table names a visitor reaches.
+type tableVisitor struct{ tables []*ast.TableName }
+
+func (v *tableVisitor) Enter(n ast.Node) (ast.Node, bool) {
+	if t, ok := n.(*ast.TableName); ok {
+		v.tables = append(v.tables, t)
+	}
+	return n, false
+}
+
+func (v *tableVisitor) Leave(n ast.Node) (ast.Node, bool) { return n, true }
 
 // table places a table name; it returns the plan table index or -1.
 func (c *myCompiler) table(t *ast.TableName, alias string) int {
