@@ -280,7 +280,7 @@ func (g *gormGen) tx() (string, string, gormRun) {
 	kind := "gorm.tx"
 	for i := range n {
 		k, d, r := g.operation()
-		for strings.Contains(k, ".physical.") { // checked on their own only
+		for strings.Contains(k, ".physical.") || g.h.skipped(k) { // checked on their own only
 			k, d, r = g.operation()
 		}
 		if i == nested {

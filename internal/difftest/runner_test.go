@@ -98,13 +98,17 @@ func (h *harness) rng(step int) *rand.Rand {
 	return rand.New(rand.NewPCG(h.seed, uint64(step)*0x9e3779b97f4a7c15+1))
 }
 
+// skipped reports whether -difftest.skip leaves out an operation kind
+// (also inside transactions).
+func (h *harness) skipped(kind string) bool { return h.skip != nil && h.skip.MatchString(kind) }
+
 // buildStep builds step's operation, drawing again while its kind is
 // skipped.
 func (h *harness) buildStep(step int) op {
 	rng := h.rng(step)
 	for {
 		o := h.c.build(h, rng, step)
-		if h.skip == nil || !h.skip.MatchString(o.kind) {
+		if !h.skipped(o.kind) {
 			return o
 		}
 	}

@@ -960,9 +960,9 @@ func (c *sqlClient) txOp(g *sqlGen, db *sql.DB, handle string) op {
 			items = append(items, txItem{raw: "SAVEPOINT sp1"})
 			kind += ".savepoint"
 		}
-		_, s := g.statement()
-		for s.placementOnly { // checked on their own only
-			_, s = g.statement()
+		k, s := g.statement()
+		for s.placementOnly || g.h.skipped(k) { // checked on their own only
+			k, s = g.statement()
 		}
 		items = append(items, txItem{s: &s})
 		if sp >= 0 && i == n-1 || (sp >= 0 && i > sp && g.rng.IntN(2) == 0) {
