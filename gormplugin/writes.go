@@ -312,7 +312,7 @@ func (p *Plugin) checkedUpdate(f func(*gorm.DB)) func(*gorm.DB) {
 			return
 		}
 		run(db)
-		if db.Error == nil && db.RowsAffected == 0 && again.ownValues && !db.DryRun {
+		if db.Error == nil && db.RowsAffected == 0 && again.ownValues && !db.DryRun && len(r.targets) == 1 {
 			p.refuseIfMoved(db, r.logic, r.targets[0])
 		}
 	}
