@@ -384,3 +384,35 @@ func TestMySQLLimitAcrossTargets(t *testing.T) {
 	})
 	mysqlRefused(t, h, ErrUnsupported, "SELECT * FROM t_order WHERE user_id = 1 INTO OUTFILE '/tmp/x'")
 }
+
+// A logic table the compiler does not route (inside a subquery, a CTE, a
+// UNION, a view, a procedure, or in a statement kind it does not know) is
+// refused, never sent unrenamed to the default data source.
+func TestMySQLRefusesLogicTablesItDoesNotRoute(t *testing.T) {
+	h := mysqlTestHook(t, mysqlRulesYAML)
+	mysqlRefused(t, h, ErrUnsupported,
+		"SELECT * FROM t_x WHERE id IN (SELECT order_id FROM t_order WHERE user_id = 1)",
+		"SELECT * FROM t_order WHERE user_id = 1 AND order_id = 2 UNION SELECT * FROM t_order WHERE user_id = 1 AND order_id = 3",
+		"WITH c AS (SELECT * FROM t_order) SELECT * FROM c",
+		"CREATE VIEW v AS SELECT * FROM t_order",
+		"CREATE TABLE t_new AS SELECT * FROM t_order",
+		"CREATE TABLE t_new LIKE t_order",
+		"CREATE PROCEDURE p() BEGIN DELETE FROM t_dict; END",
+		"DO (SELECT count(*) FROM t_dict)",
+		"EXPLAIN SELECT * FROM t_order WHERE user_id = 1 AND order_id = 2",
+		"DESCRIBE t_order",
+		"SHOW CREATE TABLE t_order",
+		"LOCK TABLES t_order WRITE",
+		"RENAME TABLE t_order TO t_x",
+		"ALTER TABLE t_order RENAME TO t_x",
+		"LOAD DATA INFILE '/tmp/x' INTO TABLE t_order",
+		"TABLE t_order",
+		"DROP TABLE t_order, t_x",
+		"INSERT INTO t_x SELECT * FROM t_dict",
+		"UPDATE t_x SET v = (SELECT max(v) FROM t_dict)",
+		"SELECT * FROM t_order, t_order WHERE user_id = 1",
+		"SELECT * FROM t_order o JOIN t_user u ON o.user_id = u.user_id WHERE o.user_id = 1",
+		"SELECT * FROM t_order JOIN t_x AS t_order ON 1 WHERE user_id = 1 AND order_id = 2",
+		"SELECT 1; SELECT * FROM t_order",
+	)
+}

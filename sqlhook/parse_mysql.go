@@ -26,6 +26,7 @@ type myCompiler struct {
 	p       *plan
 	aliases map[string]int
 	placed  map[*ast.TableName]bool
+	bare    map[string]bool // logic tables placed without alias, lower case
 	repeats string
 	err     error
 }
@@ -63,7 +64,7 @@ func (h *hook) compileMySQL(query string) (*plan, error) {
 	if err := h.mysqlDynamicSQL(query, toks, stmts); err != nil {
 		return nil, err
 	}
-	c := &myCompiler{h: h, p: &plan{routed: -1}, aliases: map[string]int{}, placed: map[*ast.TableName]bool{}}
+	c := &myCompiler{h: h, p: &plan{routed: -1}, aliases: map[string]int{}, placed: map[*ast.TableName]bool{}, bare: map[string]bool{}}
 	if len(stmts) != 1 {
 		for _, s := range stmts {
 			if c.logicTables(s, collectSlots(s)) != "" {
@@ -135,7 +136,7 @@ type aliasVisitor struct {
 
 func (v *aliasVisitor) Enter(n ast.Node) (ast.Node, bool) {
 	if ts, ok := n.(*ast.TableSource); ok && ts.AsName.L != "" && v.bad == "" {
-		if i, ok := v.c.aliases[ts.AsName.L]; ok && i >= 0 && v.c.p.tables[i].key == ts.AsName.L {
+		if v.c.bare[ts.AsName.L] {
 			v.bad = ts.AsName.O
 		}
 	}
@@ -199,6 +200,7 @@ func (c *myCompiler) table(t *ast.TableName, alias string) int {
 		c.aliases[strings.ToLower(alias)] = i
 	} else {
 		c.aliases[t.Name.L] = i
+		c.bare[t.Name.L] = true
 	}
 	return i
 }
