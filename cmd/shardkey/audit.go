@@ -41,7 +41,7 @@ tables named) from the data sources of the rule file, and reports:
 
 The key column is the table's keyGenerateStrategy column, else -key; audit
 refuses to guess. It must be unique within each physical table (a primary
-key). Each physical table is read in key order in batches (WHERE key > last
+key); -key a,b names a composite key, compared column by column. Each physical table is read in key order in batches (WHERE key > last
 ORDER BY key LIMIT -batch), selecting only the key and sharding columns;
 the tables of a logic table are merged by key, so a key in several tables
 is found while holding one batch per physical table in memory, never every
@@ -85,7 +85,7 @@ query error (including a key that is not unique).
 `,
 	setup: func(fs *flag.FlagSet) action {
 		rf := addRulesFlags(fs)
-		key := fs.String("key", "", "key `column` of the tables without a keyGenerateStrategy (a table's keyGenerateStrategy column wins)")
+		key := fs.String("key", "", "unique key `column` (or columns a,b of a composite key) of the tables without a keyGenerateStrategy (a table's keyGenerateStrategy column wins)")
 		batch := fs.Int("batch", 1000, "rows read per query (`N`, 1..100000)")
 		limit := fs.Int("limit", 100, "findings listed per kind and logic table (`N`; 0: all); counts are always complete")
 		return func(args []string, stdout io.Writer) error {
@@ -149,7 +149,7 @@ type auditor struct {
 // auditTable is one logic table to audit.
 type auditTable struct {
 	logic   string
-	key     string
+	keys    []string // the key column, or the columns of a composite key
 	columns []string // sharding columns
 	targets []shardconf.Target
 }
@@ -200,17 +200,23 @@ func resolveAuditTable(r *shardconf.Router, name, key string) (auditTable, error
 		return auditTable{}, usageErrorf("%s is not a sharded logic table of the rules", name)
 	}
 	col, _, ok := r.KeyGenerator(name)
+	keys := []string{col}
 	switch {
 	case !ok && key == "":
 		return auditTable{}, usageErrorf("table %s has no keyGenerateStrategy: give its unique key column with -key", name)
 	case !ok:
-		col = key
+		keys = strings.Split(key, ",")
+		for i, k := range keys {
+			if keys[i] = strings.TrimSpace(k); keys[i] == "" {
+				return auditTable{}, usageErrorf("-key %q: an empty column name", key)
+			}
+		}
 	}
 	ts, err := r.Targets(name)
 	if err != nil {
 		return auditTable{}, err
 	}
-	return auditTable{logic: name, key: col, columns: r.ShardingColumns(name), targets: ts}, nil
+	return auditTable{logic: name, keys: keys, columns: r.ShardingColumns(name), targets: ts}, nil
 }
 
 // open opens data source name once.
@@ -387,8 +393,41 @@ func (a *auditor) auditTable(ctx context.Context, t auditTable) (*tableReport, e
 // auditRow is one row as read: its key, and the sharding values in the
 // order of auditTable.columns, normalized for routing.
 type auditRow struct {
-	key    auditKey
+	key    rowKey
 	values []any
+}
+
+// rowKey is a row's key: one part, or one per column of a composite key,
+// compared part by part.
+type rowKey []auditKey
+
+func (k rowKey) cmp(o rowKey) int {
+	for i := range k {
+		if c := k[i].cmp(o[i]); c != 0 {
+			return c
+		}
+	}
+	return 0
+}
+
+// args is the key as query arguments, one per part.
+func (k rowKey) args() []any {
+	out := make([]any, len(k))
+	for i, p := range k {
+		out[i] = p.arg()
+	}
+	return out
+}
+
+func (k rowKey) String() string {
+	if len(k) == 1 {
+		return k[0].String()
+	}
+	parts := make([]string, len(k))
+	for i, p := range k {
+		parts[i] = p.String()
+	}
+	return "(" + strings.Join(parts, ", ") + ")"
 }
 
 // stream reads one physical table in key order, a batch at a time.
@@ -398,13 +437,13 @@ type stream struct {
 	db       *sql.DB
 	dialect  string
 	t        auditTable
-	keyType  keyType
-	colTypes []string // database type of each selected column
+	keyTypes []keyType // of each key column
+	colTypes []string  // database type of each selected column: the key columns, then the sharding columns
 	batch    int
 	rows     []auditRow
 	pos      int
 	row      auditRow // the current row (valid after next returned true)
-	last     any      // the last key read, as a query argument (auditKey.arg)
+	last     []any    // the last key read, as query arguments (rowKey.args); nil before the first page
 	started  bool
 	ended    bool
 }
@@ -427,8 +466,12 @@ func (a *auditor) newStream(ctx context.Context, t auditTable, tg shardconf.Targ
 	for _, ct := range cts {
 		s.colTypes = append(s.colTypes, strings.ToUpper(ct.DatabaseTypeName()))
 	}
-	if s.keyType = keyTypeOf(s.dialect, s.colTypes[0]); s.keyType == keyOther {
-		return nil, fmt.Errorf("%s: key column %s has type %s; audit orders keys that are integers or text", tg, t.key, s.colTypes[0])
+	for i, k := range t.keys {
+		kt := keyTypeOf(s.dialect, s.colTypes[i])
+		if kt == keyOther {
+			return nil, fmt.Errorf("%s: key column %s has type %s; audit orders keys that are integers or text", tg, k, s.colTypes[i])
+		}
+		s.keyTypes = append(s.keyTypes, kt)
 	}
 	return s, rows.Err()
 }
@@ -445,9 +488,12 @@ func dialectFor(driver string) string {
 
 func (s *stream) q(name string) string { return quoteIdent(name, s.dialect) }
 
-// selectList is the key column, then the sharding columns.
+// selectList is the key columns, then the sharding columns.
 func (s *stream) selectList() string {
-	cols := []string{s.q(s.t.key)}
+	var cols []string
+	for _, k := range s.t.keys {
+		cols = append(cols, s.q(k))
+	}
 	for _, c := range s.t.columns {
 		cols = append(cols, s.q(c))
 	}
@@ -462,19 +508,19 @@ func (s *stream) selectList() string {
 // (0xE9) above what Go holds ("\xc3\xa9"), so a page would restart at a
 // key already read, or skip 'Á' after 'À'. A PostgreSQL uuid has no
 // collation; it sorts as its bytes, which is the order of its text.
-func (s *stream) keyExpr() string {
-	k := s.q(s.t.key)
-	if s.keyType != keyText {
+func (s *stream) keyExpr(i int) string {
+	k := s.q(s.t.keys[i])
+	if s.keyTypes[i] != keyText {
 		return k
 	}
 	switch s.dialect {
 	case dialectPostgres:
-		if s.colTypes[0] == "UUID" {
+		if s.colTypes[i] == "UUID" {
 			return k
 		}
 		return k + ` COLLATE "C"`
 	case dialectMySQL:
-		if t := baseType(s.colTypes[0]); t == "BINARY" || t == "VARBINARY" {
+		if t := baseType(s.colTypes[i]); t == "BINARY" || t == "VARBINARY" {
 			return "CAST(" + k + " AS BINARY)"
 		}
 		return "CAST(CONVERT(" + k + " USING utf8mb4) AS BINARY)"
@@ -482,11 +528,64 @@ func (s *stream) keyExpr() string {
 	return k + " COLLATE BINARY"
 }
 
-func (s *stream) placeholder() string {
+// keyList is the key expressions, comma-separated: ORDER BY's list.
+func (s *stream) keyList() string {
+	parts := make([]string, len(s.t.keys))
+	for i := range parts {
+		parts[i] = s.keyExpr(i)
+	}
+	return strings.Join(parts, ", ")
+}
+
+// keyAbove is "key > the last key", a row-value comparison for a
+// composite key ((a, b) > (?, ?), which PostgreSQL, MySQL and SQLite
+// compare column by column).
+func (s *stream) keyAbove() string {
+	if len(s.t.keys) == 1 {
+		return s.keyExpr(0) + " > " + s.placeholders(1)
+	}
+	return "(" + s.keyList() + ") > (" + s.placeholders(1) + ")"
+}
+
+// keyEquals is "key = the given key".
+func (s *stream) keyEquals() string {
+	parts := make([]string, len(s.t.keys))
+	for i := range parts {
+		parts[i] = s.keyExpr(i) + " = " + s.placeholder(i+1)
+	}
+	return strings.Join(parts, " AND ")
+}
+
+// keyNull is "some key column is NULL" (negated: every one is set).
+func (s *stream) keyNull(null bool) string {
+	parts := make([]string, len(s.t.keys))
+	for i, k := range s.t.keys {
+		parts[i] = s.q(k) + " IS NOT NULL"
+		if null {
+			parts[i] = s.q(k) + " IS NULL"
+		}
+	}
+	if null {
+		return strings.Join(parts, " OR ")
+	}
+	return strings.Join(parts, " AND ")
+}
+
+// placeholder is the n-th (from 1) query argument.
+func (s *stream) placeholder(n int) string {
 	if s.dialect == dialectPostgres {
-		return "$1"
+		return "$" + strconv.Itoa(n)
 	}
 	return "?"
+}
+
+// placeholders lists one per key column, numbered from n.
+func (s *stream) placeholders(n int) string {
+	parts := make([]string, len(s.t.keys))
+	for i := range parts {
+		parts[i] = s.placeholder(n + i)
+	}
+	return strings.Join(parts, ", ")
 }
 
 // next advances to the next row, reading a batch when the last is used up.
@@ -506,7 +605,7 @@ func (s *stream) next(ctx context.Context) (bool, error) {
 	s.row = s.rows[s.pos]
 	s.pos++
 	if s.started && prev.key.cmp(s.row.key) == 0 {
-		return false, s.notUnique(s.row.key, 2)
+		return false, fmt.Errorf("%s: %w", s.target, s.notUnique(s.row.key, 2))
 	}
 	s.started = true
 	return true, nil
@@ -516,16 +615,16 @@ func (s *stream) next(ctx context.Context) (bool, error) {
 // that other rows share would let WHERE key > last skip them: that key is
 // counted, and a key that is not unique is an error.
 func (s *stream) fetch(ctx context.Context) error {
-	q := fmt.Sprintf("SELECT %s FROM %s WHERE %s IS NOT NULL", s.selectList(), s.q(s.target.Table), s.q(s.t.key))
+	q := fmt.Sprintf("SELECT %s FROM %s WHERE %s", s.selectList(), s.q(s.target.Table), s.keyNull(false))
 	var args []any
 	if s.last != nil {
-		q += fmt.Sprintf(" AND %s > %s", s.keyExpr(), s.placeholder())
-		args = append(args, s.last)
+		q += " AND " + s.keyAbove()
+		args = s.last
 	}
 	// The last key goes back as the typed value it was read as (keyArg),
 	// never as the driver's raw form: MySQL's text protocol gives a BIGINT
 	// as []byte, which a server may compare with the column as a double.
-	q += fmt.Sprintf(" ORDER BY %s LIMIT %d", s.keyExpr(), s.batch)
+	q += fmt.Sprintf(" ORDER BY %s LIMIT %d", s.keyList(), s.batch)
 	rows, err := s.db.QueryContext(ctx, q, args...)
 	if err != nil {
 		return err
@@ -545,7 +644,7 @@ func (s *stream) fetch(ctx context.Context) error {
 		if err != nil {
 			return err
 		}
-		s.rows, s.last = append(s.rows, r), r.key.arg()
+		s.rows, s.last = append(s.rows, r), r.key.args()
 	}
 	if err := rows.Err(); err != nil {
 		return err
@@ -561,19 +660,27 @@ func (s *stream) fetch(ctx context.Context) error {
 	return nil
 }
 
-func (s *stream) notUnique(k auditKey, n int64) error {
-	return fmt.Errorf("%s: key column %s is not unique (%s appears %d times): give a unique column with -key",
-		s.target, s.t.key, k, n)
+func (s *stream) notUnique(k rowKey, n int64) error {
+	what := "key column " + s.t.keys[0] + " is"
+	if len(s.t.keys) > 1 {
+		what = "key columns " + strings.Join(s.t.keys, ",") + " are"
+	}
+	return fmt.Errorf("%s not unique (%s appears %d times): give a unique column with -key (a,b for a composite key)",
+		what, k, n)
 }
 
 func (s *stream) toRow(raw []any) (auditRow, error) {
-	k, err := keyOf(s.keyType, raw[0])
-	if err != nil {
-		return auditRow{}, fmt.Errorf("key %s: %w", s.t.key, err)
+	nk := len(s.t.keys)
+	r := auditRow{key: make(rowKey, nk), values: make([]any, len(s.t.columns))}
+	for i, kt := range s.keyTypes {
+		k, err := keyOf(kt, raw[i])
+		if err != nil {
+			return auditRow{}, fmt.Errorf("key %s: %w", s.t.keys[i], err)
+		}
+		r.key[i] = k
 	}
-	r := auditRow{key: k, values: make([]any, len(s.t.columns))}
 	for i := range s.t.columns {
-		r.values[i] = columnValue(s.dialect, s.colTypes[i+1], raw[i+1])
+		r.values[i] = columnValue(s.dialect, s.colTypes[nk+i], raw[nk+i])
 	}
 	return r, nil
 }
@@ -586,12 +693,12 @@ func (s *stream) scalar(ctx context.Context, q string, args ...any) (int64, erro
 	return n, nil
 }
 
-func (s *stream) countKey(ctx context.Context, k any) (int64, error) {
-	return s.scalar(ctx, fmt.Sprintf("SELECT COUNT(*) FROM %s WHERE %s = %s", s.q(s.target.Table), s.keyExpr(), s.placeholder()), k)
+func (s *stream) countKey(ctx context.Context, k []any) (int64, error) {
+	return s.scalar(ctx, fmt.Sprintf("SELECT COUNT(*) FROM %s WHERE %s", s.q(s.target.Table), s.keyEquals()), k...)
 }
 
 func (s *stream) countNullKeys(ctx context.Context) (int64, error) {
-	return s.scalar(ctx, fmt.Sprintf("SELECT COUNT(*) FROM %s WHERE %s IS NULL", s.q(s.target.Table), s.q(s.t.key)))
+	return s.scalar(ctx, fmt.Sprintf("SELECT COUNT(*) FROM %s WHERE %s", s.q(s.target.Table), s.keyNull(true)))
 }
 
 func (s *stream) count(ctx context.Context) (int64, error) {
@@ -875,7 +982,7 @@ type tableReport struct {
 }
 
 func newTableReport(t auditTable, limit int) *tableReport {
-	tr := &tableReport{Logic: t.logic, KeyColumn: t.key, ShardingColumns: t.columns, Misplaced: []rowFinding{},
+	tr := &tableReport{Logic: t.logic, KeyColumn: strings.Join(t.keys, ","), ShardingColumns: t.columns, Misplaced: []rowFinding{},
 		Missing: []rowFinding{}, Unroutable: []rowFinding{}, Duplicates: []dupFinding{}, limit: limit, columns: t.columns}
 	for _, tg := range t.targets {
 		tr.Physical = append(tr.Physical, physicalReport{DataSource: tg.DataSource, Table: tg.Table})
@@ -937,7 +1044,7 @@ func (tr *tableReport) check(r *shardconf.Router, s *stream) {
 }
 
 // duplicate records a key found in several physical tables.
-func (tr *tableReport) duplicate(k auditKey, in []*stream) {
+func (tr *tableReport) duplicate(k rowKey, in []*stream) {
 	tr.dupKeys++
 	d := dupFinding{Key: k.String()}
 	for _, s := range in {
