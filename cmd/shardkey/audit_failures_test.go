@@ -175,3 +175,43 @@ func TestAuditAuditsCompositeKeys(t *testing.T) {
 		})
 	}
 }
+
+const afQuotedRules = `dataSources:
+  ds_0: {driver: %[1]s, dsn: '%[2]s'}
+  ds_1: {driver: %[1]s, dsn: '%[3]s'}
+rules:
+- !SHARDING
+  tables:
+    t_q:
+      actualDataNodes: ds_0.t_q_${0..1}
+      tableStrategy: {standard: {shardingColumn: 'u"s` + "`" + `er; DROP TABLE t_q_1 --', shardingAlgorithmName: two}}
+  shardingAlgorithms:
+    two: {type: MOD, props: {sharding-count: 2}}
+`
+
+// TestAuditQuotesNamesFromTheRuleFile: a column name holding both quote
+// characters and SQL is one identifier on every database: the audit reads
+// it and drops nothing.
+func TestAuditQuotesNamesFromTheRuleFile(t *testing.T) {
+	const col = "u\"s`er; DROP TABLE t_q_1 --"
+	for _, which := range []string{"sqlite", "postgres", "mariadb"} {
+		t.Run(which, func(t *testing.T) {
+			driver, dsns, dbs := atOpen(t, which, "adv_audit_quote")
+			rules := writeFile(t, "rules.yaml", fmt.Sprintf(afQuotedRules, driver, dsns[0], dsns[1]))
+			dialect := dialectFor(driver)
+			for j := 0; j < 2; j++ {
+				atExec(t, dbs[0], fmt.Sprintf("CREATE TABLE t_q_%d (%s BIGINT NOT NULL PRIMARY KEY, %s BIGINT)", j,
+					quoteIdent("i\"d`", dialect), quoteIdent(strings.ToLower(col), dialect)))
+				atExec(t, dbs[0], fmt.Sprintf("INSERT INTO t_q_%d VALUES (%d, %d)", j, j+1, j))
+			}
+			code, rep, errs := atReport(t, "-key", "i\"d`", rules)
+			if code != exitOK || rep.Totals.Rows != 2 {
+				t.Errorf("exit %d, %+v, %s", code, rep.Totals, errs)
+			}
+			var n int
+			if err := dbs[0].QueryRow("SELECT COUNT(*) FROM t_q_1").Scan(&n); err != nil || n != 1 {
+				t.Errorf("t_q_1 after the audit: %d rows, %v", n, err)
+			}
+		})
+	}
+}
