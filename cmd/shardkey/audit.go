@@ -453,6 +453,9 @@ type stream struct {
 func (a *auditor) newStream(ctx context.Context, t auditTable, tg shardconf.Target, idx int) (*stream, error) {
 	s := &stream{idx: idx, target: tg, db: a.dbs[tg.DataSource], dialect: dialectFor(a.dss[tg.DataSource].Driver),
 		t: t, batch: a.batch}
+	if err := s.resolveColumns(ctx); err != nil {
+		return nil, fmt.Errorf("%s: %w", tg, err)
+	}
 	q := fmt.Sprintf("SELECT %s FROM %s WHERE 1 = 0", s.selectList(), s.q(tg.Table))
 	rows, err := s.db.QueryContext(ctx, q)
 	if err != nil {
@@ -474,6 +477,55 @@ func (a *auditor) newStream(ctx context.Context, t auditTable, tg shardconf.Targ
 		s.keyTypes = append(s.keyTypes, kt)
 	}
 	return s, rows.Err()
+}
+
+// resolveColumns names the key and sharding columns as the physical
+// table spells them. Rule files match columns ignoring case (the router
+// lower-cases sharding columns), while a quoted PostgreSQL name must match
+// exactly: "ORDER_ID" or user_id for a column created as "userId" would
+// not be found. The one column equal ignoring case is taken; two such
+// columns ("userId" and userid) are an error, since the rules cannot say
+// which one the application routes by.
+func (s *stream) resolveColumns(ctx context.Context) error {
+	rows, err := s.db.QueryContext(ctx, fmt.Sprintf("SELECT * FROM %s WHERE 1 = 0", s.q(s.target.Table)))
+	if err != nil {
+		return err
+	}
+	have, err := rows.Columns()
+	rows.Close()
+	if err != nil {
+		return err
+	}
+	resolve := func(names []string) ([]string, error) {
+		out := make([]string, len(names))
+		for i, n := range names {
+			var found []string
+			for _, h := range have {
+				if strings.EqualFold(h, n) {
+					found = append(found, h)
+				}
+			}
+			switch len(found) {
+			case 0:
+				return nil, fmt.Errorf("no column %s (the table has %s)", n, strings.Join(have, ", "))
+			case 1:
+				out[i] = found[0]
+			default:
+				return nil, fmt.Errorf("column %s is ambiguous: the table has %s", n, strings.Join(found, " and "))
+			}
+		}
+		return out, nil
+	}
+	keys, err := resolve(s.t.keys)
+	if err != nil {
+		return err
+	}
+	cols, err := resolve(s.t.columns)
+	if err != nil {
+		return err
+	}
+	s.t.keys, s.t.columns = keys, cols
+	return nil
 }
 
 func dialectFor(driver string) string {

@@ -215,3 +215,49 @@ func TestAuditQuotesNamesFromTheRuleFile(t *testing.T) {
 		})
 	}
 }
+
+const afCaseRules = `dataSources:
+  ds_0: {driver: %[1]s, dsn: '%[2]s'}
+  ds_1: {driver: %[1]s, dsn: '%[3]s'}
+rules:
+- !SHARDING
+  tables:
+    t_c:
+      actualDataNodes: ds_0.t_c_${0..1}
+      tableStrategy: {standard: {shardingColumn: userId, shardingAlgorithmName: two}}
+      keyGenerateStrategy: {column: ORDER_ID, keyGeneratorName: snow}
+  shardingAlgorithms:
+    two: {type: MOD, props: {sharding-count: 2}}
+  keyGenerators:
+    snow: {type: SNOWFLAKE}
+`
+
+// TestAuditFindsColumnsWhateverTheirCase: rule files name columns
+// ignoring case (ShardingSphere does; the router lower-cases sharding
+// columns), but PostgreSQL matches a quoted name exactly: a column created
+// as "userId" and a key column order_id named ORDER_ID were not found
+// (exit 2). Two columns equal ignoring case are refused as ambiguous.
+func TestAuditFindsColumnsWhateverTheirCase(t *testing.T) {
+	for _, which := range []string{"sqlite", "postgres", "mariadb"} {
+		t.Run(which, func(t *testing.T) {
+			driver, dsns, dbs := atOpen(t, which, "adv_audit_case")
+			rules := writeFile(t, "rules.yaml", fmt.Sprintf(afCaseRules, driver, dsns[0], dsns[1]))
+			d := dialectFor(driver)
+			for j := 0; j < 2; j++ {
+				atExec(t, dbs[0], fmt.Sprintf("CREATE TABLE t_c_%d (order_id BIGINT NOT NULL PRIMARY KEY, %s BIGINT)", j, quoteIdent("userId", d)))
+				atExec(t, dbs[0], fmt.Sprintf("INSERT INTO t_c_%d VALUES (%d, %d), (%d, %d)", j, 10+j, j, 20+j, 2+j))
+			}
+			code, rep, errs := atReport(t, "-keygen-props", "worker-id=1", "-batch", "1", rules)
+			if code != exitOK || rep.Totals.Rows != 4 {
+				t.Errorf("exit %d, %+v, %s", code, rep.Totals, errs)
+			}
+			if which != "postgres" {
+				return
+			}
+			atExec(t, dbs[0], `ALTER TABLE t_c_1 ADD COLUMN userid BIGINT`)
+			if code, _, errs := runAudit("-keygen-props", "worker-id=1", rules); code != exitUsage || !strings.Contains(errs, "ambiguous") {
+				t.Errorf("userId and userid: exit %d, %s", code, errs)
+			}
+		})
+	}
+}
