@@ -164,7 +164,12 @@ func TestMySQLInsertRowsKeepTheirBytes(t *testing.T) {
 			want: "ds_1: INSERT INTO `t_order_0` (user_id, order_id, note) VALUES (1, 2, 'a'), (1, 4, b'1')\n"},
 		{sql: "INSERT INTO t_order (user_id, note) VALUES (?, CONCAT('x', ?, \"t_order\")), (?, /* c */ 'b')", args: []any{int64(1), "a", int64(2)},
 			want: "ds_1: INSERT INTO `t_order_N` (user_id, note, `order_id`) VALUES (?, CONCAT('x', ?, \"t_order\"), ?) [1] [a] [KEY]\n" +
-				"ds_0: INSERT INTO `t_order_N` (user_id, note, `order_id`) VALUES (?, 'b', ?) [2] [KEY]\n"},
+				"ds_0: INSERT INTO `t_order_N` (user_id, note, `order_id`) VALUES (?, /* c */ 'b', ?) [2] [KEY]\n"},
+		{sql: "INSERT INTO t_order (user_id, order_id, note) VALUES (1, 2, 'x' -- one\n),\n(0, 3, # two\n'y')",
+			want: "ds_1: INSERT INTO `t_order_0` (user_id, order_id, note) VALUES (1, 2, 'x' -- one\n)\n" +
+				"ds_0: INSERT INTO `t_order_1` (user_id, order_id, note) VALUES (0, 3, # two\n'y')\n"},
+		{sql: "INSERT INTO t_order SET user_id = 1, note = 'a' -- c\n",
+			want: "ds_1: INSERT INTO `t_order_N` (user_id, note, `order_id`) VALUES (1, 'a' -- c\n, ?) [KEY]\n"},
 		{sql: "INSERT /* c */ IGNORE INTO `t_order` (user_id, order_id, note) VALUES (1, NULL, 'a') ON DUPLICATE KEY UPDATE note = 'z', t_order.code = VALUES(code) + 0x10",
 			want: "ds_1: INSERT /* c */ IGNORE INTO `t_order_N` (user_id, order_id, note) VALUES (1, ?, 'a') ON DUPLICATE KEY UPDATE note = 'z', `t_order_N`.code = VALUES(code) + 0x10 [KEY]\n"},
 		{sql: "INSERT INTO t_order (user_id, order_id, note) VALUE (?, ?, 'it''s') ON DUPLICATE KEY UPDATE note = ?;", args: []any{int64(0), int64(2), "n"},

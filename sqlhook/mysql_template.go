@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"unicode"
 
 	"github.com/pingcap/tidb/pkg/parser/ast"
 	"github.com/pingcap/tidb/pkg/parser/test_driver"
@@ -278,6 +279,30 @@ func (t *myTemplate) insert(x *ast.InsertStmt) error {
 	return nil
 }
 
+// between is the text of a value between the separator tokens sep and
+// next (next may be len(toks), the end), without the white space around
+// it; comments stay. A line comment ending the value keeps its newline, so
+// that what is written after the value is not commented out.
+func (t *myTemplate) between(sep, next int) span {
+	a, b := t.toks[sep].end, len(t.q)
+	if next < len(t.toks) {
+		b = t.toks[next].start
+	}
+	limit := b
+	for a < b && unicode.IsSpace(rune(t.q[a])) {
+		a++
+	}
+	for b > a && unicode.IsSpace(rune(t.q[b-1])) {
+		b--
+	}
+	if last := t.toks[next-1].end; last < b && (strings.Contains(t.q[last:b], "--") || strings.Contains(t.q[last:b], "#")) {
+		if nl := strings.IndexByte(t.q[b:limit], '\n'); nl >= 0 {
+			b += nl + 1
+		}
+	}
+	return span{a, b}
+}
+
 // valueRows reads the rows from token from, each "(" values ")", separated
 // by commas; last is the index of the last row's ")".
 func (t *myTemplate) valueRows(from int) (rows [][]span, last int, err error) {
@@ -292,7 +317,7 @@ func (t *myTemplate) valueRows(from int) (rows [][]span, last int, err error) {
 			if first < 0 {
 				return false
 			}
-			row = append(row, span{t.toks[first].start, t.toks[end].end})
+			row = append(row, t.between(first-1, end+1))
 			first = -1
 			return true
 		}
@@ -348,7 +373,7 @@ func (t *myTemplate) insertSet(from int, needKey bool) error {
 	}
 	var cols []string
 	var vals []span
-	depth, eq, end := 0, -1, len(t.toks)
+	depth, eq := 0, -1
 	for k := s + 1; k <= len(t.toks); k++ {
 		if k < len(t.toks) {
 			tk := t.toks[k]
@@ -373,12 +398,11 @@ func (t *myTemplate) insertSet(from int, needKey bool) error {
 			return t.fail("cannot read the assignments of INSERT ... SET")
 		}
 		cols = append(cols, t.q[t.toks[name].start:t.toks[name].end])
-		vals = append(vals, span{t.toks[eq+1].start, t.toks[k-1].end})
+		vals = append(vals, t.between(eq, k))
 		if len(cols) <= len(ins.cols) && identText(t.q, t.toks[name]) != ins.cols[len(cols)-1] {
 			return t.fail("cannot read the assignments of INSERT ... SET")
 		}
 		if k == len(t.toks) || t.toks[k].kind != ',' {
-			end = k
 			break
 		}
 		eq = -1
@@ -394,7 +418,7 @@ func (t *myTemplate) insertSet(from int, needKey bool) error {
 		ins.items = [][][]segment{items}
 		return nil
 	}
-	at, stop := t.toks[s].start, t.toks[end-1].end
+	at, stop := t.toks[s].start, vals[len(vals)-1].b // the last value with its comments
 	for k, v := range vals {
 		items[k] = t.segs(v.a, v.b)
 	}
