@@ -115,7 +115,7 @@ query error (including a key that is not unique).
 				err = rep.writeText(stdout)
 			}
 			if err != nil {
-				return err
+				return asExit2(err) // a report not written must not read as findings (exit 1)
 			}
 			if !rep.Clean {
 				return errSilent // exit 1: the report says what was found

@@ -261,3 +261,26 @@ func TestAuditFindsColumnsWhateverTheirCase(t *testing.T) {
 		})
 	}
 }
+
+type afFullWriter struct{}
+
+func (afFullWriter) Write([]byte) (int, error) { return 0, fmt.Errorf("no space left on device") }
+
+// TestAuditReportNotWrittenExitsTwo: exit 1 means "findings, see the
+// report"; a report that could not be written (a full disk) exits 2, with
+// or without findings.
+func TestAuditReportNotWrittenExitsTwo(t *testing.T) {
+	driver, dsns, dbs := atOpen(t, "sqlite", "adv_full")
+	rules := writeFile(t, "rules.yaml", fmt.Sprintf(atTextKeyRules, driver, dsns[0], dsns[1]))
+	for _, db := range dbs {
+		atExec(t, db, "CREATE TABLE t_txt (k TEXT NOT NULL PRIMARY KEY, user_id BIGINT NOT NULL)")
+	}
+	atExec(t, dbs[0], "INSERT INTO t_txt VALUES ('a', 1)") // misplaced: user 1 routes to ds_1
+	for _, format := range []string{"text", "json"} {
+		var errs strings.Builder
+		if code := run([]string{"audit", "-o", format, "-key", "k", rules}, afFullWriter{}, &errs); code != exitUsage ||
+			!strings.Contains(errs.String(), "no space left") {
+			t.Errorf("-o %s to a full disk: exit %d, %s", format, code, errs.String())
+		}
+	}
+}
