@@ -283,3 +283,33 @@ func FuzzSessionClassification(f *testing.F) {
 		}
 	})
 }
+
+// A session statement that ran on the default data source and failed on
+// another leaves the conns different: the conn runs nothing more and is
+// retired.
+func TestPartialSessionStatementRetiresConn(t *testing.T) {
+	ctx := context.Background()
+	log := &fkLog{}
+	sources, _, ds1 := fakeSources(log, true)
+	ds1.execErr = errors.New("read-only variable")
+	db := openRouted(t, sources, spRoute("ds_0"), WithDialect(MySQL))
+	conn, err := db.Conn(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	rows, err := conn.QueryContext(ctx, "ds_1: SELECT 1") // opens ds_1
+	if err != nil {
+		t.Fatal(err)
+	}
+	rows.Close()
+	if _, err := conn.ExecContext(ctx, "SET @u := 1"); err == nil || !strings.Contains(err.Error(), "retired") {
+		t.Fatalf("SET failing on ds_1 after ds_0: %v, want the conn retired", err)
+	}
+	if _, err := conn.ExecContext(ctx, "UPDATE after"); !errors.Is(err, driver.ErrBadConn) {
+		t.Errorf("statement on the retired conn: %v, want driver.ErrBadConn", err)
+	}
+	if slices.Contains(log.of("ds_0"), "exec UPDATE after") {
+		t.Errorf("a statement ran on the retired conn: %q", log.of("ds_0"))
+	}
+}

@@ -12,6 +12,13 @@ import (
 // transaction, and, with several data sources, statements that change
 // session state. handled is false for every other statement.
 func (c *conn) control(ctx context.Context, query string, r *routed, s *stmt, asQuery bool) (res any, handled bool, err error) {
+	if c.bad {
+		// A statement ran on some data source conns and failed on
+		// others (or a conn broke mid-statement): they may differ, so
+		// nothing more runs here. Nothing ran for this statement, so
+		// database/sql may retry it on another conn.
+		return nil, true, driver.ErrBadConn
+	}
 	if c.tx != nil && r.txControl {
 		res, err := c.tx.savepoint(ctx, query, r, s, asQuery)
 		return res, true, err
