@@ -556,9 +556,11 @@ func (p *Plugin) routeByWhere(db *gorm.DB, kind stmtKind) {
 // for an UPDATE it also checks the sharding columns its SET assigns.
 func (p *Plugin) planWhere(db *gorm.DB, view *gorm.Statement, table, phys string, query bool) (routed, error) {
 	disjuncts := whereDisjuncts(view, table)
-	for i := range disjuncts {
-		disjuncts[i] = append(disjuncts[i], modelKeyConds(view, !query)...)
-	}
+	// GORM appends a model's key conditions to the WHERE clause, which it
+	// writes without parentheses: "a OR b AND key" is a OR (b AND key),
+	// so they narrow the last OR-ed group only.
+	last := len(disjuncts) - 1
+	disjuncts[last] = append(disjuncts[last], modelKeyConds(view, !query)...)
 	var assigns []keyAssign
 	r := routed{logic: table, physical: phys}
 	if !query {
@@ -1060,9 +1062,8 @@ func (p *Plugin) each(f func(*gorm.DB)) func(*gorm.DB) {
 // runOn runs f with the statement pointed at one target (and, for a read
 // across data sources, at its data source's pool).
 //
-// keep holds the clauses the caller gave (an ON CONFLICT, a RETURNING):
-// GORM's create adds to them as it builds (UpdateAll becomes a list of
-// assignments), so each target starts again from the caller's.
+// keep (nil for a query) holds the clauses of a write as the caller gave
+// them (callerClauses).
 func (p *Plugin) runOn(db *gorm.DB, t shardconf.Target, dest any, rv reflect.Value, f func(*gorm.DB), keep map[string]clause.Clause) error {
 	stmt := db.Statement
 	stmt.Dest, stmt.ReflectValue = dest, rv
@@ -1075,6 +1076,18 @@ func (p *Plugin) runOn(db *gorm.DB, t shardconf.Target, dest any, rv reflect.Val
 		saved := stmt.ConnPool
 		stmt.ConnPool = pool
 		defer func() { stmt.ConnPool = saved }()
+	}
+	if keep != nil {
+		// GORM's create and delete add to these clauses as they build (a
+		// DELETE's key conditions are qualified with the table it runs
+		// on): each target starts again from the caller's.
+		for _, name := range []string{"VALUES", "ON CONFLICT", "RETURNING", "WHERE"} {
+			if c, ok := keep[name]; ok {
+				stmt.Clauses[name] = c
+			} else {
+				delete(stmt.Clauses, name)
+			}
+		}
 	}
 	if err := p.pointAt(db, r, t); err != nil {
 		return db.AddError(err)
@@ -1093,13 +1106,6 @@ func (p *Plugin) runOn(db *gorm.DB, t shardconf.Target, dest any, rv reflect.Val
 	}
 	stmt.SQL.Reset()
 	stmt.Vars = nil
-	for _, name := range []string{"VALUES", "ON CONFLICT", "RETURNING"} {
-		if c, ok := keep[name]; ok {
-			stmt.Clauses[name] = c
-		} else {
-			delete(stmt.Clauses, name)
-		}
-	}
 	db.RowsAffected = 0
 	f(db)
 	return db.Error

@@ -156,3 +156,32 @@ func TestUpdateOfModelWithZeroShardingValueRefused(t *testing.T) {
 		}
 	})
 }
+
+// TestModelKeyNarrowsOnlyTheLastOrBranch: GORM appends the model's key to
+// the WHERE clause without parentheses, "id = a OR id = b AND id = b", so
+// the row a matches too and must be reached (one table would update both).
+func TestModelKeyNarrowsOnlyTheLastOrBranch(t *testing.T) {
+	db := shardedSQLite(t)
+	var a, b ShardedOrder
+	for a.ID%4 == b.ID%4 {
+		a, b = ShardedOrder{Amount: 1}, ShardedOrder{Amount: 2}
+		if err := db.Create(&a).Error; err != nil {
+			t.Fatal(err)
+		}
+		if err := db.Create(&b).Error; err != nil {
+			t.Fatal(err)
+		}
+	}
+	res := db.Model(&b).Where("id = ?", a.ID).Or("id = ?", b.ID).Update("amount", 7)
+	if res.Error != nil || res.RowsAffected != 2 {
+		t.Fatalf("update of a OR (b AND model b): %d rows, %v; want 2", res.RowsAffected, res.Error)
+	}
+	var got []ShardedOrder
+	if err := db.Where("id IN ?", []int64{a.ID, b.ID}).Find(&got).Error; err != nil || len(got) != 2 || got[0].Amount != 7 || got[1].Amount != 7 {
+		t.Fatalf("after update: %+v %v", got, err)
+	}
+	del := db.Where("id = ?", a.ID).Or("id = ?", b.ID).Delete(&b)
+	if del.Error != nil || del.RowsAffected != 2 {
+		t.Fatalf("delete of a OR (b AND model b): %d rows, %v; want 2", del.RowsAffected, del.Error)
+	}
+}

@@ -15,11 +15,13 @@ import (
 // Checks of creates: the values the INSERT carries, named physical
 // tables, and the update part of upserts.
 
-// callerClauses keeps the clauses a create was given that GORM's create
-// callback extends as it builds.
+// callerClauses keeps the clauses of a write that GORM's create and
+// delete callbacks extend as they build: an ON CONFLICT (UpdateAll becomes
+// a list of assignments), a RETURNING, the WHERE clause (a DELETE adds its
+// rows' keys, qualified with the table it runs on).
 func callerClauses(stmt *gorm.Statement) map[string]clause.Clause {
 	keep := map[string]clause.Clause{}
-	for _, name := range []string{"ON CONFLICT", "RETURNING"} {
+	for _, name := range []string{"ON CONFLICT", "RETURNING", "WHERE"} {
 		if c, ok := stmt.Clauses[name]; ok {
 			keep[name] = c
 		}

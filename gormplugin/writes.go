@@ -230,17 +230,21 @@ func finalSet(db *gorm.DB) (undo func(), empty bool) {
 	return func() { delete(stmt.Clauses, "SET") }, false
 }
 
-// rowOwnValues: Save and Updates(&row) (the change set is the model
-// itself) route by the row's own sharding values for sharding columns the
-// WHERE clause says nothing about: the value its SET writes, else the
-// model's value when it is not zero (a zero value is read as not set).
-// If the row is not where those values route, the UPDATE matches nothing
-// and checkedUpdate looks for it elsewhere (refuseIfMoved).
+// rowOwnValues: an UPDATE or DELETE of one loaded row (Save,
+// Updates(&row), Delete(&row), db.Model(&row)...) routes by the row's own
+// sharding values for the sharding columns its WHERE clause does not
+// name: the value its SET writes, else the model's value when it is not
+// zero (a zero value is read as not set). Only a row with its whole
+// primary key, which GORM puts in the WHERE clause: the statement then
+// matches at most that row, and running it on fewer tables cannot miss
+// another. If the row is not where those values route, the statement
+// matches nothing, and checkedUpdate/checkedDelete look for it elsewhere
+// (refuseIfMoved).
 func rowOwnValues(stmt *gorm.Statement, cols []string, groups [][]shardconf.Cond, assigns []keyAssign) bool {
-	if !changesAreModel(stmt) || stmt.Schema == nil {
+	row, ok := keyedModelRow(stmt)
+	if !ok || len(groups) != 1 { // with an OR, other rows may match too
 		return false
 	}
-	row := reflect.Indirect(reflect.ValueOf(stmt.Dest))
 	own := map[string]any{}
 	for _, c := range cols {
 		if i := slices.IndexFunc(assigns, func(a keyAssign) bool { return a.column == c }); i >= 0 {
@@ -249,7 +253,7 @@ func rowOwnValues(stmt *gorm.Statement, cols []string, groups [][]shardconf.Cond
 			}
 			continue
 		}
-		if f := stmt.Schema.LookUpField(c); f != nil && row.Kind() == reflect.Struct {
+		if f := stmt.Schema.LookUpField(c); f != nil {
 			if v, zero := f.ValueOf(stmt.Context, row); !zero {
 				own[c] = v
 			}
@@ -267,6 +271,23 @@ func rowOwnValues(stmt *gorm.Statement, cols []string, groups [][]shardconf.Cond
 		}
 	}
 	return added
+}
+
+// keyedModelRow is the statement's model when it is one row of the
+// model's type with a non-zero primary key.
+func keyedModelRow(stmt *gorm.Statement) (reflect.Value, bool) {
+	mv := reflect.ValueOf(stmt.Model)
+	if stmt.Schema == nil || len(stmt.Schema.PrimaryFields) == 0 || mv.Kind() != reflect.Pointer || mv.IsNil() {
+		return reflect.Value{}, false
+	}
+	row := mv.Elem()
+	if row.Kind() != reflect.Struct || row.Type() != stmt.Schema.ModelType {
+		return reflect.Value{}, false
+	}
+	if _, ok := primaryKey(stmt, row); !ok {
+		return reflect.Value{}, false
+	}
+	return row, true
 }
 
 // changesAreModel reports whether an UPDATE's change set is its model
@@ -340,17 +361,11 @@ func (p *Plugin) checkedDelete(f func(*gorm.DB)) func(*gorm.DB) {
 // would put the key in two tables. Refused instead.
 func (p *Plugin) refuseIfMoved(db *gorm.DB, table string, at shardconf.Target) {
 	stmt := db.Statement
-	if stmt.Schema == nil || len(stmt.Schema.PrimaryFields) == 0 {
-		return
-	}
-	rv := reflect.Indirect(reflect.ValueOf(stmt.Dest))
-	if rv.Kind() != reflect.Struct {
-		return
-	}
-	key, ok := primaryKey(stmt, rv)
+	rv, ok := keyedModelRow(stmt)
 	if !ok {
 		return
 	}
+	key, _ := primaryKey(stmt, rv)
 	where, err := p.keyElsewhere(db, table, at, stmt.Schema.PrimaryFieldDBNames, [][]any{key})
 	if err != nil {
 		p.fail(db, err)
