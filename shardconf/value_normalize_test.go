@@ -44,7 +44,8 @@ func vnCarriers(n *big.Int) []any {
 		if i >= math.MinInt8 && i <= math.MaxInt8 {
 			out = append(out, int8(i))
 		}
-		out = append(out, json.Number(fmt.Sprint(i)+".0"), json.Number(fmt.Sprint(i)+"e0"))
+		out = append(out, json.Number(fmt.Sprint(i)+".0"), json.Number(fmt.Sprint(i)+"e0"), json.Number(fmt.Sprint(i)+"00e-2"),
+			json.Number(vnScientific(n)))
 		if i > -(1<<53) && i < 1<<53 { // ±2^53 is also the float of ±(2^53+1): refused
 			f := float64(i)
 			out = append(out, f, vnFloat(f), sql.NullFloat64{Float64: f, Valid: true})
@@ -65,9 +66,22 @@ func vnCarriers(n *big.Int) []any {
 		if u <= math.MaxUint8 {
 			out = append(out, uint8(u))
 		}
-		out = append(out, json.Number(fmt.Sprint(u)), json.Number(fmt.Sprint(u)+".000"))
+		out = append(out, json.Number(fmt.Sprint(u)), json.Number(fmt.Sprint(u)+".000"), json.Number(vnScientific(n)))
 	}
 	return append(out, new(big.Int).Set(n))
+}
+
+// vnScientific spells n as d.ddddE+k, as a JSON encoder of floats may.
+func vnScientific(n *big.Int) string {
+	s := n.String()
+	sign := ""
+	if s[0] == '-' {
+		sign, s = "-", s[1:]
+	}
+	if len(s) == 1 {
+		return sign + s + ".0E+0"
+	}
+	return fmt.Sprintf("%s%s.%sE+%d", sign, s[:1], s[1:], len(s)-1)
 }
 
 // vnDecimalForms returns decimal strings that spell n: plain, with '+',
