@@ -185,3 +185,36 @@ func TestModelKeyNarrowsOnlyTheLastOrBranch(t *testing.T) {
 		t.Fatalf("delete of a OR (b AND model b): %d rows, %v; want 2", del.RowsAffected, del.Error)
 	}
 }
+
+// TestUpdateOfLoadedModelRoutesByItsValues: db.Model(&row) with its key
+// set routes by the row's sharding values; a row changed in memory is
+// looked for and the UPDATE refused; a change set without a key (a
+// global update) never routes by the values it writes.
+func TestUpdateOfLoadedModelRoutesByItsValues(t *testing.T) {
+	eachBackend(t, "upd_loaded", func(t *testing.T, e *twoDS) {
+		orders := e.seed(t)
+		o := orders[1] // user 1, ds_1
+		if err := e.db.Model(&o).Update("amount", 9).Error; err != nil {
+			t.Fatalf("update of a loaded row: %v", err)
+		}
+		if p := e.placement(t)[o.ID]; p.Amount != 9 {
+			t.Fatalf("after update: %+v", p)
+		}
+		before := e.snapshot(t)
+		stale := o
+		stale.UserID = 2 // ds_0
+		if err := e.db.Model(&stale).Update("amount", 10).Error; !errors.Is(err, shardconf.ErrShardingKeyChange) {
+			t.Errorf("update of a row changed in memory: %v", err)
+		}
+		global := e.db.Session(&gorm.Session{AllowGlobalUpdate: true})
+		if err := global.Updates(&ShardedOrder{UserID: 1, Amount: 11}).Error; err == nil {
+			t.Errorf("global update writing user_id: no error")
+		}
+		if err := global.Model(&ShardedOrder{UserID: 1}).Update("amount", 12).Error; err == nil {
+			t.Errorf("global update of a model without key: no error")
+		}
+		if after := e.snapshot(t); after != before {
+			t.Fatalf("refused updates changed the tables:\n%s\nwas\n%s", after, before)
+		}
+	})
+}
