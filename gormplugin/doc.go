@@ -160,14 +160,17 @@
 //     the same single target is allowed, as ShardingSphere allows it. An
 //     assignment in a statement reaching several tables, an expression
 //     (gorm.Expr, a column, a subquery) and NULL are always refused.
-//   - Save and Updates(&row) route by the row's own sharding values (what
-//     the SET writes, else the model's non-zero values) for the columns
-//     the WHERE clause does not name. A row whose sharding value was
-//     changed in memory is not there: the UPDATE matches nothing, and
-//     the plugin looks for its primary key in the other tables; found,
-//     the UPDATE is ErrShardingKeyChange instead of GORM's fallback
-//     INSERT, which would put one key in two tables. With the old value
-//     in the WHERE clause the new value is a key change as above.
+//   - A statement on one loaded row (Save, Updates(&row), Delete(&row),
+//     db.Model(&row).Update...: a model with its whole primary key, which
+//     GORM adds to the WHERE clause, and no OR) routes by the row's own
+//     sharding values (what the SET writes, else the model's non-zero
+//     values) for the columns the WHERE clause does not name. A row whose
+//     sharding value was changed in memory is not there: the statement
+//     matches nothing, and the plugin looks for its primary key in the
+//     other tables; found, it is ErrShardingKeyChange instead of a silent
+//     no-op, and instead of Save's fallback INSERT, which would put one
+//     key in two tables. With the old value in the WHERE clause the new
+//     value is a key change as above.
 //   - An upsert (OnConflict DoUpdates or UpdateAll) whose update part
 //     could leave the conflicting row where its values do not route. The
 //     conflicting row is in the table the row is inserted in; after the
