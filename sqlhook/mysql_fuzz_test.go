@@ -9,9 +9,10 @@ import (
 	"github.com/pingcap/tidb/pkg/parser/model"
 )
 
-// FuzzMySQLRewriteKeepsMeaning: a MySQL statement routed to one target
-// without generated values is the caller's statement with only table
-// names changed. TiDB's tree of what is sent, with each physical name read
+// FuzzMySQLRewriteKeepsMeaning: every MySQL statement routed parses and
+// names no sharded logic table; one routed to one target without
+// generated values is the caller's statement with only table names
+// changed. TiDB's tree of what is sent, with each physical name read
 // back as its logic table, restores to the same text as the caller's tree
 // with qualifiers of logic tables dropped.
 func FuzzMySQLRewriteKeepsMeaning(f *testing.F) {
@@ -46,7 +47,22 @@ func FuzzMySQLRewriteKeepsMeaning(f *testing.F) {
 			vs[i] = int64(i*3 + 1)
 		}
 		r, err := h.route(sql, args(vs...))
-		if err != nil || r.passthrough || len(r.units) != 1 || len(r.units[0].args) != n {
+		if err != nil || r.passthrough {
+			return
+		}
+		// Every statement sent parses and names no sharded logic table.
+		for _, u := range r.units {
+			out, err := parseOne(u.sql)
+			if err != nil {
+				t.Fatalf("%q routed to %q, which does not parse: %v", sql, u.sql, err)
+			}
+			for _, tn := range collectSlots(out).tables {
+				if h.router.IsSharded(tn.Name.O) {
+					t.Fatalf("%q routed to %q, which names logic table %s", sql, u.sql, tn.Name.O)
+				}
+			}
+		}
+		if len(r.units) != 1 || len(r.units[0].args) != n {
 			return
 		}
 		in, err := parseOne(sql)
