@@ -34,7 +34,7 @@ type connector struct {
 	err       error // a Wrap that could not be built: Connect returns it
 	// sessions: how statements touch session state, by text (several
 	// data sources only; see session.go).
-	sessions *classCache
+	sessions *sessClassCache
 }
 
 // closingConnector is a connector that owns its data sources' connectors:
@@ -234,7 +234,7 @@ func newConnector(r *shardconf.Router, sources map[string]driver.Connector, o op
 		return nil, err
 	}
 	return &connector{h: h, route: h.routeContext, opts: o, sources: sources, names: names, defaultDS: defaultDS,
-		sessions: &classCache{size: o.cacheSize}}, nil
+		sessions: &sessClassCache{size: o.cacheSize}}, nil
 }
 
 // pickDialect returns the dialect to parse in: the one asked for, else the

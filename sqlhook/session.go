@@ -41,7 +41,7 @@ type sessClass struct {
 	why           string // for sessRefuse
 }
 
-func refuse(why string) sessClass { return sessClass{kind: sessRefuse, why: why} }
+func sessRefused(why string) sessClass { return sessClass{kind: sessRefuse, why: why} }
 
 // maxSessionLog bounds the statements recorded on one connection for
 // replay; past it a session statement is refused (use a fresh
@@ -54,15 +54,15 @@ type sessionEntry struct {
 	args []driver.NamedValue
 }
 
-// classCache keeps classifications by statement text (bounded like the
+// sessClassCache keeps classifications by statement text (bounded like the
 // plan cache).
-type classCache struct {
+type sessClassCache struct {
 	mu   sync.RWMutex
 	m    map[string]sessClass
 	size int
 }
 
-func (c *classCache) get(d Dialect, q string) sessClass {
+func (c *sessClassCache) get(d Dialect, q string) sessClass {
 	c.mu.RLock()
 	cls, ok := c.m[q]
 	c.mu.RUnlock()
@@ -91,14 +91,14 @@ func (c *classCache) get(d Dialect, q string) sessClass {
 // several statements is refused if any of them touches session state:
 // the driver sends it to one data source as a whole.
 func classifySession(d Dialect, q string) sessClass {
-	toks, err := lexSQL(d, q)
+	toks, err := sessLex(d, q)
 	if err != nil {
-		return refuse("cannot read the statement's text: " + err.Error())
+		return sessRefused("cannot read the statement's text: " + err.Error())
 	}
-	var parts [][]token
+	var parts [][]sessToken
 	start := 0
 	for i, t := range toks {
-		if t.kind == tkOp && t.text == ";" {
+		if t.kind == slOp && t.text == ";" {
 			if i > start {
 				parts = append(parts, toks[start:i])
 			}
@@ -116,15 +116,15 @@ func classifySession(d Dialect, q string) sessClass {
 	}
 	for _, p := range parts {
 		if cls := classifyOne(d, p); cls.kind != sessNone {
-			return refuse("a string of several statements changes session state; send that statement on its own")
+			return sessRefused("a string of several statements changes session state; send that statement on its own")
 		}
 	}
 	return sessClass{}
 }
 
 // classifyOne classifies one statement's tokens.
-func classifyOne(d Dialect, toks []token) sessClass {
-	first := word(toks, 0)
+func classifyOne(d Dialect, toks []sessToken) sessClass {
+	first := tokWordAt(toks, 0)
 	switch first {
 	case "set":
 		return classifySet(d, toks[1:])
@@ -134,11 +134,11 @@ func classifyOne(d Dialect, toks []token) sessClass {
 		}
 	case "use":
 		if d == MySQL {
-			return refuse("USE would change the database of one data source's connection; each data source is its own database")
+			return sessRefused("USE would change the database of one data source's connection; each data source is its own database")
 		}
 	case "discard":
 		if d == PostgreSQL {
-			return refuse("DISCARD would reset one data source's session only")
+			return sessRefused("DISCARD would reset one data source's session only")
 		}
 	case "pragma":
 		if d == SQLite {
@@ -146,42 +146,42 @@ func classifyOne(d Dialect, toks []token) sessClass {
 		}
 	case "attach", "detach":
 		if d == SQLite {
-			return refuse("ATTACH and DETACH change one data source's connection only")
+			return sessRefused("ATTACH and DETACH change one data source's connection only")
 		}
 	case "begin", "commit", "end", "abort", "xa":
-		return refuse("transaction control in SQL text reaches one data source only; use BeginTx, Commit and Rollback")
+		return sessRefused("transaction control in SQL text reaches one data source only; use BeginTx, Commit and Rollback")
 	case "start":
-		if word(toks, 1) == "transaction" {
-			return refuse("START TRANSACTION reaches one data source only; use BeginTx")
+		if tokWordAt(toks, 1) == "transaction" {
+			return sessRefused("START TRANSACTION reaches one data source only; use BeginTx")
 		}
 	case "rollback":
 		if isSavepointWords(toks) {
 			return sessClass{kind: sessSavepoint}
 		}
-		return refuse("ROLLBACK in SQL text reaches one data source only; use Rollback")
+		return sessRefused("ROLLBACK in SQL text reaches one data source only; use Rollback")
 	case "savepoint", "release":
 		return sessClass{kind: sessSavepoint}
 	case "do", "call":
 		if first == "call" || d == PostgreSQL {
-			return refuse("a procedure or DO block runs on one data source, and sqlhook cannot see what it does to session state (or to sharded tables); run it through UnwrapDataSource")
+			return sessRefused("a procedure or DO block runs on one data source, and sqlhook cannot see what it does to session state (or to sharded tables); run it through UnwrapDataSource")
 		}
 	case "show", "get":
-		if d == MySQL && (word(toks, 1) == "warnings" || word(toks, 1) == "errors" || word(toks, 1) == "count" || word(toks, 1) == "diagnostics") {
-			return refuse("warnings and diagnostics are those of the last statement on one data source's connection, whichever data source it ran on")
+		if d == MySQL && (tokWordAt(toks, 1) == "warnings" || tokWordAt(toks, 1) == "errors" || tokWordAt(toks, 1) == "count" || tokWordAt(toks, 1) == "diagnostics") {
+			return sessRefused("warnings and diagnostics are those of the last statement on one data source's connection, whichever data source it ran on")
 		}
 	case "prepare", "execute", "deallocate":
-		return refuse("SQL-level prepared statements live on one data source's connection (prepare through database/sql instead)")
+		return sessRefused("SQL-level prepared statements live on one data source's connection (prepare through database/sql instead)")
 	case "lock", "unlock":
 		if d == MySQL {
-			return refuse("LOCK TABLES and UNLOCK TABLES hold for one data source's connection only")
+			return sessRefused("LOCK TABLES and UNLOCK TABLES hold for one data source's connection only")
 		}
 	case "create":
 		if createsTemp(toks) {
-			return refuse("a temporary table exists on one data source's connection only; use a regular (or broadcast) table")
+			return sessRefused("a temporary table exists on one data source's connection only; use a regular (or broadcast) table")
 		}
 	case "drop":
-		if d == MySQL && word(toks, 1) == "temporary" {
-			return refuse("a temporary table exists on one data source's connection only")
+		if d == MySQL && tokWordAt(toks, 1) == "temporary" {
+			return sessRefused("a temporary table exists on one data source's connection only")
 		}
 	}
 	return scanSessionUse(d, toks)
@@ -194,42 +194,42 @@ var perStatementVars = map[string]bool{
 	"session.warning_count": true, "session.error_count": true, "session.identity": true, "session.last_insert_id": true,
 }
 
-// word is toks[i]'s lower-cased text when it is an unquoted word.
-func word(toks []token, i int) string {
-	if i < len(toks) && toks[i].kind == tkWord {
+// tokWordAt is toks[i]'s lower-cased text when it is an unquoted word.
+func tokWordAt(toks []sessToken, i int) string {
+	if i < len(toks) && toks[i].kind == slWord {
 		return toks[i].text
 	}
 	return ""
 }
 
-func isOp(toks []token, i int, op string) bool {
-	return i < len(toks) && toks[i].kind == tkOp && toks[i].text == op
+func tokOpAt(toks []sessToken, i int, op string) bool {
+	return i < len(toks) && toks[i].kind == slOp && toks[i].text == op
 }
 
 // isSavepointWords: ROLLBACK [WORK|TRANSACTION] TO ...
-func isSavepointWords(toks []token) bool {
+func isSavepointWords(toks []sessToken) bool {
 	i := 1
-	if w := word(toks, i); w == "work" || w == "transaction" {
+	if w := tokWordAt(toks, i); w == "work" || w == "transaction" {
 		i++
 	}
-	return word(toks, i) == "to"
+	return tokWordAt(toks, i) == "to"
 }
 
 // createsTemp: CREATE [OR REPLACE] [GLOBAL|LOCAL] TEMP|TEMPORARY ..., or
 // SQLite's CREATE TABLE|VIEW|... temp.name.
-func createsTemp(toks []token) bool {
+func createsTemp(toks []sessToken) bool {
 	i := 1
-	if word(toks, i) == "or" && word(toks, i+1) == "replace" {
+	if tokWordAt(toks, i) == "or" && tokWordAt(toks, i+1) == "replace" {
 		i += 2
 	}
-	if w := word(toks, i); w == "global" || w == "local" {
+	if w := tokWordAt(toks, i); w == "global" || w == "local" {
 		i++
 	}
-	if w := word(toks, i); w == "temp" || w == "temporary" {
+	if w := tokWordAt(toks, i); w == "temp" || w == "temporary" {
 		return true
 	}
 	for j := i; j < len(toks) && j < i+8; j++ {
-		if (word(toks, j) == "temp" || word(toks, j) == "pg_temp" || toks[j].kind == tkQuoted && toks[j].text == "temp") && isOp(toks, j+1, ".") {
+		if (tokWordAt(toks, j) == "temp" || tokWordAt(toks, j) == "pg_temp" || toks[j].kind == slQuoted && toks[j].text == "temp") && tokOpAt(toks, j+1, ".") {
 			return true
 		}
 	}
@@ -247,35 +247,35 @@ var perConnFuncs = map[string]bool{
 // scanSessionUse refuses a statement that assigns a MySQL user variable
 // outside SET, selects into a temporary table, or calls a function whose
 // answer is per connection.
-func scanSessionUse(d Dialect, toks []token) sessClass {
-	first := word(toks, 0)
+func scanSessionUse(d Dialect, toks []sessToken) sessClass {
+	first := tokWordAt(toks, 0)
 	for i, t := range toks {
 		switch {
-		case t.kind == tkUserVar && isOp(toks, i+1, ":="):
-			return refuse("a user variable assigned outside SET would be set on one data source only; assign it with SET")
-		case t.kind == tkWord && t.text == "into" && i+1 < len(toks) && toks[i+1].kind == tkUserVar:
-			return refuse("SELECT ... INTO @variable would set it on one data source only; assign it with SET")
-		case t.kind == tkWord && t.text == "into" && d == PostgreSQL && (first == "select" || first == "with") &&
-			(word(toks, i+1) == "temp" || word(toks, i+1) == "temporary"):
-			return refuse("a temporary table exists on one data source's connection only")
-		case t.kind == tkSysVar && perStatementVars[t.text]:
-			return refuse("@@" + t.text + " describes the last statement on one data source's connection, whichever data source it ran on")
-		case t.kind == tkWord && perConnFuncs[t.text] && isOp(toks, i+1, "("):
-			return refuse(t.text + "() answers for the connection to one data source, whichever the last statement reached; use RETURNING or the Result instead")
+		case t.kind == slUserVar && tokOpAt(toks, i+1, ":="):
+			return sessRefused("a user variable assigned outside SET would be set on one data source only; assign it with SET")
+		case t.kind == slWord && t.text == "into" && i+1 < len(toks) && toks[i+1].kind == slUserVar:
+			return sessRefused("SELECT ... INTO @variable would set it on one data source only; assign it with SET")
+		case t.kind == slWord && t.text == "into" && d == PostgreSQL && (first == "select" || first == "with") &&
+			(tokWordAt(toks, i+1) == "temp" || tokWordAt(toks, i+1) == "temporary"):
+			return sessRefused("a temporary table exists on one data source's connection only")
+		case t.kind == slSysVar && perStatementVars[t.text]:
+			return sessRefused("@@" + t.text + " describes the last statement on one data source's connection, whichever data source it ran on")
+		case t.kind == slWord && perConnFuncs[t.text] && tokOpAt(toks, i+1, "("):
+			return sessRefused(t.text + "() answers for the connection to one data source, whichever the last statement reached; use RETURNING or the Result instead")
 		}
 	}
 	return sessClass{}
 }
 
 // classifySet classifies SET (toks follow the SET keyword).
-func classifySet(d Dialect, toks []token) sessClass {
+func classifySet(d Dialect, toks []sessToken) sessClass {
 	switch d {
 	case PostgreSQL:
-		switch word(toks, 0) {
+		switch tokWordAt(toks, 0) {
 		case "local", "constraints":
 			return sessClass{kind: sessTxLocal}
 		case "transaction":
-			return refuse("SET TRANSACTION reaches one data source only; give the options to BeginTx")
+			return sessRefused("SET TRANSACTION reaches one data source only; give the options to BeginTx")
 		}
 		return sessClass{kind: sessApply, transactional: true}
 	case MySQL:
@@ -288,30 +288,30 @@ func classifySet(d Dialect, toks []token) sessClass {
 // to values that every data source computes alike (literals, arguments,
 // variables, deterministic functions, no subquery), SET NAMES, SET
 // CHARACTER SET, SET SESSION TRANSACTION and SET ROLE.
-func classifyMySQLSet(toks []token) sessClass {
-	switch w := word(toks, 0); {
-	case w == "names" || w == "charset" || w == "role" || w == "character" && word(toks, 1) == "set":
+func classifyMySQLSet(toks []sessToken) sessClass {
+	switch w := tokWordAt(toks, 0); {
+	case w == "names" || w == "charset" || w == "role" || w == "character" && tokWordAt(toks, 1) == "set":
 		return checkSetValues(toks, sessClass{kind: sessApply})
-	case w == "session" && word(toks, 1) == "transaction":
+	case w == "session" && tokWordAt(toks, 1) == "transaction":
 		return sessClass{kind: sessApply}
 	case w == "transaction":
-		return refuse("SET TRANSACTION applies to one data source's next transaction; give the options to BeginTx")
+		return sessRefused("SET TRANSACTION applies to one data source's next transaction; give the options to BeginTx")
 	case w == "password" || w == "default" || w == "statement":
-		return refuse("SET " + w + " is not session state sqlhook can repeat on every data source")
+		return sessRefused("SET " + w + " is not session state sqlhook can repeat on every data source")
 	}
 	depth, start := 0, 0
 	for i := 0; i <= len(toks); i++ {
 		if i < len(toks) {
-			if isOp(toks, i, "(") {
+			if tokOpAt(toks, i, "(") {
 				depth++
-			} else if isOp(toks, i, ")") {
+			} else if tokOpAt(toks, i, ")") {
 				depth--
 			}
-			if !isOp(toks, i, ",") || depth != 0 {
+			if !tokOpAt(toks, i, ",") || depth != 0 {
 				continue
 			}
 		}
-		if cls := checkAssignment(toks[start:i]); cls.kind == sessRefuse {
+		if cls := checkSetAssignment(toks[start:i]); cls.kind == sessRefuse {
 			return cls
 		}
 		start = i + 1
@@ -319,49 +319,49 @@ func classifyMySQLSet(toks []token) sessClass {
 	return sessClass{kind: sessApply}
 }
 
-// checkAssignment checks one "target = value" of a MySQL SET.
-func checkAssignment(a []token) sessClass {
-	eq := slices.IndexFunc(a, func(t token) bool { return t.kind == tkOp && (t.text == "=" || t.text == ":=") })
+// checkSetAssignment checks one "target = value" of a MySQL SET.
+func checkSetAssignment(a []sessToken) sessClass {
+	eq := slices.IndexFunc(a, func(t sessToken) bool { return t.kind == slOp && (t.text == "=" || t.text == ":=") })
 	if eq < 1 {
-		return refuse("cannot read the SET assignment")
+		return sessRefused("cannot read the SET assignment")
 	}
 	target := a[:eq]
 	name, userVar := "", false
 	switch {
-	case len(target) == 1 && target[0].kind == tkUserVar:
+	case len(target) == 1 && target[0].kind == slUserVar:
 		userVar = true
-	case len(target) == 1 && target[0].kind == tkSysVar:
+	case len(target) == 1 && target[0].kind == slSysVar:
 		name = target[0].text
-		if scope, rest, ok := cutScope(name); ok {
+		if scope, rest, ok := cutVarScope(name); ok {
 			if scope != "session" && scope != "local" {
-				return refuse("SET @@" + name + " changes server-wide state, not the session's")
+				return sessRefused("SET @@" + name + " changes server-wide state, not the session's")
 			}
 			name = rest
 		}
-	case len(target) == 1 && (target[0].kind == tkWord || target[0].kind == tkQuoted):
+	case len(target) == 1 && (target[0].kind == slWord || target[0].kind == slQuoted):
 		name = target[0].text
-	case len(target) == 2 && (word(target, 0) == "session" || word(target, 0) == "local"):
+	case len(target) == 2 && (tokWordAt(target, 0) == "session" || tokWordAt(target, 0) == "local"):
 		name = target[1].text
-	case len(target) >= 1 && (word(target, 0) == "global" || word(target, 0) == "persist" || word(target, 0) == "persist_only"):
-		return refuse("SET GLOBAL changes server-wide state, not the session's")
+	case len(target) >= 1 && (tokWordAt(target, 0) == "global" || tokWordAt(target, 0) == "persist" || tokWordAt(target, 0) == "persist_only"):
+		return sessRefused("SET GLOBAL changes server-wide state, not the session's")
 	default:
-		return refuse("cannot read the SET target")
+		return sessRefused("cannot read the SET target")
 	}
 	if name == "autocommit" {
-		return refuse("SET autocommit would leave every data source in a transaction database/sql does not know of; use BeginTx")
+		return sessRefused("SET autocommit would leave every data source in a transaction database/sql does not know of; use BeginTx")
 	}
 	if name == "transaction_isolation" || name == "tx_isolation" || name == "transaction_read_only" || name == "tx_read_only" {
 		return sessClass{kind: sessApply}
 	}
-	if userVar && slices.ContainsFunc(a[eq+1:], func(t token) bool { return t.kind == tkSysVar }) {
+	if userVar && slices.ContainsFunc(a[eq+1:], func(t sessToken) bool { return t.kind == slSysVar }) {
 		// @@server_id, @@hostname, ... differ per server: the variable
 		// would hold another value on each data source.
-		return refuse("a user variable set from a system variable may get another value on each data source; read it first and pass it as an argument")
+		return sessRefused("a user variable set from a system variable may get another value on each data source; read it first and pass it as an argument")
 	}
 	return checkSetValues(a[eq+1:], sessClass{kind: sessApply})
 }
 
-func cutScope(name string) (scope, rest string, ok bool) {
+func cutVarScope(name string) (scope, rest string, ok bool) {
 	for i := 0; i < len(name); i++ {
 		if name[i] == '.' {
 			return name[:i], name[i+1:], true
@@ -370,9 +370,9 @@ func cutScope(name string) (scope, rest string, ok bool) {
 	return "", name, false
 }
 
-// setFuncs are the functions a repeated SET may call: deterministic, and
+// sessSetFuncs are the functions a repeated SET may call: deterministic, and
 // reading no table.
-var setFuncs = map[string]bool{
+var sessSetFuncs = map[string]bool{
 	"concat": true, "concat_ws": true, "replace": true, "lower": true, "upper": true, "lcase": true, "ucase": true,
 	"ifnull": true, "coalesce": true, "nullif": true, "if": true, "cast": true, "convert": true, "trim": true,
 	"ltrim": true, "rtrim": true, "substring": true, "substr": true, "left": true, "right": true, "length": true,
@@ -382,21 +382,21 @@ var setFuncs = map[string]bool{
 }
 
 // checkSetValues refuses a value every data source would not compute
-// alike: a subquery, or a function outside setFuncs (NOW(), RAND(),
+// alike: a subquery, or a function outside sessSetFuncs (NOW(), RAND(),
 // UUID(), CONNECTION_ID() differ per server or connection).
-func checkSetValues(vals []token, ok sessClass) sessClass {
+func checkSetValues(vals []sessToken, ok sessClass) sessClass {
 	for i, t := range vals {
-		if t.kind != tkWord {
+		if t.kind != slWord {
 			continue
 		}
 		if t.text == "select" || t.text == "table" || t.text == "values" {
-			return refuse("a SET whose value is a query would compute it on each data source; compute it first and pass it as an argument")
+			return sessRefused("a SET whose value is a query would compute it on each data source; compute it first and pass it as an argument")
 		}
-		if isOp(vals, i+1, "(") && !setFuncs[t.text] {
-			return refuse("SET with " + t.text + "() would compute a different value on each data source; compute it first and pass it as an argument")
+		if tokOpAt(vals, i+1, "(") && !sessSetFuncs[t.text] {
+			return sessRefused("SET with " + t.text + "() would compute a different value on each data source; compute it first and pass it as an argument")
 		}
 		if slices.Contains([]string{"current_timestamp", "current_date", "current_time", "localtime", "localtimestamp", "utc_timestamp", "utc_date", "utc_time"}, t.text) {
-			return refuse("SET with " + t.text + " would compute a different value on each data source; pass it as an argument")
+			return sessRefused("SET with " + t.text + " would compute a different value on each data source; pass it as an argument")
 		}
 	}
 	return ok
@@ -413,22 +413,22 @@ var readPragmas = map[string]bool{
 // classifyPragma: PRAGMA name = value is applied everywhere; PRAGMA name
 // and the reading name(argument) forms pass through; other name(value)
 // forms (setters) are refused.
-func classifyPragma(toks []token) sessClass {
+func classifyPragma(toks []sessToken) sessClass {
 	i := 0
-	if isOp(toks, 1, ".") {
+	if tokOpAt(toks, 1, ".") {
 		i = 2
 	}
 	switch {
-	case isOp(toks, i+1, "="):
+	case tokOpAt(toks, i+1, "="):
 		// Inside a transaction some pragmas are no-ops (foreign_keys)
 		// or roll back (user_version) on the data sources in it while
 		// they take effect on the others: refused there.
 		return sessClass{kind: sessApply, transactional: true}
-	case isOp(toks, i+1, "("):
+	case tokOpAt(toks, i+1, "("):
 		if i < len(toks) && readPragmas[toks[i].text] {
 			return sessClass{}
 		}
-		return refuse("PRAGMA name(value) would change one data source's connection; write PRAGMA name = value")
+		return sessRefused("PRAGMA name(value) would change one data source's connection; write PRAGMA name = value")
 	}
 	return sessClass{}
 }

@@ -13,29 +13,29 @@ import (
 // code, and MySQL's executable comments (/*! ... */, /*M! ... */) are
 // read as the code they are.
 
-type tokKind uint8
+type sessTokKind uint8
 
 const (
-	tkWord    tokKind = iota + 1 // unquoted identifier or keyword; text lower-cased
-	tkQuoted                     // quoted identifier; text as written inside the quotes
-	tkString                     // string literal (text not kept)
-	tkNumber                     // numeric literal
-	tkParam                      // placeholder: ?, $1, :name, SQLite's @name
-	tkUserVar                    // MySQL @name, @'name', @`name`
-	tkSysVar                     // MySQL @@name, @@session.name (text: what follows @@, lower-cased)
-	tkOp                         // operator or punctuation; ":=" is one token
+	slWord    sessTokKind = iota + 1 // unquoted identifier or keyword; text lower-cased
+	slQuoted                         // quoted identifier; text as written inside the quotes
+	slString                         // string literal (text not kept)
+	slNumber                         // numeric literal
+	slParam                          // placeholder: ?, $1, :name, SQLite's @name
+	slUserVar                        // MySQL @name, @'name', @`name`
+	slSysVar                         // MySQL @@name, @@session.name (text: what follows @@, lower-cased)
+	slOp                             // operator or punctuation; ":=" is one sessToken
 )
 
-type token struct {
-	kind tokKind
+type sessToken struct {
+	kind sessTokKind
 	text string
 }
 
-var errLex = errors.New("unterminated string, identifier or comment")
+var errSessLex = errors.New("unterminated string, identifier or comment")
 
-// lexSQL splits q into tokens in dialect d, dropping comments and spaces.
-func lexSQL(d Dialect, q string) ([]token, error) {
-	var toks []token
+// sessLex splits q into tokens in dialect d, dropping comments and spaces.
+func sessLex(d Dialect, q string) ([]sessToken, error) {
+	var toks []sessToken
 	for i := 0; i < len(q); {
 		c := q[i]
 		switch {
@@ -48,101 +48,101 @@ func lexSQL(d Dialect, q string) ([]token, error) {
 				i++
 			}
 		case c == '/' && i+1 < len(q) && q[i+1] == '*':
-			n, code, err := blockComment(d, q[i:])
+			n, code, err := slBlockComment(d, q[i:])
 			if err != nil {
 				return toks, err
 			}
 			if code {
 				// An executable comment: drop its marker and version,
 				// read what is inside, and its closing */ later.
-				i += execCommentPrefix(q[i:])
+				i += slExecCommentPrefix(q[i:])
 				continue
 			}
 			i += n
 		case c == '*' && d == MySQL && i+1 < len(q) && q[i+1] == '/':
 			i += 2 // the end of an executable comment
 		case c == '\'':
-			n, err := quoted(q[i:], '\'', d == MySQL || d == PostgreSQL && isEscapeString(q, i))
+			n, err := slQuotedLen(q[i:], '\'', d == MySQL || d == PostgreSQL && slEscapeString(q, i))
 			if err != nil {
 				return toks, err
 			}
-			toks = append(toks, token{kind: tkString})
+			toks = append(toks, sessToken{kind: slString})
 			i += n
 		case c == '"' && d == MySQL:
-			n, err := quoted(q[i:], '"', true)
+			n, err := slQuotedLen(q[i:], '"', true)
 			if err != nil {
 				return toks, err
 			}
-			toks = append(toks, token{kind: tkString})
+			toks = append(toks, sessToken{kind: slString})
 			i += n
 		case c == '"' || c == '`' || c == '[' && d == SQLite:
 			closer := c
 			if c == '[' {
 				closer = ']'
 			}
-			n, err := quoted(q[i:], closer, false)
+			n, err := slQuotedLen(q[i:], closer, false)
 			if err != nil {
 				return toks, err
 			}
-			toks = append(toks, token{kind: tkQuoted, text: unquote(q[i+1:i+n-1], closer)})
+			toks = append(toks, sessToken{kind: slQuoted, text: slUnquote(q[i+1:i+n-1], closer)})
 			i += n
-		case c == '$' && d == PostgreSQL && i+1 < len(q) && !lexDigit(q[i+1]):
-			n, err := dollarQuoted(q[i:])
+		case c == '$' && d == PostgreSQL && i+1 < len(q) && !slDigit(q[i+1]):
+			n, err := slDollarQuoted(q[i:])
 			if err != nil {
 				return toks, err
 			}
-			toks = append(toks, token{kind: tkString})
+			toks = append(toks, sessToken{kind: slString})
 			i += n
 		case c == '@' && d == MySQL:
-			n, t := mysqlVar(q[i:])
+			n, t := slMySQLVar(q[i:])
 			toks = append(toks, t)
 			i += n
-		case c == '?', c == '$', c == '@' && d == SQLite, c == ':' && i+1 < len(q) && lexIdentStart(q[i+1]) && d != MySQL:
+		case c == '?', c == '$', c == '@' && d == SQLite, c == ':' && i+1 < len(q) && slIdentStart(q[i+1]) && d != MySQL:
 			j := i + 1
-			for j < len(q) && lexIdentChar(q[j]) {
+			for j < len(q) && slIdentChar(q[j]) {
 				j++
 			}
-			toks = append(toks, token{kind: tkParam})
+			toks = append(toks, sessToken{kind: slParam})
 			i = j
-		case lexDigit(c) || c == '.' && i+1 < len(q) && lexDigit(q[i+1]):
+		case slDigit(c) || c == '.' && i+1 < len(q) && slDigit(q[i+1]):
 			j := i + 1
-			for j < len(q) && (lexIdentChar(q[j]) || q[j] == '.') {
+			for j < len(q) && (slIdentChar(q[j]) || q[j] == '.') {
 				j++
 			}
-			toks = append(toks, token{kind: tkNumber})
+			toks = append(toks, sessToken{kind: slNumber})
 			i = j
-		case lexIdentStart(c):
+		case slIdentStart(c):
 			j := i + 1
-			for j < len(q) && (lexIdentChar(q[j]) || q[j] == '$' || q[j] >= 0x80) {
+			for j < len(q) && (slIdentChar(q[j]) || q[j] == '$' || q[j] >= 0x80) {
 				j++
 			}
-			toks = append(toks, token{kind: tkWord, text: strings.ToLower(q[i:j])})
+			toks = append(toks, sessToken{kind: slWord, text: strings.ToLower(q[i:j])})
 			i = j
 		case c == ':' && i+1 < len(q) && q[i+1] == '=':
-			toks = append(toks, token{kind: tkOp, text: ":="})
+			toks = append(toks, sessToken{kind: slOp, text: ":="})
 			i += 2
 		default:
-			toks = append(toks, token{kind: tkOp, text: q[i : i+1]})
+			toks = append(toks, sessToken{kind: slOp, text: q[i : i+1]})
 			i++
 		}
 	}
 	return toks, nil
 }
 
-func lexIdentStart(c byte) bool {
+func slIdentStart(c byte) bool {
 	return c == '_' || c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= 0x80
 }
 
-// isEscapeString reports whether the quote at q[i] opens a PostgreSQL
+// slEscapeString reports whether the quote at q[i] opens a PostgreSQL
 // E'...' string, where a backslash escapes the next character.
-func isEscapeString(q string, i int) bool {
-	return i > 0 && (q[i-1] == 'e' || q[i-1] == 'E') && (i == 1 || !lexIdentChar(q[i-2]))
+func slEscapeString(q string, i int) bool {
+	return i > 0 && (q[i-1] == 'e' || q[i-1] == 'E') && (i == 1 || !slIdentChar(q[i-2]))
 }
 
-// quoted is the length of the quoted text at the start of s (quote s[0],
+// slQuotedLen is the length of the quoted text at the start of s (quote s[0],
 // closed by closer; a doubled closer is one character; backslash escapes
 // when bs).
-func quoted(s string, closer byte, bs bool) (int, error) {
+func slQuotedLen(s string, closer byte, bs bool) (int, error) {
 	for i := 1; i < len(s); i++ {
 		switch {
 		case bs && s[i] == '\\':
@@ -155,19 +155,19 @@ func quoted(s string, closer byte, bs bool) (int, error) {
 			return i + 1, nil
 		}
 	}
-	return 0, errLex
+	return 0, errSessLex
 }
 
-func unquote(s string, closer byte) string {
+func slUnquote(s string, closer byte) string {
 	if closer == ']' {
 		return s
 	}
 	return strings.ReplaceAll(s, string([]byte{closer, closer}), string(closer))
 }
 
-// blockComment is the length of the /* comment at the start of s, and
+// slBlockComment is the length of the /* comment at the start of s, and
 // whether it is a MySQL executable comment. PostgreSQL comments nest.
-func blockComment(d Dialect, s string) (int, bool, error) {
+func slBlockComment(d Dialect, s string) (int, bool, error) {
 	if d == MySQL && len(s) > 2 && (s[2] == '!' || strings.HasPrefix(s[2:], "M!")) {
 		return 0, true, nil
 	}
@@ -188,26 +188,26 @@ func blockComment(d Dialect, s string) (int, bool, error) {
 			}
 		}
 	}
-	return 0, false, errLex
+	return 0, false, errSessLex
 }
 
-// execCommentPrefix is the length of "/*!50100" or "/*M!100100".
-func execCommentPrefix(s string) int {
+// slExecCommentPrefix is the length of "/*!50100" or "/*M!100100".
+func slExecCommentPrefix(s string) int {
 	i := 3
 	if s[2] == 'M' {
 		i = 4
 	}
-	for i < len(s) && lexDigit(s[i]) {
+	for i < len(s) && slDigit(s[i]) {
 		i++
 	}
 	return i
 }
 
-// dollarQuoted is the length of the $tag$...$tag$ string at the start of
+// slDollarQuoted is the length of the $tag$...$tag$ string at the start of
 // s; a lone $ (an operator in no dialect here) is one character.
-func dollarQuoted(s string) (int, error) {
+func slDollarQuoted(s string) (int, error) {
 	j := 1
-	for j < len(s) && (lexIdentChar(s[j])) {
+	for j < len(s) && (slIdentChar(s[j])) {
 		j++
 	}
 	if j >= len(s) || s[j] != '$' {
@@ -216,35 +216,35 @@ func dollarQuoted(s string) (int, error) {
 	tag := s[:j+1]
 	end := strings.Index(s[j+1:], tag)
 	if end < 0 {
-		return 0, errLex
+		return 0, errSessLex
 	}
 	return j + 1 + end + len(tag), nil
 }
 
-// mysqlVar reads @name, @'name', @`name` or @@[scope.]name at the start
+// slMySQLVar reads @name, @'name', @`name` or @@[scope.]name at the start
 // of s.
-func mysqlVar(s string) (int, token) {
+func slMySQLVar(s string) (int, sessToken) {
 	if len(s) > 1 && s[1] == '@' {
 		j := 2
-		for j < len(s) && (lexIdentChar(s[j]) || s[j] == '.' || s[j] == '$') {
+		for j < len(s) && (slIdentChar(s[j]) || s[j] == '.' || s[j] == '$') {
 			j++
 		}
-		return j, token{kind: tkSysVar, text: strings.ToLower(s[2:j])}
+		return j, sessToken{kind: slSysVar, text: strings.ToLower(s[2:j])}
 	}
 	if len(s) > 1 && (s[1] == '\'' || s[1] == '"' || s[1] == '`') {
-		if n, err := quoted(s[1:], s[1], s[1] != '`'); err == nil {
-			return 1 + n, token{kind: tkUserVar, text: strings.ToLower(s[2:n])}
+		if n, err := slQuotedLen(s[1:], s[1], s[1] != '`'); err == nil {
+			return 1 + n, sessToken{kind: slUserVar, text: strings.ToLower(s[2:n])}
 		}
 	}
 	j := 1
-	for j < len(s) && (lexIdentChar(s[j]) || s[j] == '.' || s[j] == '$') {
+	for j < len(s) && (slIdentChar(s[j]) || s[j] == '.' || s[j] == '$') {
 		j++
 	}
-	return j, token{kind: tkUserVar, text: strings.ToLower(s[1:j])}
+	return j, sessToken{kind: slUserVar, text: strings.ToLower(s[1:j])}
 }
 
-func lexDigit(c byte) bool { return c >= '0' && c <= '9' }
+func slDigit(c byte) bool { return c >= '0' && c <= '9' }
 
-func lexIdentChar(c byte) bool {
-	return c == '_' || lexDigit(c) || c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z'
+func slIdentChar(c byte) bool {
+	return c == '_' || slDigit(c) || c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z'
 }

@@ -36,33 +36,33 @@ type spStmt struct {
 // [WORK|TRANSACTION] TO [SAVEPOINT] n, alone (a trailing semicolon
 // aside).
 func parseSavepoint(d Dialect, query string) (spStmt, bool) {
-	toks, err := lexSQL(d, query)
+	toks, err := sessLex(d, query)
 	if err != nil {
 		return spStmt{}, false
 	}
-	for len(toks) > 0 && isOp(toks, len(toks)-1, ";") {
+	for len(toks) > 0 && tokOpAt(toks, len(toks)-1, ";") {
 		toks = toks[:len(toks)-1]
 	}
 	var st spStmt
 	i := 1
-	switch word(toks, 0) {
+	switch tokWordAt(toks, 0) {
 	case "savepoint":
 		st.kind = spSet
 	case "release":
 		st.kind = spRelease
-		if word(toks, 1) == "savepoint" && len(toks) == 3 {
+		if tokWordAt(toks, 1) == "savepoint" && len(toks) == 3 {
 			i = 2
 		}
 	case "rollback":
 		st.kind = spRollback
-		if w := word(toks, i); w == "work" || w == "transaction" {
+		if w := tokWordAt(toks, i); w == "work" || w == "transaction" {
 			i++
 		}
-		if word(toks, i) != "to" {
+		if tokWordAt(toks, i) != "to" {
 			return spStmt{}, false
 		}
 		i++
-		if word(toks, i) == "savepoint" && len(toks) == i+2 {
+		if tokWordAt(toks, i) == "savepoint" && len(toks) == i+2 {
 			i++
 		}
 	default:
@@ -72,11 +72,11 @@ func parseSavepoint(d Dialect, query string) (spStmt, bool) {
 		return spStmt{}, false
 	}
 	switch t := toks[i]; {
-	case t.kind == tkWord:
+	case t.kind == slWord:
 		st.name = t.text // unquoted: folded (PostgreSQL), or compared without case
-	case t.kind == tkQuoted && d == PostgreSQL:
+	case t.kind == slQuoted && d == PostgreSQL:
 		st.name = t.text
-	case t.kind == tkQuoted:
+	case t.kind == slQuoted:
 		st.name = strings.ToLower(t.text)
 	default:
 		return spStmt{}, false
