@@ -14,7 +14,7 @@ import (
 )
 
 // mariaRules: t_order over two MariaDB databases by user_id and two tables
-// in each by order_id; t_dict broadcast.
+// in each by order_id (generated when missing); t_dict broadcast.
 const mariaRules = `
 dataSources:
   ds_0: {driver: mysql, dsn: %q}
@@ -28,9 +28,12 @@ rules:
         standard: {shardingColumn: user_id, shardingAlgorithmName: mod2}
       tableStrategy:
         standard: {shardingColumn: order_id, shardingAlgorithmName: mod2}
+      keyGenerateStrategy: {column: order_id, keyGeneratorName: snow}
   broadcastTables: [t_dict]
   shardingAlgorithms:
     mod2: {type: MOD, props: {sharding-count: 2}}
+  keyGenerators:
+    snow: {type: SNOWFLAKE, props: {worker-id: 7}}
 `
 
 type mariaDB struct {
@@ -187,4 +190,42 @@ func TestMySQLQualifiedNamesRouteToTheirDataSourceOnMariaDB(t *testing.T) {
 		}
 	}
 	sameRows(t, m.rows(t), "ds_0.t_order_0=4:0:-1:p", "ds_1.t_order_1=3:1:-1:r")
+}
+
+// A multi-row INSERT split across data sources writes each row's literals
+// as written; ON DUPLICATE KEY UPDATE and REPLACE go with their rows; an
+// INSERT ... SET that needs a generated key gets it; UPDATE with ORDER BY
+// and LIMIT keeps them.
+func TestMySQLInsertSplitKeepsLiteralsOnMariaDB(t *testing.T) {
+	m := openMaria(t, "myb_split")
+	res, err := m.db.Exec("INSERT INTO t_order (order_id, user_id, code, note) VALUES (2, 1, 0x28, x'41'), /* row 2 */ (3, 0, b'101', 'it''s'),\n (4, 1, 7, \"q\\\"t\" -- tail\n)")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n, _ := res.RowsAffected(); n != 3 {
+		t.Errorf("rows affected %d", n)
+	}
+	sameRows(t, m.rows(t), "ds_0.t_order_1=3:0:5:it's", "ds_1.t_order_0=2:1:40:A", "ds_1.t_order_0=4:1:7:q\"t")
+	if _, err := m.db.Exec("INSERT INTO t_order (order_id, user_id, note) VALUES (2, 1, 'dup'), (3, 0, 'dup') ON DUPLICATE KEY UPDATE note = CONCAT(note, '+', VALUES(note)), code = 0x10"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := m.db.Exec("REPLACE INTO t_order (order_id, user_id, note) VALUES (4, 1, 'r')"); err != nil {
+		t.Fatal(err)
+	}
+	sameRows(t, m.rows(t), "ds_0.t_order_1=3:0:16:it's+dup", "ds_1.t_order_0=2:1:16:A+dup", "ds_1.t_order_0=4:1:-1:r")
+	if _, err := m.db.Exec("UPDATE t_order SET note = 'last' WHERE user_id = 1 AND order_id IN (2, 4) ORDER BY order_id DESC LIMIT 1"); err != nil {
+		t.Fatal(err)
+	}
+	sameRows(t, m.rows(t), "ds_0.t_order_1=3:0:16:it's+dup", "ds_1.t_order_0=2:1:16:A+dup", "ds_1.t_order_0=4:1:-1:last")
+	// INSERT ... SET without the key: the generated key decides the table.
+	if _, err := m.db.Exec("INSERT INTO t_order SET user_id = ?, note = 'gen' -- c\n", 0); err != nil {
+		t.Fatal(err)
+	}
+	var id int64
+	if err := m.direct[0].QueryRow("SELECT order_id FROM (SELECT order_id, note FROM t_order_0 UNION ALL SELECT order_id, note FROM t_order_1) x WHERE note = 'gen'").Scan(&id); err != nil {
+		t.Fatal(err)
+	}
+	if n := count(t, m.direct[0], fmt.Sprintf("t_order_%d WHERE order_id = %d", id%2, id)); n != 1 {
+		t.Errorf("generated key %d is not in ds_0.t_order_%d", id, id%2)
+	}
 }
