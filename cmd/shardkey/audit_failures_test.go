@@ -284,3 +284,45 @@ func TestAuditReportNotWrittenExitsTwo(t *testing.T) {
 		}
 	}
 }
+
+const afSingleRules = `dataSources:
+  ds_0: {driver: sqlite, dsn: '%s'}
+  ds_1: {driver: sqlite, dsn: '%s'}
+rules:
+- !SHARDING
+  tables:
+    t_txt:
+      actualDataNodes: ds_${0..1}.t_txt
+      databaseStrategy: {standard: {shardingColumn: user_id, shardingAlgorithmName: by_user}}
+      keyGenerateStrategy: {column: k, keyGeneratorName: snow}
+    t_single:
+      actualDataNodes: ds_1.t_single
+  shardingAlgorithms:
+    by_user: {type: MOD, props: {sharding-count: 2}}
+  keyGenerators:
+    snow: {type: SNOWFLAKE}
+- !BROADCAST
+  tables: [t_dict]
+`
+
+// TestAuditOfEveryTableSkipsTablesWithOneNode: with no table named, audit
+// reads every table whose rows could be misplaced. A table with one data
+// node (and a broadcast table) has none, and asking for its key column
+// made the whole run exit 2.
+func TestAuditOfEveryTableSkipsTablesWithOneNode(t *testing.T) {
+	_, dsns, dbs := atOpen(t, "sqlite", "adv_single")
+	rules := writeFile(t, "rules.yaml", fmt.Sprintf(afSingleRules, dsns[0], dsns[1]))
+	for i, db := range dbs {
+		atExec(t, db, "CREATE TABLE t_txt (k BIGINT NOT NULL PRIMARY KEY, user_id BIGINT NOT NULL)")
+		atExec(t, db, fmt.Sprintf("INSERT INTO t_txt VALUES (%d, %d)", i+1, i))
+	}
+	atExec(t, dbs[1], "CREATE TABLE t_single (id BIGINT PRIMARY KEY)")
+	code, rep, errs := atReport(t, "-keygen-props", "worker-id=1", rules)
+	if code != exitOK || len(rep.Tables) != 1 || rep.Tables[0].Logic != "t_txt" || rep.Totals.Rows != 2 {
+		t.Errorf("exit %d, %+v, %s", code, rep.Tables, errs)
+	}
+	// Named, a one-node table is audited (its key still required).
+	if code, _, errs := runAudit("-keygen-props", "worker-id=1", rules, "t_single"); code != exitUsage || !strings.Contains(errs, "t_single has no keyGenerateStrategy") {
+		t.Errorf("t_single named: exit %d, %s", code, errs)
+	}
+}
