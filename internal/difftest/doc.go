@@ -44,6 +44,7 @@
 // Other flags: -difftest.db=postgres,mariadb,sqlite and
 // -difftest.client=sqlhook,gorm choose the runs; -difftest.skip=REGEXP
 // leaves out operation kinds (to look past a known divergence);
+// -difftest.shrinktime=1m gives shrinking more time (15s by default);
 // -difftest.keepgoing resets the tables after a divergence and goes on,
 // counting divergences per operation kind; -difftest.shrink=false skips
 // shrinking; -difftest.name=WORD puts WORD in the test databases' names,

@@ -19,14 +19,15 @@ import (
 )
 
 var (
-	flagSteps     = flag.Int("difftest.steps", 400, "steps per database and client")
-	flagSeed      = flag.Uint64("difftest.seed", 20261126, "seed of the step sequence")
-	flagDB        = flag.String("difftest.db", "postgres,mariadb,sqlite", "databases to run on")
-	flagClient    = flag.String("difftest.client", "sqlhook,gorm", "clients to run through")
-	flagSkip      = flag.String("difftest.skip", "", "regexp of operation kinds to leave out")
-	flagKeepGoing = flag.Bool("difftest.keepgoing", false, "after a divergence, reset the tables and go on")
-	flagShrink    = flag.Bool("difftest.shrink", true, "shrink a divergence to a short list of steps")
-	flagName      = flag.String("difftest.name", "", "a word in the test databases' names, so that runs at the same time do not share them")
+	flagSteps      = flag.Int("difftest.steps", 400, "steps per database and client")
+	flagSeed       = flag.Uint64("difftest.seed", 20261126, "seed of the step sequence")
+	flagDB         = flag.String("difftest.db", "postgres,mariadb,sqlite", "databases to run on")
+	flagClient     = flag.String("difftest.client", "sqlhook,gorm", "clients to run through")
+	flagSkip       = flag.String("difftest.skip", "", "regexp of operation kinds to leave out")
+	flagKeepGoing  = flag.Bool("difftest.keepgoing", false, "after a divergence, reset the tables and go on")
+	flagShrink     = flag.Bool("difftest.shrink", true, "shrink a divergence to a short list of steps")
+	flagShrinkTime = flag.Duration("difftest.shrinktime", 15*time.Second, "time given to shrinking")
+	flagName       = flag.String("difftest.name", "", "a word in the test databases' names, so that runs at the same time do not share them")
 )
 
 // op is one step: what it runs through shardkey, and the same on the
@@ -301,7 +302,7 @@ func (h *harness) replay(steps []int) (*divergence, bool) {
 func (h *harness) shrink(failed int) {
 	h.quiet = true
 	defer func() { h.quiet = false }()
-	deadline := time.Now().Add(90 * time.Second)
+	deadline := time.Now().Add(*flagShrinkTime)
 	steps := make([]int, failed+1)
 	for i := range steps {
 		steps[i] = i
