@@ -258,6 +258,8 @@ func (c *pgCompiler) stmt(n *pg.Node) {
 		}
 	case *pg.Node_DropStmt:
 		c.dropStmt(x.DropStmt)
+	case *pg.Node_RenameStmt:
+		c.renameColumn(x.RenameStmt)
 	case *pg.Node_ExplainStmt:
 		// EXPLAIN shows the plan of one target; the unplaced check refuses
 		// logic tables in it.
@@ -503,6 +505,20 @@ func (c *pgCompiler) namedIndexConstraints(m interface{ ProtoReflect() protorefl
 			c.fail("named constraint %s on a logic table: PostgreSQL index names are schema-wide; leave it unnamed so each physical table gets its own", k.Conname)
 		}
 	})
+}
+
+// renameColumn routes ALTER TABLE ... RENAME COLUMN on a logic table to
+// every physical table, unless the column is a sharding column (the rules
+// would then name a column that no longer exists). Any other RENAME of a
+// logic table stays refused by the unplaced check.
+func (c *pgCompiler) renameColumn(r *pg.RenameStmt) {
+	if r.RenameType != pg.ObjectType_OBJECT_COLUMN || r.RelationType != pg.ObjectType_OBJECT_TABLE || r.Relation == nil {
+		return
+	}
+	c.p.kind = kindDDL
+	if t := c.rangeVar(r.Relation, false); t >= 0 && c.h.isShardingColumn(c.p.tables[t].key, r.Subname) {
+		c.fail("renaming sharding column %s of %s: the rules shard by that name", r.Subname, c.p.tables[t].logic)
+	}
 }
 
 // broadcastReferences accepts a foreign key REFERENCES to a broadcast

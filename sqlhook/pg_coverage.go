@@ -28,7 +28,7 @@ import (
 //     more such tokens than safe names means the tree holds one the check
 //     cannot place, and the statement is refused.
 
-// pgCoverage runs the check on the whole parse result. multi: the text
+// coverage runs the check on the whole parse result. multi: the text
 // holds several statements, none of which is routed.
 func (c *pgCompiler) coverage(tree *pg.ParseResult, multi bool) error {
 	if err := c.ambiguousStrings(); err != nil {
@@ -55,8 +55,8 @@ func (c *pgCompiler) coverage(tree *pg.ParseResult, multi bool) error {
 	if w.err != nil {
 		return w.err
 	}
-	for name, n := range tokens {
-		if n > w.safe[name] {
+	for _, name := range sortedKeys(tokens) {
+		if tokens[name] > w.safe[name] {
 			return notCovered(name, "where the parse tree shows neither a routed table nor a column, alias or function")
 		}
 	}
