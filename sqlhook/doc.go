@@ -96,8 +96,11 @@
 //     names are schema-wide, so an index gets its table's name appended
 //     (idx_user on t_user_0 becomes idx_user_t_user_0); a named PRIMARY
 //     KEY, UNIQUE or EXCLUDE constraint on PostgreSQL, renaming a logic
+//     table or one of its sharding columns, a foreign key to a sharded
 //     table, and DROP/TRUNCATE of a logic table with other tables are
-//     refused before anything runs.
+//     refused before anything runs. RENAME COLUMN runs on every physical
+//     table; a foreign key to a broadcast table references each data
+//     source's own copy.
 //
 // # What is refused because the plan cannot cover it
 //
@@ -126,7 +129,7 @@
 //     subquery, CTE, UNION arm, MERGE, EXPLAIN, PREPARE, DECLARE CURSOR,
 //     COPY, LOCK, VACUUM, ANALYZE, CLUSTER, REINDEX, COMMENT ON, SECURITY
 //     LABEL, GRANT/REVOKE, CREATE VIEW/RULE/POLICY/TRIGGER, a foreign key
-//     REFERENCES or LIKE naming one, ALTER ... RENAME, DROP VIEW, DROP
+//     REFERENCES or LIKE naming one, ALTER ... RENAME TO, DROP VIEW, DROP
 //     INDEX or DROP SEQUENCE of that name, a type named after one
 //     (NULL::t_order, its row type on the default data source);
 //   - a name spelled with Unicode escapes (U&"t\005forder"), and a
