@@ -148,3 +148,66 @@ func TestUpdateRefusesShardingKeyChangeEndToEnd(t *testing.T) {
 		})
 	}
 }
+
+// A logic table however it is spelled (any case, quoted, schema-qualified)
+// is routed to its physical tables or refused: nothing reaches a table of
+// the logic table's own name, which the default data source may still hold
+// from before sharding.
+func TestQualifiedOrQuotedLogicTableNeverHitsUnshardedTable(t *testing.T) {
+	for _, b := range covBackends(t, "spelling") {
+		t.Run(b.name, func(t *testing.T) {
+			w := openCovWorld(t, b)
+			// The pre-sharding table, made directly on the default data source.
+			if _, err := w.direct[0].Exec(`CREATE TABLE t_order (order_id BIGINT PRIMARY KEY, user_id BIGINT NOT NULL, status VARCHAR(16))`); err != nil {
+				t.Fatal(err)
+			}
+			routed := []string{
+				`INSERT INTO T_ORDER (order_id, user_id, status) VALUES (30, 2, 'a')`,
+			}
+			if b.name != "mariadb" { // a string to MySQL's grammar, refused
+				routed = append(routed, `INSERT INTO "T_ORDER" (order_id, user_id, status) VALUES (32, 2, 'b')`)
+			}
+			refused := []string{
+				`SELECT 1; INSERT INTO t_order (order_id, user_id, status) VALUES (40, 2, 'x')`,
+				`INSERT INTO t_x (k, v) SELECT 'z', status FROM t_order`,
+			}
+			switch b.name {
+			case "postgres":
+				routed = append(routed,
+					`INSERT INTO public.t_order (order_id, user_id, status) VALUES (34, 2, 'c')`,
+					`INSERT INTO "public"."T_Order" (order_id, user_id, status) VALUES (36, 2, 'd')`)
+				refused = append(refused,
+					`INSERT INTO U&"t\005forder" (order_id, user_id, status) VALUES (40, 2, 'x')`,
+					`INSERT INTO shardkey_cov_spelling_0.public.t_order (order_id, user_id, status) VALUES (40, 2, 'x')`,
+					`DO $$ BEGIN INSERT INTO t_order (order_id, user_id, status) VALUES (40, 2, 'x'); END $$`)
+			case "sqlite":
+				routed = append(routed,
+					`INSERT INTO main.t_order (order_id, user_id, status) VALUES (34, 2, 'c')`,
+					"INSERT INTO `T_Order` (order_id, user_id, status) VALUES (36, 2, 'd')",
+					`INSERT INTO [t_order] (order_id, user_id, status) VALUES (38, 2, 'e')`)
+			case "mariadb":
+				routed = append(routed,
+					"INSERT INTO `T_Order` (order_id, user_id, status) VALUES (34, 2, 'c')")
+				refused = append(refused,
+					`INSERT INTO "T_ORDER" (order_id, user_id, status) VALUES (40, 2, 'x')`)
+			}
+			for _, q := range routed {
+				if _, err := w.db.Exec(q); err != nil {
+					t.Errorf("%s: %v", q, err)
+				}
+			}
+			for _, q := range refused {
+				if _, err := w.db.Exec(q); !errors.Is(err, sqlhook.ErrUnsupported) && !errors.Is(err, sqlhook.ErrParse) {
+					t.Errorf("%s: %v, want a refusal", q, err)
+				}
+			}
+			if n := count(t, w.direct[0], "t_order"); n != 0 {
+				t.Errorf("the unsharded t_order of the default data source holds %d rows", n)
+			}
+			// Even order_ids and user 2: ds_0.t_order_0 has 20 and each routed row.
+			if got, want := len(w.rowsOf(t, 0, 0)), 1+len(routed); got != want {
+				t.Errorf("ds_0.t_order_0 holds %d rows, want %d: %v", got, want, w.rowsOf(t, 0, 0))
+			}
+		})
+	}
+}
