@@ -71,7 +71,8 @@ Text output is a table of counts per physical table, then the findings
    "totals": {"rows", "misplaced", "missingShardingValue", "unroutable",
      "duplicateKeys", "withoutKey"}}
 
-Keys and values are strings (exact for any integer), null for NULL;
+Keys and values are strings (exact for any integer; a composite key as
+"(part, part)" and its keyColumn as "a,b"), null for NULL;
 "tables" of a duplicate and "routesTo" name targets as DATASOURCE.TABLE.
 A progress bar goes to stderr when stderr is a terminal. Passwords in
 DSNs are never printed.
