@@ -421,3 +421,27 @@ func TestMySQLRefusesLogicTablesItDoesNotRoute(t *testing.T) {
 		"SELECT 1; SELECT * FROM t_order",
 	)
 }
+
+// DDL on a logic table runs on every physical table as written; renaming
+// or dropping a sharding column is refused (the rules shard by it).
+func TestMySQLDDLRunsOnEveryPhysicalTable(t *testing.T) {
+	h := mysqlTestHook(t, mysqlRulesYAML)
+	runMySQLCases(t, h, []mysqlCase{
+		{sql: "ALTER TABLE app_0.t_user ADD COLUMN note VARCHAR(10) DEFAULT 't_user' COMMENT 'x\\'y', RENAME COLUMN a TO b",
+			want: "ds_0: ALTER TABLE `t_user_0` ADD COLUMN note VARCHAR(10) DEFAULT 't_user' COMMENT 'x\\'y', RENAME COLUMN a TO b\n" +
+				"ds_0: ALTER TABLE `t_user_1` ADD COLUMN note VARCHAR(10) DEFAULT 't_user' COMMENT 'x\\'y', RENAME COLUMN a TO b\n"},
+		{sql: "CREATE TABLE IF NOT EXISTS `t_user` (id BIGINT PRIMARY KEY, user_id BIGINT, KEY t_user (user_id)) ENGINE=InnoDB /* t_user */",
+			want: "ds_0: CREATE TABLE IF NOT EXISTS `t_user_0` (id BIGINT PRIMARY KEY, user_id BIGINT, KEY t_user (user_id)) ENGINE=InnoDB /* t_user */\n" +
+				"ds_0: CREATE TABLE IF NOT EXISTS `t_user_1` (id BIGINT PRIMARY KEY, user_id BIGINT, KEY t_user (user_id)) ENGINE=InnoDB /* t_user */\n"},
+	})
+	mysqlRefused(t, h, ErrUnsupported,
+		"ALTER TABLE t_user RENAME COLUMN user_id TO uid",
+		"ALTER TABLE t_user CHANGE COLUMN user_id uid BIGINT",
+		"ALTER TABLE t_user DROP COLUMN user_id",
+		"ALTER TABLE t_order ADD COLUMN x INT, DROP COLUMN order_id",
+	)
+	runMySQLCases(t, h, []mysqlCase{
+		{sql: "ALTER TABLE t_user CHANGE user_id user_id BIGINT NOT NULL",
+			want: "ds_0: ALTER TABLE `t_user_0` CHANGE user_id user_id BIGINT NOT NULL\nds_0: ALTER TABLE `t_user_1` CHANGE user_id user_id BIGINT NOT NULL\n"},
+	})
+}

@@ -287,7 +287,9 @@ func (c *myCompiler) stmt(n ast.StmtNode) {
 				c.fail("renaming logic table %s", x.Table.Name.O)
 			}
 		}
-		c.table(x.Table, "")
+		if t := c.table(x.Table, ""); t >= 0 {
+			c.shardingColumnDDL(t, x.Specs)
+		}
 	case *ast.CreateIndexStmt:
 		c.p.kind = kindDDL
 		c.table(x.Table, "")
@@ -376,6 +378,31 @@ func (c *myCompiler) onDuplicateKeys(as []*ast.Assignment, t int) {
 	}
 	if err := c.h.upsertKeyChange(table.logic, fromInserted, nil); err != nil && c.err == nil {
 		c.err = err
+	}
+}
+
+// shardingColumnDDL refuses ALTER TABLE that renames or drops a sharding
+// column of table t: the rules would shard by a column that no longer
+// exists.
+func (c *myCompiler) shardingColumnDDL(t int, specs []*ast.AlterTableSpec) {
+	table := c.p.tables[t]
+	for _, spec := range specs {
+		if spec.OldColumnName == nil || !table.sharded || !c.h.isShardingColumn(table.key, spec.OldColumnName.Name.O) {
+			continue
+		}
+		old := spec.OldColumnName.Name.O
+		switch spec.Tp {
+		case ast.AlterTableDropColumn:
+			c.fail("dropping sharding column %s of %s: the rules shard by it", old, table.logic)
+		case ast.AlterTableRenameColumn:
+			if spec.NewColumnName != nil && !strings.EqualFold(spec.NewColumnName.Name.O, old) {
+				c.fail("renaming sharding column %s of %s: the rules shard by that name", old, table.logic)
+			}
+		case ast.AlterTableChangeColumn:
+			if len(spec.NewColumns) != 1 || !strings.EqualFold(spec.NewColumns[0].Name.Name.O, old) {
+				c.fail("renaming sharding column %s of %s: the rules shard by that name", old, table.logic)
+			}
+		}
 	}
 }
 
