@@ -100,9 +100,15 @@ func redactDSN(dsn string) string {
 			return u.String()
 		}
 	}
-	// MySQL form user:pass@tcp(host)/db
-	if at := strings.Index(dsn, "@"); at > 0 && !strings.Contains(dsn[:at], "/") {
-		if colon := strings.Index(dsn[:at], ":"); colon >= 0 {
+	// MySQL form user:pass@tcp(host)/db. As go-sql-driver/mysql reads it,
+	// the user info ends at the last '@' before the last '/', so a password
+	// may hold '@'.
+	end := strings.LastIndexByte(dsn, '/')
+	if end < 0 {
+		end = len(dsn)
+	}
+	if at := strings.LastIndexByte(dsn[:end], '@'); at > 0 {
+		if colon := strings.IndexByte(dsn[:at], ':'); colon >= 0 {
 			return dsn[:colon+1] + "xxxxx" + dsn[at:]
 		}
 	}
