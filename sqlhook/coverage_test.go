@@ -250,6 +250,14 @@ func TestMentionsLogicIsSoundOverApproximation(t *testing.T) {
 			t.Errorf("%s: the fast path would skip parsing", q)
 		}
 	}
+	// MySQL's dynamic SQL can spell a name with escapes, hex or a
+	// variable: its compiler must see every PREPARE and EXECUTE.
+	my := testHook(t, MySQL)
+	for _, q := range []string{`PREPARE s FROM 'DELETE FROM t_\dict'`, `PREPARE s FROM 0x44454c455445`, `execute immediate @q`} {
+		if !my.mentionsLogic(q) && !my.mayEscapeNames(q) {
+			t.Errorf("MySQL %s: the fast path would skip parsing", q)
+		}
+	}
 	// A name with a quote character is found written with it doubled.
 	if got := spellings([]string{`a"b`}); !strings.Contains(strings.Join(got, " "), `a""b`) {
 		t.Errorf("spellings(a\"b) = %q", got)

@@ -125,8 +125,8 @@ func (h *hook) compile(query string) (*plan, error) {
 		p, err = h.compilePG(query)
 	}
 	if err != nil && !mentions && errors.Is(err, ErrParse) {
-		// Parsed only for its escapes: what PostgreSQL's own grammar
-		// cannot read, the server refuses too.
+		// Parsed only in case of escapes: a text the grammar cannot read
+		// goes to the server as before, which reports its own error.
 		return passthroughPlan, nil
 	}
 	if err != nil {
@@ -191,15 +191,21 @@ func (h *hook) mentionsLogic(query string) bool {
 	return false
 }
 
-// mayEscapeNames reports whether query could spell a name with escapes
-// the substring test cannot see: PostgreSQL's U&"..." identifiers and
-// U&'...' strings, and backslash escapes in E'...' strings (a body or a
-// function argument). SQLite and MySQL identifiers have no escapes.
+// mayEscapeNames reports whether query could spell a name in a way the
+// substring test cannot see, so that the compiler must look: PostgreSQL's
+// U&"..." identifiers and U&'...' strings, and backslash escapes in
+// strings (a body or a function argument); MySQL's PREPARE and EXECUTE
+// (IMMEDIATE), whose SQL text may be escaped, hex or a variable. SQLite
+// has no escapes and no dynamic SQL.
 func (h *hook) mayEscapeNames(query string) bool {
-	if h.dialect != PostgreSQL {
-		return false
+	switch h.dialect {
+	case PostgreSQL:
+		return strings.Contains(query, `\`) || strings.Contains(query, "U&") || strings.Contains(query, "u&")
+	case MySQL:
+		low := strings.ToLower(query)
+		return strings.Contains(low, "prepare") || strings.Contains(low, "execute")
 	}
-	return strings.Contains(query, `\`) || strings.Contains(query, "U&") || strings.Contains(query, "u&")
+	return false
 }
 
 // classify says what a table name is to the router.
