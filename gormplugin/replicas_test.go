@@ -497,3 +497,44 @@ func TestReplicasUnderConcurrentReadsAndWrites(t *testing.T) {
 		t.Errorf("after the run: r_0 %d, r_1 %d, w_0 %d, w_1 %d rows", len(e.notes(t, "r_0")), len(e.notes(t, "r_1")), len(e.notes(t, "w_0")), len(e.notes(t, "w_1")))
 	}
 }
+
+// A transaction begun on a group's write database belongs to that group:
+// its writes and reads stay there, and a statement for the other group is
+// refused.
+func TestTransactionOnGroupWriteDatabaseStaysInItsGroup(t *testing.T) {
+	for _, e := range rwEnvs(t) {
+		t.Run(e.name, func(t *testing.T) {
+			db := e.gormOn(t, "w_0")
+			if err := e.useRules(t, db, rwRules); err != nil {
+				t.Fatal(err)
+			}
+			e.seedReplica(t, "r_0", 1, 2, "replica")
+			var seen []string
+			err := db.Transaction(func(tx *gorm.DB) error {
+				if err := tx.Create(&RWOrder{UserID: 2, Note: "in-tx"}).Error; err != nil {
+					return err
+				}
+				return tx.Model(&RWOrder{}).Where("user_id = ?", 2).Order("id").Pluck("note", &seen).Error
+			})
+			if err != nil {
+				t.Fatalf("transaction on ds_0's write database: %v", err)
+			}
+			if !slices.Equal(seen, []string{"in-tx"}) {
+				t.Errorf("read in the transaction saw %q, want the write database's [in-tx]", seen)
+			}
+			err = db.Transaction(func(tx *gorm.DB) error {
+				return tx.Create(&RWOrder{UserID: 3, Note: "other-group"}).Error
+			})
+			if err == nil {
+				t.Fatal("a transaction on ds_0 wrote a row of ds_1")
+			}
+			for _, ds := range rwPhysical {
+				got := e.notes(t, ds)
+				want := map[string][]string{"w_0": {"in-tx"}, "r_0": {"replica"}}[ds]
+				if !slices.Equal(got, want) {
+					t.Errorf("%s holds %q, want %q", ds, got, want)
+				}
+			}
+		})
+	}
+}

@@ -175,6 +175,9 @@ func (p *Plugin) txEnding(db *gorm.DB) {
 // txDataSource is the data source whose pool the *gorm.DB was opened on.
 // With PrepareStmt, GORM wraps that pool in a *gorm.PreparedStmtDB.
 func (p *Plugin) txDataSource(db *gorm.DB) string {
+	if ds, ok := p.groupOfPool(db.Config.ConnPool); ok {
+		return ds // opened on a readwrite-splitting group's write database
+	}
 	own := db.Config.ConnPool
 	if ps, ok := own.(*gorm.PreparedStmtDB); ok && ps != nil {
 		own = ps.ConnPool
