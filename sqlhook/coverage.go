@@ -16,11 +16,6 @@ import (
 // runs. This file holds what every dialect's check shares; pg_coverage.go
 // is the PostgreSQL and SQLite check.
 
-// LogicNames is the lower-case names of the sharded and broadcast tables
-// the coverage check looks for (the router matches names without regard to
-// case, quoted or not).
-func (h *hook) logicNames() []string { return h.logic }
-
 // isLogicName reports whether an identifier's value (unquoted, as the
 // dialect reads it) names a sharded or broadcast table.
 func (h *hook) isLogicName(name string) bool {
@@ -37,7 +32,7 @@ func (h *hook) isLogicName(name string) bool {
 func (h *hook) mentionedName(s string) string {
 	low := strings.ToLower(s)
 	if strings.Contains(low, "u&") {
-		return "a Unicode-escaped name (U&)"
+		return "(spelled with U& escapes)" // a name sqlhook does not decode here
 	}
 	for _, text := range []string{low, strings.ToLower(unescapeBackslashes(s))} {
 		for _, name := range h.logic {
