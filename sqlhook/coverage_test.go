@@ -185,6 +185,7 @@ func TestLogicNameOutsideTablePositionIsAllowed(t *testing.T) {
 		`SELECT E'C:\\t_order' FROM t_x`,
 		`SELECT count(*) FILTER (WHERE a > 1) FROM t_x`,
 		`NOTIFY t_order`,
+		`ALTER TABLE t_x RENAME COLUMN t_order TO t_dict`,
 	}
 	for _, d := range []Dialect{PostgreSQL, SQLite} {
 		h := testHook(t, d)

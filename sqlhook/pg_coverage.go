@@ -259,6 +259,9 @@ func (w *pgCoverWalk) field(m protoreflect.Message, field, v string) {
 		return
 	}
 	key := msgName(m) + "." + field
+	if r, ok := m.Interface().(*pg.RenameStmt); ok && r.RenameType == pg.ObjectType_OBJECT_COLUMN && (field == "subname" || field == "newname") {
+		key = "ColumnDef.colname" // RENAME COLUMN: column names
+	}
 	switch {
 	case key == "RangeVar.relname":
 		rv := m.Interface().(*pg.RangeVar)
