@@ -199,6 +199,17 @@
 //     a field GORM may not write), or whose zero value the database would
 //     replace with a default expression; a default: tag value and
 //     autoCreateTime are applied before routing, as GORM applies them.
+//   - A time.Time sharding value (in a created row, an assignment or a
+//     WHERE clause) whose UTC offset differs from WithTimeLocation's
+//     (UTC unless given): ErrTimeLocation. A time routes by its wall
+//     clock, and drivers store different wall clocks for one time.Time
+//     (go-sql-driver/mysql converts it to its DSN's loc, pgx writes a
+//     timestamp column with its own wall clock, a timestamptz with its
+//     instant); in that location all of them store the wall clock it
+//     routes by. Give WithTimeLocation the MySQL DSN's loc.
+//   - Raw SQL (Exec, Raw) naming a physical table of a sharded table
+//     that may write (ErrUnsupported): it would run unchecked on the
+//     default data source. A raw read of a physical table runs there.
 //   - A BeforeCreate hook that changes a row's sharding values after
 //     routing (ErrUnsupported): the transaction is already on the first
 //     target's data source. Set sharding values before Create.

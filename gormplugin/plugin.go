@@ -5,6 +5,7 @@ import (
 	"log/slog"
 	"strings"
 	"sync"
+	"time"
 
 	"gorm.io/gorm"
 
@@ -20,7 +21,8 @@ type Plugin struct {
 	pools   map[string]gorm.ConnPool
 	logger  *slog.Logger
 	scatter bool
-	err     error // a construction problem, returned by Initialize (db.Use)
+	timeLoc *time.Location // WithTimeLocation (timeloc.go); nil is UTC
+	err     error          // a construction problem, returned by Initialize (db.Use)
 
 	keyed keyedModels    // per-model key-fill decisions (keyfill.go)
 	query func(*gorm.DB) // GORM's query callback, which mergeQuery runs per target (route.go)

@@ -266,6 +266,9 @@ func (p *Plugin) planCreate(db *gorm.DB, table string) (routed, error) {
 	if err != nil {
 		return routed{}, err
 	}
+	if err := p.checkRowTimes(table, rows); err != nil {
+		return routed{}, err
+	}
 	r := routed{logic: table}
 	byTarget := map[shardconf.Target]int{}
 	for i, vals := range rows {
@@ -558,6 +561,9 @@ func (p *Plugin) routeByWhere(db *gorm.DB, kind stmtKind) {
 // planWhere routes a statement by its WHERE clause (and a model's keys);
 // for an UPDATE it also checks the sharding columns its SET assigns.
 func (p *Plugin) planWhere(db *gorm.DB, view *gorm.Statement, table, phys string, query bool) (routed, error) {
+	if err := p.checkWhereTimes(view, table); err != nil {
+		return routed{}, err
+	}
 	disjuncts := whereDisjuncts(view, table)
 	// GORM appends a model's key conditions to the WHERE clause, which it
 	// writes without parentheses: "a OR b AND key" is a OR (b AND key),
@@ -978,7 +984,7 @@ func (p *Plugin) routeRaw(db *gorm.DB) {
 	if db.Error != nil || migratingTarget(db) {
 		return
 	}
-	if p.mentionsSharded(db.Statement.SQL.String()) {
+	if sql := db.Statement.SQL.String(); p.mentionsSharded(sql) || p.writesPhysical(sql) {
 		p.fail(db, fmt.Errorf("%w: raw SQL on a sharded table; use GORM's query builder, or open the database through sqlhook, which parses SQL", ErrUnsupported))
 	}
 }
@@ -995,6 +1001,25 @@ func (p *Plugin) mentionsSharded(text string) bool {
 	}
 	return false
 }
+
+// writesPhysical reports whether raw SQL names a physical table of a
+// sharded table and may write ("UPDATE t_order_1 SET user_id = ..."): it
+// would run unchecked on the default data source and could leave a row
+// in a table its values do not route to. A raw read of a physical table
+// reads just that table and is left alone. Any word that may make the
+// statement write counts (a false positive only refuses).
+func (p *Plugin) writesPhysical(text string) bool {
+	physical, writes := false, false
+	for _, w := range wordRE.FindAllString(text, -1) {
+		lw := strings.ToLower(w)
+		physical = physical || p.keyed.logic[lw] != "" || p.keyed.ambiguous[lw]
+		writes = writes || rawWriteWords[lw]
+	}
+	return physical && writes
+}
+
+var rawWriteWords = map[string]bool{"insert": true, "update": true, "delete": true, "replace": true, "merge": true,
+	"upsert": true, "truncate": true, "alter": true, "drop": true, "rename": true, "load": true, "call": true, "do": true}
 
 func routedOf(db *gorm.DB) (routed, bool) {
 	v, ok := db.Statement.Settings.Load(targetsKey)

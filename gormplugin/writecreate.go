@@ -125,6 +125,9 @@ func (p *Plugin) checkCreate(db *gorm.DB, table string, r routed) error {
 		if a.expr != "" {
 			return keyChange(table, a, "an upsert assigns an expression to a sharding column")
 		}
+		if err := p.checkTime(table, a.column, a.value); err != nil {
+			return err
+		}
 	}
 	known := p.conflictColumns(db, oc)
 	rows, err := rowValues(db, p.rules.ShardingColumns(table))

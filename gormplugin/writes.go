@@ -140,6 +140,9 @@ func (p *Plugin) checkAssigns(table string, targets []shardconf.Target, groups [
 		if a.expr != "" {
 			return keyChange(table, a, "an expression assigned to a sharding column cannot be routed")
 		}
+		if err := p.checkTime(table, a.column, a.value); err != nil {
+			return err
+		}
 	}
 	if len(targets) != 1 {
 		return keyChange(table, assigns[0], fmt.Sprintf("the statement reaches %d tables", len(targets)))
