@@ -3,6 +3,7 @@ package sqlhook
 import (
 	"database/sql/driver"
 	"slices"
+	"strings"
 	"sync"
 )
 
@@ -39,6 +40,9 @@ type sessClass struct {
 	// sources in the transaction and those outside it would differ.
 	transactional bool
 	why           string // for sessRefuse
+	// lexMode: the refusal is of a change to how the server reads later
+	// statements (session_lexmode.go), refused with one data source too.
+	lexMode bool
 }
 
 func sessRefused(why string) sessClass { return sessClass{kind: sessRefuse, why: why} }
@@ -115,7 +119,9 @@ func classifySession(d Dialect, q string) sessClass {
 		return classifyOne(d, parts[0])
 	}
 	for _, p := range parts {
-		if cls := classifyOne(d, p); cls.kind != sessNone {
+		if cls := classifyOne(d, p); cls.lexMode {
+			return cls
+		} else if cls.kind != sessNone {
 			return sessRefused("a string of several statements changes session state; send that statement on its own")
 		}
 	}
@@ -124,6 +130,9 @@ func classifySession(d Dialect, q string) sessClass {
 
 // classifyOne classifies one statement's tokens.
 func classifyOne(d Dialect, toks []sessToken) sessClass {
+	if cls, refused := classifyLexMode(d, toks); refused {
+		return cls
+	}
 	first := tokWordAt(toks, 0)
 	switch first {
 	case "set":
@@ -135,6 +144,10 @@ func classifyOne(d Dialect, toks []sessToken) sessClass {
 	case "use":
 		if d == MySQL {
 			return sessRefused("USE would change the database of one data source's connection; each data source is its own database")
+		}
+	case "update":
+		if d == PostgreSQL && slices.ContainsFunc(toks, func(t sessToken) bool { return t.kind == slWord && t.text == "pg_settings" }) {
+			return sessRefused("UPDATE pg_settings is SET on one data source's connection; use SET")
 		}
 	case "discard":
 		if d == PostgreSQL {
@@ -260,7 +273,8 @@ func scanSessionUse(d Dialect, toks []sessToken) sessClass {
 			return sessRefused("a temporary table exists on one data source's connection only")
 		case t.kind == slSysVar && perStatementVars[t.text]:
 			return sessRefused("@@" + t.text + " describes the last statement on one data source's connection, whichever data source it ran on")
-		case t.kind == slWord && perConnFuncs[t.text] && tokOpAt(toks, i+1, "("):
+		case (t.kind == slWord || t.kind == slQuoted) && perConnFuncs[strings.ToLower(t.text)] && tokOpAt(toks, i+1, "("):
+			// A quoted name ("set_config"(...)) calls the same function.
 			return sessRefused(t.text + "() answers for the connection to one data source, whichever the last statement reached; use RETURNING or the Result instead")
 		}
 	}

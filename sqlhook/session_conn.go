@@ -28,10 +28,16 @@ func (c *conn) control(ctx context.Context, query string, r *routed, s *stmt, as
 			return nil, true, err
 		}
 	}
-	if len(c.cn.names) < 2 || c.cn.h == nil {
+	if c.cn.h == nil {
 		return nil, false, nil
 	}
 	cls := c.cn.sessions.get(c.cn.h.dialect, query)
+	if cls.lexMode {
+		return nil, true, &StatementError{SQL: query, Err: &sessionStateError{why: cls.why}}
+	}
+	if len(c.cn.names) < 2 {
+		return nil, false, nil
+	}
 	switch cls.kind {
 	case sessNone:
 		return nil, false, nil

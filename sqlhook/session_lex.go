@@ -18,7 +18,7 @@ type sessTokKind uint8
 const (
 	slWord    sessTokKind = iota + 1 // unquoted identifier or keyword; text lower-cased
 	slQuoted                         // quoted identifier; text as written inside the quotes
-	slString                         // string literal (text not kept)
+	slString                         // string literal; text as written between the quotes
 	slNumber                         // numeric literal
 	slParam                          // placeholder: ?, $1, :name, SQLite's @name
 	slUserVar                        // MySQL @name, @'name', @`name`
@@ -66,14 +66,14 @@ func sessLex(d Dialect, q string) ([]sessToken, error) {
 			if err != nil {
 				return toks, err
 			}
-			toks = append(toks, sessToken{kind: slString})
+			toks = append(toks, sessToken{kind: slString, text: q[i+1 : i+n-1]})
 			i += n
 		case c == '"' && d == MySQL:
 			n, err := slQuotedLen(q[i:], '"', true)
 			if err != nil {
 				return toks, err
 			}
-			toks = append(toks, sessToken{kind: slString})
+			toks = append(toks, sessToken{kind: slString, text: q[i+1 : i+n-1]})
 			i += n
 		case c == '"' || c == '`' || c == '[' && d == SQLite:
 			closer := c

@@ -17,7 +17,11 @@ var (
 	// statement changes or depends on per-connection state that sqlhook
 	// cannot keep the same on every data source (a temporary table, USE, a
 	// user variable assigned outside SET, LAST_INSERT_ID(), ...). Nothing
-	// was sent. It also matches ErrUnsupported.
+	// was sent. It also matches ErrUnsupported. With one data source as
+	// with several, it refuses a change to how the server reads later
+	// statements (sql_mode ANSI_QUOTES or NO_BACKSLASH_ESCAPES, a GBK or
+	// SJIS client character set, standard_conforming_strings off):
+	// sqlhook would read their text differently from the server.
 	ErrSessionState = errors.New("sqlhook: session state across data sources")
 )
 
