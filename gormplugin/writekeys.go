@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"reflect"
+	"slices"
 	"strings"
 
 	"gorm.io/gorm"
@@ -200,8 +201,27 @@ func (p *Plugin) refuseKeysElsewhere(db *gorm.DB, table string, r routed, cols [
 			p.fail(db, fmt.Errorf("%w: gormplugin: a row of %s with this primary key is in %s; this row routes to %s", gorm.ErrDuplicatedKey, table, *where, g.target))
 			return
 		}
-		p.fail(db, keyChange(table, keyAssign{column: p.rules.ShardingColumns(table)[0], value: fmt.Sprint(keys[0]...)},
-			fmt.Sprintf("an upsert of a row whose primary key is in %s, while its sharding values route to %s", *where, g.target)))
+		p.fail(db, keyChange(table, p.movedValue(db, table, cols, g.rows),
+			fmt.Sprintf("an upsert of a row whose primary key %v is in %s, while its sharding values route to %s", fmt.Sprint(keys[0]...), *where, g.target)))
 		return
 	}
+}
+
+// movedValue names, for the error, the sharding column that is not part
+// of the primary key (the one that moved the row) and the first row's
+// value of it.
+func (p *Plugin) movedValue(db *gorm.DB, table string, pkCols []string, rowIdx []int) keyAssign {
+	shard := p.rules.ShardingColumns(table)
+	col := shard[0]
+	for _, c := range shard {
+		if !slices.ContainsFunc(pkCols, func(k string) bool { return strings.EqualFold(k, c) }) {
+			col = c
+			break
+		}
+	}
+	a := keyAssign{column: col, value: "?"}
+	if rows, err := rowValues(db, []string{col}); err == nil && len(rowIdx) > 0 && rowIdx[0] < len(rows) {
+		a.value = rows[rowIdx[0]][col]
+	}
+	return a
 }

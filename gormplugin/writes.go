@@ -121,7 +121,11 @@ func assignedColumn(stmt *gorm.Statement, c clause.Column) string {
 func keyChange(table string, a keyAssign, why string) error {
 	v := a.expr
 	if v == "" {
-		v = fmt.Sprint(a.value)
+		plain, ok := plainValue(a.value) // a *int64 or sql.NullInt64 as the value it sends
+		if !ok {
+			plain = a.value
+		}
+		v = fmt.Sprint(plain)
 	}
 	re := &shardconf.RouteError{Table: table, Column: a.column, Value: v, Err: shardconf.ErrShardingKeyChange}
 	return fmt.Errorf("%w: %w (%s; delete the row and create it again)", ErrUnsupported, re, why)
@@ -376,6 +380,12 @@ func (p *Plugin) refuseIfMoved(db *gorm.DB, table string, at shardconf.Target) {
 	}
 	if where != nil {
 		col := p.rules.ShardingColumns(table)[0]
+		for _, c := range p.rules.ShardingColumns(table) { // name the column that moved the row, not the key
+			if !slices.ContainsFunc(stmt.Schema.PrimaryFieldDBNames, func(k string) bool { return strings.EqualFold(k, c) }) {
+				col = c
+				break
+			}
+		}
 		var v any
 		if f := stmt.Schema.LookUpField(col); f != nil {
 			v, _ = f.ValueOf(stmt.Context, rv)
