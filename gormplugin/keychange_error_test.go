@@ -38,7 +38,7 @@ func TestKeyChangeErrorNamesTheMovedColumnAndValue(t *testing.T) {
 				}
 			}
 			a, b := rows[1], rows[2] // both end up in ds_0
-			a.UserID = 2 // ds_1 -> ds_0
+			a.UserID = 2             // ds_1 -> ds_0
 			check("Save of a slice with a moved row", e.db.Save([]*ShardedOrder{&a, &b}).Error, "2")
 			var p PtrOrder
 			if err := e.db.Where("user_id = ? AND id = ?", 1, rows[1].ID).First(&p).Error; err != nil {
