@@ -113,6 +113,9 @@ func (p *Plugin) Initialize(db *gorm.DB) error {
 	if err := p.prepareReadWrite(db); err != nil {
 		return err
 	}
+	if err := p.adoptDSNLocation(db); err != nil { // timeloc.go
+		return err
+	}
 	if err := p.registerKeyFill(db); err != nil {
 		return err
 	}

@@ -242,3 +242,49 @@ func TestTimeLocationOnPostgresTimestampAndTimestamptz(t *testing.T) {
 		})
 	}
 }
+
+// TestTimeLocationTakenFromMySQLDSN: a *gorm.DB opened from a DSN with
+// loc=Etc/GMT-8 (UTC+8) routes times in that location without the
+// option: a +08:00 time goes to, and is stored in, the table its wall
+// clock routes to, and a UTC time (which the driver would store 8 hours
+// later) is refused. A WithTimeLocation naming another location fails
+// db.Use.
+func TestTimeLocationTakenFromMySQLDSN(t *testing.T) {
+	cfg, err := gomysql.ParseDSN(dbtest.MySQL(t, "gadv_time_dsn"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	check := reopen(t, mysql.Open(cfg.FormatDSN()), nil) // loc UTC: the stored wall clock
+	gmt8, err := time.LoadLocation("Etc/GMT-8")
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg.Loc = gmt8
+	dsn := cfg.FormatDSN()
+	rules := rulesOf(t, timeRules)
+	other := reopen(t, mysql.Open(dsn), nil)
+	if err := other.Use(gormplugin.New(nil, gormplugin.WithRules(rules), gormplugin.WithTimeLocation(time.UTC))); err == nil {
+		t.Fatal("WithTimeLocation(UTC) on a DSN with loc=Etc/GMT-8 was accepted")
+	}
+	db := reopen(t, mysql.Open(dsn), nil)
+	if err := db.Use(gormplugin.New(nil, gormplugin.WithRules(rules))); err != nil {
+		t.Fatal(err)
+	}
+	if err := db.AutoMigrate(&TimedEvent{}); err != nil {
+		t.Fatal(err)
+	}
+	at := time.Date(2024, 2, 1, 3, 30, 0, 0, cst)
+	if err := db.Create(&TimedEvent{Created: at}).Error; err != nil {
+		t.Fatal(err)
+	}
+	if err := db.Create(&TimedEvent{Created: at.UTC()}).Error; !errors.Is(err, gormplugin.ErrTimeLocation) {
+		t.Fatalf("a UTC time with a DSN loc of UTC+8: %v, want ErrTimeLocation", err)
+	}
+	var feb []TimedEvent
+	if err := check.Table("t_events_202402").Find(&feb).Error; err != nil || len(feb) != 1 {
+		t.Fatalf("February's table: %v %v", feb, err)
+	}
+	if n := storedEvents(t, check, rules, time.UTC); n != 1 {
+		t.Fatalf("%d rows, want 1", n)
+	}
+}

@@ -29,6 +29,12 @@ var ErrTimeLocation = errors.New("gormplugin: time sharding value in another loc
 // (ErrTimeLocation) in a created row, an assignment and a WHERE clause,
 // rather than converted, which would be right for some drivers and put
 // the row in the wrong table for others. Convert with t.In(loc) first.
+//
+// A *gorm.DB opened with gorm.io/driver/mysql from a DSN gives its loc
+// when this option is not given; given, it must name the same location,
+// else db.Use fails (a UTC time would be stored at loc's wall clock).
+// Pools given by WithDataSources cannot be read: give their DSNs the same
+// loc.
 func WithTimeLocation(loc *time.Location) Option { return func(p *Plugin) { p.timeLoc = loc } }
 
 // location is where time sharding values must be.
@@ -174,4 +180,51 @@ func (p *Plugin) timeSharded(stmt *gorm.Statement, table string) bool {
 		}
 	}
 	return false
+}
+
+// adoptDSNLocation takes the location from the MySQL DSN db was opened
+// with (see WithTimeLocation), or refuses a WithTimeLocation that differs
+// from it.
+func (p *Plugin) adoptDSNLocation(db *gorm.DB) error {
+	loc := dsnLocation(db.Dialector)
+	switch {
+	case loc == nil:
+		return nil
+	case p.timeLoc == nil:
+		p.timeLoc = loc
+		return nil
+	case p.timeLoc != loc && p.timeLoc.String() != loc.String():
+		return fmt.Errorf("gormplugin: WithTimeLocation(%s) differs from the MySQL DSN's loc %s, in which the driver stores times", p.timeLoc, loc)
+	}
+	return nil
+}
+
+// dsnLocation is the loc of the go-sql-driver/mysql DSN a
+// gorm.io/driver/mysql Dialector holds (Config.DSNConfig.Loc), read by
+// reflection so that the plugin does not import the MySQL driver; nil
+// when there is none (another dialect, a dialector built on a pool).
+func dsnLocation(d gorm.Dialector) *time.Location {
+	if d == nil || d.Name() != "mysql" {
+		return nil
+	}
+	v := reflect.ValueOf(d)
+	for _, name := range []string{"Config", "DSNConfig", "Loc"} {
+		for v.Kind() == reflect.Pointer || v.Kind() == reflect.Interface {
+			if v.IsNil() {
+				return nil
+			}
+			v = v.Elem()
+		}
+		if v.Kind() != reflect.Struct {
+			return nil
+		}
+		if v = v.FieldByName(name); !v.IsValid() {
+			return nil
+		}
+	}
+	if !v.CanInterface() {
+		return nil
+	}
+	loc, _ := v.Interface().(*time.Location)
+	return loc
 }
