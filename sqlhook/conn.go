@@ -270,7 +270,9 @@ func (p connNamedValueChecker) CheckNamedValue(nv *driver.NamedValue) error {
 //		return err
 //	})
 //
-// Statements sent on it are not routed.
+// Statements sent on it are not routed. During a transaction of the
+// sqlhook conn, the data source's transaction is begun first (it begins
+// lazily), so that what is sent on it belongs to the transaction.
 func Unwrap(driverConn any) (driver.Conn, error) {
 	c, err := hookConn(driverConn)
 	if err != nil {
@@ -279,7 +281,7 @@ func Unwrap(driverConn any) (driver.Conn, error) {
 	if c.conns == nil {
 		return nil, driver.ErrBadConn
 	}
-	return c.def, nil
+	return c.rawConn(context.Background(), c.cn.defaultDS)
 }
 
 // UnwrapDataSource is Unwrap for the data source called name, whose
@@ -289,7 +291,22 @@ func UnwrapDataSource(ctx context.Context, driverConn any, name string) (driver.
 	if err != nil {
 		return nil, err
 	}
-	return c.dsConn(ctx, name)
+	return c.rawConn(ctx, name)
+}
+
+// rawConn returns the conn to data source ds for statements sqlhook
+// does not see. In a transaction it reaches ds as a statement would
+// (refused across data sources without WithMultiSourceTx): a statement
+// sent before the data source's transaction began would run outside
+// it, and stay when the transaction rolls back.
+func (c *conn) rawConn(ctx context.Context, ds string) (driver.Conn, error) {
+	if c.tx == nil {
+		return c.dsConn(ctx, ds)
+	}
+	if err := c.prepareUnits(ctx, "(raw connection of data source "+ds+")", []unit{{ds: ds}}); err != nil {
+		return nil, err
+	}
+	return c.conns[ds], nil
 }
 
 func hookConn(driverConn any) (*conn, error) {

@@ -141,6 +141,14 @@ func (t *tx) savepoint(ctx context.Context, query string, r *routed, s *stmt, as
 	u := r.units[0]
 	res, done, err := t.c.runEach(ctx, sortedKeys(t.begun), u, s, asQuery)
 	if err != nil {
+		if len(done) == 0 && !known {
+			// A savepoint no data source has (a ROLLBACK TO or RELEASE
+			// of a name never set) failed where it was sent first and
+			// ran nowhere: the transaction goes on as on the bare
+			// driver (on PostgreSQL it fails until ROLLBACK TO).
+			t.c.statementFailed(err)
+			return nil, err
+		}
 		if len(done) > 0 || sp.kind == spRollback && t.c.cn.opts.multiSourceTx {
 			t.broken = fmt.Errorf("%s succeeded on %d data source(s) (%s) and failed on another: %v",
 				strings.ToUpper(query), len(done), strings.Join(done, ", "), err)

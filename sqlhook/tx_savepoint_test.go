@@ -254,8 +254,10 @@ func TestLateJoiningDataSourceGetsPendingSavepoints(t *testing.T) {
 			}
 			wantOrders(t, b, []int64{2}, []int64{5})
 
-			// ROLLBACK TO b, released before ds_1 joined, fails; in a
-			// transaction across data sources that aborts it.
+			// ROLLBACK TO b, released before ds_1 joined, fails on the
+			// first data source and runs nowhere: the transaction goes on
+			// as on the bare driver (PostgreSQL: aborted until ROLLBACK
+			// TO, so Commit rolls back; MariaDB, SQLite: usable).
 			tx, err = db.Begin()
 			if err != nil {
 				t.Fatal(err)
@@ -268,10 +270,17 @@ func TestLateJoiningDataSourceGetsPendingSavepoints(t *testing.T) {
 			if _, err := tx.Exec(`ROLLBACK TO SAVEPOINT b`); err == nil {
 				t.Fatal("ROLLBACK TO a released savepoint succeeded")
 			}
-			if err := tx.Commit(); !errors.Is(err, sqlhook.ErrTxAborted) {
-				t.Errorf("Commit after a failed ROLLBACK TO: %v, want ErrTxAborted", err)
+			if b.name == "postgres" {
+				if err := tx.Commit(); !errors.Is(err, sqlhook.ErrTxAborted) {
+					t.Errorf("Commit after a failed ROLLBACK TO: %v, want ErrTxAborted", err)
+				}
+				wantOrders(t, b, []int64{2}, []int64{5})
+				return
 			}
-			wantOrders(t, b, []int64{2}, []int64{5})
+			if err := tx.Commit(); err != nil {
+				t.Errorf("Commit after a ROLLBACK TO that ran nowhere: %v", err)
+			}
+			wantOrders(t, b, []int64{2, 7}, []int64{5, 6})
 		})
 	}
 }
@@ -381,4 +390,42 @@ func TestPostgresFailedStatementAbortsTransactionAcrossDataSources(t *testing.T)
 		t.Errorf("Commit: %v, want ErrTxAborted", err)
 	}
 	wantOrders(t, b, []int64{}, []int64{101})
+}
+
+// ROLLBACK TO or RELEASE of a savepoint never set fails on the first
+// data source and runs nowhere else, so the transaction goes on as on
+// the bare driver: usable on MariaDB and SQLite; on PostgreSQL aborted
+// until a ROLLBACK TO an existing savepoint, which recovers it.
+func TestUnknownSavepointLeavesTransactionAsTheDriver(t *testing.T) {
+	for _, b := range txBackends(t, "tadv_spunknown") {
+		t.Run(b.name, func(t *testing.T) {
+			db := b.open(t, sqlhook.WithMultiSourceTx())
+			tx, err := db.Begin()
+			if err != nil {
+				t.Fatal(err)
+			}
+			mustTx(t, tx, `SAVEPOINT a`)
+			b.insertOrder(t, tx, 2, 0)
+			b.insertOrder(t, tx, 3, 1)
+			for _, q := range []string{`ROLLBACK TO SAVEPOINT nosuch`, `RELEASE SAVEPOINT nosuch`} {
+				if _, err := tx.Exec(q); err == nil || errors.Is(err, sqlhook.ErrTxAborted) {
+					t.Fatalf("%s: %v, want the database's error", q, err)
+				}
+				if b.name == "postgres" {
+					if _, err := tx.Exec(b.q(`INSERT INTO t_order (order_id, user_id, status) VALUES (?, ?, 'x')`), 7, 1); !errors.Is(err, sqlhook.ErrTxAborted) {
+						t.Errorf("PostgreSQL statement after %s: %v, want ErrTxAborted", q, err)
+					}
+					mustTx(t, tx, `ROLLBACK TO SAVEPOINT a`)
+					b.insertOrder(t, tx, 2, 0)
+					b.insertOrder(t, tx, 3, 1)
+				}
+			}
+			b.insertOrder(t, tx, 4, 0)
+			b.insertOrder(t, tx, 5, 1)
+			if err := tx.Commit(); err != nil {
+				t.Fatal(err)
+			}
+			wantOrders(t, b, []int64{2, 4}, []int64{3, 5})
+		})
+	}
 }
