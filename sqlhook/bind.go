@@ -429,6 +429,11 @@ func (h *hook) bindInsert(ctx context.Context, p *plan, args []driver.NamedValue
 			}
 			groups[g] = append(groups[g], r)
 		}
+		for _, t := range targets {
+			if p.pinned != "" && !strings.EqualFold(t.Table, p.pinned) {
+				return nil, fmt.Errorf("%w: a row inserted into physical table %s routes to %s.%s", ErrUnsupported, p.pinned, t.DataSource, t.Table)
+			}
+		}
 		if len(targets) > 1 && ins.single != "" {
 			return nil, fmt.Errorf("%w: %s, but its rows route to %d targets", ErrUnsupported, ins.single, len(targets))
 		}

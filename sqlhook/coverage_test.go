@@ -349,3 +349,28 @@ func TestUpdateRefusesShardingKeyChange(t *testing.T) {
 		}
 	}
 }
+
+// An INSERT into a physical table named directly is routed by its rows:
+// each must route to a table of that name (it then goes to that table's
+// data source, not the default one); an UPDATE of a physical table may not
+// assign a sharding column, which sqlhook cannot check there.
+func TestPhysicalTableWriteNeverMisplacesRow(t *testing.T) {
+	for _, d := range []Dialect{PostgreSQL, SQLite} {
+		h := testHook(t, d)
+		r := mustRoute(t, h, `INSERT INTO t_order_1 (user_id, order_id, status) VALUES (1, 3, 'a')`)
+		if len(r.units) != 1 || r.units[0].ds != "ds_1" || !strings.Contains(r.units[0].sql, `"t_order_1"`) {
+			t.Errorf("%v: physical insert routed as %s", d, show(r))
+		}
+		for _, q := range []string{
+			`INSERT INTO t_order_0 (user_id, order_id, status) VALUES (1, 3, 'a')`,
+			`INSERT INTO t_order_1 (user_id, order_id) VALUES (1, 3), (2, 4)`,
+		} {
+			if _, err := h.route(q, nil); !errors.Is(err, ErrUnsupported) {
+				t.Errorf("%v %s: %v, want ErrUnsupported", d, q, err)
+			}
+		}
+		if _, err := h.route(`UPDATE t_order_0 SET user_id = 2 WHERE order_id = 4`, nil); !errors.Is(err, shardconf.ErrShardingKeyChange) {
+			t.Errorf("%v: UPDATE of a physical table's sharding column: %v", d, err)
+		}
+	}
+}

@@ -23,7 +23,8 @@ type hook struct {
 	logic     []string // lower-case names of sharded and broadcast tables
 	spell     []string // how they can appear in a statement's text (spellings)
 	shardCols map[string][]string
-	partners  sync.Map // "a\x00b" -> map[shardconf.Target]shardconf.Target
+	physical  map[string]string // physical table name (lower case) -> its sharded logic table
+	partners  sync.Map          // "a\x00b" -> map[shardconf.Target]shardconf.Target
 }
 
 // newHook compiles what routing needs. sources are the data source names
@@ -58,7 +59,41 @@ func newHook(r *shardconf.Router, sources []string, defaultDS string, d Dialect,
 		}
 	}
 	h.spell = spellings(h.logic)
+	h.physical = physicalNames(r)
 	return h, nil
+}
+
+// physicalNames maps each physical table name of a sharded table to it,
+// leaving out names that are themselves logic tables' and names shared by
+// two logic tables (they cannot be told apart).
+func physicalNames(r *shardconf.Router) map[string]string {
+	out := map[string]string{}
+	for _, t := range r.Tables() {
+		ts, err := r.Targets(t)
+		if err != nil {
+			continue
+		}
+		for _, x := range ts {
+			k := strings.ToLower(x.Table)
+			if prev, ok := out[k]; ok && prev != t {
+				out[k] = ""
+				continue
+			}
+			out[k] = t
+		}
+	}
+	for k, v := range out {
+		if v == "" || r.IsSharded(k) || r.IsBroadcast(k) {
+			delete(out, k)
+		}
+	}
+	return out
+}
+
+// physicalOf is the sharded logic table whose physical table name is.
+func (h *hook) physicalOf(name string) (string, bool) {
+	t, ok := h.physical[strings.ToLower(name)]
+	return t, ok
 }
 
 // route turns a caller's statement into units. args are the caller's

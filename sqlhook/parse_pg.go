@@ -136,7 +136,13 @@ func (c *pgCompiler) tokText(i int) string { return c.text[c.toks[i].Start:c.tok
 // rangeVar places a table reference; it returns the plan table index, or
 // -1 for a table that is not a logic table.
 func (c *pgCompiler) rangeVar(rv *pg.RangeVar, withAlias bool) int {
-	sharded, broadcast := c.h.classify(rv.Relname)
+	return c.placeTable(rv, withAlias, rv.Relname)
+}
+
+// placeTable places rv as logic table logic (its own name, or for a
+// physical table named directly the logic table it belongs to).
+func (c *pgCompiler) placeTable(rv *pg.RangeVar, withAlias bool, logic string) int {
+	sharded, broadcast := c.h.classify(logic)
 	if !sharded && !broadcast {
 		if rv.Alias != nil {
 			c.aliases[strings.ToLower(rv.Alias.Aliasname)] = -1
@@ -144,7 +150,7 @@ func (c *pgCompiler) rangeVar(rv *pg.RangeVar, withAlias bool) int {
 		return -1
 	}
 	before := len(c.p.tables)
-	i := c.p.addTable(rv.Relname, sharded, broadcast)
+	i := c.p.addTable(logic, sharded, broadcast)
 	if len(c.p.tables) == before && !c.used[rv.Location] {
 		c.repeats = rv.Relname
 	}
@@ -348,6 +354,13 @@ func (c *pgCompiler) updateStmt(s *pg.UpdateStmt) {
 	c.p.kind = kindUpdate
 	if s.WithClause != nil {
 		return // a CTE may shadow a logic table's name: the unplaced check refuses
+	}
+	if logic, ok := c.h.physicalOf(s.Relation.Relname); ok {
+		for _, n := range s.TargetList {
+			if rt := n.GetResTarget(); rt != nil && c.h.isShardingColumn(strings.ToLower(logic), rt.Name) && c.err == nil {
+				c.err = keyChangeError(logic, strings.ToLower(rt.Name), "", "an UPDATE of physical table "+s.Relation.Relname+" is not routed, so the new value cannot be checked")
+			}
+		}
 	}
 	t := c.rangeVar(s.Relation, true)
 	for _, f := range s.FromClause {
@@ -1084,6 +1097,12 @@ func (c *pgCompiler) insertStmt(s *pg.InsertStmt) {
 	// The logic name as alias keeps qualified references in ON CONFLICT
 	// and RETURNING working.
 	t := c.rangeVar(s.Relation, s.OnConflictClause != nil || len(s.ReturningList) > 0)
+	if logic, ok := c.h.physicalOf(s.Relation.Relname); t < 0 && ok {
+		// A physical table named directly: its rows are routed as the
+		// logic table's and must route to a table of this name.
+		t = c.placeTable(s.Relation, s.OnConflictClause != nil || len(s.ReturningList) > 0, logic)
+		c.p.pinned = strings.ToLower(s.Relation.Relname)
+	}
 	if t < 0 {
 		return
 	}

@@ -183,6 +183,7 @@ type plan struct {
 	sel         *selectPlan
 	writeMulti  string   // for UPDATE/DELETE: why several targets are refused ("" when allowed)
 	keySets     []keySet // UPDATE: new values for sharding columns, checked when bound
+	pinned      string   // INSERT into a physical table named directly: every row must route to a table of this name (lower case)
 	tmpl        []segment
 	indexName   string // CREATE INDEX name, for holeIndexName
 	nparams     int    // placeholders the caller must supply (max index + 1)
