@@ -88,6 +88,11 @@
 //     or UNION, and any statement with a WITH clause naming a logic table
 //     are refused. With MySQL, an alias anywhere in the statement equal
 //     to the name of a logic table used without alias is refused.
+//   - A physical table named directly (t_order_1): an INSERT routes its
+//     rows as the logic table's and runs on the data source they route to,
+//     and is refused when a row routes to a table of another name; an
+//     UPDATE of it may not assign a sharding column. Other statements on
+//     it go unchanged to the default data source.
 //   - Broadcast tables: writes go to every data source, reads to one (the
 //     default data source's copy); a write reports one copy's rows
 //     affected and RETURNING rows, as one table would.
