@@ -206,7 +206,9 @@
 //     (go-sql-driver/mysql converts it to its DSN's loc, pgx writes a
 //     timestamp column with its own wall clock, a timestamptz with its
 //     instant); in that location all of them store the wall clock it
-//     routes by. Give WithTimeLocation the MySQL DSN's loc.
+//     routes by. The loc of a MySQL DSN the *gorm.DB was opened with is
+//     taken when WithTimeLocation is not given (and must match it when
+//     it is); give pools passed to WithDataSources the same loc.
 //   - Raw SQL (Exec, Raw) naming a physical table of a sharded table
 //     that may write (ErrUnsupported): it would run unchecked on the
 //     default data source. A raw read of a physical table runs there.
