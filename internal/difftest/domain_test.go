@@ -52,8 +52,11 @@ func explicitKey(rng *rand.Rand) int64 {
 	return int64(1 + rng.IntN(30))
 }
 
-// pair is a row's (key, user).
-type pair struct{ key, user int64 }
+// pair is a row's (key, user); stored says it came from a stored row.
+type pair struct {
+	key, user int64
+	stored    bool
+}
 
 // existing picks a stored row of the oracle's table (its key and user),
 // or an explicit key with a user of its owner's data source.
@@ -71,10 +74,10 @@ func (h *harness) existing(rng *rand.Rand, table string) pair {
 			key, _ = strconv.ParseInt(r[0], 10, 64)
 			user, _ = strconv.ParseInt(r[2], 10, 64)
 		}
-		return pair{key, user}
+		return pair{key, user, true}
 	}
 	k := explicitKey(rng)
-	return pair{k, userIn(rng, ownerDS(k))}
+	return pair{key: k, user: userIn(rng, ownerDS(k))}
 }
 
 // sameDSUser is another user of u's data source (or u itself).

@@ -585,7 +585,9 @@ func (g *gormGen) save() (string, string, gormRun) {
 		var protos []Order
 		var texts []string
 		for _, p := range distinct([]pair{g.h.existing(rng, "t_order"), g.h.existing(rng, "t_order")}) {
-			if rng.IntN(4) == 0 {
+			if p.stored && rng.IntN(4) == 0 {
+				// a stored row moved to the other data source: refused (a key
+				// not stored yet keeps its owner's data source, see ownerDS)
 				p.user = otherDSUser(rng, p.user)
 			}
 			o := Order{OrderID: p.key, UserID: p.user, Status: g.status(), Amount: g.amount(), Note: g.note()}
