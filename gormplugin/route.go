@@ -674,10 +674,12 @@ func anyContainsDB(es []clause.Expression) bool {
 }
 
 // refuseShardedReferences fails a statement on an unsharded table that
-// joins or subqueries a sharded one: GORM would read the logic table.
+// joins or subqueries a sharded one (GORM would read the logic table), or
+// whose table expression or joins name a physical table of one (it would
+// run unrouted on the default data source).
 func (p *Plugin) refuseShardedReferences(db *gorm.DB) {
 	stmt := db.Statement
-	if e := stmt.TableExpr; e != nil && p.mentionsSharded(e.SQL) {
+	if e := stmt.TableExpr; e != nil && (p.mentionsSharded(e.SQL) || p.mentionsPhysical(e.SQL)) {
 		p.fail(db, fmt.Errorf("%w: table expression %q names a sharded table", ErrUnsupported, e.SQL))
 		return
 	}
@@ -689,7 +691,7 @@ func (p *Plugin) refuseShardedReferences(db *gorm.DB) {
 				return
 			}
 		}
-		if p.mentionsSharded(j.Name) {
+		if p.mentionsSharded(j.Name) || p.mentionsPhysical(j.Name) {
 			p.fail(db, fmt.Errorf("%w: JOIN of sharded table in %q", ErrUnsupported, j.Name))
 			return
 		}
@@ -1009,13 +1011,29 @@ func (p *Plugin) mentionsSharded(text string) bool {
 // reads just that table and is left alone. Any word that may make the
 // statement write counts (a false positive only refuses).
 func (p *Plugin) writesPhysical(text string) bool {
-	physical, writes := false, false
+	if !p.mentionsPhysical(text) {
+		return false
+	}
+	for _, w := range wordRE.FindAllString(text, -1) {
+		if rawWriteWords[strings.ToLower(w)] {
+			return true
+		}
+	}
+	return false
+}
+
+// mentionsPhysical reports whether text contains, as a word, a physical
+// table of a sharded table. A table expression with an alias
+// (db.Table("t_order_1 AS o")) or a join naming one would run on the
+// default data source, unrouted and unchecked.
+func (p *Plugin) mentionsPhysical(text string) bool {
 	for _, w := range wordRE.FindAllString(text, -1) {
 		lw := strings.ToLower(w)
-		physical = physical || p.keyed.logic[lw] != "" || p.keyed.ambiguous[lw]
-		writes = writes || rawWriteWords[lw]
+		if p.keyed.logic[lw] != "" || p.keyed.ambiguous[lw] {
+			return true
+		}
 	}
-	return physical && writes
+	return false
 }
 
 var rawWriteWords = map[string]bool{"insert": true, "update": true, "delete": true, "replace": true, "merge": true,
