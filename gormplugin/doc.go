@@ -210,8 +210,11 @@
 //     taken when WithTimeLocation is not given (and must match it when
 //     it is); give pools passed to WithDataSources the same loc.
 //   - Raw SQL (Exec, Raw) naming a physical table of a sharded table
-//     that may write (ErrUnsupported): it would run unchecked on the
-//     default data source. A raw read of a physical table runs there.
+//     that may write, and a table expression or join naming one
+//     (db.Table("t_order_1 AS o")) (ErrUnsupported): they would run
+//     unrouted and unchecked on the default data source. A raw read of a
+//     physical table runs there; db.Table("t_order_1") is routed as
+//     above.
 //   - A BeforeCreate hook that changes a row's sharding values after
 //     routing (ErrUnsupported): the transaction is already on the first
 //     target's data source. Set sharding values before Create.
