@@ -1,7 +1,6 @@
 package gormplugin
 
 import (
-	"errors"
 	"fmt"
 	"reflect"
 	"time"
@@ -11,11 +10,6 @@ import (
 
 	"github.com/shardkey/shardkey/shardconf"
 )
-
-// ErrTimeLocation: a time.Time sharding value is not in the location the
-// plugin routes times in (WithTimeLocation, UTC by default). Also matches
-// ErrUnsupported.
-var ErrTimeLocation = errors.New("gormplugin: time sharding value in another location than WithTimeLocation's")
 
 // WithTimeLocation says in which location time sharding values are
 // stored (UTC unless given): for go-sql-driver/mysql, its DSN's loc. A
