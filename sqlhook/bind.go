@@ -3,6 +3,7 @@ package sqlhook
 import (
 	"context"
 	"database/sql/driver"
+	"errors"
 	"fmt"
 	"math"
 	"reflect"
@@ -374,6 +375,9 @@ func (h *hook) bindInsert(ctx context.Context, p *plan, args []driver.NamedValue
 		if f, ok := x.(float64); ok && f != math.Trunc(f) {
 			return nil, fmt.Errorf("%w: sharding column %s in row %d has the fractional value %v; the stored value depends on the column type", ErrUnsupported, ins.cols[col], r+1, f)
 		}
+		if err := h.storable(ins.cols[col], x); err != nil {
+			return nil, fmt.Errorf("%w in row %d", err, r+1)
+		}
 		return h.routeValue(x), nil
 	}
 
@@ -501,4 +505,37 @@ func (h *hook) generate(ctx context.Context, table string, need []int, nrows int
 		keys[r] = k
 	}
 	return keys, nil
+}
+
+// storable refuses a sharding value the database would store as another
+// value than the one it is routed by: SQLite keeps an integer beyond the
+// int64 range (as a number, or as text in a column of integer affinity)
+// as a REAL, which routes elsewhere or nowhere.
+func (h *hook) storable(column string, x any) error {
+	if h.dialect != SQLite || !beyondInt64(x) {
+		return nil
+	}
+	return fmt.Errorf("%w: sharding column %s has the value %v, beyond the int64 range; SQLite would store it as a REAL, not the integer it routes by", ErrUnsupported, column, x)
+}
+
+// beyondInt64 reports whether x is an integer, or the decimal text of one,
+// outside the int64 range.
+func beyondInt64(x any) bool {
+	switch v := x.(type) {
+	case uint64:
+		return v > math.MaxInt64
+	case uint:
+		return uint64(v) > math.MaxInt64
+	case []byte:
+		return beyondInt64(string(v))
+	case string:
+		t := strings.TrimSpace(v)
+		digits := strings.TrimLeft(t, "+-")
+		if len(t)-len(digits) > 1 || digits == "" || strings.TrimLeft(digits, "0123456789") != "" {
+			return false
+		}
+		_, err := strconv.ParseInt(t, 10, 64)
+		return errors.Is(err, strconv.ErrRange)
+	}
+	return false
 }
