@@ -29,8 +29,12 @@ type conn struct {
 	// bad: a data source's conn reported driver.ErrBadConn in the middle
 	// of a statement, where the error could not be passed on as is (it
 	// would make database/sql run the statement again). ResetSession and
-	// IsValid then retire the conn.
+	// IsValid then retires the conn (ResetSession replaces its data
+	// source conns with a fresh one).
 	bad bool
+	// gen counts reconnects: a statement's underlying statements belong
+	// to the conns of one generation.
+	gen int
 }
 
 // sqlhookConn finds the *conn inside any mirror type (see Unwrap).
@@ -225,8 +229,11 @@ func (p connSessionResetter) ResetSession(ctx context.Context) error {
 	if p.c.bad || len(p.c.session) > 0 {
 		// A driver may or may not reset session state here, so the
 		// record of what every data source conn has could no longer be
-		// trusted: retire the conn instead.
-		return driver.ErrBadConn
+		// trusted: start again from a fresh default conn. (Refusing
+		// with driver.ErrBadConn would retire the conn, but a caller
+		// handed only such conns, as under MaxOpenConns, would get the
+		// error once database/sql's retries run out.)
+		return p.c.reconnect(ctx)
 	}
 	var err error
 	p.c.eachConn(func(dc driver.Conn) bool {
@@ -238,9 +245,32 @@ func (p connSessionResetter) ResetSession(ctx context.Context) error {
 	return err
 }
 
-// IsValid reports whether every open data source conn is valid.
+// reconnect closes every data source conn and opens a new one to the
+// default data source, leaving no session state; statements prepared
+// on the old conns are prepared again on use (gen).
+func (c *conn) reconnect(ctx context.Context) error {
+	if c.tx != nil || c.conns == nil {
+		return driver.ErrBadConn
+	}
+	for _, dc := range c.conns {
+		dc.Close() // the conn is being replaced; its close error changes nothing
+	}
+	c.conns, c.session, c.bad = map[string]driver.Conn{}, nil, false
+	c.gen++
+	dc, err := c.cn.sources[c.cn.defaultDS].Connect(ctx)
+	if err != nil {
+		c.bad = true
+		return fmt.Errorf("%w: sqlhook: reconnect to data source %s: %v", driver.ErrBadConn, c.cn.defaultDS, err)
+	}
+	c.def, c.conns[c.cn.defaultDS] = dc, dc
+	return nil
+}
+
+// IsValid reports whether every open data source conn is valid. A conn
+// carrying session state is not (see ResetSession): database/sql closes
+// it as it goes back to the pool.
 func (p connValidator) IsValid() bool {
-	valid := !p.c.bad
+	valid := !p.c.bad && len(p.c.session) == 0
 	if valid {
 		p.c.eachConn(func(dc driver.Conn) bool {
 			if v, ok := dc.(driver.Validator); ok {

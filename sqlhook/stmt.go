@@ -16,6 +16,7 @@ type stmt struct {
 	query string
 	// prepared: underlying statements by data source and physical SQL.
 	prepared map[stmtKey]driver.Stmt
+	gen      int // c.gen when prepared was filled
 }
 
 type stmtKey struct{ ds, sql string }
@@ -88,6 +89,10 @@ func (s *stmt) CheckNamedValue(nv *driver.NamedValue) error {
 // underlying returns the statement for query on data source ds (conn dc),
 // preparing it on first use.
 func (s *stmt) underlying(ctx context.Context, ds string, dc driver.Conn, query string) (driver.Stmt, error) {
+	if s.gen != s.c.gen {
+		// The conns they were prepared on were closed by a reconnect.
+		s.prepared, s.gen = nil, s.c.gen
+	}
 	k := stmtKey{ds, query}
 	if st, ok := s.prepared[k]; ok {
 		return st, nil
