@@ -164,7 +164,9 @@
 //     db.Model(&row).Update...: a model with its whole primary key, which
 //     GORM adds to the WHERE clause, and no OR) routes by the row's own
 //     sharding values (what the SET writes, else the model's non-zero
-//     values) for the columns the WHERE clause does not name. A row whose
+//     values, and its zero values when the statement names no sharding
+//     key otherwise: a loaded row of user 0) for the columns the WHERE
+//     clause does not name. A row whose
 //     sharding value was changed in memory is not there: the statement
 //     matches nothing, and the plugin looks for its primary key in the
 //     other tables; found, it is ErrShardingKeyChange instead of a silent

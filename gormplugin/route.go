@@ -43,6 +43,9 @@ type routed struct {
 	// ownValues: an UPDATE routed by the row's own sharding values (Save,
 	// Updates(&row)), not by its WHERE clause alone.
 	ownValues bool
+	// zeroValues: routed by the row's zero sharding values too, the
+	// statement having named no sharding key otherwise (planWhere).
+	zeroValues bool
 	// keys: a create's primary keys when it was routed (rowKeys).
 	keys [][]any
 }
@@ -560,7 +563,28 @@ func (p *Plugin) routeByWhere(db *gorm.DB, kind stmtKind) {
 
 // planWhere routes a statement by its WHERE clause (and a model's keys);
 // for an UPDATE it also checks the sharding columns its SET assigns.
+//
+// An UPDATE or DELETE of one loaded row reads a zero sharding value of
+// the row as not set (db.Delete(&Order{ID: 5}) names no user), but a
+// loaded row may hold one (user 0): when the statement is otherwise
+// missing its sharding key, it is routed by the row's zero values too.
+// That is safe for the same reason as routing by its other values: if
+// the row is not there the statement matches nothing, and
+// checkedUpdate/checkedDelete look for its key elsewhere.
 func (p *Plugin) planWhere(db *gorm.DB, view *gorm.Statement, table, phys string, query bool) (routed, error) {
+	r, err := p.planWhereWith(db, view, table, phys, query, false)
+	if err != nil && !query && errors.Is(err, shardconf.ErrMissingShardingKey) {
+		if withZeros, zerr := p.planWhereWith(db, view, table, phys, query, true); zerr == nil && withZeros.ownValues {
+			withZeros.zeroValues = true
+			return withZeros, nil
+		}
+	}
+	return r, err
+}
+
+// planWhereWith is planWhere; zeros routes a loaded row by its zero
+// sharding values too.
+func (p *Plugin) planWhereWith(db *gorm.DB, view *gorm.Statement, table, phys string, query, zeros bool) (routed, error) {
 	if err := p.checkWhereTimes(view, table); err != nil {
 		return routed{}, err
 	}
@@ -574,7 +598,7 @@ func (p *Plugin) planWhere(db *gorm.DB, view *gorm.Statement, table, phys string
 	r := routed{logic: table, physical: phys}
 	if !query {
 		assigns = p.shardingAssigns(view, table, setOf(view))
-		r.ownValues = rowOwnValues(view, p.rules.ShardingColumns(table), disjuncts, assigns)
+		r.ownValues = rowOwnValues(view, p.rules.ShardingColumns(table), disjuncts, assigns, zeros)
 	}
 	route := p.rules.Route
 	if p.scatter {

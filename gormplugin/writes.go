@@ -241,13 +241,14 @@ func finalSet(db *gorm.DB) (undo func(), empty bool) {
 // Updates(&row), Delete(&row), db.Model(&row)...) routes by the row's own
 // sharding values for the sharding columns its WHERE clause does not
 // name: the value its SET writes, else the model's value when it is not
-// zero (a zero value is read as not set). Only a row with its whole
+// zero (a zero value is read as not set, unless zeros: see planWhere).
+// Only a row with its whole
 // primary key, which GORM puts in the WHERE clause: the statement then
 // matches at most that row, and running it on fewer tables cannot miss
 // another. If the row is not where those values route, the statement
 // matches nothing, and checkedUpdate/checkedDelete look for it elsewhere
 // (refuseIfMoved).
-func rowOwnValues(stmt *gorm.Statement, cols []string, groups [][]shardconf.Cond, assigns []keyAssign) bool {
+func rowOwnValues(stmt *gorm.Statement, cols []string, groups [][]shardconf.Cond, assigns []keyAssign, zeros bool) bool {
 	row, ok := keyedModelRow(stmt)
 	if !ok || len(groups) != 1 { // with an OR, other rows may match too
 		return false
@@ -261,7 +262,7 @@ func rowOwnValues(stmt *gorm.Statement, cols []string, groups [][]shardconf.Cond
 			continue
 		}
 		if f := stmt.Schema.LookUpField(c); f != nil {
-			if v, zero := f.ValueOf(stmt.Context, row); !zero {
+			if v, zero := f.ValueOf(stmt.Context, row); !zero || zeros {
 				own[c] = v
 			}
 		}
@@ -341,7 +342,7 @@ func (p *Plugin) checkedUpdate(f func(*gorm.DB)) func(*gorm.DB) {
 		}
 		run(db)
 		if db.Error == nil && db.RowsAffected == 0 && again.ownValues && !db.DryRun && len(r.targets) == 1 {
-			p.refuseIfMoved(db, r.logic, r.targets[0])
+			p.refuseIfMoved(db, r.logic, r.targets[0], again.zeroValues)
 		}
 	}
 }
@@ -356,7 +357,7 @@ func (p *Plugin) checkedDelete(f func(*gorm.DB)) func(*gorm.DB) {
 		run(db)
 		r, ok := routedOf(db)
 		if ok && r.ownValues && db.Error == nil && db.RowsAffected == 0 && !db.DryRun && len(r.targets) == 1 {
-			p.refuseIfMoved(db, r.logic, r.targets[0])
+			p.refuseIfMoved(db, r.logic, r.targets[0], r.zeroValues)
 		}
 	}
 }
@@ -366,7 +367,12 @@ func (p *Plugin) checkedDelete(f func(*gorm.DB)) func(*gorm.DB) {
 // another table, its sharding values were changed in memory: an UPDATE
 // in place would leave it in the wrong table, and Save's fallback INSERT
 // would put the key in two tables. Refused instead.
-func (p *Plugin) refuseIfMoved(db *gorm.DB, table string, at shardconf.Target) {
+//
+// zeros: the row was routed by a zero sharding value (see planWhere),
+// which may be a model built without it (db.Delete(&Order{ID: 5})) as
+// well as a loaded row changed to zero: the error then also matches
+// shardconf.ErrMissingShardingKey.
+func (p *Plugin) refuseIfMoved(db *gorm.DB, table string, at shardconf.Target, zeros bool) {
 	stmt := db.Statement
 	rv, ok := keyedModelRow(stmt)
 	if !ok {
@@ -390,7 +396,12 @@ func (p *Plugin) refuseIfMoved(db *gorm.DB, table string, at shardconf.Target) {
 		if f := stmt.Schema.LookUpField(col); f != nil {
 			v, _ = f.ValueOf(stmt.Context, rv)
 		}
-		p.fail(db, keyChange(table, keyAssign{column: col, value: v},
-			fmt.Sprintf("the row with primary key %v is in %s; the row's values route to %s", fmt.Sprint(key...), *where, at)))
+		err := keyChange(table, keyAssign{column: col, value: v},
+			fmt.Sprintf("the row with primary key %v is in %s; the row's values route to %s", fmt.Sprint(key...), *where, at))
+		if zeros {
+			missing := &shardconf.RouteError{Table: table, Column: col, Err: shardconf.ErrMissingShardingKey}
+			err = fmt.Errorf("%w (the model's zero %s was taken as its value: %w)", missing, col, err)
+		}
+		p.fail(db, err)
 	}
 }
