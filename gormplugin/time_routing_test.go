@@ -133,6 +133,12 @@ func TestTimeShardingValueOutsideLocationIsRefused(t *testing.T) {
 			if err := db.Where("created = ?", local).Find(&got).Error; !errors.Is(err, gormplugin.ErrTimeLocation) {
 				t.Fatalf("read by a +08:00 time: %v (%d rows), want ErrTimeLocation", err, len(got))
 			}
+			if err := db.Where("created = @t", sql.Named("t", local)).Find(&got).Error; !errors.Is(err, gormplugin.ErrTimeLocation) {
+				t.Fatalf("read by a named +08:00 time: %v (%d rows), want ErrTimeLocation", err, len(got))
+			}
+			if err := db.Where("created IN ?", []time.Time{utc, local}).Find(&got).Error; !errors.Is(err, gormplugin.ErrTimeLocation) {
+				t.Fatalf("read by a list holding a +08:00 time: %v (%d rows), want ErrTimeLocation", err, len(got))
+			}
 			if err := db.Where("created = ?", utc).Find(&got).Error; err != nil || len(got) != 1 {
 				t.Fatalf("read by the UTC time: %v rows, %v", len(got), err)
 			}

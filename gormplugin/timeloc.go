@@ -1,6 +1,7 @@
 package gormplugin
 
 import (
+	"database/sql"
 	"fmt"
 	"reflect"
 	"time"
@@ -145,12 +146,20 @@ func (p *Plugin) walkTimes(table string, es []clause.Expression) error {
 			list = []any{v}
 		}
 		for _, x := range list {
-			if err := p.checkTime(table, "", x); err != nil {
+			if err := p.checkTime(table, "", namedValue(x)); err != nil {
 				return err
 			}
 		}
 	}
 	return nil
+}
+
+// namedValue is the value of a named argument (sql.Named("t", v)).
+func namedValue(x any) any {
+	if n, ok := x.(sql.NamedArg); ok {
+		return n.Value
+	}
+	return x
 }
 
 var timeType = reflect.TypeOf(time.Time{})
