@@ -28,9 +28,9 @@ type conn struct {
 	session []sessionEntry
 	// bad: a data source's conn reported driver.ErrBadConn in the middle
 	// of a statement, where the error could not be passed on as is (it
-	// would make database/sql run the statement again). ResetSession and
-	// IsValid then retires the conn (ResetSession replaces its data
-	// source conns with a fresh one).
+	// would make database/sql run the statement again). IsValid then
+	// retires the conn, and ResetSession replaces its data source conns
+	// with a fresh one.
 	bad bool
 	// gen counts reconnects: a statement's underlying statements belong
 	// to the conns of one generation.

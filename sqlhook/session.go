@@ -242,7 +242,9 @@ func createsTemp(toks []sessToken) bool {
 		return true
 	}
 	for j := i; j < len(toks) && j < i+8; j++ {
-		if (tokWordAt(toks, j) == "temp" || tokWordAt(toks, j) == "pg_temp" || toks[j].kind == slQuoted && toks[j].text == "temp") && tokOpAt(toks, j+1, ".") {
+		// Quoted too, in any case: SQLite's schema names ignore case, and
+		// PostgreSQL's "pg_temp" is pg_temp.
+		if w := strings.ToLower(toks[j].text); (toks[j].kind == slWord || toks[j].kind == slQuoted) && (w == "temp" || w == "pg_temp") && tokOpAt(toks, j+1, ".") {
 			return true
 		}
 	}

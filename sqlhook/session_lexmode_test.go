@@ -56,10 +56,10 @@ func TestSessionRefusesChangesToHowStatementsAreRead(t *testing.T) {
 	}
 }
 
-// A function answering for one connection is refused across data
-// sources however its name is spelled, and UPDATE pg_settings (a SET
-// in disguise) is refused.
-func TestSessionRefusesQuotedPerConnectionFunctions(t *testing.T) {
+// A function answering for one connection, or a temporary table, is
+// refused across data sources however its name is quoted or cased, and
+// UPDATE pg_settings (a SET in disguise) is refused.
+func TestSessionRefusesPerConnectionStateHoweverQuoted(t *testing.T) {
 	for _, c := range []struct {
 		d Dialect
 		q string
@@ -68,6 +68,9 @@ func TestSessionRefusesQuotedPerConnectionFunctions(t *testing.T) {
 		{PostgreSQL, `SELECT pg_catalog."lastval"()`},
 		{PostgreSQL, `UPDATE pg_settings SET setting = 'evil' WHERE name = 'search_path'`},
 		{SQLite, `SELECT "changes"()`},
+		{SQLite, `CREATE TABLE "TEMP".x (a)`},
+		{SQLite, `CREATE TABLE [Temp].x (a)`},
+		{PostgreSQL, `CREATE TABLE "pg_temp".x (a int)`},
 	} {
 		if got := classifySession(c.d, c.q); got.kind != sessRefuse {
 			t.Errorf("%v %q: kind %d, want refused", c.d, c.q, got.kind)
