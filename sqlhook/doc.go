@@ -28,11 +28,13 @@
 //
 // Only identifiers the parser places in table position are rewritten: a
 // logic table's name in a string literal, a comment, a column alias or a
-// column name is left alone, and arguments are never spliced into SQL.
-// With PostgreSQL and SQLite the statement text is kept byte for byte
-// around the replaced names and placeholders (comments and hints
-// included); a table without an alias gets its logic name as alias
-// ("t_order_1" AS t_order) so qualified columns keep working.
+// column name is left alone, and arguments are never spliced into SQL. In
+// every dialect the statement text is kept byte for byte around the
+// replaced names and placeholders (literals, comments, optimizer hints and
+// locking clauses included). With PostgreSQL and SQLite a table without an
+// alias gets its logic name as alias ("t_order_1" AS t_order) so qualified
+// columns keep working; with MySQL the qualifiers naming it are renamed
+// with it (t_order.status becomes `t_order_1`.status).
 //
 // Sharding values come from equality, IN, BETWEEN and range conditions on
 // the sharding columns, from bind arguments of any Go integer type,
@@ -166,15 +168,81 @@
 //
 // # Transactions
 //
-// A transaction begins lazily on each data source it touches. Work on one
-// data source has that database's full transactional semantics. A
-// statement that would take a transaction to a second data source is
-// ErrCrossSourceTx unless WithMultiSourceTx, and then the transaction is
-// not atomic: each data source commits on its own, and a failure part-way
-// is a *PartialCommitError that names what committed. SAVEPOINT, ROLLBACK
-// TO and RELEASE go to every data source the transaction has begun on; a
-// savepoint before the transaction has reached any data source is
-// refused.
+// A transaction begins lazily on each data source it touches. With
+// options other than the defaults (an isolation level, read-only) the
+// default data source begins at once, so that options its driver refuses
+// fail BeginTx as they would without sqlhook; it counts as reached only
+// when a statement goes there. Work on one data source has that
+// database's full transactional semantics. A statement that would take a
+// transaction to a second data source is ErrCrossSourceTx unless
+// WithMultiSourceTx, and then the transaction is not atomic: each data
+// source commits on its own, and a failure part-way is a
+// *PartialCommitError that names what committed.
+//
+// SAVEPOINT, RELEASE and ROLLBACK TO go to every data source the
+// transaction has begun on. Before it has begun on any they are kept,
+// and a data source that begins later first gets the savepoints in force
+// (RELEASE and ROLLBACK TO applied), so a savepoint as the first
+// statement (GORM's nested Transaction) works as on the bare driver and
+// ROLLBACK TO undoes the work of every data source. A savepoint
+// statement must stand alone (anything after it would run on every data
+// source: ErrUnsupported). PostgreSQL's SET LOCAL and SET CONSTRAINTS
+// follow the same rules.
+//
+// The transaction becomes unusable (ErrTxAborted: every statement fails,
+// Commit rolls back every data source and returns it, Rollback rolls
+// back every data source) when a savepoint statement succeeds on some
+// data sources and fails on others, when giving the savepoints to a
+// joining data source fails, or, with WithMultiSourceTx, when a ROLLBACK
+// TO fails: committing would keep work the application undid. A
+// statement that ran on some of its units and failed on the next, and
+// with WithMultiSourceTx on PostgreSQL any failed statement, fails the
+// transaction until a ROLLBACK TO undoes it, as PostgreSQL does: a
+// statement is never committed in part.
+//
+// # Session state
+//
+// With one data source, statements pass through. With several, a
+// connection holds one connection per data source it has used, and
+// session state must be the same on all of them, so before a statement
+// runs it is sorted:
+//
+//   - Applied to every open data source connection, recorded, and
+//     replayed on each one opened later: MySQL SET of session and user
+//     variables (SET @u := 1, SET SESSION x = ..., SET NAMES, SET
+//     CHARACTER SET, SET SESSION TRANSACTION, SET ROLE) to values every
+//     server computes alike (literals, arguments, variables,
+//     deterministic functions; no subquery, no NOW(), RAND(), UUID(), no
+//     system variable into a user variable); PostgreSQL SET, RESET, SET
+//     ROLE, SET search_path outside a transaction (PostgreSQL undoes
+//     them on rollback); SQLite PRAGMA name = value outside a
+//     transaction. A connection carrying any is not handed out again by
+//     the pool (ResetSession retires it, since drivers differ in what
+//     they reset): keep session state on a *sql.Conn or in a
+//     transaction.
+//   - Refused before anything is sent (ErrSessionState, which also
+//     matches ErrUnsupported): temporary tables (CREATE TEMP/TEMPORARY,
+//     SELECT INTO TEMP, SQLite temp.x, pg_temp.x); MySQL USE, LOCK and
+//     UNLOCK TABLES, SET GLOBAL/PERSIST/PASSWORD/DEFAULT ROLE/STATEMENT,
+//     SET TRANSACTION, SET autocommit, a user variable assigned outside
+//     SET (SELECT @x := ..., SELECT ... INTO @x), SHOW WARNINGS/ERRORS,
+//     GET DIAGNOSTICS, @@warning_count and the like; PostgreSQL DISCARD,
+//     SET TRANSACTION, set_config(), DO blocks; SQLite ATTACH, DETACH and
+//     PRAGMA name(value); CALL; transaction control in SQL text (BEGIN,
+//     START TRANSACTION, COMMIT, ROLLBACK, XA, a savepoint outside a
+//     transaction: use BeginTx); SQL-level PREPARE/EXECUTE/DEALLOCATE;
+//     functions that answer for the connection's last statement
+//     (LAST_INSERT_ID, FOUND_ROWS, ROW_COUNT, lastval, currval,
+//     last_insert_rowid, changes), which ran on whichever data source it
+//     was routed to (use RETURNING or the Result); a string of several
+//     statements of which one touches session state.
+//
+// So a read across data sources that uses @u, a setting or a temporary
+// table sees the same state on each, or is refused. Not seen: what a
+// function body does, and statements sent on a connection from Unwrap or
+// UnwrapDataSource. If a session statement runs on some data source
+// connections and fails on another, the connection runs nothing more and
+// is retired.
 //
 // # Parsers, and why these
 //
@@ -191,9 +259,35 @@
 // Vitess's sqlparser is faster (about 3-6 µs) but importing it registers
 // glog's command-line flags (-v, -log_dir, ...) on flag.CommandLine, so a
 // program that defines its own -v panics at start; a library must not do
-// that to its users. TiDB's tree has no offsets for table names, so MySQL
-// statements are rewritten from the tree (canonical spelling, optimizer
-// hints and leading comments kept, other comments dropped).
+// that to its users. TiDB's tree has no byte offsets for names, so the
+// statement is parsed a second time with each identifier that spells a
+// logic table's name replaced by a sentinel of its own: where each
+// sentinel lands in the tree says which identifiers are table references
+// or qualifiers of their columns, and the template is cut from the
+// caller's text at exactly those tokens (a first compile costs a few tens
+// of µs; plans are cached). Everything else is sent as written: 0x28 stays
+// a number and x'28' a string; LOCK IN SHARE MODE, FOR UPDATE NOWAIT, SKIP
+// LOCKED, hints and comments stay. Only the VALUES rows of a split or
+// key-filled INSERT are re-joined with ", " (each value, its comments
+// included, as written), and an INSERT ... SET that needs a generated key
+// is sent as (columns) VALUES (values).
+//
+// Text is read as MySQL reads it by default (backslash escapes in strings,
+// "..." a string); a session that changes how statements are read
+// (sql_mode ANSI_QUOTES or NO_BACKSLASH_ESCAPES, multi-byte client
+// character sets such as GBK) is refused. In a statement naming a logic
+// table, executable comments (/*! */, /*M! */, /*T! */) are refused, since
+// the server runs them by its version while TiDB's grammar reads every /*!
+// */ and no /*M! */; so is SQL text naming a logic table handed to PREPARE
+// (PREPARE ... FROM '...', SET @v = '...'), which would run unrewritten on
+// one data source (SQL assembled in the database, with CONCAT or hex
+// literals, cannot be seen). A logic table qualified by a database
+// (app_0.t_order, app_0.t_order.status) must be qualified by the database
+// of a data source holding it or of the default data source, as the rules'
+// mysql DSNs name them; the qualifier is dropped, so each target's
+// connection finds the physical table in its own database. Any other
+// database is refused, as is every qualifier when the databases are
+// unknown (data sources given as connectors to OpenWith or Wrap).
 //
 // SQLite statements are read by the PostgreSQL grammar after respelling
 // `quoted` names and ? placeholders: SQLite shares PostgreSQL's shapes
@@ -214,4 +308,10 @@
 // ColumnTypeScanType and NextResultSet work as without sqlhook. Unwrap
 // gives the driver's connection from (*sql.Conn).Raw, e.g. for pgx's
 // CopyFrom.
+//
+// Prepare of a statement that names no logic table prepares it on the
+// default data source at once, so its errors come from Prepare as with
+// the driver; a statement naming one is planned at Prepare (a statement
+// the router cannot parse or place fails there) and prepared on each
+// data source at its first execution there.
 package sqlhook
