@@ -329,6 +329,9 @@ func sourceConnector(ds shardconf.DataSource) (driver.Connector, error) {
 	if ds.DSN == "" {
 		return nil, fmt.Errorf("%w %s: no dsn", ErrDataSource, ds.Name)
 	}
+	if err := dsnLexModeError(ds); err != nil {
+		return nil, redact(err, ds)
+	}
 	return registeredConnector(ds, sql.Drivers())
 }
 
