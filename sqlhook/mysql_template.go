@@ -37,7 +37,8 @@ func (t *myTemplate) build() error {
 	var cands []int
 	for j, tk := range t.toks {
 		if name := identText(t.q, tk); name != "" {
-			if s, b := t.c.h.classify(name); s || b {
+			_, phys := t.c.h.physicalOf(name)
+			if s, b := t.c.h.classify(name); s || b || phys && len(t.c.asLogic) > 0 {
 				cands = append(cands, j)
 			}
 		}
@@ -111,12 +112,13 @@ func (t *myTemplate) names() error {
 		if !ok {
 			return t.fail("cannot find table %s in the statement text", tn.Name.O)
 		}
-		start, err := t.qualified(j, tn.Schema.O, p.tables[tableIndex(p, tn.Name.O)].logic)
+		i := tableIndex(p, t.c.logicName(tn))
+		start, err := t.qualified(j, tn.Schema.O, p.tables[i].logic)
 		if err != nil {
 			return err
 		}
 		t.nameTok[tn] = j
-		t.edits = append(t.edits, edit{start, t.toks[j].end, segment{hole: holeTable, i: tableIndex(p, tn.Name.O)}})
+		t.edits = append(t.edits, edit{start, t.toks[j].end, segment{hole: holeTable, i: i}})
 	}
 	qualifier := func(schema, table, what string, field slotField, k int) error {
 		i, ok := t.c.aliases[strings.ToLower(table)]

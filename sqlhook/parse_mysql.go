@@ -26,7 +26,8 @@ type myCompiler struct {
 	p       *plan
 	aliases map[string]int
 	placed  map[*ast.TableName]bool
-	bare    map[string]bool // logic tables placed without alias, lower case
+	asLogic map[*ast.TableName]string // a physical table placed as its logic table
+	bare    map[string]bool           // logic tables placed without alias, lower case
 	repeats string
 	err     error
 }
@@ -42,7 +43,10 @@ func (c *myCompiler) fail(format string, args ...any) {
 // table in a place the compiler does not route (subquery, CTE, UNION, a
 // statement kind it does not know), a table name it cannot find in the
 // text, a database qualifier other than that of a data source holding the
-// table, and SQL text for PREPARE naming a logic table.
+// table, SQL text for PREPARE or EXECUTE IMMEDIATE that names a logic
+// table or cannot be read (mysqlPreparedText), and a write to a physical
+// table named directly that could misplace a row (physicalInsert,
+// physicalUpdate).
 func (h *hook) compileMySQL(query string) (*plan, error) {
 	toks, exec, err := lexMySQL(query)
 	if err != nil {
@@ -54,6 +58,9 @@ func (h *hook) compileMySQL(query string) (*plan, error) {
 		// /*M! */: the statement routed and the one run could differ.
 		return nil, fmt.Errorf("%w: executable comment %.40q in a statement on a logic table", ErrUnsupported, exec.text)
 	}
+	if err := h.mysqlPreparedText(query, toks); err != nil {
+		return nil, err
+	}
 	ps := mysqlParsers.Get().(*parser.Parser)
 	stmts, _, err := ps.ParseSQL(query)
 	stmts = slices.Clone(stmts) // the parser reuses its result slice
@@ -64,7 +71,7 @@ func (h *hook) compileMySQL(query string) (*plan, error) {
 	if err := h.mysqlDynamicSQL(query, toks, stmts); err != nil {
 		return nil, err
 	}
-	c := &myCompiler{h: h, p: &plan{routed: -1}, aliases: map[string]int{}, placed: map[*ast.TableName]bool{}, bare: map[string]bool{}}
+	c := &myCompiler{h: h, p: &plan{routed: -1}, aliases: map[string]int{}, placed: map[*ast.TableName]bool{}, asLogic: map[*ast.TableName]string{}, bare: map[string]bool{}}
 	if len(stmts) != 1 {
 		for _, s := range stmts {
 			if c.logicTables(s, collectSlots(s)) != "" {
@@ -183,7 +190,13 @@ func (v *tableVisitor) Leave(n ast.Node) (ast.Node, bool) { return n, true }
 
 // table places a table name; it returns the plan table index or -1.
 func (c *myCompiler) table(t *ast.TableName, alias string) int {
-	sharded, broadcast := c.h.classify(t.Name.O)
+	return c.placeTable(t, alias, t.Name.O)
+}
+
+// placeTable places t as logic table logic (its own name, or for a
+// physical table named directly the logic table it belongs to).
+func (c *myCompiler) placeTable(t *ast.TableName, alias, logic string) int {
+	sharded, broadcast := c.h.classify(logic)
 	if !sharded && !broadcast {
 		if alias != "" {
 			c.aliases[strings.ToLower(alias)] = -1
@@ -191,7 +204,10 @@ func (c *myCompiler) table(t *ast.TableName, alias string) int {
 		return -1
 	}
 	before := len(c.p.tables)
-	i := c.p.addTable(t.Name.O, sharded, broadcast)
+	i := c.p.addTable(logic, sharded, broadcast)
+	if !strings.EqualFold(logic, t.Name.O) {
+		c.asLogic[t] = logic
+	}
 	if len(c.p.tables) == before && !c.placed[t] {
 		c.repeats = t.Name.O
 	}
@@ -258,6 +274,7 @@ func (c *myCompiler) stmt(n ast.StmtNode) {
 		if x.With != nil {
 			break // a CTE may shadow a logic table's name: the unplaced check refuses
 		}
+		c.physicalUpdate(x)
 		c.refs(x.TableRefs)
 		for _, a := range x.List {
 			c.updateKey(a)
@@ -660,6 +677,9 @@ func (c *myCompiler) insert(x *ast.InsertStmt) {
 		if ts, ok := x.Table.TableRefs.Left.(*ast.TableSource); ok {
 			if tn, ok := ts.Source.(*ast.TableName); ok {
 				t = c.table(tn, "")
+				if t < 0 {
+					t = c.physicalInsert(tn)
+				}
 			}
 		}
 	}
