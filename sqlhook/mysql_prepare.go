@@ -31,6 +31,15 @@ func (h *hook) mysqlPreparedText(q string, toks []myTok) error {
 		if name := h.namesTable(text); name != "" {
 			return fmt.Errorf("%w: SQL text of PREPARE or EXECUTE IMMEDIATE names table %s: the prepared statement would run unrewritten on one data source", ErrUnsupported, name)
 		}
+		// The text may itself hand text on; the server refuses that, but
+		// it is read here too rather than trusted to stay so.
+		inner, _, err := lexMySQL(text)
+		if err != nil {
+			continue // the server cannot read it either
+		}
+		if err := h.mysqlPreparedText(text, inner); err != nil {
+			return err
+		}
 	}
 	return nil
 }

@@ -31,6 +31,8 @@ func TestMySQLPrepareRefusesTextNamingOrHidingTable(t *testing.T) {
 		`EXECUTE IMMEDIATE CONCAT('DELETE FROM t_', 'dict')`,
 		`/* c */ EXECUTE  IMMEDIATE 'UPDATE t_order SET status = 1'`,
 		`SELECT 1; PREPARE s FROM @q`,
+		`EXECUTE IMMEDIATE 'EXECUTE IMMEDIATE ''DELETE FROM t_\\dict'''`,
+		`EXECUTE IMMEDIATE 'PREPARE s FROM @q'`,
 	} {
 		if _, err := h.route(q, nil); !errors.Is(err, ErrUnsupported) {
 			t.Errorf("%s: %v, want ErrUnsupported", q, err)
