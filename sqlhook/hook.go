@@ -5,6 +5,8 @@ import (
 	"database/sql/driver"
 	"errors"
 	"fmt"
+	"maps"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -58,8 +60,11 @@ func newHook(r *shardconf.Router, sources []string, defaultDS string, d Dialect,
 			h.logic = append(h.logic, strings.ToLower(b))
 		}
 	}
-	h.spell = spellings(h.logic)
 	h.physical = physicalNames(r)
+	// The fast path must also see physical table names that do not contain
+	// their logic table's (ord_0 of t_order): a write naming one is routed
+	// and checked like the logic table's.
+	h.spell = spellings(append(slices.Clone(h.logic), slices.Sorted(maps.Keys(h.physical))...))
 	return h, nil
 }
 
