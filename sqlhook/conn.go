@@ -472,6 +472,14 @@ func (c *conn) queryRouted(ctx context.Context, query string, r *routed, s *stmt
 	// result is open on it, so the earlier result is read into memory
 	// first.
 	open := map[string]int{}
+	// A write returning rows (UPDATE ... RETURNING) runs on some drivers
+	// only as its rows are read (SQLite), and may report a unit's error
+	// with its rows (pgx): each unit is read to the end before the next
+	// runs, so that a unit failing after others ran is a unit failure
+	// (the transaction fails until ROLLBACK TO), never an error of the
+	// merged rows after which Commit would keep the other units'
+	// changes, nor a unit left unrun by an early Close.
+	write := c.cn.h != nil && writesRows(c.cn.h.dialect, query)
 	for i, u := range r.units {
 		if j, ok := open[u.ds]; ok {
 			b, err := materialize(rows[j])
@@ -483,6 +491,9 @@ func (c *conn) queryRouted(ctx context.Context, query string, r *routed, s *stmt
 			rows[j] = b
 		}
 		rs, err := c.queryUnit(ctx, u, s)
+		if err == nil && write {
+			rs, err = materialize(rs)
+		}
 		if err != nil {
 			closeAll()
 			return nil, c.unitError("query", i, r.units, err)
@@ -508,6 +519,23 @@ func (c *conn) queryRouted(ctx context.Context, query string, r *routed, s *stmt
 		return nil, err
 	}
 	return m, nil
+}
+
+// writesRows reports whether query may write: it holds INSERT, UPDATE,
+// DELETE, REPLACE or MERGE outside strings and comments (a data-modifying
+// CTE included). A false positive only reads the rows early.
+func writesRows(d Dialect, query string) bool {
+	toks, err := sessLex(d, query)
+	if err != nil {
+		return true
+	}
+	for _, t := range toks {
+		switch tokWordAt([]sessToken{t}, 0) {
+		case "insert", "update", "delete", "replace", "merge":
+			return true
+		}
+	}
+	return false
 }
 
 // unitError reports the failure of unit i of a statement of several
