@@ -194,7 +194,9 @@
 // back every data source) when a savepoint statement succeeds on some
 // data sources and fails on others, when giving the savepoints to a
 // joining data source fails, or, with WithMultiSourceTx, when a ROLLBACK
-// TO fails: committing would keep work the application undid. A
+// TO a savepoint the transaction set fails: committing would keep work
+// the application undid (a ROLLBACK TO of a name never set fails as the
+// driver's would and leaves the transaction as the driver does). A
 // statement that ran on some of its units and failed on the next, and
 // with WithMultiSourceTx on PostgreSQL any failed statement, fails the
 // transaction until a ROLLBACK TO undoes it, as PostgreSQL does: a
@@ -216,10 +218,11 @@
 //     system variable into a user variable); PostgreSQL SET, RESET, SET
 //     ROLE, SET search_path outside a transaction (PostgreSQL undoes
 //     them on rollback); SQLite PRAGMA name = value outside a
-//     transaction. A connection carrying any is not handed out again by
-//     the pool (ResetSession retires it, since drivers differ in what
-//     they reset): keep session state on a *sql.Conn or in a
-//     transaction.
+//     transaction. A connection carrying any is not handed out again as
+//     it is: IsValid reports it invalid as it goes back to the pool, and
+//     ResetSession closes its data source connections and opens a fresh
+//     one without session state (statements prepared on it are prepared
+//     again). Keep session state on a *sql.Conn or in a transaction.
 //   - Refused before anything is sent (ErrSessionState, which also
 //     matches ErrUnsupported): temporary tables (CREATE TEMP/TEMPORARY,
 //     SELECT INTO TEMP, SQLite temp.x, pg_temp.x); MySQL USE, LOCK and
@@ -235,12 +238,19 @@
 //     (LAST_INSERT_ID, FOUND_ROWS, ROW_COUNT, lastval, currval,
 //     last_insert_rowid, changes), which ran on whichever data source it
 //     was routed to (use RETURNING or the Result); a string of several
-//     statements of which one touches session state.
+//     statements of which one touches session state; and anything that
+//     changes how the server reads statement text (MySQL sql_mode flags
+//     such as ANSI_QUOTES or NO_BACKSLASH_ESCAPES, multi-byte client
+//     character sets such as GBK; PostgreSQL standard_conforming_strings
+//     off or a non-UTF8 client_encoding), also with one data source, and
+//     in a data source's DSN, refused at Open (ErrDataSource): sqlhook
+//     would read such text differently from the server.
 //
 // So a read across data sources that uses @u, a setting or a temporary
 // table sees the same state on each, or is refused. Not seen: what a
 // function body does, and statements sent on a connection from Unwrap or
-// UnwrapDataSource. If a session statement runs on some data source
+// UnwrapDataSource (inside a transaction these begin the data source's
+// transaction first, so what they send is part of it). If a session statement runs on some data source
 // connections and fails on another, the connection runs nothing more and
 // is retired.
 //
