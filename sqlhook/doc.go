@@ -299,6 +299,11 @@
 // database is refused, as is every qualifier when the databases are
 // unknown (data sources given as connectors to OpenWith or Wrap).
 //
+// MariaDB's INSERT ... RETURNING and DELETE ... RETURNING on a logic table
+// are ErrParse: TiDB's grammar has no RETURNING. GORM's MySQL dialector
+// sends RETURNING to MariaDB 10.5 and later; open it with
+// mysql.Config{DisableWithReturning: true}, or use gormplugin.
+//
 // SQLite statements are read by the PostgreSQL grammar after respelling
 // `quoted` names and ? placeholders: SQLite shares PostgreSQL's shapes
 // (RETURNING, ON CONFLICT, "quoted" names), which MySQL's grammar does not
