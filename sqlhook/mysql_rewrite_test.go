@@ -5,10 +5,7 @@ import (
 	"regexp"
 	"strings"
 	"testing"
-	"time"
 
-	"github.com/shardkey/shardkey/keygen"
-	"github.com/shardkey/shardkey/keygen/keygentest"
 	"github.com/shardkey/shardkey/shardconf"
 )
 
@@ -18,50 +15,11 @@ const mysqlRulesYAML = `
 dataSources:
   ds_0: {driver: mysql, dsn: "root@tcp(127.0.0.1:3306)/app_0?parseTime=true"}
   ds_1: {driver: mysql, dsn: "root:p%2Fw@tcp(127.0.0.1:3306)/app_1"}
-rules:
-- !SHARDING
-  tables:
-    t_order:
-      actualDataNodes: ds_${0..1}.t_order_${0..1}
-      databaseStrategy:
-        standard: {shardingColumn: user_id, shardingAlgorithmName: mod2}
-      tableStrategy:
-        standard: {shardingColumn: order_id, shardingAlgorithmName: mod2}
-      keyGenerateStrategy: {column: order_id, keyGeneratorName: snow}
-    t_order_item:
-      actualDataNodes: ds_${0..1}.t_order_item_${0..1}
-      databaseStrategy:
-        standard: {shardingColumn: user_id, shardingAlgorithmName: mod2}
-      tableStrategy:
-        standard: {shardingColumn: order_id, shardingAlgorithmName: mod2}
-    t_user:
-      actualDataNodes: ds_0.t_user_${0..1}
-      tableStrategy:
-        standard: {shardingColumn: user_id, shardingAlgorithmName: mod2}
-  bindingTables: ["t_order,t_order_item"]
-  broadcastTables: [t_dict]
-  shardingAlgorithms:
-    mod2: {type: MOD, props: {sharding-count: 2}}
-  keyGenerators:
-    snow: {type: SNOWFLAKE, props: {worker-id: 3}}
-`
+` + shardingRulesYAML
 
 func mysqlTestHook(t testing.TB, rules string, opts ...Option) *hook {
 	t.Helper()
-	cfg, err := shardconf.Parse([]byte(rules))
-	if err != nil {
-		t.Fatal(err)
-	}
-	clock := keygentest.NewClock(time.Date(2026, 11, 22, 0, 0, 0, 0, time.UTC))
-	r, err := shardconf.NewRouter(cfg, shardconf.WithKeyGenOptions(keygen.WithClock(clock)))
-	if err != nil {
-		t.Fatal(err)
-	}
-	h, err := newHook(r, []string{"ds_0", "ds_1"}, "ds_0", MySQL, buildOptions(opts))
-	if err != nil {
-		t.Fatal(err)
-	}
-	return h
+	return hookFromRules(t, rules, MySQL, opts...)
 }
 
 type mysqlCase struct {

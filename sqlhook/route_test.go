@@ -16,11 +16,15 @@ import (
 
 // rulesYAML: t_order sharded over two data sources by user_id and over
 // two tables each by order_id (MOD), t_order_item bound to it, t_dict
-// broadcast, order_id generated.
+// broadcast, order_id generated; two SQLite data sources.
 const rulesYAML = `
 dataSources:
   ds_0: {driver: sqlite, dsn: "file:a"}
   ds_1: {driver: sqlite, dsn: "file:b"}
+` + shardingRulesYAML
+
+// shardingRulesYAML is the rules of rulesYAML without data sources.
+const shardingRulesYAML = `
 rules:
 - !SHARDING
   tables:
@@ -51,7 +55,14 @@ rules:
 
 func testHook(t testing.TB, d Dialect, opts ...Option) *hook {
 	t.Helper()
-	cfg, err := shardconf.Parse([]byte(rulesYAML))
+	return hookFromRules(t, rulesYAML, d, opts...)
+}
+
+// hookFromRules compiles a hook over data sources ds_0 and ds_1 (ds_0 the
+// default) with a fake clock for the key generators.
+func hookFromRules(t testing.TB, rules string, d Dialect, opts ...Option) *hook {
+	t.Helper()
+	cfg, err := shardconf.Parse([]byte(rules))
 	if err != nil {
 		t.Fatal(err)
 	}
