@@ -169,6 +169,13 @@ func (h *hook) compile(query string) (*plan, error) {
 		// goes to the server as before, which reports its own error.
 		return passthroughPlan, nil
 	}
+	if err != nil && errors.Is(err, ErrParse) && !h.mayNameTable(query) {
+		// A name occurs only inside longer words (users for a logic table
+		// user): a text the grammar cannot read but the server may
+		// (SQLite's AUTOINCREMENT, MariaDB's RETURNING) cannot reach a
+		// logic table, so it goes through unchanged as the driver's would.
+		return passthroughPlan, nil
+	}
 	if err != nil {
 		return nil, err
 	}
@@ -226,6 +233,26 @@ func (h *hook) mentionsLogic(query string) bool {
 	for _, name := range h.spell {
 		if strings.Contains(low, name) {
 			return true
+		}
+	}
+	return false
+}
+
+// mayNameTable reports whether query could reach a logic, broadcast or
+// physical table by name: one occurs as a whole word (also after
+// backslash escapes are decoded), or the text may spell one where a word
+// test cannot see it (escapes, dynamic SQL, MySQL executable comments,
+// which may glue a name to their version number: /*!50000t_order*/).
+func (h *hook) mayNameTable(query string) bool {
+	low := strings.ToLower(query)
+	if h.mayEscapeNames(query) || strings.Contains(low, "/*!") || strings.Contains(low, "/*m!") || strings.Contains(low, "/*t!") {
+		return true
+	}
+	for _, text := range []string{low, strings.ToLower(unescapeBackslashes(query))} {
+		for _, name := range h.spell {
+			if containsWord(text, name) {
+				return true
+			}
 		}
 	}
 	return false
