@@ -284,6 +284,7 @@ func (c *myCompiler) stmt(n ast.StmtNode) {
 		}
 		c.where(x.Where)
 		c.writeTarget(x.MultipleTable, "UPDATE")
+		c.foreignWrite(x)
 	case *ast.DeleteStmt:
 		c.p.kind = kindDelete
 		if x.IsMultiTable || x.With != nil {
@@ -435,6 +436,36 @@ func (c *myCompiler) writeTarget(_ bool, what string) {
 	}
 	if broadcast != "" && shardedCount(c.p) > 0 {
 		c.fail("%s joining broadcast table %s with a sharded table", what, broadcast)
+	}
+}
+
+// foreignWrite refuses a multi-table UPDATE joining a logic table with a
+// table that is neither a logic nor a physical table when an assignment
+// may write that table (qualified by it, or unqualified, which MySQL
+// resolves among all the joined tables): the plan routes by the logic
+// table, so the other table would be written on the logic table's data
+// sources (every one for a broadcast table), not only where it lives.
+func (c *myCompiler) foreignWrite(x *ast.UpdateStmt) {
+	if len(c.p.tables) == 0 || x.TableRefs == nil {
+		return
+	}
+	v := &tableVisitor{}
+	x.TableRefs.Accept(v)
+	foreign := ""
+	for _, t := range v.tables {
+		if _, ok := c.h.physicalOf(t.Name.O); !ok && !c.h.isLogicName(t.Name.O) {
+			foreign = t.Name.O
+		}
+	}
+	if foreign == "" {
+		return
+	}
+	for _, a := range x.List {
+		q := a.Column.Table.L
+		if i, ok := c.aliases[q]; q == "" || !ok || i < 0 {
+			c.fail("UPDATE joining logic table %s with %s may write %s on the logic table's data sources", c.p.tables[0].logic, foreign, foreign)
+			return
+		}
 	}
 }
 

@@ -50,6 +50,11 @@ func (c *pgCompiler) coverage(tree *pg.ParseResult, multi bool) error {
 			tokens[strings.ToLower(v)]++
 		}
 	}
+	if !multi {
+		if err := c.foreignWriteTarget(tree); err != nil {
+			return err
+		}
+	}
 	w := &pgCoverWalk{c: c, safe: map[string]int{}}
 	w.walk(tree.ProtoReflect(), nil)
 	if w.err != nil {
@@ -61,6 +66,30 @@ func (c *pgCompiler) coverage(tree *pg.ParseResult, multi bool) error {
 		}
 	}
 	return nil
+}
+
+// foreignWriteTarget refuses an UPDATE or DELETE of a table that is
+// neither a logic table nor a physical one while it reads a logic or
+// broadcast table (FROM, USING): the plan routes by the table it reads,
+// so the write would reach the written table on that table's data
+// sources (on every one for a broadcast table), not only where it lives.
+func (c *pgCompiler) foreignWriteTarget(tree *pg.ParseResult) error {
+	if len(tree.Stmts) != 1 || len(c.p.tables) == 0 {
+		return nil
+	}
+	var rel *pg.RangeVar
+	if u := tree.Stmts[0].Stmt.GetUpdateStmt(); u != nil {
+		rel = u.Relation
+	} else if d := tree.Stmts[0].Stmt.GetDeleteStmt(); d != nil {
+		rel = d.Relation
+	}
+	if rel == nil || c.h.isLogicName(rel.Relname) {
+		return nil
+	}
+	if _, ok := c.h.physicalOf(rel.Relname); ok {
+		return nil
+	}
+	return fmt.Errorf("%w: %s is written while logic table %s is read: the write would run on %s's data sources, not where %s lives", ErrUnsupported, rel.Relname, c.p.tables[0].logic, c.p.tables[0].logic, rel.Relname)
 }
 
 // ambiguousStrings refuses a backslash in a standard '...' string of a
