@@ -284,6 +284,7 @@ func (c *myCompiler) stmt(n ast.StmtNode) {
 		}
 		c.where(x.Where)
 		c.writeTarget(x.MultipleTable, "UPDATE")
+		c.broadcastLimit(x.Limit, "UPDATE")
 		c.foreignWrite(x)
 	case *ast.DeleteStmt:
 		c.p.kind = kindDelete
@@ -295,6 +296,7 @@ func (c *myCompiler) stmt(n ast.StmtNode) {
 			c.p.writeMulti = "DELETE with ORDER BY or LIMIT"
 		}
 		c.where(x.Where)
+		c.broadcastLimit(x.Limit, "DELETE")
 	case *ast.CreateTableStmt:
 		c.p.kind = kindDDL
 		c.table(x.Table, "") // a logic table in LIKE is left to the unplaced check
@@ -436,6 +438,21 @@ func (c *myCompiler) writeTarget(_ bool, what string) {
 	}
 	if broadcast != "" && shardedCount(c.p) > 0 {
 		c.fail("%s joining broadcast table %s with a sharded table", what, broadcast)
+	}
+}
+
+// broadcastLimit refuses a LIMIT on a write to a broadcast table: each
+// copy picks its own rows to change (in its storage order, or among ties
+// of the ORDER BY), so the copies would diverge.
+func (c *myCompiler) broadcastLimit(l *ast.Limit, what string) {
+	if l == nil {
+		return
+	}
+	for _, t := range c.p.tables {
+		if t.broadcast {
+			c.fail("%s with LIMIT on broadcast table %s: each copy may pick different rows", what, t.logic)
+			return
+		}
 	}
 }
 

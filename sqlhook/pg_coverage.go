@@ -54,6 +54,9 @@ func (c *pgCompiler) coverage(tree *pg.ParseResult, multi bool) error {
 		if err := c.foreignWriteTarget(tree); err != nil {
 			return err
 		}
+		if err := c.rowLocators(tree); err != nil {
+			return err
+		}
 	}
 	w := &pgCoverWalk{c: c, safe: map[string]int{}}
 	w.walk(tree.ProtoReflect(), nil)
@@ -90,6 +93,40 @@ func (c *pgCompiler) foreignWriteTarget(tree *pg.ParseResult) error {
 		return nil
 	}
 	return fmt.Errorf("%w: %s is written while logic table %s is read: the write would run on %s's data sources, not where %s lives", ErrUnsupported, rel.Relname, c.p.tables[0].logic, c.p.tables[0].logic, rel.Relname)
+}
+
+// rowLocators keeps an UPDATE or DELETE that names a row's physical
+// address (PostgreSQL's ctid or tableoid, SQLite's rowid) off several
+// tables: the address picks a different row, or none, in each physical
+// table and in each copy of a broadcast table, so the copies would
+// diverge. On a broadcast table it is refused; on a sharded one it may
+// still reach a single table.
+func (c *pgCompiler) rowLocators(tree *pg.ParseResult) error {
+	if len(tree.Stmts) != 1 || len(c.p.tables) == 0 {
+		return nil
+	}
+	if st := tree.Stmts[0].Stmt; st.GetUpdateStmt() == nil && st.GetDeleteStmt() == nil {
+		return nil
+	}
+	locators := map[string]bool{"ctid": true, "tableoid": true, "xmin": true, "xmax": true, "cmin": true, "cmax": true}
+	if c.h.dialect == SQLite {
+		locators = map[string]bool{"rowid": true, "_rowid_": true, "oid": true}
+	}
+	for i := range c.toks {
+		v, ok := c.identValue(i)
+		if !ok || !locators[strings.ToLower(v)] {
+			continue
+		}
+		for _, t := range c.p.tables {
+			if t.broadcast {
+				return fmt.Errorf("%w: %s names a row's physical address, which differs between the copies of broadcast table %s", ErrUnsupported, v, t.logic)
+			}
+		}
+		if c.p.writeMulti == "" {
+			c.p.writeMulti = "a write naming a row's physical address (" + v + ")"
+		}
+	}
+	return nil
 }
 
 // ambiguousStrings refuses a backslash in a standard '...' string of a
