@@ -248,9 +248,10 @@ func (c *pgCompiler) stmt(n *pg.Node) {
 		}
 	case *pg.Node_AlterTableStmt:
 		c.p.kind = kindDDL
-		if c.rangeVar(x.AlterTableStmt.Relation, false) >= 0 {
+		if t := c.rangeVar(x.AlterTableStmt.Relation, false); t >= 0 {
 			c.namedIndexConstraints(x.AlterTableStmt)
 			c.broadcastReferences(x.AlterTableStmt)
+			c.dropShardingColumn(t, x.AlterTableStmt)
 		}
 	case *pg.Node_IndexStmt:
 		c.indexStmt(x.IndexStmt)
@@ -531,6 +532,18 @@ func (c *pgCompiler) renameColumn(r *pg.RenameStmt) {
 	c.p.kind = kindDDL
 	if t := c.rangeVar(r.Relation, false); t >= 0 && c.h.isShardingColumn(c.p.tables[t].key, r.Subname) {
 		c.fail("renaming sharding column %s of %s: the rules shard by that name", r.Subname, c.p.tables[t].logic)
+	}
+}
+
+// dropShardingColumn refuses ALTER TABLE ... DROP COLUMN of a sharding
+// column of a logic table: the rules would then shard by a column that no
+// longer exists (MySQL's path refuses it alike).
+func (c *pgCompiler) dropShardingColumn(t int, a *pg.AlterTableStmt) {
+	for _, n := range a.Cmds {
+		cmd := n.GetAlterTableCmd()
+		if cmd != nil && cmd.Subtype == pg.AlterTableType_AT_DropColumn && c.h.isShardingColumn(c.p.tables[t].key, cmd.Name) {
+			c.fail("dropping sharding column %s of %s: the rules shard by it", cmd.Name, c.p.tables[t].logic)
+		}
 	}
 }
 
