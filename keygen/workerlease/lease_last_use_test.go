@@ -26,13 +26,13 @@ func newGen(t *testing.T, typ string, props keygen.Props, src keygen.WorkerSourc
 	return cg
 }
 
-// TestReviewClockBackFlagLosesLastUse: a SNOWFLAKE generator with
+// TestClockBackFlagLosesLastUse: a SNOWFLAKE generator with
 // clock-back bits whose clock once stepped back beyond the tolerance tracks
 // no last-use time any more (snowflakeState.lastUsed reports zero when the
 // flag is set), so its clean release records the stale last_ms and the
 // next holder of the worker id, claiming at once, re-issues the previous
 // holder's keys.
-func TestReviewClockBackFlagLosesLastUse(t *testing.T) {
+func TestClockBackFlagLosesLastUse(t *testing.T) {
 	checkLeaks(t)
 	forEachDB(t, func(t *testing.T, b backend) {
 		s := newSource(t, b.open(t, ""), Config{})
@@ -74,11 +74,11 @@ func TestReviewClockBackFlagLosesLastUse(t *testing.T) {
 	})
 }
 
-// TestReviewClockBackFlagReusedByNextHolder: the clock-back flag space is
+// TestClockBackFlagReusedByNextHolder: the clock-back flag space is
 // not carried across holders. A used flag 1 at time T after a step back;
 // B starts after A's last use (LastUsed correct here) and, after its own
 // step back to T, bumps to flag 1 again and re-issues A's key.
-func TestReviewClockBackFlagReusedByNextHolder(t *testing.T) {
+func TestClockBackFlagReusedByNextHolder(t *testing.T) {
 	checkLeaks(t)
 	forEachDB(t, func(t *testing.T, b backend) {
 		s := newSource(t, b.open(t, ""), Config{TTL: 300 * time.Millisecond})
@@ -131,13 +131,13 @@ func TestReviewClockBackFlagReusedByNextHolder(t *testing.T) {
 	})
 }
 
-// TestReviewJSBorrowedSecondAfterExpiry: SNOWFLAKE_JS borrows the second
+// TestJSBorrowedSecondAfterExpiry: SNOWFLAKE_JS borrows the second
 // after the current one (backup worker) when a second is used up, so its
 // keys may carry a time up to a second past its clock. A holder that dies
 // (no release, no renewal after the borrow) leaves LastUsed = expiry, which
 // does not cover the borrowed second: the next holder issues the same
 // backup keys.
-func TestReviewJSBorrowedSecondAfterExpiry(t *testing.T) {
+func TestJSBorrowedSecondAfterExpiry(t *testing.T) {
 	checkLeaks(t)
 	forEachDB(t, func(t *testing.T, b backend) {
 		// Start early in a second so that expiry stays in it.
@@ -201,14 +201,14 @@ func mustTime(t *testing.T, g keygen.IDGenerator, id int64) time.Time {
 	return p.Time
 }
 
-// TestReviewExpiryNotBeforeValidity: the package promises the database
+// TestExpiryNotBeforeValidity: the package promises the database
 // records an expiry no earlier than the lease's validity. The statements
 // use TTL truncated to whole milliseconds (and the database's now floored
 // to the millisecond) while ValidUntil adds the full TTL in nanoseconds, so
 // with a TTL that is not whole milliseconds and a sub-millisecond
 // SafeGuard (truncated to 0) a slot becomes claimable while its holder's
 // lease is still valid, on one and the same clock.
-func TestReviewExpiryNotBeforeValidity(t *testing.T) {
+func TestExpiryNotBeforeValidity(t *testing.T) {
 	checkLeaks(t)
 	forEachDB(t, func(t *testing.T, b backend) {
 		s := newSource(t, b.open(t, ""), Config{TTL: 100*time.Millisecond + 999*time.Microsecond, SafeGuard: time.Microsecond})

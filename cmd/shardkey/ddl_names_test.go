@@ -1,8 +1,8 @@
 package main
 
-// Second-reader review tests for `shardkey ddl`. Tests named
-// TestReviewGuard... pin properties that were verified to hold; the
-// others fail because of a bug (see each test's comment).
+// Tests of `shardkey ddl` applied to real databases: index and constraint
+// names stay unique per physical table, names fold as each database folds
+// them, and foreign keys reach the right physical table.
 
 import (
 	"database/sql"
@@ -49,7 +49,7 @@ func reviewStrings(t *testing.T, db *sql.DB, q string, args ...any) []string {
 // (idx_user_t_order_0) and idx_user_t_order gets the logic name replaced
 // (idx_user_t_order_0). The template runs on PostgreSQL; the output does
 // not ("relation idx_user_t_order_0 already exists").
-func TestReviewIndexNameCollision(t *testing.T) {
+func TestIndexNameCollision(t *testing.T) {
 	dsns := []string{dbtest.Postgres(t, "review_ddl_coll_0"), dbtest.Postgres(t, "review_ddl_coll_1")}
 	rules := writeFile(t, "rules.yaml", ddlRules("pgx", dsns[0], dsns[1]))
 	tmpl := writeFile(t, "t_order.sql", `CREATE TABLE t_order (order_id BIGINT PRIMARY KEY, user_id BIGINT, status TEXT);
@@ -88,7 +88,7 @@ CREATE INDEX idx_user_t_order ON t_order (user_id, status);
 // case, but ddl quotes the renamed name as written, so CREATE INDEX
 // IDX_User ON t_order makes the index "IDX_User_t_order_0" instead of
 // idx_user_t_order_0 (and DROP INDEX idx_user_t_order_0 fails).
-func TestReviewPostgresUnquotedNameCase(t *testing.T) {
+func TestPostgresUnquotedNameCase(t *testing.T) {
 	dsns := []string{dbtest.Postgres(t, "review_ddl_case_0"), dbtest.Postgres(t, "review_ddl_case_1")}
 	rules := writeFile(t, "rules.yaml", ddlRules("pgx", dsns[0], dsns[1]))
 	tmpl := writeFile(t, "t_order.sql", `CREATE TABLE t_order (order_id BIGINT, user_id BIGINT, CONSTRAINT PK_Order PRIMARY KEY (order_id));
@@ -117,7 +117,7 @@ CREATE INDEX IDX_User ON t_order (user_id);
 // Bug: when -datasource leaves nothing to print, the template is still
 // checked, but as PostgreSQL reads it (not as the data sources' dialect),
 // so a valid MySQL template (here with a # comment) fails with exit 1.
-func TestReviewNothingPrintedChecksWrongDialect(t *testing.T) {
+func TestNothingPrintedChecksWrongDialect(t *testing.T) {
 	rules := writeFile(t, "rules.yaml", `dataSources:
   ds_0:
     driver: mysql
@@ -157,7 +157,7 @@ rules:
 // help says) keeps the logic name t_order, which no data source has, so
 // the printed DDL fails on PostgreSQL. ddl should either map the
 // reference (to the bound physical table) or refuse the template.
-func TestReviewForeignKeyToShardedTable(t *testing.T) {
+func TestForeignKeyToShardedTable(t *testing.T) {
 	dsns := []string{dbtest.Postgres(t, "review_ddl_fk_0"), dbtest.Postgres(t, "review_ddl_fk_1")}
 	rules := writeFile(t, "rules.yaml", ddlRules("pgx", dsns[0], dsns[1]))
 	tmpl := writeFile(t, "schema.sql", `CREATE TABLE t_order (order_id BIGINT PRIMARY KEY);
@@ -225,7 +225,7 @@ const reviewAddress = "CREATE TABLE t_address (address_id BIGINT NOT NULL PRIMAR
 // unique indexes, IF NOT EXISTS, columns and strings named like the
 // table, t_order vs t_order_item vs t_orders) runs on PostgreSQL and
 // SQLite, and the names come out as documented.
-func TestReviewGuardRichTemplate(t *testing.T) {
+func TestGuardRichTemplate(t *testing.T) {
 	check := func(t *testing.T, driver string, dsns []string, tablesQ string) {
 		rules := writeFile(t, "rules.yaml", ddlRules(driver, dsns[0], dsns[1]))
 		tmpl := writeFile(t, "schema.sql", reviewAddress+reviewRichPG)
@@ -282,7 +282,7 @@ func TestReviewGuardRichTemplate(t *testing.T) {
 // Guard: the MySQL flavour (backquotes, inline INDEX/KEY, CONSTRAINT
 // without a name, # comments, "strings", ENGINE/COMMENT options) runs on
 // the MySQL/MariaDB server, with FK names unique per database.
-func TestReviewGuardMySQL(t *testing.T) {
+func TestGuardMySQL(t *testing.T) {
 	dsns := []string{dbtest.MySQL(t, "review_ddl_my_0"), dbtest.MySQL(t, "review_ddl_my_1")}
 	rules := writeFile(t, "rules.yaml", ddlRules("mysql", dsns[0], dsns[1]))
 	tmpl := writeFile(t, "schema.sql", reviewAddress+"# t_order; comment\n"+
@@ -322,7 +322,7 @@ func TestReviewGuardMySQL(t *testing.T) {
 }
 
 // Guard: odd templates are errors (exit 1), never panics.
-func TestReviewGuardOddInput(t *testing.T) {
+func TestGuardOddInput(t *testing.T) {
 	rules := writeFile(t, "rules.yaml", ddlRules("sqlite", "file:a.db", "file:b.db"))
 	for _, src := range []string{
 		"CREATE", "CREATE TABLE", "CREATE TABLE t_order", "CREATE INDEX", "CREATE INDEX ON", "CREATE UNIQUE",
@@ -347,7 +347,7 @@ func TestReviewGuardOddInput(t *testing.T) {
 // (3 bytes): CREATE INDEX Ⱥ_t_order ON t_order panics (slice bounds out
 // of range). İ (2 bytes) lowers to i (1 byte): CREATE INDEX İ_t_order
 // becomes "İt_order_0r" instead of "İ_t_order_0".
-func TestReviewUnicodeIndexName(t *testing.T) {
+func TestUnicodeIndexName(t *testing.T) {
 	rules := writeFile(t, "rules.yaml", ddlRules("pgx", "postgres://a/b", "postgres://a/c"))
 	for _, idx := range []string{"\u023A_t_order", "\u0130_t_order"} {
 		tmpl := writeFile(t, "t_order.sql", "CREATE TABLE t_order (id BIGINT PRIMARY KEY);\nCREATE INDEX "+idx+" ON t_order (id);\n")
@@ -364,7 +364,7 @@ func TestReviewUnicodeIndexName(t *testing.T) {
 // a whole part of it, so t_orders_idx on t_order becomes t_order_0s_idx
 // (the help promises the logic table's name is replaced, else the
 // physical name appended: t_orders_idx_t_order_0).
-func TestReviewIndexNameSubstring(t *testing.T) {
+func TestIndexNameSubstring(t *testing.T) {
 	for _, tc := range []struct{ name, logic, phys, want string }{
 		{"t_orders_idx", "t_order", "t_order_0", "t_orders_idx_t_order_0"},
 		{"idx_username", "user", "user_0", "idx_username_user_0"},
@@ -378,7 +378,7 @@ func TestReviewIndexNameSubstring(t *testing.T) {
 // Bug (JSON): logicTable echoes the spelling given on the command line
 // (-table T_ORDER -> "T_ORDER"), while targets -o json (and the rules)
 // say t_order, so the two outputs do not join on logicTable.
-func TestReviewJSONLogicTableSpelling(t *testing.T) {
+func TestJSONLogicTableSpelling(t *testing.T) {
 	rules := writeFile(t, "rules.yaml", ddlRules("sqlite", "a.db", "b.db"))
 	tmpl := writeFile(t, "schema.sql", ddlTemplate)
 	for ds, es := range ddlJSON(t, "-rules", rules, "-template", tmpl, "-table", "T_ORDER") {

@@ -10,12 +10,12 @@ import (
 	"testing"
 )
 
-// TestReviewDSNPasswordNotPrinted: datasource.go's ensurePostgres wraps
+// TestDSNPasswordNotPrinted: datasource.go's ensurePostgres wraps
 // url.Parse's error, whose text quotes the whole URL, password included
 // ("-dsn: parse \"postgres://app:s3cr%zzet@...\""); main prints it to
 // stderr. A password with an unescaped '%' is enough. (gorm-keys, given the
 // same DSN, goes through pgconn, which redacts it as "xxxxx".)
-func TestReviewDSNPasswordNotPrinted(t *testing.T) {
+func TestDSNPasswordNotPrinted(t *testing.T) {
 	err := run(context.Background(), config{dsn: "postgres://app:s3cr%zzet@127.0.0.1:1/q_{ds}", orders: 10, batch: 10, worker: 1}, &bytes.Buffer{})
 	if err == nil {
 		t.Fatal("no error")
@@ -25,12 +25,12 @@ func TestReviewDSNPasswordNotPrinted(t *testing.T) {
 	}
 }
 
-// TestReviewRulesWithOtherDataSourceNames: -rules "reads another file", but
+// TestRulesWithOtherDataSourceNames: -rules "reads another file", but
 // shop.go hard-codes the data source names ds_0/ds_1 (insert's
 // s.dbs[fmt.Sprintf("ds_%d", ds)], readBack's and refused's s.dbs["ds_0"]):
 // a rule file naming its data sources otherwise makes the program panic
 // with a nil *gorm.DB instead of reporting an error.
-func TestReviewRulesWithOtherDataSourceNames(t *testing.T) {
+func TestRulesWithOtherDataSourceNames(t *testing.T) {
 	rules := strings.NewReplacer("ds_0", "shard0", "ds_1", "shard1", "ds_${", "shard${").Replace(string(defaultRules))
 	path := filepath.Join(t.TempDir(), "rules.yaml")
 	if err := os.WriteFile(path, []byte(rules), 0o644); err != nil {
@@ -48,11 +48,11 @@ func TestReviewRulesWithOtherDataSourceNames(t *testing.T) {
 	}
 }
 
-// TestReviewHugeBatchFlag: shop.insert allocates make([]Order, 0, batch)
+// TestHugeBatchFlag: shop.insert allocates make([]Order, 0, batch)
 // before looking at n, so `-n 10 -batch 9223372036854775807` panics
 // ("makeslice: cap out of range") and `-batch 100000000` allocates ~6 GB
 // for ten rows. The capacity should be min(batch, n).
-func TestReviewHugeBatchFlag(t *testing.T) {
+func TestHugeBatchFlag(t *testing.T) {
 	defer func() {
 		if r := recover(); r != nil {
 			t.Errorf("run panicked with -n 10 -batch MaxInt: %v", r)

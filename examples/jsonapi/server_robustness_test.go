@@ -14,12 +14,12 @@ import (
 	"time"
 )
 
-// TestReviewShutdownWaitsForInFlightRequests: run's doc says it serves
+// TestShutdownWaitsForInFlightRequests: run's doc says it serves
 // "until ctx is done", and its goroutine gives srv.Shutdown 5 s to drain,
 // but run returns as soon as Serve reports http.ErrServerClosed, which
 // Serve does immediately when Shutdown begins. main then exits, cutting off
 // requests still being handled: the 5 s grace period is never honoured.
-func TestReviewShutdownWaitsForInFlightRequests(t *testing.T) {
+func TestShutdownWaitsForInFlightRequests(t *testing.T) {
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
@@ -74,10 +74,10 @@ func TestReviewShutdownWaitsForInFlightRequests(t *testing.T) {
 	}
 }
 
-// TestReviewConcurrentStoreGuard (guard, passes): concurrent POSTs and GETs
+// TestConcurrentStoreGuard (guard, passes): concurrent POSTs and GETs
 // on one api under -race: the map is guarded by a.mu, every key is unique,
 // and every created order reads back.
-func TestReviewConcurrentStoreGuard(t *testing.T) {
+func TestConcurrentStoreGuard(t *testing.T) {
 	for _, typ := range []string{"SNOWFLAKE", "SNOWFLAKE_JS"} {
 		a, err := newAPI(typ, "5")
 		if err != nil {
@@ -129,9 +129,9 @@ func TestReviewConcurrentStoreGuard(t *testing.T) {
 	}
 }
 
-// TestReviewHugeAndOddPathIDsGuard (guard, passes): ids that overflow
+// TestHugeAndOddPathIDsGuard (guard, passes): ids that overflow
 // int64, or are not decimal, are 400; they never crash the handler.
-func TestReviewHugeAndOddPathIDsGuard(t *testing.T) {
+func TestHugeAndOddPathIDsGuard(t *testing.T) {
 	a, err := newAPI("SNOWFLAKE", "5")
 	if err != nil {
 		t.Fatal(err)

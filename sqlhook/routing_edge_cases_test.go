@@ -91,7 +91,7 @@ func queryInts(t *testing.T, q func() (*sql.Rows, error)) ([]int64, error) {
 // RETURNING runs as its rows are stepped, the rows are never stepped and
 // nothing is inserted at all, without error. Correct: every unit's
 // RETURNING rows (2 here), or a refusal before anything runs.
-func TestReview2MultiUnitReturningReturnsNoRows(t *testing.T) {
+func TestMultiUnitReturningReturnsNoRows(t *testing.T) {
 	for _, drv := range []string{"pgx", "sqlite"} {
 		t.Run(drv, func(t *testing.T) {
 			rv := openReview2(t, drv, reviewRules, review2DDL)
@@ -130,7 +130,7 @@ func TestReview2MultiUnitReturningReturnsNoRows(t *testing.T) {
 // optimistic locking and "not found" checks. Correct: the count of one copy
 // (1), as an unsharded table would report. Same with RETURNING: one logical
 // row comes back once per copy, or not at all.
-func TestReview2BroadcastWriteRowsAffectedSummedOverCopies(t *testing.T) {
+func TestBroadcastWriteRowsAffectedSummedOverCopies(t *testing.T) {
 	rv := openReview2(t, "sqlite", reviewRules, review2DDL)
 	res, err := rv.db.Exec(`INSERT INTO t_dict (k, v) VALUES ('a', 'x')`)
 	if err != nil {
@@ -174,7 +174,7 @@ func TestReview2BroadcastWriteRowsAffectedSummedOverCopies(t *testing.T) {
 // although the application rolled it back. Correct: run savepoint commands
 // on every data source the transaction has begun on (and on the ones it
 // begins on later), or refuse them before anything runs.
-func TestReview2SavepointGoesToDefaultDataSource(t *testing.T) {
+func TestSavepointGoesToDefaultDataSource(t *testing.T) {
 	ctx := context.Background()
 	rv := openReview2(t, "pgx", reviewRules, review2DDL)
 	// user 1 -> ds_1 only.
@@ -277,7 +277,7 @@ rules:
 // (created = '2024-01-31 18:00:00', or any January range) goes to
 // t_log_202401 and does not find it. Correct: route by the value the
 // driver sends (t.In(loc)), or refuse a time.Time outside the DSN's loc.
-func TestReview2MySQLTimeInOtherZoneMisrouted(t *testing.T) {
+func TestMySQLTimeInOtherZoneMisrouted(t *testing.T) {
 	rv := openReview2(t, "mysql", review2Rules, []string{
 		"CREATE TABLE t_log (id BIGINT PRIMARY KEY, created DATETIME NOT NULL)",
 	})
@@ -305,7 +305,7 @@ func TestReview2MySQLTimeInOtherZoneMisrouted(t *testing.T) {
 // MIN/MAX: one table returns a, B; the merge returns B, a, and MIN(status)
 // is 'B' instead of 'a'. Correct: refuse text merges whose collation is
 // not known to be BINARY (as for PostgreSQL and MySQL), or apply it.
-func TestReview2SQLiteNocaseColumnMergedBytewise(t *testing.T) {
+func TestSQLiteNocaseColumnMergedBytewise(t *testing.T) {
 	rv := openReview2(t, "sqlite", reviewRules, []string{
 		`CREATE TABLE t_order (order_id BIGINT PRIMARY KEY, user_id BIGINT NOT NULL, status TEXT COLLATE NOCASE)`,
 	})
@@ -349,7 +349,7 @@ func TestReview2SQLiteNocaseColumnMergedBytewise(t *testing.T) {
 // (the first "amount" of the result), while each target sorted by
 // o.amount: the merged rows come out in the wrong order. Correct: merge by
 // o.amount's column, or refuse the ambiguous name.
-func TestReview2StarOrderByQualifiedNameMergesByOtherTable(t *testing.T) {
+func TestStarOrderByQualifiedNameMergesByOtherTable(t *testing.T) {
 	rv := openReview2(t, "sqlite", reviewRules, []string{
 		`CREATE TABLE t_order (order_id BIGINT PRIMARY KEY, user_id BIGINT NOT NULL, amount BIGINT)`,
 		`CREATE TABLE t_order_item (order_id BIGINT PRIMARY KEY, user_id BIGINT NOT NULL, amount BIGINT)`,
@@ -397,7 +397,7 @@ func TestReview2StarOrderByQualifiedNameMergesByOtherTable(t *testing.T) {
 // every MariaDB >= 10.0), so dropping it removes a condition: the SELECT
 // counts a row the statement excludes, and the DELETE deletes it. Correct:
 // keep executable comments, or refuse a statement that has one.
-func TestReview2MariaDBExecutableCommentDropped(t *testing.T) {
+func TestMariaDBExecutableCommentDropped(t *testing.T) {
 	rv := openReview2(t, "mysql", reviewRules, review2DDL)
 	if _, err := rv.db.Exec("INSERT INTO t_order (order_id, user_id, status) VALUES (1, 1, 'keep')"); err != nil {
 		t.Fatal(err)

@@ -1,8 +1,7 @@
 package sqlhook
 
-// Regressions from a second reading of the package: each test describes a
-// misroute or wrong merge that was found and fixed (by routing correctly
-// or refusing), except those marked PIN, which pin correct behaviour.
+// Each test names a misroute or wrong merge sqlhook must never make (it
+// routes correctly or refuses); those marked PIN pin correct behaviour.
 
 import (
 	"context"
@@ -132,7 +131,7 @@ func routeOrRefuse(t *testing.T, h *hook, q string, a ...any) *routed {
 // t_order_0. The row is then invisible to `WHERE user_id = 1 AND
 // order_id = 4`. Correct: refuse a non-integral literal for the sharding
 // column (ErrUnsupported), or route by the value the database will store.
-func TestReviewInsertFractionalShardingLiteralLandsInWrongTable(t *testing.T) {
+func TestInsertFractionalShardingLiteralLandsInWrongTable(t *testing.T) {
 	for _, d := range []Dialect{PostgreSQL, MySQL} {
 		h := testHook(t, d)
 		r, err := h.route(`INSERT INTO t_order (order_id, user_id, status) VALUES (3.5, 1, 'x')`, nil)
@@ -166,7 +165,7 @@ func TestReviewInsertFractionalShardingLiteralLandsInWrongTable(t *testing.T) {
 // lands in the table of k0 carrying k1 (wrong table when their parities
 // differ), and both rows get the same key. Correct: give each row its own
 // placeholder/key, or refuse a key placeholder shared by several rows.
-func TestReviewInsertSharedNullKeyPlaceholder(t *testing.T) {
+func TestInsertSharedNullKeyPlaceholder(t *testing.T) {
 	h := testHook(t, PostgreSQL)
 	r := routeOrRefuse(t, h, `INSERT INTO t_order (order_id, user_id) VALUES ($1, 1), ($1, 1)`, nil)
 	if r == nil {
@@ -198,7 +197,7 @@ func TestReviewInsertSharedNullKeyPlaceholder(t *testing.T) {
 // ds_1 only, so only ds_1's copy of t_dict changes. PostgreSQL refuses the
 // equivalent (broadcast UPDATE joined with a sharded table); the check in
 // writeTarget only looks at the first table. Correct: ErrUnsupported.
-func TestReviewMySQLMultiTableUpdateOfBroadcastTable(t *testing.T) {
+func TestMySQLMultiTableUpdateOfBroadcastTable(t *testing.T) {
 	h := testHook(t, MySQL)
 	q := "UPDATE t_order o JOIN t_dict d ON d.k = o.status SET d.v = 'x' WHERE o.user_id = 1 AND o.order_id = 1"
 	r, err := h.route(q, nil)
@@ -212,7 +211,7 @@ func TestReviewMySQLMultiTableUpdateOfBroadcastTable(t *testing.T) {
 // at all), so with WithScatter `SET user_id = 5` runs on every table and
 // leaves user 5's row in user 1's shard. Correct: ErrUnsupported, as
 // without the WITH clause.
-func TestReviewMySQLWithUpdateOfShardingColumn(t *testing.T) {
+func TestMySQLWithUpdateOfShardingColumn(t *testing.T) {
 	h := testHook(t, MySQL, WithScatter())
 	q := "WITH c AS (SELECT 1) UPDATE t_order SET user_id = 5 WHERE user_id = 1"
 	r, err := h.route(q, nil)
@@ -226,7 +225,7 @@ func TestReviewMySQLWithUpdateOfShardingColumn(t *testing.T) {
 // but becomes "t_order_item_0" AS t_order_item, so the UPDATE joins the
 // real table instead of the CTE's rows. Correct: refuse (ErrUnsupported)
 // or leave CTE references alone.
-func TestReviewCTEShadowingLogicTableRewritten(t *testing.T) {
+func TestCTEShadowingLogicTableRewritten(t *testing.T) {
 	h := testHook(t, PostgreSQL)
 	q := `WITH t_order_item AS (SELECT 1 AS order_id) UPDATE t_order SET status = 'x' FROM t_order_item WHERE t_order.user_id = 1 AND t_order.order_id = 1 AND t_order.order_id = t_order_item.order_id`
 	r, err := h.route(q, nil)
@@ -243,7 +242,7 @@ func TestReviewCTEShadowingLogicTableRewritten(t *testing.T) {
 // `... OR user_id = 2 ...`; the router reads only `user_id = 1 ...` and a
 // comment, and sends the query to user 1's shard only: user 2's rows are
 // silently missing. Correct: route to both data sources (or ErrParse).
-func TestReviewSQLiteNestedCommentHidesPredicate(t *testing.T) {
+func TestSQLiteNestedCommentHidesPredicate(t *testing.T) {
 	h := testHook(t, SQLite)
 	r := mustRoute(t, h, "SELECT * FROM t_order WHERE user_id = 1 AND order_id = 1 /* /* */ OR user_id = 2 AND order_id = 1 -- */\n")
 	ds := map[string]bool{}
@@ -273,7 +272,7 @@ func TestReviewSQLiteNestedCommentHidesPredicate(t *testing.T) {
 // router truncates 2.5 to 2 (table t_order_0) and the row is not found.
 // Correct: treat a cast value as an expression (widen the route) unless
 // the cast is known not to change it.
-func TestReviewCastLiteralRoutedByUncastValue(t *testing.T) {
+func TestCastLiteralRoutedByUncastValue(t *testing.T) {
 	h := testHook(t, PostgreSQL, WithScatter()) // a widened route needs scatter
 	r := mustRoute(t, h, `SELECT * FROM t_order WHERE user_id = 1 AND order_id = 2.5::int`)
 	if !strings.Contains(show(r), "t_order_1") {
@@ -288,7 +287,7 @@ func TestReviewCastLiteralRoutedByUncastValue(t *testing.T) {
 // `LIMIT ?,?` (offset first) but the placeholders keep the caller's order,
 // so a single-target query runs with LIMIT 10,5 instead of LIMIT 5,10.
 // Correct args: [1 3 5 10].
-func TestReviewMySQLLimitOffsetPlaceholdersSwapped(t *testing.T) {
+func TestMySQLLimitOffsetPlaceholdersSwapped(t *testing.T) {
 	h := testHook(t, MySQL)
 	r := mustRoute(t, h, "SELECT id FROM t_order WHERE user_id = ? AND order_id = ? LIMIT ? OFFSET ?", int64(1), int64(3), int64(10), int64(5))
 	want := "ds_1: SELECT id FROM `t_order_1` WHERE user_id = ? AND order_id = ? LIMIT ? OFFSET ? [1] [3] [10] [5]\n"
@@ -298,7 +297,7 @@ func TestReviewMySQLLimitOffsetPlaceholdersSwapped(t *testing.T) {
 }
 
 // Regression (found in review; fixed) (empty result, MySQL end to end): the same swap on a real server.
-func TestReviewMySQLLimitOffsetEndToEnd(t *testing.T) {
+func TestMySQLLimitOffsetEndToEnd(t *testing.T) {
 	rv := openReview(t, "mysql")
 	for i := int64(0); i < 6; i++ {
 		if _, err := rv.db.Exec("INSERT INTO t_order (order_id, user_id, status) VALUES (?, 1, 'x')", 2*i); err != nil {
@@ -326,7 +325,7 @@ func TestReviewMySQLLimitOffsetEndToEnd(t *testing.T) {
 // limit in PostgreSQL), across several targets becomes LIMIT 0 on each
 // target, so the merged result is empty. Correct: no LIMIT on the targets
 // (or LIMIT ALL/NULL kept).
-func TestReviewLimitAllOrNullBecomesLimitZero(t *testing.T) {
+func TestLimitAllOrNullBecomesLimitZero(t *testing.T) {
 	h := testHook(t, PostgreSQL)
 	for _, c := range []struct {
 		q string
@@ -351,7 +350,7 @@ func TestReviewLimitAllOrNullBecomesLimitZero(t *testing.T) {
 // one is ?4; sqliteToPG numbers it ?2 (one above the previous), so the
 // rewritten statement binds argument 2 where SQLite would bind ?4 (NULL).
 // Correct: number it 4 (then it needs a 4th argument) or refuse mixing.
-func TestReviewSQLiteMixedNumberedPlaceholders(t *testing.T) {
+func TestSQLiteMixedNumberedPlaceholders(t *testing.T) {
 	h := testHook(t, SQLite)
 	r, err := h.route(`SELECT * FROM t_order WHERE user_id = ?3 AND order_id = ?1 AND status = ?`, args(int64(1), "two", int64(3)))
 	if err == nil && strings.HasSuffix(strings.TrimSpace(show(r)), "[two]") {
@@ -368,7 +367,7 @@ func TestReviewSQLiteMixedNumberedPlaceholders(t *testing.T) {
 // json_object_agg, any_value), are neither merged nor refused: each target
 // returns its one row and the caller gets one row per target. Correct:
 // ErrUnsupported across several targets (or a correct merge).
-func TestReviewAggregateUnderExpressionConcatenated(t *testing.T) {
+func TestAggregateUnderExpressionConcatenated(t *testing.T) {
 	for _, c := range []struct {
 		d Dialect
 		q string
@@ -391,7 +390,7 @@ func TestReviewAggregateUnderExpressionConcatenated(t *testing.T) {
 
 // Regression (found in review; fixed) (wrong result, SQLite end to end): count(*) + 0 over two tables
 // returns two rows; one table would return one row, 2.
-func TestReviewAggregateUnderExpressionEndToEnd(t *testing.T) {
+func TestAggregateUnderExpressionEndToEnd(t *testing.T) {
 	rv := openReview(t, "sqlite")
 	for _, id := range []int64{2, 3} {
 		if _, err := rv.db.Exec(`INSERT INTO t_order (order_id, user_id, status) VALUES (?, 1, 'x')`, id); err != nil {
@@ -418,7 +417,7 @@ func TestReviewAggregateUnderExpressionEndToEnd(t *testing.T) {
 // table's column, but the merge looks the bare name up among the result
 // columns and finds the alias `status AS id`: rows are merged by status.
 // Correct: merge by the selected o.id (column x) or refuse.
-func TestReviewOrderByQualifiedColumnMatchesAlias(t *testing.T) {
+func TestOrderByQualifiedColumnMatchesAlias(t *testing.T) {
 	h := testHook(t, PostgreSQL)
 	r := routeOrRefuse(t, h, `SELECT status AS id, id AS x FROM t_order o WHERE user_id = 1 AND order_id IN (1, 2) ORDER BY o.id`)
 	if r == nil {
@@ -440,7 +439,7 @@ func TestReviewOrderByQualifiedColumnMatchesAlias(t *testing.T) {
 // case-insensitive: one table returns a, B; the merge returns B, a, and
 // MIN(status) is 'B' instead of 'a'. Correct: refuse text merges whose
 // collation is not binary, or compare with the column's collation.
-func TestReviewMergeIgnoresCollation(t *testing.T) {
+func TestMergeIgnoresCollation(t *testing.T) {
 	rv := openReview(t, "mysql")
 	// user 1, order 2 -> ds_1.t_order_0; order 1 -> ds_1.t_order_1.
 	for _, r := range []struct {
@@ -483,7 +482,7 @@ func TestReviewMergeIgnoresCollation(t *testing.T) {
 // unsharded t_order would return it once. Correct: ErrUnsupported for a
 // LEFT/RIGHT/FULL join whose preserved side is not the routed table when
 // there are several targets.
-func TestReviewOuterJoinBroadcastDuplicated(t *testing.T) {
+func TestOuterJoinBroadcastDuplicated(t *testing.T) {
 	h := testHook(t, PostgreSQL, WithScatter())
 	r, err := h.route(`SELECT d.k FROM t_dict d LEFT JOIN t_order o ON o.status = d.k`, nil)
 	if err == nil && len(r.units) > 1 {
@@ -516,7 +515,7 @@ func TestReviewOuterJoinBroadcastDuplicated(t *testing.T) {
 // rewritten to `t_order_1`.`x`, which now names the OUTER table (a
 // correlated reference). Correct: leave the inner qualifier alone (or
 // refuse).
-func TestReviewMySQLSubqueryAliasShadowingLogicName(t *testing.T) {
+func TestMySQLSubqueryAliasShadowingLogicName(t *testing.T) {
 	h := testHook(t, MySQL)
 	r := routeOrRefuse(t, h, "SELECT t_order.id FROM t_order WHERE user_id = 1 AND order_id = 1 AND EXISTS (SELECT 1 FROM other t_order WHERE t_order.x = 1)")
 	if r != nil && strings.Contains(show(r), "`t_order_1`.`x`") {
@@ -533,7 +532,7 @@ func TestReviewMySQLSubqueryAliasShadowingLogicName(t *testing.T) {
 // schema-wide indexes (unlike CREATE INDEX, their names are not made
 // unique); DROP TABLE other, t_user drops `other` in the first unit only.
 // Correct: ErrUnsupported (or unique names per physical table).
-func TestReviewDDLSameNameOnEveryPhysicalTable(t *testing.T) {
+func TestDDLSameNameOnEveryPhysicalTable(t *testing.T) {
 	for _, c := range []struct {
 		d Dialect
 		q string
@@ -554,7 +553,7 @@ func TestReviewDDLSameNameOnEveryPhysicalTable(t *testing.T) {
 
 // End to end on PostgreSQL: the named constraint fails on t_order_1 after
 // t_order_0 was altered.
-func TestReviewPGNamedConstraintDDLPartial(t *testing.T) {
+func TestPGNamedConstraintDDLPartial(t *testing.T) {
 	rv := openReview(t, "pgx")
 	// Refusing before anything runs is accepted; failing part-way is not.
 	_, err := rv.db.Exec(`ALTER TABLE t_order ADD CONSTRAINT uq_status UNIQUE (status)`)
@@ -572,7 +571,7 @@ func TestReviewPGNamedConstraintDDLPartial(t *testing.T) {
 // columns keep working", but INSERT only gets it with ON CONFLICT, so
 // RETURNING t_order.order_id fails on the database ("missing FROM-clause
 // entry"). Correct: INSERT INTO "t_order_1" AS t_order ...
-func TestReviewInsertReturningQualifiedColumn(t *testing.T) {
+func TestInsertReturningQualifiedColumn(t *testing.T) {
 	h := testHook(t, PostgreSQL)
 	r := mustRoute(t, h, `INSERT INTO t_order (order_id, user_id) VALUES (1, 1) RETURNING t_order.order_id`)
 	if !strings.Contains(show(r), `"t_order_1" AS t_order`) {
@@ -584,7 +583,7 @@ func TestReviewInsertReturningQualifiedColumn(t *testing.T) {
 // to every data source; a PostgreSQL string/dollar-quoted literal or
 // comment containing a table name and $n is left alone; $2-before-$1 in a
 // split INSERT is renumbered with the right values.
-func TestReviewPinRoutingBasics(t *testing.T) {
+func TestPinRoutingBasics(t *testing.T) {
 	h := testHook(t, PostgreSQL, WithScatter())
 	r := mustRoute(t, h, `SELECT * FROM t_order WHERE user_id = 1 OR status = 'x'`)
 	if len(r.units) != 4 {

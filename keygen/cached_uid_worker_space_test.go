@@ -14,13 +14,13 @@ import (
 	"github.com/shardkey/shardkey/keygen/keygentest"
 )
 
-// TestReviewCachedUIDTinyRingStress (guard, passes): the one-word claim
+// TestCachedUIDTinyRingStress (guard, passes): the one-word claim
 // on the smallest ring (2 IDs a second, 4 slots), so that the filler
 // overwrites slots while callers hold stale reads of them all the time.
 // Every ID is issued once, none is lost (the IDs are exactly a prefix of
 // the worker's (second, sequence) space), and each goroutine's IDs
 // increase.
-func TestReviewCachedUIDTinyRingStress(t *testing.T) {
+func TestCachedUIDTinyRingStress(t *testing.T) {
 	for _, padding := range []string{"1", "50", "99"} {
 		t.Run("padding="+padding, func(t *testing.T) {
 			const goroutines, perG = 8, 20_000
@@ -82,7 +82,7 @@ func TestReviewCachedUIDTinyRingStress(t *testing.T) {
 	}
 }
 
-// TestReviewFailedUIDBlocksCachedUID: a UID whose construction failed (its
+// TestFailedUIDBlocksCachedUID: a UID whose construction failed (its
 // lease's worker id was last used later than the clock: ClockBackwardsError)
 // was never returned to anyone, yet it stays counted in the slot's refs
 // (sharedState counted it before adoptLease failed; only the garbage
@@ -90,7 +90,7 @@ func TestReviewCachedUIDTinyRingStress(t *testing.T) {
 // refused with ErrIDSpaceInUse ("a UID generator ... is still referenced")
 // although no UID exists. GC is off so that the outcome does not depend on
 // when a collection happens to run.
-func TestReviewFailedUIDBlocksCachedUID(t *testing.T) {
+func TestFailedUIDBlocksCachedUID(t *testing.T) {
 	defer debug.SetGCPercent(debug.SetGCPercent(-1))
 	clock := keygentest.NewClock(time.Date(2026, 11, 23, 6, 0, 0, 0, time.UTC))
 	props := keygen.Props{"worker-bits": "21", "sequence-bits": "10"}
@@ -110,10 +110,10 @@ func TestReviewFailedUIDBlocksCachedUID(t *testing.T) {
 	g.(io.Closer).Close()
 }
 
-// TestReviewCachedUIDAfterDeadUID (guard, passes): a CACHED_UID built
+// TestCachedUIDAfterDeadUID (guard, passes): a CACHED_UID built
 // after a UID of its worker was collected starts after the last second the
 // UID issued, although the clock still reads that second.
-func TestReviewCachedUIDAfterDeadUID(t *testing.T) {
+func TestCachedUIDAfterDeadUID(t *testing.T) {
 	clock := keygentest.NewClock(time.Date(2026, 11, 23, 7, 0, 0, 0, time.UTC))
 	props := keygen.Props{"worker-id": "19", "worker-bits": "21", "sequence-bits": "10"}
 	seen := map[int64]bool{}
@@ -149,7 +149,7 @@ func TestReviewCachedUIDAfterDeadUID(t *testing.T) {
 	}
 }
 
-// TestReviewCachedUIDStatsIssuedUnderflow: Stats computes Issued as
+// TestCachedUIDStatsIssuedUnderflow: Stats computes Issued as
 // filledIDs − filled slots, loading filledIDs first and the state second,
 // while the filler adds to filledIDs first and to the state second. A
 // Stats call between the filler's two adds sees the new slots but not
@@ -157,7 +157,7 @@ func TestReviewCachedUIDAfterDeadUID(t *testing.T) {
 // about 2^64 when fewer than perSec IDs were issued since the ring was last
 // full (here: the initial fill was cut short by the lease, then the lease
 // was extended).
-func TestReviewCachedUIDStatsIssuedUnderflow(t *testing.T) {
+func TestCachedUIDStatsIssuedUnderflow(t *testing.T) {
 	props := keygen.Props{"worker-id": "auto", "sequence-bits": "8", "boost-power": "3"}
 	for attempt := range 2000 {
 		clk := keygentest.NewClock(t0)

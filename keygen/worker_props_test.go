@@ -7,14 +7,14 @@ import (
 	"github.com/shardkey/shardkey/keygen"
 )
 
-// TestReviewWorkerIDGivenTwiceIsAnError: props documents that a prop given
+// TestWorkerIDGivenTwiceIsAnError: props documents that a prop given
 // twice under two spellings is an error. With a non-numeric worker-id
 // (env:NAME, hostname, auto) under one spelling and a number under another,
 // workerSource picks whichever spelling map iteration yields last and
 // removes only that key, so the generator is sometimes built (with the
 // environment's worker id, ignoring worker.id/workerId) and sometimes
 // refused.
-func TestReviewWorkerIDGivenTwiceIsAnError(t *testing.T) {
+func TestWorkerIDGivenTwiceIsAnError(t *testing.T) {
 	t.Setenv("REVIEW_WORKER", "3")
 	built, refused := 0, 0
 	var worker int64 = -1

@@ -82,13 +82,13 @@ func review3DBs(t *testing.T, prefix string) (*gorm.DB, []ShardedOrder) {
 	return db0, orders
 }
 
-// TestReview3PreloadUnshardedAfterReadAcrossDataSources: GORM's preloadDB
+// TestPreloadUnshardedAfterReadAcrossDataSources: GORM's preloadDB
 // copies the parent statement's Settings (shardkey:targets included) into
 // the preload statement. The preload of an unsharded association is not
 // routed (logicTable is ""), so mergeQuery finds the parent's decision
 // (several targets, multiSource) and runs the notes query on the parent's
 // physical tables, on each data source's pool.
-func TestReview3PreloadUnshardedAfterReadAcrossDataSources(t *testing.T) {
+func TestPreloadUnshardedAfterReadAcrossDataSources(t *testing.T) {
 	db, orders := review3DBs(t, "gormplugin_review3_preload")
 	if err := db.AutoMigrate(&R3Note{}); err != nil { // unsharded: db0's own database
 		t.Fatal(err)
@@ -116,7 +116,7 @@ func TestReview3PreloadUnshardedAfterReadAcrossDataSources(t *testing.T) {
 // other read paths give every row once; the statement's pool is the
 // caller's again afterwards; reads in a transaction (also a PrepareStmt
 // one, and after a SavePoint) and writes over both stay refused.
-func TestReview3GuardReadPathsAcrossDataSources(t *testing.T) {
+func TestGuardReadPathsAcrossDataSources(t *testing.T) {
 	db, orders := review3DBs(t, "gormplugin_review3_paths")
 	n := len(orders)
 	t.Run("FindInBatches", func(t *testing.T) {
@@ -268,13 +268,13 @@ func TestReview3GuardReadPathsAcrossDataSources(t *testing.T) {
 	})
 }
 
-// TestReview3FirstOrCreateAcrossDataSources: FirstOrCreate (and
+// TestFirstOrCreateAcrossDataSources: FirstOrCreate (and
 // FirstOrInit) look up with Find(&one) and Limit(1), which GORM answers
 // with no error when nothing matches. queryAll returns ErrRecordNotFound
 // for any single-struct destination with a LIMIT, so over several tables
 // (here over both databases) FirstOrCreate fails with "record not found"
 // instead of creating the row.
-func TestReview3FirstOrCreateAcrossDataSources(t *testing.T) {
+func TestFirstOrCreateAcrossDataSources(t *testing.T) {
 	db, _ := review3DBs(t, "gormplugin_review3_foc")
 	var o ShardedOrder
 	if err := db.Where(ShardedOrder{Amount: 777}).Attrs(ShardedOrder{UserID: 3}).FirstOrCreate(&o).Error; err != nil || o.ID == 0 {
@@ -350,14 +350,14 @@ func review3Bound(t *testing.T, prefix string) (*gorm.DB, []int64) {
 	return db, ids
 }
 
-// TestReview3JoinBindingTablesOverSeveralTargets: GORM's BuildQuerySQL
+// TestJoinBindingTablesOverSeveralTargets: GORM's BuildQuerySQL
 // starts from Clauses["FROM"] and stores the FROM clause it built (with
 // the JOINs) back into it. runOn resets SQL and Vars per target but not
 // FROM, so the second target's query carries the first target's JOIN as
 // well: "table name bound_items specified more than once". (The same
 // happens over several tables of one data source; TestRouteJoinBindingTables
 // hides it: its snowflake ids mostly share one parity, so one table.)
-func TestReview3JoinBindingTablesOverSeveralTargets(t *testing.T) {
+func TestJoinBindingTablesOverSeveralTargets(t *testing.T) {
 	db, ids := review3Bound(t, "gormplugin_review3_join")
 	type row struct {
 		Note string
@@ -379,7 +379,7 @@ func TestReview3JoinBindingTablesOverSeveralTargets(t *testing.T) {
 
 // GUARD (verified correct): a Preload of a sharded (binding) association
 // over both databases reads every order's item from its own database.
-func TestReview3GuardPreloadShardedAcrossDataSources(t *testing.T) {
+func TestGuardPreloadShardedAcrossDataSources(t *testing.T) {
 	db, ids := review3Bound(t, "gormplugin_review3_preload_bound")
 	var back []BoundOrder
 	if err := db.Preload("Items").Where("note >= ?", "").Order("note").Find(&back).Error; err != nil || len(back) != len(ids) {
@@ -392,14 +392,14 @@ func TestReview3GuardPreloadShardedAcrossDataSources(t *testing.T) {
 	}
 }
 
-// TestReview3CreateWithAssociationsInOtherDataSource (PRE-EXISTING, not
+// TestCreateWithAssociationsInOtherDataSource (PRE-EXISTING, not
 // introduced by this change): a Create routes before GORM begins its
 // transaction, so the transaction begins on the target's pool (ds_1). The
 // association's nested Create then runs in that transaction, and usePool
 // compares its data source (ds_1, the right one) with txDataSource — the
 // data source of the *gorm.DB's own pool (ds_0) — and refuses. The
 // "shardkey:tx_data_source" instance setting usePool reads is never set.
-func TestReview3CreateWithAssociationsInOtherDataSource(t *testing.T) {
+func TestCreateWithAssociationsInOtherDataSource(t *testing.T) {
 	open := func(name string) *gorm.DB {
 		db, err := gorm.Open(postgres.Open(dbtest.Postgres(t, name)), &gorm.Config{Logger: logger.Discard})
 		if err != nil {
@@ -427,12 +427,12 @@ func TestReview3CreateWithAssociationsInOtherDataSource(t *testing.T) {
 	}
 }
 
-// TestReview3PreloadBelongsToSilentlyMissing: the same inherited decision
+// TestPreloadBelongsToSilentlyMissing: the same inherited decision
 // with a belongs-to association gives no error at all: the owners' query
 // runs as "SELECT * FROM sharded_orders_N WHERE sharded_orders_N.id IN
 // (user ids)" on both databases, matches nothing (or, were ids to collide,
 // order rows read as users), and every order comes back without its owner.
-func TestReview3PreloadBelongsToSilentlyMissing(t *testing.T) {
+func TestPreloadBelongsToSilentlyMissing(t *testing.T) {
 	db, orders := review3DBs(t, "gormplugin_review3_owner")
 	if err := db.AutoMigrate(&R3User{}); err != nil {
 		t.Fatal(err)
