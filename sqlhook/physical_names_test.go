@@ -12,7 +12,7 @@ import (
 // statements which cannot name a logic table: a write naming one is routed
 // and checked as the logic table's.
 func TestPhysicalTableNotSpellingItsLogicNameIsStillChecked(t *testing.T) {
-	cfg, err := shardconf.Parse([]byte(`
+	rules := `
 rules:
 - !SHARDING
   tables:
@@ -22,19 +22,9 @@ rules:
       tableStrategy: {standard: {shardingColumn: order_id, shardingAlgorithmName: mod2}}
   shardingAlgorithms:
     mod2: {type: MOD, props: {sharding-count: 2}}
-`))
-	if err != nil {
-		t.Fatal(err)
-	}
-	r, err := shardconf.NewRouter(cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
+`
 	for _, d := range []Dialect{PostgreSQL, MySQL, SQLite} {
-		h, err := newHook(r, []string{"ds_0", "ds_1"}, "ds_0", d, buildOptions(nil))
-		if err != nil {
-			t.Fatal(err)
-		}
+		h := hookFromRules(t, rules, d)
 		// user 1 routes to ds_1, order 0 to ord_0: the row belongs in ds_1.ord_0.
 		if _, err := h.route(`INSERT INTO ord_1 (user_id, order_id) VALUES (1, 0)`, nil); !errors.Is(err, ErrUnsupported) {
 			t.Errorf("%v: INSERT into the physical table the row does not route to: %v, want ErrUnsupported", d, err)

@@ -3,8 +3,6 @@ package sqlhook
 import (
 	"errors"
 	"testing"
-
-	"github.com/shardkey/shardkey/shardconf"
 )
 
 // A text the grammar cannot read but the server may (SQLite's
@@ -14,7 +12,7 @@ import (
 // occurs as a word, or could be hidden (escapes, executable comments,
 // PREPARE), such a text is still refused.
 func TestUnreadableTextNamingNoTableAsAWordPassesThrough(t *testing.T) {
-	cfg, err := shardconf.Parse([]byte(`
+	rules := `
 rules:
 - !SHARDING
   tables:
@@ -24,14 +22,7 @@ rules:
       tableStrategy: {standard: {shardingColumn: id, shardingAlgorithmName: mod2}}
   shardingAlgorithms:
     mod2: {type: MOD, props: {sharding-count: 2}}
-`))
-	if err != nil {
-		t.Fatal(err)
-	}
-	r, err := shardconf.NewRouter(cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
+`
 	cases := []struct {
 		d        Dialect
 		sql      string
@@ -51,10 +42,7 @@ rules:
 		{MySQL, "DELETE FROM /*!50000acct*/ WHERE id = 1 RETURNING id", true, nil},
 	}
 	for _, tc := range cases {
-		h, err := newHook(r, []string{"ds_0", "ds_1"}, "ds_0", tc.d, buildOptions(nil))
-		if err != nil {
-			t.Fatal(err)
-		}
+		h := hookFromRules(t, rules, tc.d)
 		rt, err := h.route(tc.sql, args(int64(1), int64(1)))
 		switch {
 		case tc.refused && err == nil:
