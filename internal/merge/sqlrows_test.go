@@ -73,7 +73,7 @@ func TestSQLRowsGivesDriverValuesAndColumnTypes(t *testing.T) {
 		t.Run(c.name, func(t *testing.T) {
 			dsn := c.dsn
 			if dsn == "" {
-				dsn = dbtest.Postgres(t, "merge_sqlrows")
+				dsn = dbtest.Postgres(t, "gormread_sqlrows")
 			}
 			db, err := sql.Open(c.driver, dsn)
 			if err != nil {
