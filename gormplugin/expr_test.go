@@ -23,7 +23,7 @@ func TestExprConds(t *testing.T) {
 		{"order_id = ? OR order_id = ?", []any{1, 2}, ""},
 		{"NOT order_id = ?", []any{1}, ""},
 		{"order_id BETWEEN ? AND ?", []any{1, 2}, ""},
-		{"(order_id = ?)", []any{1}, ""},
+		{"(order_id = ?)", []any{1}, "[order_id = 1]"},
 		{"order_id = ?", []any{[]int{1}}, ""},
 		{"order_id + 1 = ?", []any{1}, ""},
 		{"lower(name) = ?", []any{"x"}, ""},

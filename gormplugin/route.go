@@ -754,14 +754,15 @@ func modelKeyConds(stmt *gorm.Statement, update bool) []shardconf.Cond {
 // starts a new group.
 func whereDisjuncts(stmt *gorm.Statement, owner string) [][]shardconf.Cond {
 	where, _ := stmt.Clauses["WHERE"].Expression.(clause.Where)
+	sc := scopeOf(stmt, owner)
 	groups := [][]shardconf.Cond{nil}
 	for _, e := range where.Exprs {
 		if or, ok := e.(clause.OrConditions); ok {
-			groups = append(groups, collect(nil, owner, or.Exprs...))
+			groups = append(groups, collect(nil, sc, or.Exprs...))
 			continue
 		}
 		last := len(groups) - 1
-		groups[last] = collect(groups[last], owner, e)
+		groups[last] = collect(groups[last], sc, e)
 	}
 	// First(&o, id) and friends name the primary key by placeholder.
 	if pk := primaryColumn(stmt); pk != "" {
@@ -787,9 +788,12 @@ func primaryColumn(stmt *gorm.Statement) string {
 // columns. Expressions it cannot read add nothing: they can only narrow
 // the result, so leaving them out never loses a target.
 //
-// owner is the statement's logic table: a condition on another table's
-// column (a joined table's, "items.id = ?") says nothing about owner's.
-func collect(out []shardconf.Cond, owner string, es ...clause.Expression) []shardconf.Cond {
+// sc.owner is the statement's logic table: a condition on another
+// table's column (a joined table's, "items.id = ?") says nothing about
+// owner's. Templates (Where("user_id = 101"), named arguments) are read
+// by conds.go.
+func collect(out []shardconf.Cond, sc condScope, es ...clause.Expression) []shardconf.Cond {
+	owner := sc.owner
 	for _, e := range es {
 		switch x := e.(type) {
 		case clause.Eq:
@@ -821,14 +825,16 @@ func collect(out []shardconf.Cond, owner string, es ...clause.Expression) []shar
 			// OrConditions{b}}, meaning (a OR b): with an OR inside, the
 			// group narrows nothing.
 			if !hasOr(x.Exprs) {
-				out = collect(out, owner, x.Exprs...)
+				out = collect(out, sc, x.Exprs...)
 			}
 		case clause.Where:
 			if !hasOr(x.Exprs) {
-				out = collect(out, owner, x.Exprs...)
+				out = collect(out, sc, x.Exprs...)
 			}
 		case clause.Expr:
-			out = append(out, exprConds(x, owner)...)
+			out = append(out, scopeCondsExpr(sc, x)...)
+		case clause.NamedExpr:
+			out = append(out, scopeCondsNamed(sc, x)...)
 		}
 		// OR groups nested inside an AND, NOT, and other expressions do
 		// not narrow the targets.
@@ -843,100 +849,6 @@ func hasOr(es []clause.Expression) bool {
 		}
 	}
 	return false
-}
-
-// exprConds reads the expression templates users write with Where: one
-// column compared with one placeholder ("order_id = ?", "id IN ?",
-// "t.id >= ?"), or several joined by AND. It reads GORM's template, not
-// SQL sent to the database; an OR, NOT, parenthesised group or anything
-// else makes it read nothing, which only means less narrowing.
-func exprConds(x clause.Expr, owner string) []shardconf.Cond {
-	if strings.Count(x.SQL, "?") != len(x.Vars) || len(x.Vars) == 0 {
-		return nil
-	}
-	var out []shardconf.Cond
-	rest, vi := x.SQL, 0
-	for {
-		part, tail, more := cutAnd(rest)
-		c, ok := simpleComparison(part, x.Vars[vi], owner)
-		if !ok {
-			return nil
-		}
-		if c.Column() != "" {
-			out = append(out, c)
-		}
-		vi++
-		if !more {
-			return out
-		}
-		rest = tail
-	}
-}
-
-// cutAnd splits at the first " AND " (any case).
-func cutAnd(s string) (before, after string, found bool) {
-	for i := 0; i+5 <= len(s); i++ {
-		if (s[i] == ' ' || s[i] == '\t') && strings.EqualFold(s[i+1:i+4], "and") && (s[i+4] == ' ' || s[i+4] == '\t') {
-			return s[:i], s[i+5:], true
-		}
-	}
-	return s, "", false
-}
-
-// simpleComparison parses "<column> <op> ?" where op is =, >, >=, <, <=
-// or IN, with "(?)" allowed for IN.
-func simpleComparison(s string, v any, owner string) (shardconf.Cond, bool) {
-	s = strings.TrimSpace(s)
-	i := 0
-	for i < len(s) && (isIdentByte(s[i]) || s[i] == '.' || s[i] == '"' || s[i] == '`') {
-		i++
-	}
-	if i == 0 {
-		return shardconf.Cond{}, false
-	}
-	col, mine := ownColumn(s[:i], "", owner)
-	rest := strings.TrimSpace(s[i:])
-	var op string
-	switch {
-	case strings.HasPrefix(rest, ">="), strings.HasPrefix(rest, "<="):
-		op, rest = rest[:2], rest[2:]
-	case strings.HasPrefix(rest, "="), strings.HasPrefix(rest, ">"), strings.HasPrefix(rest, "<"):
-		op, rest = rest[:1], rest[1:]
-	case len(rest) > 2 && strings.EqualFold(rest[:2], "in") && (rest[2] == ' ' || rest[2] == '('):
-		op, rest = "in", rest[2:]
-	default:
-		return shardconf.Cond{}, false
-	}
-	rest = strings.TrimSpace(rest)
-	if op == "in" && strings.HasPrefix(rest, "(") && strings.HasSuffix(rest, ")") {
-		rest = strings.TrimSpace(rest[1 : len(rest)-1])
-	}
-	if rest != "?" || col == "" || !isIdentByte(col[0]) {
-		return shardconf.Cond{}, false
-	}
-	if !mine {
-		return shardconf.Cond{}, true // another table's column: true, but it narrows nothing here
-	}
-	switch op {
-	case "=":
-		if isSlice(v) {
-			return shardconf.Cond{}, false
-		}
-		return shardconf.Eq(col, v), true
-	case "in":
-		vs, ok := sliceValues(v)
-		if !ok {
-			return shardconf.Cond{}, false
-		}
-		return shardconf.In(col, vs...), true
-	case ">":
-		return shardconf.Gt(col, v), true
-	case ">=":
-		return shardconf.Ge(col, v), true
-	case "<":
-		return shardconf.Lt(col, v), true
-	}
-	return shardconf.Le(col, v), true
 }
 
 func isIdentByte(c byte) bool {

@@ -1,0 +1,569 @@
+package gormplugin
+
+import (
+	"database/sql"
+	"database/sql/driver"
+	"go/ast"
+	"reflect"
+	"strconv"
+	"strings"
+
+	"gorm.io/gorm"
+	"gorm.io/gorm/clause"
+	"gorm.io/gorm/schema"
+
+	"github.com/shardkey/shardkey/shardconf"
+)
+
+// Reading Where templates. GORM keeps Where("user_id = ?", 5),
+// Where("user_id = 101") and Where("user_id = @uid", sql.Named("uid", 5))
+// as a template and its values (clause.Expr, clause.NamedExpr). The
+// scanner here reads such a template as SQL tokens, with GORM's own
+// substitution of ? and @name, and takes from it only what it reads
+// exactly: the AND-ed comparisons "<column> <op> <value>" (op =, <, <=,
+// >, >= or IN) at its top level or inside parentheses that hold nothing
+// else. An AND-ed part it cannot read narrows nothing, which is safe
+// (the other parts still hold). What could make a part look like a
+// condition it is not makes the whole template narrow nothing: an OR (or
+// MySQL's ||, XOR) at the top level, CASE, a comment, a backslash (an
+// escape in MySQL strings and PostgreSQL E'' strings), a placeholder
+// inside a quoted string, or any character the scanner does not know.
+
+// litKind is how a column's values may be spelled as SQL literals in a
+// template and still route as the value the database compares.
+type litKind int
+
+const (
+	litNone litKind = iota // unknown type: literals do not route
+	litInt                 // an integer column: decimal integer literals
+	litText                // a text column: '...' literals
+)
+
+// condScope is what reading a template needs to know of its statement.
+type condScope struct {
+	owner   string // the logic table
+	dialect string // the GORM dialector's name: "postgres", "mysql", "sqlite"
+	kindOf  func(col string) litKind
+}
+
+// scopeOf describes stmt for reading its templates. Literal values route
+// only for a column whose type the model states: in MySQL a text column
+// equals 101 for '0101' and ' 101', so a number literal says nothing
+// exact about a text column (nor a string literal about an integer one).
+func scopeOf(stmt *gorm.Statement, owner string) condScope {
+	sc := condScope{owner: owner, kindOf: func(string) litKind { return litNone }}
+	if stmt.DB != nil && stmt.DB.Dialector != nil {
+		sc.dialect = stmt.DB.Dialector.Name()
+	}
+	if s := stmt.Schema; s != nil {
+		sc.kindOf = func(col string) litKind {
+			f := s.LookUpField(col)
+			if f == nil || !strings.EqualFold(f.DBName, col) {
+				return litNone
+			}
+			switch f.DataType {
+			case schema.Int, schema.Uint:
+				return litInt
+			case schema.String:
+				return litText
+			}
+			return litNone
+		}
+	}
+	return sc
+}
+
+// exprConds reads a clause.Expr with placeholders only (no literal
+// routes: the scope knows no column types).
+func exprConds(x clause.Expr, owner string) []shardconf.Cond {
+	return scopeCondsExpr(condScope{owner: owner, kindOf: func(string) litKind { return litNone }}, x)
+}
+
+// scopeCondsExpr reads a clause.Expr: GORM replaces every ? of its
+// template, in order, by the next value, wherever the ? is.
+func scopeCondsExpr(sc condScope, x clause.Expr) []shardconf.Cond {
+	if strings.IndexByte(x.SQL, 0) >= 0 || strings.Count(x.SQL, "?") != len(x.Vars) {
+		return nil
+	}
+	return sc.read(strings.ReplaceAll(x.SQL, "?", "\x00"), x.Vars)
+}
+
+// scopeCondsNamed reads a clause.NamedExpr: GORM replaces @name (up to a
+// space, comma, closing parenthesis, quote, line break or semicolon) by
+// the value its arguments give that name, and leaves an unknown name as
+// it is written.
+func scopeCondsNamed(sc condScope, x clause.NamedExpr) []shardconf.Cond {
+	if strings.IndexByte(x.SQL, 0) >= 0 || strings.IndexByte(x.SQL, '?') >= 0 {
+		return nil // positional values mixed in: not read
+	}
+	named := namedValues(x.Vars)
+	var b strings.Builder
+	var vars []any
+	flush := func(name string) {
+		if v, ok := named[name]; ok {
+			b.WriteByte(0)
+			vars = append(vars, v)
+		} else {
+			b.WriteString("@" + name)
+		}
+	}
+	s := x.SQL
+	for i := 0; i < len(s); i++ {
+		if s[i] != '@' {
+			b.WriteByte(s[i])
+			continue
+		}
+		j := i + 1
+		for j < len(s) && !strings.ContainsRune(" ,)\"'`\r\n;", rune(s[j])) {
+			j++
+		}
+		flush(s[i+1 : j])
+		i = j - 1
+	}
+	return sc.read(b.String(), vars)
+}
+
+// namedValues collects the names GORM resolves @name with: sql.NamedArg,
+// map[string]any, and the exported fields of a struct (embedded structs'
+// fields too, by their own names).
+func namedValues(vars []any) map[string]any {
+	out := map[string]any{}
+	var fields func(rv reflect.Value)
+	fields = func(rv reflect.Value) {
+		rv = reflect.Indirect(rv)
+		if rv.Kind() != reflect.Struct {
+			return
+		}
+		for i := 0; i < rv.NumField(); i++ {
+			f := rv.Type().Field(i)
+			if !ast.IsExported(f.Name) {
+				continue
+			}
+			out[f.Name] = rv.Field(i).Interface()
+			if f.Anonymous {
+				fields(rv.Field(i))
+			}
+		}
+	}
+	for _, v := range vars {
+		switch x := v.(type) {
+		case sql.NamedArg:
+			out[x.Name] = x.Value
+		case map[string]any:
+			for k, e := range x {
+				out[k] = e
+			}
+		default:
+			fields(reflect.ValueOf(v))
+		}
+	}
+	return out
+}
+
+// read reads a template in which each value is the byte 0.
+func (sc condScope) read(text string, vars []any) []shardconf.Cond {
+	toks, ok := lexCond(text, sc.dialect)
+	if !ok {
+		return nil
+	}
+	out, ok := sc.conjunction(toks, vars)
+	if !ok {
+		return nil
+	}
+	return out
+}
+
+type tokKind int
+
+const (
+	tIdent  tokKind = iota // a bare word, lower-cased
+	tQuoted                // a quoted identifier
+	tNum                   // decimal digits
+	tStr                   // a '...' string, unescaped
+	tVar                   // a value GORM binds
+	tOp                    // a run of < > = !
+	tDot
+	tLParen
+	tRParen
+	tComma
+	tMinus
+	tOther // an operator that is read as something unknown
+)
+
+type token struct {
+	kind tokKind
+	text string
+	v    int // tVar: index into the values
+}
+
+// lexCond splits a template into tokens; false when it holds anything
+// that could hide or reshape a condition (see the comment at the top).
+func lexCond(s, dialect string) ([]token, bool) {
+	var out []token
+	vi := 0
+	for i := 0; i < len(s); {
+		c := s[i]
+		switch {
+		case c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\f':
+			i++
+		case c == 0:
+			out = append(out, token{kind: tVar, v: vi})
+			vi++
+			i++
+		case c == '\'':
+			text, n, ok := quoted(s[i:], '\'')
+			if !ok {
+				return nil, false
+			}
+			out = append(out, token{kind: tStr, text: text})
+			i += n
+		case c == '"' || c == '`':
+			if c == '`' && dialect == "postgres" {
+				return nil, false
+			}
+			text, n, ok := quoted(s[i:], c)
+			if !ok {
+				return nil, false
+			}
+			if c == '"' && dialect == "mysql" {
+				// A string in MySQL (without ANSI_QUOTES): never a column.
+				out = append(out, token{kind: tOther, text: text})
+			} else {
+				out = append(out, token{kind: tQuoted, text: quotedName(text, dialect)})
+			}
+			i += n
+		case c >= '0' && c <= '9':
+			j := i
+			for j < len(s) && s[j] >= '0' && s[j] <= '9' {
+				j++
+			}
+			if j < len(s) && (isIdentByte(s[j]) || s[j] == '.' || s[j] == '$' || s[j] >= 0x80) {
+				return nil, false // 1.5, 1e3, 0x1F, or a MySQL name starting with digits
+			}
+			out = append(out, token{kind: tNum, text: s[i:j]})
+			i = j
+		case isIdentByte(c) || c >= 0x80:
+			j := i
+			for j < len(s) && (isIdentByte(s[j]) || s[j] == '$' || s[j] >= 0x80) {
+				j++
+			}
+			out = append(out, token{kind: tIdent, text: strings.ToLower(s[i:j])})
+			i = j
+		case c == '<' || c == '>' || c == '=' || c == '!':
+			j := i
+			for j < len(s) && strings.IndexByte("<>=!", s[j]) >= 0 {
+				j++
+			}
+			out = append(out, token{kind: tOp, text: s[i:j]})
+			i = j
+		case c == '.':
+			out = append(out, token{kind: tDot})
+			i++
+		case c == '(':
+			out = append(out, token{kind: tLParen})
+			i++
+		case c == ')':
+			out = append(out, token{kind: tRParen})
+			i++
+		case c == ',':
+			out = append(out, token{kind: tComma})
+			i++
+		case c == '-':
+			if i+1 < len(s) && s[i+1] == '-' {
+				return nil, false // a comment (MySQL: "-- "; else a double minus)
+			}
+			out = append(out, token{kind: tMinus})
+			i++
+		case c == '/':
+			if i+1 < len(s) && s[i+1] == '*' {
+				return nil, false // a comment; MySQL runs /*! ... */
+			}
+			out = append(out, token{kind: tOther, text: "/"})
+			i++
+		case strings.IndexByte("+*%^&~", c) >= 0:
+			out = append(out, token{kind: tOther, text: string(c)})
+			i++
+		default:
+			// | (MySQL's || is OR), # (a MySQL comment), ; : @ $ ? [ ] { } \
+			// and anything else.
+			return nil, false
+		}
+	}
+	return out, vi == strings.Count(s, "\x00")
+}
+
+// quoted reads a quoted token starting at s[0]; a doubled quote stands
+// for itself. A backslash (an escape in MySQL and in PostgreSQL's E''
+// strings) or a value inside makes it unreadable.
+func quoted(s string, q byte) (text string, n int, ok bool) {
+	var b strings.Builder
+	for i := 1; i < len(s); i++ {
+		switch s[i] {
+		case '\\', 0:
+			return "", 0, false
+		case q:
+			if i+1 < len(s) && s[i+1] == q {
+				b.WriteByte(q)
+				i++
+				continue
+			}
+			return b.String(), i + 1, true
+		default:
+			b.WriteByte(s[i])
+		}
+	}
+	return "", 0, false
+}
+
+// quotedName is a quoted identifier as the rules name columns: MySQL and
+// SQLite compare column names without case; PostgreSQL's quoted names
+// keep theirs, so "User_ID" is not user_id (it stays apart, and narrows
+// nothing).
+func quotedName(s, dialect string) string {
+	if dialect == "postgres" {
+		if strings.ToLower(s) != s {
+			return "\x01" + s // no rule column is spelled so
+		}
+		return s
+	}
+	return strings.ToLower(s)
+}
+
+func isWord(t token, w string) bool { return t.kind == tIdent && t.text == w }
+
+// conjunction reads AND-ed parts. ok is false when the tokens hold an OR
+// at this level, or a part that cannot be told apart (empty, CASE).
+func (sc condScope) conjunction(toks []token, vars []any) ([]shardconf.Cond, bool) {
+	var parts [][]token
+	depth, start, between := 0, 0, false
+	for i, t := range toks {
+		switch {
+		case t.kind == tLParen:
+			depth++
+		case t.kind == tRParen:
+			depth--
+			if depth < 0 {
+				return nil, false
+			}
+		case isWord(t, "case"):
+			return nil, false
+		case depth > 0:
+		case isWord(t, "or") || isWord(t, "xor"):
+			return nil, false
+		case isWord(t, "between"):
+			between = true
+		case isWord(t, "and"):
+			if between { // BETWEEN a AND b: this AND is the BETWEEN's
+				between = false
+				continue
+			}
+			parts = append(parts, toks[start:i])
+			start = i + 1
+		}
+	}
+	if depth != 0 {
+		return nil, false
+	}
+	parts = append(parts, toks[start:])
+	var out []shardconf.Cond
+	for _, p := range parts {
+		if len(p) == 0 {
+			return nil, false
+		}
+		if p[0].kind == tLParen && closing(p) == len(p)-1 {
+			// A group holding only ANDs is AND-ed here; one holding an OR
+			// narrows nothing, which is safe for an AND-ed part.
+			if inner, ok := sc.conjunction(p[1:len(p)-1], vars); ok {
+				out = append(out, inner...)
+			}
+			continue
+		}
+		if c, ok := sc.comparison(p, vars); ok && c.Column() != "" {
+			out = append(out, c)
+		}
+	}
+	return out, true
+}
+
+// closing is the index of the parenthesis closing p[0].
+func closing(p []token) int {
+	depth := 0
+	for i, t := range p {
+		switch t.kind {
+		case tLParen:
+			depth++
+		case tRParen:
+			depth--
+			if depth == 0 {
+				return i
+			}
+		}
+	}
+	return -1
+}
+
+// comparison reads exactly "<column> <op> <value>" or "<column> IN
+// <values>". ok with an empty column: a comparison on another table's
+// column, which narrows nothing here.
+func (sc condScope) comparison(p []token, vars []any) (shardconf.Cond, bool) {
+	col, mine, n := sc.column(p)
+	if n == 0 || n >= len(p) {
+		return shardconf.Cond{}, false
+	}
+	op, rest := p[n], p[n+1:]
+	if isWord(op, "in") {
+		vs, ok := sc.list(col, rest, vars)
+		if !ok {
+			return shardconf.Cond{}, false
+		}
+		if !mine {
+			return shardconf.Cond{}, true
+		}
+		return shardconf.In(col, vs...), true
+	}
+	if op.kind != tOp {
+		return shardconf.Cond{}, false
+	}
+	v, m, ok := sc.scalar(col, rest, vars, op.text == "=")
+	if !ok || m != len(rest) {
+		return shardconf.Cond{}, false
+	}
+	if !mine {
+		return shardconf.Cond{}, true
+	}
+	switch op.text {
+	case "=":
+		return shardconf.Eq(col, v), true
+	case ">":
+		return shardconf.Gt(col, v), true
+	case ">=":
+		return shardconf.Ge(col, v), true
+	case "<":
+		return shardconf.Lt(col, v), true
+	case "<=":
+		return shardconf.Le(col, v), true
+	}
+	return shardconf.Cond{}, false
+}
+
+// column reads "col", "table.col" (names bare or quoted); n is the
+// number of tokens read, 0 if none.
+func (sc condScope) column(p []token) (col string, mine bool, n int) {
+	name := func(t token) bool { return t.kind == tIdent || t.kind == tQuoted }
+	if len(p) == 0 || !name(p[0]) || isWord(p[0], "not") {
+		return "", false, 0
+	}
+	if len(p) >= 3 && p[1].kind == tDot {
+		if !name(p[2]) {
+			return "", false, 0
+		}
+		table := p[0].text
+		mine = strings.EqualFold(table, sc.owner) && !strings.HasPrefix(table, "\x01")
+		return p[2].text, mine, 3
+	}
+	return p[0].text, true, 1
+}
+
+// scalar reads one value: a bound value, an integer literal (with a
+// minus) for an integer column, or a string literal for a text column
+// (only for =: how text compares in ranges depends on collation).
+func (sc condScope) scalar(col string, p []token, vars []any, eq bool) (any, int, bool) {
+	if len(p) == 0 {
+		return nil, 0, false
+	}
+	switch p[0].kind {
+	case tVar:
+		v := vars[p[0].v]
+		if !boundValue(v) || isListValue(v) {
+			return nil, 0, false
+		}
+		return v, 1, true
+	case tStr:
+		if !eq || sc.kindOf(col) != litText {
+			return nil, 0, false
+		}
+		return p[0].text, 1, true
+	case tNum, tMinus:
+		text, n := p[0].text, 1
+		if p[0].kind == tMinus {
+			if len(p) < 2 || p[1].kind != tNum {
+				return nil, 0, false
+			}
+			text, n = "-"+p[1].text, 2
+		}
+		if sc.kindOf(col) != litInt {
+			return nil, 0, false
+		}
+		i, err := strconv.ParseInt(text, 10, 64)
+		if err != nil {
+			return nil, 0, false
+		}
+		return i, n, true
+	}
+	return nil, 0, false
+}
+
+// list reads the values of IN: a bound list ("IN ?", "IN (?)") or
+// "(v, v, ...)".
+func (sc condScope) list(col string, p []token, vars []any) ([]any, bool) {
+	if len(p) == 1 && p[0].kind == tVar {
+		return boundList(vars[p[0].v])
+	}
+	if len(p) < 3 || p[0].kind != tLParen || p[len(p)-1].kind != tRParen {
+		return nil, false
+	}
+	inner := p[1 : len(p)-1]
+	if len(inner) == 1 && inner[0].kind == tVar && isListValue(vars[inner[0].v]) {
+		return boundList(vars[inner[0].v])
+	}
+	var out []any
+	for len(inner) > 0 {
+		v, n, ok := sc.scalar(col, inner, vars, true)
+		if !ok {
+			return nil, false
+		}
+		out = append(out, v)
+		inner = inner[n:]
+		if len(inner) > 0 {
+			if inner[0].kind != tComma || len(inner) == 1 {
+				return nil, false
+			}
+			inner = inner[1:]
+		}
+	}
+	return out, true
+}
+
+// boundList is the values GORM writes for a bound list.
+func boundList(v any) ([]any, bool) {
+	if !isListValue(v) {
+		return nil, false
+	}
+	vs, _ := sliceValues(v)
+	for _, e := range vs {
+		if !boundValue(e) || isListValue(e) {
+			return nil, false
+		}
+	}
+	return vs, true
+}
+
+// isListValue reports whether GORM writes v as a parenthesised list: a
+// slice or array other than []byte that is not a driver.Valuer.
+func isListValue(v any) bool {
+	if _, ok := v.(driver.Valuer); ok {
+		return false
+	}
+	return isSlice(v)
+}
+
+// boundValue reports whether GORM binds v as a value the database
+// compares, rather than writing SQL for it (an expression, a column, a
+// subquery, a gorm.Valuer).
+func boundValue(v any) bool {
+	switch v.(type) {
+	case clause.Expression, clause.Column, clause.Table, clause.Interface, gorm.Valuer, *gorm.DB, sql.NamedArg:
+		return false
+	}
+	return true
+}

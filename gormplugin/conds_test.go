@@ -1,0 +1,167 @@
+package gormplugin
+
+import (
+	"database/sql"
+	"fmt"
+	"testing"
+
+	"gorm.io/gorm"
+	"gorm.io/gorm/clause"
+)
+
+// litScope is a scope whose user_id is an integer column and code a text
+// column, on the given dialect.
+func litScope(dialect string) condScope {
+	return condScope{owner: "orders", dialect: dialect, kindOf: func(c string) litKind {
+		switch c {
+		case "user_id", "id":
+			return litInt
+		case "code":
+			return litText
+		}
+		return litNone
+	}}
+}
+
+
+// TestWhereLiteralsRouteOnlyWhenReadExactly: a template with literal
+// values narrows the targets only where the scanner reads it exactly;
+// anything else narrows nothing (the statement then needs its sharding
+// key elsewhere, or WithScatter), never a wrong table.
+func TestWhereLiteralsRouteOnlyWhenReadExactly(t *testing.T) {
+	for _, tc := range []struct {
+		sql     string
+		dialect string
+		want    string // the conditions read, "" for none
+	}{
+		{"user_id = 101", "", "[user_id = 101]"},
+		{"user_id=101", "", "[user_id = 101]"},
+		{"user_id = 1010", "", "[user_id = 1010]"},
+		{"user_id = -7", "", "[user_id = -7]"},
+		{"user_id = - 7", "", "[user_id = -7]"},
+		{"user_id = 0101", "", "[user_id = 101]"},
+		{"user_id IN (1, 2)", "", "[user_id IN (1, 2)]"},
+		{"user_id in (1,-2)", "", "[user_id IN (1, -2)]"},
+		{"orders.user_id = 101", "", "[user_id = 101]"},
+		{`"orders"."user_id" = 101`, "postgres", "[user_id = 101]"},
+		{"`orders`.`user_id` = 101", "mysql", "[user_id = 101]"},
+		{"`USER_ID` = 101", "mysql", "[user_id = 101]"},
+		{"user_id = 101 AND id > 5", "", "[user_id = 101 id > 5]"},
+		{"(user_id = 101)", "", "[user_id = 101]"},
+		{"(user_id = 101 AND id = 3)", "", "[user_id = 101 id = 3]"},
+		{"(a = 1 OR b = 2) AND user_id = 101", "", "[user_id = 101]"},
+		{"a BETWEEN 1 AND 5 AND user_id = 3", "", "[user_id = 3]"},
+		{"code = '101'", "", "[code = 101]"},
+		{"code = 'it''s'", "", "[code = it's]"},
+		{"items.user_id = 101", "", ""},
+		{"user_id = 101 OR user_id = 102", "", ""},
+		{"user_id = 101 or id = 5", "", ""},
+		{"user_id = 101 XOR id = 5", "mysql", ""},
+		{"a = 1 || b = 2 AND user_id = 101", "mysql", ""},
+		{"user_id = 101 -- AND x", "", ""},
+		{"user_id = 101 /* c */", "", ""},
+		{"user_id = 101 /*!OR 1=1*/", "mysql", ""},
+		{"user_id = 101 # c", "mysql", ""},
+		{"note = 'user_id = 5'", "", ""},
+		{"note = 'x\\' AND user_id = 5 AND y = '", "mysql", ""},
+		{"note = E'x\\' AND user_id = 5 AND y = '", "postgres", ""},
+		{"note = $$ AND user_id = 5 $$", "postgres", ""},
+		{`"user_id" = 101`, "mysql", ""},
+		{`"User_ID" = 101`, "postgres", ""},
+		{"user_id = '101'", "", ""},
+		{"code = 101", "", ""},
+		{"user_id = 101.0", "", ""},
+		{"user_id = 1e2", "", ""},
+		{"user_id = 0x65", "", ""},
+		{"user_id = 101abc", "mysql", ""},
+		{"user_id = 99999999999999999999", "", ""},
+		{"user_id <> 101", "", ""},
+		{"user_id != 101", "", ""},
+		{"user_id <=> 101", "mysql", ""},
+		{"user_id NOT IN (1, 2)", "", ""},
+		{"NOT user_id = 101", "", ""},
+		{"user_id = 101 IS TRUE", "", ""},
+		{"user_id = 101::bigint", "postgres", ""},
+		{"user_id = 5 - 3", "", ""},
+		{"user_id = --5", "mysql", ""},
+		{"CASE WHEN a = 1 AND user_id = 5 THEN 1 END = 1", "", ""},
+		{"user_id = 101 AND", "", ""},
+		{"user_id = 101; DELETE FROM orders", "", ""},
+		{"code > 'a'", "", ""},
+		{"other = 101", "", ""},
+		{"user_id = 101 COLLATE x", "", ""},
+	} {
+		got := litScope(tc.dialect).read(tc.sql, nil)
+		s := ""
+		if got != nil {
+			s = fmt.Sprint(got)
+		}
+		if s != tc.want {
+			t.Errorf("%s %q: %s, want %s", tc.dialect, tc.sql, s, tc.want)
+		}
+	}
+}
+
+// TestWherePlaceholderTemplatesRoute: placeholders are read as GORM binds
+// them, in order, wherever the ? is; one inside quotes is not read.
+func TestWherePlaceholderTemplatesRoute(t *testing.T) {
+	sc := litScope("postgres")
+	for _, tc := range []struct {
+		sql  string
+		vars []any
+		want string
+	}{
+		{"user_id = ?", []any{5}, "[user_id = 5]"},
+		{"user_id IN ?", []any{[]int{1, 2}}, "[user_id IN (1, 2)]"},
+		{"user_id IN (?)", []any{[]int{3}}, "[user_id IN (3)]"},
+		{"user_id IN (?, ?)", []any{1, 2}, "[user_id IN (1, 2)]"},
+		{"user_id = ? AND id = 7", []any{5}, "[user_id = 5 id = 7]"},
+		{"note = '?' AND user_id = ?", []any{"x", 5}, ""},
+		{"user_id = ?", []any{gorm.Expr("user_id")}, ""},
+		{"user_id = ?", []any{clause.Column{Name: "id"}}, ""},
+		{"user_id IN ?", []any{[]any{1, gorm.Expr("2")}}, ""},
+		{"user_id = ?", []any{[]int{1}}, ""},
+		{"user_id = ? AND id = ?", []any{5}, ""},
+	} {
+		got := scopeCondsExpr(sc, clause.Expr{SQL: tc.sql, Vars: tc.vars})
+		s := ""
+		if got != nil {
+			s = fmt.Sprint(got)
+		}
+		if s != tc.want {
+			t.Errorf("%q %v: %s, want %s", tc.sql, tc.vars, s, tc.want)
+		}
+	}
+}
+
+// TestWhereNamedArgumentsRoute: @name is read with the value GORM gives
+// it from sql.Named, a map or a struct; an unknown name is not a value.
+func TestWhereNamedArgumentsRoute(t *testing.T) {
+	sc := litScope("mysql")
+	type byStruct struct{ UID int }
+	for _, tc := range []struct {
+		sql  string
+		vars []any
+		want string
+	}{
+		{"user_id = @uid", []any{sql.Named("uid", 101)}, "[user_id = 101]"},
+		{"user_id=@uid", []any{sql.Named("uid", 101)}, "[user_id = 101]"},
+		{"user_id = @uid", []any{map[string]any{"uid": 7}}, "[user_id = 7]"},
+		{"user_id = @UID AND id = @id", []any{byStruct{UID: 3}, sql.Named("id", 9)}, "[user_id = 3 id = 9]"},
+		{"user_id IN (@a, @b)", []any{map[string]any{"a": 1, "b": 2}}, "[user_id IN (1, 2)]"},
+		{"user_id IN @ids", []any{sql.Named("ids", []int64{4, 5})}, "[user_id IN (4, 5)]"},
+		{"user_id = @other", []any{sql.Named("uid", 101)}, ""},
+		{"user_id = @uid OR id = 1", []any{sql.Named("uid", 101)}, ""},
+		{"note = '@uid' AND user_id = 1", []any{sql.Named("uid", 101)}, ""},
+		{"user_id = @uid AND id = ?", []any{sql.Named("uid", 101), 3}, ""},
+	} {
+		got := scopeCondsNamed(sc, clause.NamedExpr{SQL: tc.sql, Vars: tc.vars})
+		s := ""
+		if got != nil {
+			s = fmt.Sprint(got)
+		}
+		if s != tc.want {
+			t.Errorf("%q %v: %s, want %s", tc.sql, tc.vars, s, tc.want)
+		}
+	}
+}
