@@ -89,14 +89,14 @@ func scopeCondsExpr(sc condScope, x clause.Expr) []shardconf.Cond {
 }
 
 // scopeCondsNamed reads a clause.NamedExpr: GORM replaces @name (up to a
-// space, comma, closing parenthesis, quote, line break or semicolon) by
+// space, comma, condClosing parenthesis, quote, line break or semicolon) by
 // the value its arguments give that name, and leaves an unknown name as
 // it is written.
 func scopeCondsNamed(sc condScope, x clause.NamedExpr) []shardconf.Cond {
 	if strings.IndexByte(x.SQL, 0) >= 0 || strings.IndexByte(x.SQL, '?') >= 0 {
 		return nil // positional values mixed in: not read
 	}
-	named := namedValues(x.Vars)
+	named := condNamedValues(x.Vars)
 	var b strings.Builder
 	var vars []any
 	flush := func(name string) {
@@ -123,10 +123,10 @@ func scopeCondsNamed(sc condScope, x clause.NamedExpr) []shardconf.Cond {
 	return sc.read(b.String(), vars)
 }
 
-// namedValues collects the names GORM resolves @name with: sql.NamedArg,
+// condNamedValues collects the names GORM resolves @name with: sql.NamedArg,
 // map[string]any, and the exported fields of a struct (embedded structs'
 // fields too, by their own names).
-func namedValues(vars []any) map[string]any {
+func condNamedValues(vars []any) map[string]any {
 	out := map[string]any{}
 	var fields func(rv reflect.Value)
 	fields = func(rv reflect.Value) {
@@ -162,7 +162,7 @@ func namedValues(vars []any) map[string]any {
 
 // read reads a template in which each value is the byte 0.
 func (sc condScope) read(text string, vars []any) []shardconf.Cond {
-	toks, ok := lexCond(text, sc.dialect)
+	toks, ok := condLex(text, sc.dialect)
 	if !ok {
 		return nil
 	}
@@ -173,33 +173,33 @@ func (sc condScope) read(text string, vars []any) []shardconf.Cond {
 	return out
 }
 
-type tokKind int
+type condTokKind int
 
 const (
-	tIdent  tokKind = iota // a bare word, lower-cased
-	tQuoted                // a quoted identifier
-	tNum                   // decimal digits
-	tStr                   // a '...' string, unescaped
-	tVar                   // a value GORM binds
-	tOp                    // a run of < > = !
-	tDot
-	tLParen
-	tRParen
-	tComma
-	tMinus
-	tOther // an operator that is read as something unknown
+	ctIdent  condTokKind = iota // a bare word, lower-cased
+	ctQuoted                // a quoted identifier
+	ctNum                   // decimal digits
+	ctStr                   // a '...' string, unescaped
+	ctVar                   // a value GORM binds
+	ctOp                    // a run of < > = !
+	ctDot
+	ctLParen
+	ctRParen
+	ctComma
+	ctMinus
+	ctOther // an operator that is read as something unknown
 )
 
-type token struct {
-	kind tokKind
+type condToken struct {
+	kind condTokKind
 	text string
-	v    int // tVar: index into the values
+	v    int // ctVar: index into the values
 }
 
-// lexCond splits a template into tokens; false when it holds anything
+// condLex splits a template into tokens; false when it holds anything
 // that could hide or reshape a condition (see the comment at the top).
-func lexCond(s, dialect string) ([]token, bool) {
-	var out []token
+func condLex(s, dialect string) ([]condToken, bool) {
+	var out []condToken
 	vi := 0
 	for i := 0; i < len(s); {
 		c := s[i]
@@ -207,29 +207,29 @@ func lexCond(s, dialect string) ([]token, bool) {
 		case c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\f':
 			i++
 		case c == 0:
-			out = append(out, token{kind: tVar, v: vi})
+			out = append(out, condToken{kind: ctVar, v: vi})
 			vi++
 			i++
 		case c == '\'':
-			text, n, ok := quoted(s[i:], '\'')
+			text, n, ok := condQuoted(s[i:], '\'')
 			if !ok {
 				return nil, false
 			}
-			out = append(out, token{kind: tStr, text: text})
+			out = append(out, condToken{kind: ctStr, text: text})
 			i += n
 		case c == '"' || c == '`':
 			if c == '`' && dialect == "postgres" {
 				return nil, false
 			}
-			text, n, ok := quoted(s[i:], c)
+			text, n, ok := condQuoted(s[i:], c)
 			if !ok {
 				return nil, false
 			}
 			if c == '"' && dialect == "mysql" {
 				// A string in MySQL (without ANSI_QUOTES): never a column.
-				out = append(out, token{kind: tOther, text: text})
+				out = append(out, condToken{kind: ctOther, text: text})
 			} else {
-				out = append(out, token{kind: tQuoted, text: quotedName(text, dialect)})
+				out = append(out, condToken{kind: ctQuoted, text: condQuotedName(text, dialect)})
 			}
 			i += n
 		case c >= '0' && c <= '9':
@@ -240,48 +240,48 @@ func lexCond(s, dialect string) ([]token, bool) {
 			if j < len(s) && (isIdentByte(s[j]) || s[j] == '.' || s[j] == '$' || s[j] >= 0x80) {
 				return nil, false // 1.5, 1e3, 0x1F, or a MySQL name starting with digits
 			}
-			out = append(out, token{kind: tNum, text: s[i:j]})
+			out = append(out, condToken{kind: ctNum, text: s[i:j]})
 			i = j
 		case isIdentByte(c) || c >= 0x80:
 			j := i
 			for j < len(s) && (isIdentByte(s[j]) || s[j] == '$' || s[j] >= 0x80) {
 				j++
 			}
-			out = append(out, token{kind: tIdent, text: strings.ToLower(s[i:j])})
+			out = append(out, condToken{kind: ctIdent, text: strings.ToLower(s[i:j])})
 			i = j
 		case c == '<' || c == '>' || c == '=' || c == '!':
 			j := i
 			for j < len(s) && strings.IndexByte("<>=!", s[j]) >= 0 {
 				j++
 			}
-			out = append(out, token{kind: tOp, text: s[i:j]})
+			out = append(out, condToken{kind: ctOp, text: s[i:j]})
 			i = j
 		case c == '.':
-			out = append(out, token{kind: tDot})
+			out = append(out, condToken{kind: ctDot})
 			i++
 		case c == '(':
-			out = append(out, token{kind: tLParen})
+			out = append(out, condToken{kind: ctLParen})
 			i++
 		case c == ')':
-			out = append(out, token{kind: tRParen})
+			out = append(out, condToken{kind: ctRParen})
 			i++
 		case c == ',':
-			out = append(out, token{kind: tComma})
+			out = append(out, condToken{kind: ctComma})
 			i++
 		case c == '-':
 			if i+1 < len(s) && s[i+1] == '-' {
 				return nil, false // a comment (MySQL: "-- "; else a double minus)
 			}
-			out = append(out, token{kind: tMinus})
+			out = append(out, condToken{kind: ctMinus})
 			i++
 		case c == '/':
 			if i+1 < len(s) && s[i+1] == '*' {
 				return nil, false // a comment; MySQL runs /*! ... */
 			}
-			out = append(out, token{kind: tOther, text: "/"})
+			out = append(out, condToken{kind: ctOther, text: "/"})
 			i++
 		case strings.IndexByte("+*%^&~", c) >= 0:
-			out = append(out, token{kind: tOther, text: string(c)})
+			out = append(out, condToken{kind: ctOther, text: string(c)})
 			i++
 		default:
 			// | (MySQL's || is OR), # (a MySQL comment), ; : @ $ ? [ ] { } \
@@ -292,10 +292,10 @@ func lexCond(s, dialect string) ([]token, bool) {
 	return out, vi == strings.Count(s, "\x00")
 }
 
-// quoted reads a quoted token starting at s[0]; a doubled quote stands
+// condQuoted reads a condQuoted condToken starting at s[0]; a doubled quote stands
 // for itself. A backslash (an escape in MySQL and in PostgreSQL's E''
 // strings) or a value inside makes it unreadable.
-func quoted(s string, q byte) (text string, n int, ok bool) {
+func condQuoted(s string, q byte) (text string, n int, ok bool) {
 	var b strings.Builder
 	for i := 1; i < len(s); i++ {
 		switch s[i] {
@@ -315,11 +315,11 @@ func quoted(s string, q byte) (text string, n int, ok bool) {
 	return "", 0, false
 }
 
-// quotedName is a quoted identifier as the rules name columns: MySQL and
-// SQLite compare column names without case; PostgreSQL's quoted names
+// condQuotedName is a quoted identifier as the rules name columns: MySQL and
+// SQLite compare column names without case; PostgreSQL's condQuoted names
 // keep theirs, so "User_ID" is not user_id (it stays apart, and narrows
 // nothing).
-func quotedName(s, dialect string) string {
+func condQuotedName(s, dialect string) string {
 	if dialect == "postgres" {
 		if strings.ToLower(s) != s {
 			return "\x01" + s // no rule column is spelled so
@@ -329,30 +329,30 @@ func quotedName(s, dialect string) string {
 	return strings.ToLower(s)
 }
 
-func isWord(t token, w string) bool { return t.kind == tIdent && t.text == w }
+func condWord(t condToken, w string) bool { return t.kind == ctIdent && t.text == w }
 
 // conjunction reads AND-ed parts. ok is false when the tokens hold an OR
 // at this level, or a part that cannot be told apart (empty, CASE).
-func (sc condScope) conjunction(toks []token, vars []any) ([]shardconf.Cond, bool) {
-	var parts [][]token
+func (sc condScope) conjunction(toks []condToken, vars []any) ([]shardconf.Cond, bool) {
+	var parts [][]condToken
 	depth, start, between := 0, 0, false
 	for i, t := range toks {
 		switch {
-		case t.kind == tLParen:
+		case t.kind == ctLParen:
 			depth++
-		case t.kind == tRParen:
+		case t.kind == ctRParen:
 			depth--
 			if depth < 0 {
 				return nil, false
 			}
-		case isWord(t, "case"):
+		case condWord(t, "case"):
 			return nil, false
 		case depth > 0:
-		case isWord(t, "or") || isWord(t, "xor"):
+		case condWord(t, "or") || condWord(t, "xor"):
 			return nil, false
-		case isWord(t, "between"):
+		case condWord(t, "between"):
 			between = true
-		case isWord(t, "and"):
+		case condWord(t, "and"):
 			if between { // BETWEEN a AND b: this AND is the BETWEEN's
 				between = false
 				continue
@@ -370,7 +370,7 @@ func (sc condScope) conjunction(toks []token, vars []any) ([]shardconf.Cond, boo
 		if len(p) == 0 {
 			return nil, false
 		}
-		if p[0].kind == tLParen && closing(p) == len(p)-1 {
+		if p[0].kind == ctLParen && condClosing(p) == len(p)-1 {
 			// A group holding only ANDs is AND-ed here; one holding an OR
 			// narrows nothing, which is safe for an AND-ed part.
 			if inner, ok := sc.conjunction(p[1:len(p)-1], vars); ok {
@@ -385,14 +385,14 @@ func (sc condScope) conjunction(toks []token, vars []any) ([]shardconf.Cond, boo
 	return out, true
 }
 
-// closing is the index of the parenthesis closing p[0].
-func closing(p []token) int {
+// condClosing is the index of the parenthesis condClosing p[0].
+func condClosing(p []condToken) int {
 	depth := 0
 	for i, t := range p {
 		switch t.kind {
-		case tLParen:
+		case ctLParen:
 			depth++
-		case tRParen:
+		case ctRParen:
 			depth--
 			if depth == 0 {
 				return i
@@ -405,13 +405,13 @@ func closing(p []token) int {
 // comparison reads exactly "<column> <op> <value>" or "<column> IN
 // <values>". ok with an empty column: a comparison on another table's
 // column, which narrows nothing here.
-func (sc condScope) comparison(p []token, vars []any) (shardconf.Cond, bool) {
+func (sc condScope) comparison(p []condToken, vars []any) (shardconf.Cond, bool) {
 	col, mine, n := sc.column(p)
 	if n == 0 || n >= len(p) {
 		return shardconf.Cond{}, false
 	}
 	op, rest := p[n], p[n+1:]
-	if isWord(op, "in") {
+	if condWord(op, "in") {
 		vs, ok := sc.list(col, rest, vars)
 		if !ok {
 			return shardconf.Cond{}, false
@@ -421,7 +421,7 @@ func (sc condScope) comparison(p []token, vars []any) (shardconf.Cond, bool) {
 		}
 		return shardconf.In(col, vs...), true
 	}
-	if op.kind != tOp {
+	if op.kind != ctOp {
 		return shardconf.Cond{}, false
 	}
 	v, m, ok := sc.scalar(col, rest, vars, op.text == "=")
@@ -446,14 +446,14 @@ func (sc condScope) comparison(p []token, vars []any) (shardconf.Cond, bool) {
 	return shardconf.Cond{}, false
 }
 
-// column reads "col", "table.col" (names bare or quoted); n is the
+// column reads "col", "table.col" (names bare or condQuoted); n is the
 // number of tokens read, 0 if none.
-func (sc condScope) column(p []token) (col string, mine bool, n int) {
-	name := func(t token) bool { return t.kind == tIdent || t.kind == tQuoted }
-	if len(p) == 0 || !name(p[0]) || isWord(p[0], "not") {
+func (sc condScope) column(p []condToken) (col string, mine bool, n int) {
+	name := func(t condToken) bool { return t.kind == ctIdent || t.kind == ctQuoted }
+	if len(p) == 0 || !name(p[0]) || condWord(p[0], "not") {
 		return "", false, 0
 	}
-	if len(p) >= 3 && p[1].kind == tDot {
+	if len(p) >= 3 && p[1].kind == ctDot {
 		if !name(p[2]) {
 			return "", false, 0
 		}
@@ -467,26 +467,26 @@ func (sc condScope) column(p []token) (col string, mine bool, n int) {
 // scalar reads one value: a bound value, an integer literal (with a
 // minus) for an integer column, or a string literal for a text column
 // (only for =: how text compares in ranges depends on collation).
-func (sc condScope) scalar(col string, p []token, vars []any, eq bool) (any, int, bool) {
+func (sc condScope) scalar(col string, p []condToken, vars []any, eq bool) (any, int, bool) {
 	if len(p) == 0 {
 		return nil, 0, false
 	}
 	switch p[0].kind {
-	case tVar:
+	case ctVar:
 		v := vars[p[0].v]
-		if !boundValue(v) || isListValue(v) {
+		if !condBoundValue(v) || condListValue(v) {
 			return nil, 0, false
 		}
 		return v, 1, true
-	case tStr:
+	case ctStr:
 		if !eq || sc.kindOf(col) != litText {
 			return nil, 0, false
 		}
 		return p[0].text, 1, true
-	case tNum, tMinus:
+	case ctNum, ctMinus:
 		text, n := p[0].text, 1
-		if p[0].kind == tMinus {
-			if len(p) < 2 || p[1].kind != tNum {
+		if p[0].kind == ctMinus {
+			if len(p) < 2 || p[1].kind != ctNum {
 				return nil, 0, false
 			}
 			text, n = "-"+p[1].text, 2
@@ -505,16 +505,16 @@ func (sc condScope) scalar(col string, p []token, vars []any, eq bool) (any, int
 
 // list reads the values of IN: a bound list ("IN ?", "IN (?)") or
 // "(v, v, ...)".
-func (sc condScope) list(col string, p []token, vars []any) ([]any, bool) {
-	if len(p) == 1 && p[0].kind == tVar {
-		return boundList(vars[p[0].v])
+func (sc condScope) list(col string, p []condToken, vars []any) ([]any, bool) {
+	if len(p) == 1 && p[0].kind == ctVar {
+		return condBoundList(vars[p[0].v])
 	}
-	if len(p) < 3 || p[0].kind != tLParen || p[len(p)-1].kind != tRParen {
+	if len(p) < 3 || p[0].kind != ctLParen || p[len(p)-1].kind != ctRParen {
 		return nil, false
 	}
 	inner := p[1 : len(p)-1]
-	if len(inner) == 1 && inner[0].kind == tVar && isListValue(vars[inner[0].v]) {
-		return boundList(vars[inner[0].v])
+	if len(inner) == 1 && inner[0].kind == ctVar && condListValue(vars[inner[0].v]) {
+		return condBoundList(vars[inner[0].v])
 	}
 	var out []any
 	for len(inner) > 0 {
@@ -525,7 +525,7 @@ func (sc condScope) list(col string, p []token, vars []any) ([]any, bool) {
 		out = append(out, v)
 		inner = inner[n:]
 		if len(inner) > 0 {
-			if inner[0].kind != tComma || len(inner) == 1 {
+			if inner[0].kind != ctComma || len(inner) == 1 {
 				return nil, false
 			}
 			inner = inner[1:]
@@ -534,33 +534,33 @@ func (sc condScope) list(col string, p []token, vars []any) ([]any, bool) {
 	return out, true
 }
 
-// boundList is the values GORM writes for a bound list.
-func boundList(v any) ([]any, bool) {
-	if !isListValue(v) {
+// condBoundList is the values GORM writes for a bound list.
+func condBoundList(v any) ([]any, bool) {
+	if !condListValue(v) {
 		return nil, false
 	}
 	vs, _ := sliceValues(v)
 	for _, e := range vs {
-		if !boundValue(e) || isListValue(e) {
+		if !condBoundValue(e) || condListValue(e) {
 			return nil, false
 		}
 	}
 	return vs, true
 }
 
-// isListValue reports whether GORM writes v as a parenthesised list: a
+// condListValue reports whether GORM writes v as a parenthesised list: a
 // slice or array other than []byte that is not a driver.Valuer.
-func isListValue(v any) bool {
+func condListValue(v any) bool {
 	if _, ok := v.(driver.Valuer); ok {
 		return false
 	}
 	return isSlice(v)
 }
 
-// boundValue reports whether GORM binds v as a value the database
+// condBoundValue reports whether GORM binds v as a value the database
 // compares, rather than writing SQL for it (an expression, a column, a
 // subquery, a gorm.Valuer).
-func boundValue(v any) bool {
+func condBoundValue(v any) bool {
 	switch v.(type) {
 	case clause.Expression, clause.Column, clause.Table, clause.Interface, gorm.Valuer, *gorm.DB, sql.NamedArg:
 		return false
