@@ -292,7 +292,7 @@ func condLex(s, dialect string) ([]condToken, bool) {
 	return out, vi == strings.Count(s, "\x00")
 }
 
-// condQuoted reads a condQuoted condToken starting at s[0]; a doubled quote stands
+// condQuoted reads a quoted token starting at s[0]; a doubled quote stands
 // for itself. A backslash (an escape in MySQL and in PostgreSQL's E''
 // strings) or a value inside makes it unreadable.
 func condQuoted(s string, q byte) (text string, n int, ok bool) {
@@ -316,7 +316,7 @@ func condQuoted(s string, q byte) (text string, n int, ok bool) {
 }
 
 // condQuotedName is a quoted identifier as the rules name columns: MySQL and
-// SQLite compare column names without case; PostgreSQL's condQuoted names
+// SQLite compare column names without case; PostgreSQL's quoted names
 // keep theirs, so "User_ID" is not user_id (it stays apart, and narrows
 // nothing).
 func condQuotedName(s, dialect string) string {
@@ -446,7 +446,7 @@ func (sc condScope) comparison(p []condToken, vars []any) (shardconf.Cond, bool)
 	return shardconf.Cond{}, false
 }
 
-// column reads "col", "table.col" (names bare or condQuoted); n is the
+// column reads "col", "table.col" (names bare or quoted); n is the
 // number of tokens read, 0 if none.
 func (sc condScope) column(p []condToken) (col string, mine bool, n int) {
 	name := func(t condToken) bool { return t.kind == ctIdent || t.kind == ctQuoted }
