@@ -1,4 +1,9 @@
-// Package difftest is shardkey's differential write tester: a seeded random
+// Package difftest holds shardkey's differential testers, of writes and of
+// reads.
+//
+// # Writes
+//
+// The differential write tester is a seeded random
 // sequence of writes applied both through shardkey (sqlhook, or GORM with
 // gormplugin) to two data sources × several physical tables, and to one
 // plain, unsharded oracle database with the same schema on the same server.
@@ -50,4 +55,60 @@
 // shrinking; -difftest.name=WORD puts WORD in the test databases' names,
 // so that two runs at the same time do not share databases. The summary logged at the end gives, per operation kind, how
 // many steps were accepted, refused by shardkey, or failed in the database.
+//
+// # Reads
+//
+// The differential read tester (TestReadsAgreeWithOracle) runs seeded
+// random SELECTs through sqlhook (WithScatter) and GORM query-builder
+// calls through gormplugin (WithScatter, WithDataSources) over t_read,
+// sharded across two data sources by user_id MOD 2 and two tables in each
+// by k MOD 2, and the same statement, or the same GORM call, on one
+// unsharded oracle table holding the same seeded rows (a few hundred, with
+// NULLs, ties, case variants, trailing spaces, bigints at their limits,
+// DECIMAL(12,3), DOUBLE, TIMESTAMP and BOOLEAN columns). The column name is in
+// a binary collation (utf8mb4_bin on MariaDB, "C" on PostgreSQL, BINARY
+// on SQLite) declared with sqlhook.WithBinaryCollation; label is in one
+// that orders otherwise (MariaDB's default, ICU on PostgreSQL, NOCASE on
+// SQLite), and a statement naming it runs without the declaration, so
+// that ordering it across shards must be refused.
+//
+// The statements cover projections (columns, *, expressions, aliases),
+// COUNT(*), COUNT(x), COUNT(DISTINCT x), SUM, MIN, MAX, AVG, DISTINCT,
+// GROUP BY with HAVING, ORDER BY by column, expression, position and alias
+// with ASC/DESC and NULLS FIRST/LAST, LIMIT/OFFSET as literals and
+// placeholders (and LIMIT m, n), and WHERE with =, IN, ranges, BETWEEN,
+// OR, NOT and IS NULL on sharding and other columns; the GORM calls cover
+// Find, First, Last, Take, Count, Pluck, Distinct, Select aggregates with
+// Group and Having into structs (Find and Scan) and maps, Order, Limit,
+// Offset and FindInBatches.
+//
+// Results are compared as SQL allows: as multisets without ORDER BY; in
+// order with ORDER BY, rows tied on the ORDER BY keys in any order among
+// themselves; where LIMIT/OFFSET cuts a run of tied rows, the rows shown
+// may be any of that run's (the oracle's rows without LIMIT, with the
+// ORDER BY keys appended, say which rows tie). Exact numbers compare
+// exactly, floating-point ones to a relative 1e-9; texts compare as the
+// column's collation makes them equal (MariaDB ignores trailing spaces,
+// and case too in its default collation). Result column names are
+// compared as well. A statement is agreed, refused (an error wrapping
+// sqlhook.ErrUnsupported or gormplugin.ErrUnsupported), divergent (any
+// other difference, or any other error where the oracle answered) or
+// skipped (the oracle itself failed). Each divergence is printed with the
+// seed, the step, the statement and both results, and a smaller statement
+// that still diverges. The summary gives, per database and layer, the
+// counts, the share refused (of the statements the oracle answered) and
+// the refusals grouped by reason.
+//
+// CI runs a fixed seed; it fails on any divergence or on a refusal share
+// above readMaxRefused. The environment sets a long run:
+//
+//	SHARDKEY_REQUIRE_DB=1 SHARDKEY_DIFFREAD_STEPS=20000 SHARDKEY_DIFFREAD_SEED=7 \
+//	    go test ./internal/difftest/ -run TestReadsAgreeWithOracle -timeout 0 -v
+//
+// SHARDKEY_DIFFREAD_DB (postgres,mariadb,sqlite) and
+// SHARDKEY_DIFFREAD_LAYER (sqlhook,gorm) choose the runs;
+// SHARDKEY_DIFFREAD_ROWS sets the number of rows (300);
+// SHARDKEY_DIFFREAD_MAXREFUSED the share refused that fails the test;
+// SHARDKEY_DIFFREAD_NAME puts a word in the test databases' names
+// (diffread_...), so that two runs at the same time do not share them.
 package difftest

@@ -79,7 +79,14 @@ type backend struct {
 
 func openBackend(t testing.TB, name, client string) backend {
 	t.Helper()
-	n := func(part string) string { return "dw_" + *flagName + client + "_" + part }
+	return openBackendNamed(t, name, "dw_"+*flagName+client)
+}
+
+// openBackendNamed opens the data sources and the oracle of database
+// name, in test databases whose names start with prefix.
+func openBackendNamed(t testing.TB, name, prefix string) backend {
+	t.Helper()
+	n := func(part string) string { return prefix + "_" + part }
 	switch name {
 	case "postgres":
 		// a test database need not survive a crash: commits do not wait for the disk

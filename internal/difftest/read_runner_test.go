@@ -1,0 +1,328 @@
+package difftest
+
+import (
+	"errors"
+	"fmt"
+	"maps"
+	"math/rand/v2"
+	"os"
+	"regexp"
+	"slices"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/shardkey/shardkey/gormplugin"
+	"github.com/shardkey/shardkey/sqlhook"
+)
+
+// readCase is one generated read: run through shardkey and on the oracle.
+type readCase struct {
+	family string // for the summary: sql.select, sql.group, gorm.find...
+	desc   string // the SQL and its arguments, or the GORM call
+	kinds  []colKind
+	shard  func() (*readResult, error)
+	oracle func() (*readResult, error) // the same statement on the oracle
+	// full is the oracle's rows without LIMIT/OFFSET, the ORDER BY keys
+	// appended to the payload; nil: the oracle's result is compared as
+	// a multiset.
+	full    func() (*readResult, error)
+	ordered bool
+	win     window
+	// shrink returns smaller variants of the case, for a divergence.
+	shrink func() []readCase
+}
+
+// verdict of one case.
+type verdict uint8
+
+const (
+	agreed verdict = iota
+	refused
+	divergent
+	skipped
+)
+
+// readStats counts verdicts of one database and layer.
+type readStats struct {
+	n       [4]int
+	reasons map[string]int
+	sample  map[string]string
+	skips   map[string]int
+	byFam   map[string]*[4]int
+}
+
+func newReadStats() *readStats {
+	return &readStats{reasons: map[string]int{}, sample: map[string]string{}, skips: map[string]int{}, byFam: map[string]*[4]int{}}
+}
+
+// outcome is one case's verdict and, for a divergence, what differed.
+type outcome struct {
+	v      verdict
+	reason string // refusal reason, skip reason or the divergence
+}
+
+// judge runs a case and compares.
+func (rc readCase) judge(db string) outcome {
+	ores, oerr := guardRead(rc.oracle)
+	if oerr != nil {
+		return outcome{skipped, oerr.Error()}
+	}
+	sres, serr := guardRead(rc.shard)
+	if serr != nil {
+		if errors.Is(serr, sqlhook.ErrUnsupported) || errors.Is(serr, gormplugin.ErrUnsupported) {
+			return outcome{refused, serr.Error()}
+		}
+		return outcome{divergent, fmt.Sprintf("shardkey failed where the oracle answered:\n    error: %v\n    oracle:\n%s",
+			serr, canon{db: db}.show(ores.rows, len(ores.cols)))}
+	}
+	c := canon{db: db, kinds: rc.kinds}
+	for _, t := range ores.types {
+		c.float = append(c.float, floatType(t))
+	}
+	if !slices.Equal(sres.cols, ores.cols) {
+		return outcome{divergent, fmt.Sprintf("column names: shardkey %q, oracle %q", sres.cols, ores.cols)}
+	}
+	full := ores
+	if rc.full != nil {
+		var err error
+		if full, err = guardRead(rc.full); err != nil {
+			return outcome{skipped, "full oracle read: " + err.Error()}
+		}
+	}
+	w := rc.win
+	if rc.full == nil {
+		w = window{0, -1}
+	}
+	if p := c.compareRows(full.rows, len(ores.cols), rc.ordered, w, sres.rows); p != "" {
+		return outcome{divergent, fmt.Sprintf("%s\n    shardkey:\n%s    oracle:\n%s", p,
+			c.show(sres.rows, len(sres.cols)), c.show(ores.rows, len(ores.cols)))}
+	}
+	return outcome{agreed, ""}
+}
+
+var errReadPanic = errors.New("difftest: panic")
+
+func guardRead(f func() (*readResult, error)) (res *readResult, err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			err = fmt.Errorf("%w: %v", errReadPanic, r)
+		}
+	}()
+	return f()
+}
+
+// minimise shrinks a divergent case while it still diverges (cheap: a
+// few dozen statements at most).
+func (rc readCase) minimise(db string, budget time.Duration) (readCase, outcome) {
+	deadline := time.Now().Add(budget)
+	best, bo := rc, rc.judge(db)
+	for improved := true; improved && time.Now().Before(deadline); {
+		improved = false
+		if best.shrink == nil {
+			break
+		}
+		for _, cand := range best.shrink() {
+			if o := cand.judge(db); o.v == divergent {
+				best, bo, improved = cand, o, true
+				break
+			}
+		}
+	}
+	return best, bo
+}
+
+// reasonOf groups a refusal message: quoted parts, numbers and
+// placeholders dropped, so that one cause counts once.
+var (
+	quotedRe = regexp.MustCompile("\"[^\"]*\"|'[^']*'|`[^`]*`|\\$\\d+|\\b\\d+\\b")
+)
+
+func reasonOf(msg string) string {
+	msg = strings.TrimPrefix(msg, "sqlhook: unsupported statement: ")
+	msg = strings.TrimPrefix(msg, "gormplugin: statement cannot be routed: ")
+	msg = quotedRe.ReplaceAllString(msg, "_")
+	msg = strings.TrimSuffix(msg, " (statement _)")
+	if len(msg) > 110 {
+		msg = msg[:110] + "…"
+	}
+	return msg
+}
+
+func (st *readStats) add(fam string, o outcome) {
+	st.n[o.v]++
+	f := st.byFam[fam]
+	if f == nil {
+		f = &[4]int{}
+		st.byFam[fam] = f
+	}
+	f[o.v]++
+	switch o.v {
+	case refused:
+		r := reasonOf(o.reason)
+		st.reasons[r]++
+		if _, ok := st.sample[r]; !ok {
+			st.sample[r] = o.reason
+		}
+	case skipped:
+		r := reasonOf(o.reason)
+		st.skips[r]++
+	}
+}
+
+// refusedShare is the share of the statements the oracle answered that
+// shardkey refused.
+func (st *readStats) refusedShare() float64 {
+	d := st.n[agreed] + st.n[refused] + st.n[divergent]
+	if d == 0 {
+		return 0
+	}
+	return float64(st.n[refused]) / float64(d)
+}
+
+func (st *readStats) String() string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "agreed %d, refused %d (%.1f%% of answered), divergent %d, skipped %d\n",
+		st.n[agreed], st.n[refused], 100*st.refusedShare(), st.n[divergent], st.n[skipped])
+	fmt.Fprintf(&b, "  %-16s %6s %6s %6s %6s\n", "family", "agree", "refuse", "diverg", "skip")
+	for _, f := range slices.Sorted(maps.Keys(st.byFam)) {
+		c := st.byFam[f]
+		fmt.Fprintf(&b, "  %-16s %6d %6d %6d %6d\n", f, c[0], c[1], c[2], c[3])
+	}
+	b.WriteString("  refusals by reason:\n")
+	byCount := slices.SortedFunc(maps.Keys(st.reasons), func(a, b string) int { return st.reasons[b] - st.reasons[a] })
+	for _, r := range byCount {
+		fmt.Fprintf(&b, "    %5d  %s\n", st.reasons[r], r)
+	}
+	if len(st.skips) > 0 {
+		b.WriteString("  skipped (the oracle failed) by reason:\n")
+		for _, r := range slices.SortedFunc(maps.Keys(st.skips), func(a, b string) int { return st.skips[b] - st.skips[a] }) {
+			fmt.Fprintf(&b, "    %5d  %s\n", st.skips[r], r)
+		}
+	}
+	return b.String()
+}
+
+// readConfigFromEnv: SHARDKEY_DIFFREAD_STEPS, _SEED, _DB, _LAYER,
+// _MAXREFUSED (a share, 0..1), _ROWS.
+type readConf struct {
+	steps, rows int
+	seed        uint64
+	dbs, layers []string
+	maxRefused  float64
+}
+
+// readMaxRefused is the refusal share above which the CI run fails: the
+// merge engine answers every generated form but those no merge answers
+// exactly, so this stays a little above what was measured.
+const readMaxRefused = 0.60
+
+func readConfFromEnv(t *testing.T) readConf {
+	c := readConf{steps: 300, rows: 300, seed: 20261126, dbs: []string{"postgres", "mariadb", "sqlite"},
+		layers: []string{"sqlhook", "gorm"}, maxRefused: readMaxRefused}
+	num := func(k string, dst *int) {
+		if v := os.Getenv(k); v != "" {
+			n, err := strconv.Atoi(v)
+			if err != nil {
+				t.Fatalf("%s: %v", k, err)
+			}
+			*dst = n
+		}
+	}
+	num("SHARDKEY_DIFFREAD_STEPS", &c.steps)
+	num("SHARDKEY_DIFFREAD_ROWS", &c.rows)
+	if v := os.Getenv("SHARDKEY_DIFFREAD_SEED"); v != "" {
+		n, err := strconv.ParseUint(v, 10, 64)
+		if err != nil {
+			t.Fatalf("SHARDKEY_DIFFREAD_SEED: %v", err)
+		}
+		c.seed = n
+	}
+	if v := os.Getenv("SHARDKEY_DIFFREAD_DB"); v != "" {
+		c.dbs = list(v)
+	}
+	if v := os.Getenv("SHARDKEY_DIFFREAD_LAYER"); v != "" {
+		c.layers = list(v)
+	}
+	if v := os.Getenv("SHARDKEY_DIFFREAD_MAXREFUSED"); v != "" {
+		f, err := strconv.ParseFloat(v, 64)
+		if err != nil {
+			t.Fatalf("SHARDKEY_DIFFREAD_MAXREFUSED: %v", err)
+		}
+		c.maxRefused = f
+	}
+	return c
+}
+
+// readGen builds the case of one step.
+type readGen interface {
+	build(rng *rand.Rand) readCase
+}
+
+// TestReadsAgreeWithOracle runs seeded random SELECTs through sqlhook and
+// GORM calls through gormplugin over a table sharded across two data
+// sources, and the same reads on one unsharded table with the same rows:
+// every read either returns what the oracle returns (as SQL allows: in
+// any order without ORDER BY, tied rows in any order, any of the tied
+// rows where LIMIT cuts a run of ties) or is refused with ErrUnsupported.
+func TestReadsAgreeWithOracle(t *testing.T) {
+	conf := readConfFromEnv(t)
+	for _, db := range conf.dbs {
+		t.Run(db, func(t *testing.T) {
+			w := newReadWorld(t, db, conf.seed, conf.rows)
+			for _, layer := range conf.layers {
+				t.Run(layer, func(t *testing.T) {
+					var g readGen
+					switch layer {
+					case "sqlhook":
+						g = &sqlReadGen{w: w}
+					case "gorm":
+						g = newGormReadGen(t, w)
+					default:
+						t.Fatalf("unknown layer %q", layer)
+					}
+					runReads(t, w, g, conf, db, layer)
+				})
+			}
+		})
+	}
+}
+
+func runReads(t *testing.T, w *readWorld, g readGen, conf readConf, db, layer string) {
+	st := newReadStats()
+	start := time.Now()
+	shown := 0
+	for step := 0; step < conf.steps; step++ {
+		rng := rand.New(rand.NewPCG(conf.seed, uint64(step)*0x9e3779b97f4a7c15+7))
+		rc := g.build(rng)
+		o := rc.judge(db)
+		st.add(rc.family, o)
+		if o.v != divergent {
+			continue
+		}
+		if shown < 25 {
+			shown++
+			m, mo := rc.minimise(db, 5*time.Second)
+			min := ""
+			if m.desc != rc.desc {
+				min = fmt.Sprintf("\n  minimised: %s\n  %s", m.desc, mo.reason)
+			}
+			t.Errorf("DIVERGENCE %s/%s seed %d step %d (%s):\n  %s\n  %s%s", db, layer, conf.seed, step, rc.family,
+				rc.desc, o.reason, min)
+		} else {
+			t.Fail()
+		}
+	}
+	t.Logf("%s/%s, seed %d, %d statements in %v: %s", db, layer, conf.seed, conf.steps,
+		time.Since(start).Round(time.Millisecond), st)
+	if testing.Verbose() {
+		for _, r := range slices.Sorted(maps.Keys(st.sample)) {
+			t.Logf("refusal sample [%s]: %s", r, st.sample[r])
+		}
+	}
+	if share := st.refusedShare(); share > conf.maxRefused {
+		t.Errorf("%s/%s refused %.1f%% of the statements the oracle answered, above %.0f%%",
+			db, layer, 100*share, 100*conf.maxRefused)
+	}
+}
