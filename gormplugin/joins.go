@@ -76,6 +76,9 @@ func (p *Plugin) planJoins(db *gorm.DB, table string, query bool) ([]joinPlan, e
 func (p *Plugin) pointAt(db *gorm.DB, r routed, t shardconf.Target) error {
 	stmt := db.Statement
 	if len(r.joins) == 0 {
+		if aliasTarget(stmt, r, t) {
+			return nil
+		}
 		stmt.Table, stmt.TableExpr = t.Table, nil
 		if c, ok := stmt.Clauses["WHERE"]; ok && r.logic != "" && !strings.EqualFold(r.logic, t.Table) {
 			if w, ok := c.Expression.(clause.Where); ok {
@@ -148,4 +151,73 @@ func requalify(es []clause.Expression, logic string) []clause.Expression {
 		}
 	}
 	return out
+}
+
+// Single-table statements name their physical table with the logic name
+// as alias, so that columns the caller qualified with the logic table
+// (Where("orders.user_id = ?"), Order("orders.id desc"),
+// Select("orders.id")) and GORM's own qualifiers name it:
+//
+//	SELECT ... FROM "orders_1" AS "orders" WHERE orders.user_id = ...
+//	UPDATE "orders_1" AS "orders" SET ... WHERE ...
+//	DELETE FROM "orders_1" AS "orders" WHERE ...       (PostgreSQL, SQLite)
+//	DELETE `orders` FROM `orders_1` AS `orders` WHERE  (MySQL, MariaDB)
+//
+// AS is written because SQLite requires it in UPDATE and DELETE.
+// MariaDB (before 11.6) has no alias in a single-table DELETE; its
+// multi-table form takes one but no ORDER BY, LIMIT or RETURNING, so such
+// a DELETE names the physical table without alias (GORM's qualifiers are
+// pointed at it; a caller's "orders.col" is then rejected by the
+// database). An INSERT and a statement naming a physical table
+// (db.Table("orders_1")) are not aliased.
+
+// aliasSQL is the table expression of an aliased statement.
+const aliasSQL = "? AS ?"
+
+// aliasTarget points a single-table statement at t under its logic name;
+// false when the statement is not to be aliased.
+func aliasTarget(stmt *gorm.Statement, r routed, t shardconf.Target) bool {
+	if !r.aliased || r.physical != "" || r.logic == "" || strings.EqualFold(r.logic, t.Table) {
+		return false
+	}
+	mysqlDelete := r.kind == kindDelete && stmt.DB != nil && stmt.DB.Dialector != nil && stmt.DB.Dialector.Name() == "mysql"
+	if mysqlDelete {
+		for _, c := range []string{"ORDER BY", "LIMIT", "RETURNING"} {
+			if _, ok := stmt.Clauses[c]; ok {
+				return false
+			}
+		}
+	}
+	stmt.Table = r.logic
+	stmt.TableExpr = &clause.Expr{SQL: aliasSQL, Vars: []any{clause.Table{Name: t.Table}, clause.Table{Name: r.logic}}}
+	if mysqlDelete {
+		d, _ := stmt.Clauses["DELETE"].Expression.(clause.Delete)
+		name := stmt.Quote(clause.Table{Name: r.logic})
+		// Once per statement: each target of a DELETE over several tables
+		// comes here again.
+		d.Modifier = strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(d.Modifier), name) + " " + name)
+		stmt.AddClause(d)
+	}
+	return true
+}
+
+// unpoint undoes what pointAt left on a statement that is run again (a
+// *gorm.DB reused for Count and then Find): the alias and the table
+// named by the MySQL DELETE, so that the statement is routed afresh.
+func (p *Plugin) unpoint(db *gorm.DB) {
+	stmt := db.Statement
+	e := stmt.TableExpr
+	if e == nil || len(e.Vars) != 2 || (e.SQL != aliasSQL && e.SQL != "? ?") {
+		return
+	}
+	phys, ok1 := e.Vars[0].(clause.Table)
+	logic, ok2 := e.Vars[1].(clause.Table)
+	if !ok1 || !ok2 || !strings.EqualFold(logic.Name, stmt.Table) || !strings.EqualFold(p.logicOf(phys.Name), logic.Name) {
+		return
+	}
+	stmt.TableExpr = nil
+	if d, ok := stmt.Clauses["DELETE"].Expression.(clause.Delete); ok {
+		d.Modifier = strings.TrimSpace(strings.TrimSuffix(d.Modifier, stmt.Quote(clause.Table{Name: logic.Name})))
+		stmt.AddClause(d)
+	}
 }

@@ -48,6 +48,10 @@ type routed struct {
 	zeroValues bool
 	// keys: a create's primary keys when it was routed (rowKeys).
 	keys [][]any
+	// aliased: a single target is named with the logic name as alias
+	// (aliasTarget, joins.go); kind says which statement it is.
+	aliased bool
+	kind    stmtKind
 }
 
 // rowGroup is the rows of a create that go to one target.
@@ -509,6 +513,7 @@ func (p *Plugin) routeByWhere(db *gorm.DB, kind stmtKind) {
 		p.routeRaw(db)
 		return
 	}
+	p.unpoint(db)
 	if kind == kindUpdate {
 		if err := p.refuseAssociationWrite(db); err != nil {
 			p.fail(db, err)
@@ -555,6 +560,7 @@ func (p *Plugin) routeByWhere(db *gorm.DB, kind stmtKind) {
 		return
 	}
 	r.joins = joins
+	r.aliased, r.kind = true, kind
 	p.settle(db, r, query)
 	if kind == kindUpdate {
 		p.beginOwnTx(db, false)

@@ -76,8 +76,8 @@ func TestRouteExactSQL(t *testing.T) {
 	if err := db.Create(&batch).Error; err != nil {
 		t.Fatal(err)
 	}
-	// A query by key reads one table.
-	mock.ExpectQuery(`SELECT * FROM "sharded_orders_`+itoa(k1%4)+`" WHERE "sharded_orders_`+itoa(k1%4)+`"."id" = $1 ORDER BY "sharded_orders_`+itoa(k1%4)+`"."id" LIMIT $2`).
+	// A query by key reads one table, named with its logic name as alias.
+	mock.ExpectQuery(`SELECT * FROM "sharded_orders_`+itoa(k1%4)+`" AS "sharded_orders" WHERE "sharded_orders"."id" = $1 ORDER BY "sharded_orders"."id" LIMIT $2`).
 		WithArgs(k1, 1).WillReturnRows(sqlmock.NewRows([]string{"id", "user_id", "amount"}).AddRow(k1, 7, 10))
 	var got ShardedOrder
 	if err := db.First(&got, k1).Error; err != nil || got.UserID != 7 {
