@@ -1,0 +1,191 @@
+package merge
+
+// check validates the plan against the shards' columns and refuses, before
+// any row is read, what can never be merged exactly: ordering or grouping
+// text the plan does not allow, values of unsupported types.
+func (r *Rows) check() error {
+	p, n := r.p, len(r.names)
+	if p.Visible <= 0 || p.Visible > n {
+		return planErr("Visible is %d of %d columns", p.Visible, n)
+	}
+	if p.Offset < 0 || p.Limit < -1 {
+		return planErr("offset %d, limit %d", p.Offset, p.Limit)
+	}
+	if !p.Grouped && (len(p.Aggs) > 0 || len(p.GroupBy) > 0 || p.Having != nil) {
+		return planErr("aggregates, GROUP BY or HAVING without Grouped")
+	}
+	for _, k := range p.OrderBy {
+		if err := r.checkCol(k.Col, k.Text, true); err != nil {
+			return err
+		}
+	}
+	for i, c := range p.GroupBy {
+		if err := r.checkCol(c, r.groupText(i), false); err != nil {
+			return err
+		}
+	}
+	if p.Grouped {
+		for _, k := range r.groupOrder() {
+			if err := r.checkCol(k.Col, k.Text, true); err != nil {
+				return err
+			}
+		}
+	}
+	if p.Distinct {
+		for c := 0; c < p.Visible; c++ {
+			if err := r.checkCol(c, r.distinctText(c), false); err != nil {
+				return err
+			}
+		}
+	}
+	if err := r.checkAggs(); err != nil {
+		return err
+	}
+	if p.Having != nil {
+		return r.checkCond(p.Having, 0)
+	}
+	return nil
+}
+
+// checkCol checks column c on every shard.
+func (r *Rows) checkCol(c int, t Text, order bool) error {
+	if c < 0 || c >= len(r.names) {
+		return planErr("column %d of %d", c, len(r.names))
+	}
+	for s := range r.shards {
+		if err := checkClass(r.cls[s][c], t, order); err != nil {
+			return r.colErr(c, err)
+		}
+	}
+	return nil
+}
+
+// checkNumeric checks that column c holds numbers on every shard.
+func (r *Rows) checkNumeric(c int) error {
+	if c < 0 || c >= len(r.names) {
+		return planErr("column %d of %d", c, len(r.names))
+	}
+	for s := range r.shards {
+		switch r.cls[s][c] {
+		case clsNumber, clsFloat, clsValue, clsSQLite:
+		default:
+			return r.colErr(c, ErrUnsupportedType)
+		}
+	}
+	return nil
+}
+
+func (r *Rows) checkAggs() error {
+	r.aggs = make([]aggInfo, len(r.p.Aggs))
+	for i, a := range r.p.Aggs {
+		r.aggs[i].Agg = a
+		if a.Col < 0 || a.Col >= len(r.names) {
+			return planErr("aggregate column %d of %d", a.Col, len(r.names))
+		}
+		if err := r.checkAgg(&r.aggs[i]); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func (r *Rows) checkAgg(a *aggInfo) error {
+	args := map[Func]int{Avg: 2, SumDistinct: 1, AvgDistinct: 1}
+	if want, ok := args[a.Func]; ok && len(a.Args) != want {
+		return planErr("aggregate %d on column %d needs %d arguments", a.Func, a.Col, want)
+	}
+	switch a.Func {
+	case Count:
+		return r.checkNumeric(a.Col)
+	case Sum:
+		return r.checkNumeric(a.Col)
+	case Min, Max:
+		return r.checkCol(a.Col, a.Text, true)
+	case Avg:
+		if err := r.checkNumeric(a.Args[0]); err != nil {
+			return err
+		}
+		if err := r.checkNumeric(a.Args[1]); err != nil {
+			return err
+		}
+		return r.avgMode(a)
+	case CountDistinct:
+		if len(a.Args) == 0 {
+			return planErr("COUNT(DISTINCT) on column %d without arguments", a.Col)
+		}
+		for _, c := range a.Args {
+			if err := r.checkCol(c, a.Text, false); err != nil {
+				return err
+			}
+		}
+		return nil
+	case SumDistinct, AvgDistinct:
+		if err := r.checkNumeric(a.Args[0]); err != nil {
+			return err
+		}
+		if a.Func == AvgDistinct {
+			return r.avgMode(a)
+		}
+		return nil
+	}
+	return planErr("unknown aggregate %d on column %d", a.Func, a.Col)
+}
+
+func (r *Rows) avgMode(a *aggInfo) error {
+	mode, scale, err := avgModeOf(r.p.Dialect, r.shards[0], a.Col)
+	if err != nil {
+		return r.colErr(a.Col, err)
+	}
+	a.mode, a.scale = mode, scale
+	return nil
+}
+
+// checkCond checks a HAVING condition's shape and columns.
+func (r *Rows) checkCond(c *Cond, depth int) error {
+	if c == nil || depth > 1000 {
+		return planErr("%v", errCond)
+	}
+	switch c.Op {
+	case And, Or:
+		if len(c.Kids) < 2 {
+			return planErr("%v: AND/OR with %d operands", errCond, len(c.Kids))
+		}
+	case Not:
+		if len(c.Kids) != 1 {
+			return planErr("%v: NOT with %d operands", errCond, len(c.Kids))
+		}
+	case IsNull, IsNotNull:
+		if !c.L.IsConst && (c.L.Col < 0 || c.L.Col >= len(r.names)) {
+			return planErr("column %d of %d", c.L.Col, len(r.names))
+		}
+		return nil
+	case Compare:
+		if c.Cmp < Eq || c.Cmp > Ge {
+			return planErr("%v: comparison %d", errCond, c.Cmp)
+		}
+		order := c.Cmp != Eq && c.Cmp != Ne
+		t := c.Text
+		if !order && t == TextEqualOnly {
+			t = TextBinary
+		}
+		if err := r.checkOperand(c.L, t, order); err != nil {
+			return err
+		}
+		return r.checkOperand(c.R, t, order)
+	default:
+		return planErr("%v: operator %d", errCond, c.Op)
+	}
+	for _, k := range c.Kids {
+		if err := r.checkCond(k, depth+1); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func (r *Rows) checkOperand(o Operand, t Text, order bool) error {
+	if o.IsConst {
+		return nil
+	}
+	return r.checkCol(o.Col, t, order)
+}

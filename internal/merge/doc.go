@@ -1,0 +1,87 @@
+// Package merge is shardkey's one merge engine: it combines the rows a
+// query returned from several shards into the rows the database would
+// have returned over one table holding all of them, or fails with an
+// error; it never returns a plausible wrong answer.
+//
+// A caller (sqlhook, gormplugin) runs the query's per-shard form on every
+// shard and hands the shards' driver.Rows to New with a Plan: the visible
+// columns, then hidden columns it added (sort keys, AVG's SUM and COUNT,
+// the values of distinct aggregates, HAVING operands); ORDER BY keys with
+// direction and NULL placement; OFFSET and LIMIT; GROUP BY columns,
+// aggregates and HAVING; DISTINCT. New returns a driver.Rows whose column
+// names and types are shard 0's visible ones.
+//
+// # What it merges
+//
+//   - Without grouping or DISTINCT: with ORDER BY, a k-way merge of the
+//     shards' sorted rows through a binary heap (one heap step per row);
+//     without, the shards' rows one shard after another. OFFSET rows are
+//     skipped, and reading stops as soon as LIMIT rows went out. Pushing
+//     "LIMIT offset+limit" down to each shard is the caller's.
+//   - Grouped (aggregates, GROUP BY): hash aggregation of every shard's
+//     rows; then HAVING, evaluated on the merged groups with three-valued
+//     logic; hidden columns dropped; DISTINCT; ORDER BY; OFFSET; LIMIT. An
+//     aggregate query without GROUP BY returns exactly one row, even when
+//     no shard returned one. Without ORDER BY on MySQL/MariaDB, groups come
+//     in ascending order of the GROUP BY columns, as MariaDB returns them.
+//     Non-aggregate columns that are not grouped take the group's first
+//     row's value.
+//   - DISTINCT without grouping: a set of the visible rows seen, first
+//     occurrence kept; it streams (over the ordered merge too).
+//   - Aggregates: COUNT (sum of counts, overflow is an error), SUM (exact:
+//     int64, big integers and decimal text added as scaled big integers,
+//     returned in the Go type the driver used), MIN and MAX, AVG (the sum
+//     and count of hidden columns divided as the dialect divides: see
+//     below), COUNT(DISTINCT ...), SUM(DISTINCT) and AVG(DISTINCT) from
+//     the distinct values the shards return.
+//
+// # Values
+//
+// How values compare comes from each shard column's database type name
+// (driver.RowsColumnTypeDatabaseTypeName) and the Go type of the value:
+// integers, unsigned integers, floats and decimal text compare exactly
+// (NaN above every number and equal to itself, -0 equal to 0, "1.0" equal
+// to "1.00"); times by instant; false before true; binary strings, uuid
+// and PostgreSQL bit strings bytewise. Text is compared only as the
+// plan's Text says (TextBinary, TextPadSpace, TextEqualOnly for equality
+// only); otherwise the query fails with ErrCollation. Text of any other
+// type (PostgreSQL interval, money, json, enum, inet, arrays; MySQL JSON,
+// ENUM, SET, TIME) fails with ErrUnsupportedType wherever it would have to
+// be ordered, grouped or compared. Where the column types alone settle it,
+// New refuses before any row is read. On SQLite values compare by storage
+// class as SQLite does: NULL, then numbers, then text, then blobs. SQLite
+// keeps times as text; the driver parses them, and two times compare by
+// instant only when they carry the same offset (else ErrUnsupportedType).
+//
+// AVG: PostgreSQL's avg of integers and numeric is numeric: the sum
+// divided by the count at the scale PostgreSQL's numeric division picks
+// (at least 16 significant digits, no less than the sum's scale, from the
+// weights of base-10000 digits), rounded half away from zero; of floats,
+// float8. MySQL's and MariaDB's AVG is DECIMAL at the scale the AVG column
+// reports (the argument's scale plus div_precision_increment), rounded
+// half away from zero, or DOUBLE for floating-point arguments. SQLite's is
+// a float64 division of the (exact, when integer) sum. A sum of floats is
+// added in float64 in shard order, so it may differ from the database's
+// in the last bits.
+//
+// # Memory
+//
+// The streaming cases hold one row per shard and copy none: a shard is
+// read again only when the caller asks for the row after its row, so the
+// driver's buffers stay valid as long as database/sql needs them. Memory
+// grows with the data only where SQL needs every row before the first
+// answer: grouping holds one row and the aggregate states per group;
+// DISTINCT holds a key per distinct row; COUNT/SUM/AVG(DISTINCT) hold
+// each group's distinct values. Groups, distinct rows and distinct values
+// together are bounded by Plan.MaxGroups (DefaultMaxGroups when 0);
+// exceeding it fails with ErrTooManyGroups. The grouped result is then
+// sorted in memory.
+//
+// # Errors
+//
+// ErrCollation, ErrUnsupportedType, ErrTooManyGroups and ErrOverflow are
+// sentinels, wrapped in a *ColumnError naming the column where there is
+// one; callers wrap them with their own refusal error. ErrPlan reports a
+// plan that does not fit the rows. A shard's own error comes wrapped in a
+// *ShardError. After an error every Next returns it again.
+package merge
