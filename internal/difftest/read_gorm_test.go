@@ -92,12 +92,26 @@ type gormCond struct {
 }
 
 type gormOrder struct {
-	col  string
-	desc bool
+	col     string
+	desc    bool
+	collate string // an explicit COLLATE on the key
+}
+
+// text is the Order argument.
+func (o gormOrder) text() string {
+	t := o.col
+	if o.collate != "" {
+		t += " COLLATE " + o.collate
+	}
+	if o.desc {
+		t += " DESC"
+	}
+	return t
 }
 
 // gormQ is one generated call chain.
 type gormQ struct {
+	db       string
 	dest     string // rows, first, last, take, count, pluck, agg, aggmaps, maps, batches
 	where    []gormCond
 	sel      []string // Select columns of the model; nil: every column
@@ -119,12 +133,13 @@ func (g *gormReadGen) build(rng *rand.Rand) readCase {
 }
 
 func genGormQ(rng *rand.Rand, db string) *gormQ {
-	q := &gormQ{limit: -1, off: -1, kinds: map[string]colKind{}}
+	q := &gormQ{db: db, limit: -1, off: -1, kinds: map[string]colKind{}}
 	for range rng.IntN(3) {
 		p := genPred(rng, db, 1)
 		q.where = append(q.where, gormCond{text: p.text, args: p.args})
 	}
-	q.dest = pick(rng, []string{"rows", "rows", "rows", "first", "last", "take", "count", "pluck", "agg", "agg", "aggmaps", "maps", "batches", "distinct"})
+	q.dest = pick(rng, []string{"rows", "rows", "rows", "first", "last", "take", "count", "pluck", "agg", "agg", "aggmaps",
+		"maps", "batches", "distinct", "agg1", "groupcount"})
 	switch q.dest {
 	case "rows", "maps":
 		if rng.IntN(2) == 0 {
@@ -138,6 +153,12 @@ func genGormQ(rng *rand.Rand, db string) *gormQ {
 		q.genLimit(rng)
 	case "first", "last", "take":
 		q.genOrder(rng, readCols, 2)
+	case "groupcount":
+		q.group = []string{pick(rng, []string{"user_id", "k", "qty", "name", "flag"})}
+	case "agg1":
+		q.genAgg(rng, db)
+		q.group, q.having, q.order, q.limit, q.off = nil, nil, nil, -1, -1
+		q.aggSel = slices.DeleteFunc(q.aggSel, func(s string) bool { return strings.Contains(s, " AS g") })
 	case "count":
 		if rng.IntN(3) == 0 {
 			q.distinct = []string{pick(rng, []string{"name", "qty", "user_id", "label"})}
@@ -149,7 +170,7 @@ func genGormQ(rng *rand.Rand, db string) *gormQ {
 			q.distinct = []string{c.name}
 		}
 		if rng.IntN(2) == 0 {
-			q.order = []gormOrder{{c.name, rng.IntN(2) == 0}}
+			q.order = []gormOrder{{col: c.name, desc: rng.IntN(2) == 0}}
 			q.genLimit(rng)
 		}
 	case "distinct":
@@ -180,7 +201,11 @@ func (q *gormQ) genOrder(rng *rand.Rand, cols []readCol, n int) {
 		return
 	}
 	for range 1 + rng.IntN(n) {
-		q.order = append(q.order, gormOrder{pick(rng, cols).name, rng.IntN(2) == 0})
+		o := gormOrder{col: pick(rng, cols).name, desc: rng.IntN(2) == 0}
+		if o.col == "label" && q.distinct == nil && rng.IntN(3) == 0 {
+			o.collate = binaryCollation(q.db)
+		}
+		q.order = append(q.order, o)
 	}
 }
 
@@ -247,7 +272,7 @@ func (q *gormQ) genAgg(rng *rand.Rand, db string) {
 	}
 	if rng.IntN(3) > 0 {
 		for range 1 + rng.IntN(2) {
-			q.order = append(q.order, gormOrder{pick(rng, keys), rng.IntN(2) == 0})
+			q.order = append(q.order, gormOrder{col: pick(rng, keys), desc: rng.IntN(2) == 0})
 		}
 		q.genLimit(rng)
 	}
@@ -283,11 +308,7 @@ func (q *gormQ) chain(db *gorm.DB, full bool) *gorm.DB {
 		tx = tx.Having(q.having.text, q.having.args...)
 	}
 	for _, o := range q.order {
-		if o.desc {
-			tx = tx.Order(o.col + " DESC")
-		} else {
-			tx = tx.Order(o.col)
-		}
+		tx = tx.Order(o.text())
 	}
 	if !full {
 		if q.limit >= 0 {
@@ -332,11 +353,7 @@ func (q *gormQ) describe() string {
 		fmt.Fprintf(&b, ".Having(%q%s)", q.having.text, goArgs(q.having.args))
 	}
 	for _, o := range q.order {
-		if o.desc {
-			fmt.Fprintf(&b, ".Order(%q)", o.col+" DESC")
-		} else {
-			fmt.Fprintf(&b, ".Order(%q)", o.col)
-		}
+		fmt.Fprintf(&b, ".Order(%q)", o.text())
 	}
 	if q.limit >= 0 {
 		fmt.Fprintf(&b, ".Limit(%d)", q.limit)
@@ -351,8 +368,10 @@ func (q *gormQ) describe() string {
 		b.WriteString(".Find(&[]map[string]any{})")
 	case "first", "last", "take":
 		fmt.Fprintf(&b, ".%s%s(&ReadRow{})", strings.ToUpper(q.dest[:1]), q.dest[1:])
-	case "count":
+	case "count", "groupcount":
 		b.WriteString(".Count(&n)")
+	case "agg1":
+		b.WriteString(".Scan(&ReadAgg{})")
 	case "pluck":
 		if q.distinct != nil {
 			b.WriteString(".Distinct()")

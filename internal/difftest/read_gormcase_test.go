@@ -18,7 +18,11 @@ func (g *gormReadGen) caseOf(q *gormQ) readCase {
 		oracle: func() (*readResult, error) { return q.run(g.oracle) }}
 	rc.kinds = q.payloadKinds()
 	keys := q.keyCols()
-	for _, k := range keys {
+	for i, k := range keys {
+		if i < len(q.order) && q.order[i].collate != "" {
+			rc.kinds = append(rc.kinds, kTextBin) // ordered bytewise
+			continue
+		}
 		rc.kinds = append(rc.kinds, q.kindOf(k))
 	}
 	rc.ordered = len(keys) > 0
@@ -50,11 +54,11 @@ func (q *gormQ) kindOf(col string) colKind {
 // destination, or the keys of its maps.
 func (q *gormQ) payloadCols() []string {
 	switch q.dest {
-	case "count":
+	case "count", "groupcount":
 		return []string{"count"}
 	case "pluck":
 		return []string{q.pluck}
-	case "agg":
+	case "agg", "agg1":
 		return []string{"g1", "g2", "cnt", "total", "lo", "hi", "mean", "dist"}
 	case "aggmaps":
 		var cols []string
@@ -127,7 +131,11 @@ func (q *gormQ) run(db *gorm.DB) (*readResult, error) {
 			return &readResult{cols: fieldNames}, nil
 		}
 		return &readResult{cols: fieldNames, rows: [][]any{structRow(reflect.ValueOf(r), nil)}}, err
-	case "count":
+	case "agg1":
+		var r ReadAgg
+		err := tx.Scan(&r).Error
+		return &readResult{cols: q.payloadCols(), rows: [][]any{structRow(reflect.ValueOf(r), nil)}}, err
+	case "count", "groupcount":
 		var n int64
 		err := tx.Count(&n).Error
 		return &readResult{cols: []string{"count"}, rows: [][]any{{n}}}, err

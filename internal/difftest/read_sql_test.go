@@ -232,7 +232,7 @@ func (q *sqlQuery) isAgg() bool {
 
 func isAggText(s string) bool {
 	for _, f := range []string{"COUNT(", "SUM(", "MIN(", "MAX(", "AVG("} {
-		if strings.HasPrefix(s, f) {
+		if strings.Contains(s, f) {
 			return true
 		}
 	}
@@ -425,7 +425,10 @@ func genAgg(rng *rand.Rand, db string) sqlItem {
 	if db != "postgres" {
 		minmax = append(minmax, "flag")
 	}
-	switch rng.IntN(9) {
+	switch rng.IntN(10) {
+	case 9:
+		return pick(rng, []sqlItem{{text: "COUNT(*) * 2", kind: kInt}, {text: "SUM(qty) - MIN(qty)", kind: kDecimal},
+			{text: "MAX(qty) + 1", kind: kInt}, {text: "SUM(amount) / COUNT(*)", kind: kDecimal}, {text: "COALESCE(MAX(qty), -1)", kind: kInt}})
 	case 8:
 		return pick(rng, []sqlItem{{text: "SUM(qty / 3)", kind: kDecimal}, {text: "SUM(amount * k)", kind: kDecimal},
 			{text: "MAX(qty + 1)", kind: kInt}, {text: "AVG(score * 2)", kind: kFloat}, {text: "MIN(amount - 1)", kind: kDecimal},
@@ -532,6 +535,11 @@ func genOrder(rng *rand.Rand, q *sqlQuery, extra []sqlKey) {
 		case q.db != "mariadb" && rng.IntN(3) == 0:
 			k.nulls = pick(rng, []string{"FIRST", "LAST"})
 		}
+		if k.text == "label" && !q.distinct && rng.IntN(3) == 0 {
+			// an explicit binary collation on the key: mergeable without the option
+			k.text = "label COLLATE " + binaryCollation(q.db)
+			k.expr, k.kind = k.text, kTextBin
+		}
 		q.order = append(q.order, k)
 	}
 	// ORDER BY ... id: a total order now and then, id often projected
@@ -631,4 +639,15 @@ func genPred(rng *rand.Rand, db string, depth int) cell {
 		c.add("ts >= ?", pick(rng, readTimes))
 	}
 	return c
+}
+
+// binaryCollation names the database's binary collation.
+func binaryCollation(db string) string {
+	switch db {
+	case "postgres":
+		return `"C"`
+	case "mariadb":
+		return "utf8mb4_bin"
+	}
+	return "BINARY"
 }
