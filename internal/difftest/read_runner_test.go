@@ -219,7 +219,7 @@ type readConf struct {
 const readMaxRefused = 0.60
 
 func readConfFromEnv(t *testing.T) readConf {
-	c := readConf{steps: 300, rows: 300, seed: 20261126, dbs: []string{"postgres", "mariadb", "sqlite"},
+	c := readConf{steps: 600, rows: 300, seed: 20261126, dbs: []string{"postgres", "mariadb", "sqlite"},
 		layers: []string{"sqlhook", "gorm"}, maxRefused: readMaxRefused}
 	num := func(k string, dst *int) {
 		if v := os.Getenv(k); v != "" {
