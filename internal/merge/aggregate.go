@@ -367,7 +367,8 @@ func (r *Rows) minMax(a *aggInfo, st *aggState, v driver.Value, s int) error {
 // Args; SumDistinct, AvgDistinct: Args[0]) to the group's set; a tuple
 // with a NULL is not counted, as COUNT(DISTINCT) does.
 func (r *Rows) addDistinct(a *aggInfo, st *aggState, row []driver.Value, s int, held int) (int, error) {
-	var key []byte
+	key := r.keyBuf[:0]
+	defer func() { r.keyBuf = key }()
 	for _, c := range a.Args {
 		if row[c] == nil {
 			return held, nil
@@ -413,7 +414,7 @@ func (r *Rows) result(a *aggInfo, st *aggState) (driver.Value, error) {
 	case Count:
 		return countValue(st.count, a.kind), nil
 	case Sum:
-		return st.sum.value(a.kind, r.p.Dialect)
+		return r.sumValue(a, &st.sum)
 	case Min, Max:
 		return st.best, nil
 	case Avg:
@@ -426,7 +427,7 @@ func (r *Rows) result(a *aggInfo, st *aggState) (driver.Value, error) {
 		return nil, err
 	}
 	if a.Func == SumDistinct {
-		return sum.value(a.kind, r.p.Dialect)
+		return r.sumValue(a, sum)
 	}
 	return average(sum, int64(len(st.set)), a.mode, a.scale, r.avgKind(a), r.p.Dialect)
 }
@@ -464,4 +465,15 @@ func (r *Rows) sumDistinct(a *aggInfo, st *aggState) (*sumAcc, error) {
 		}
 	}
 	return sum, nil
+}
+
+// sumValue is a merged sum in the Go type of its column. PostgreSQL's
+// sum(real) is a real: the float64 sum is rounded to float32, as the
+// database's own sum is (which adds in float32, in its scan order).
+func (r *Rows) sumValue(a *aggInfo, sum *sumAcc) (driver.Value, error) {
+	v, err := sum.value(a.kind, r.p.Dialect)
+	if f, ok := v.(float64); ok && r.p.Dialect == PostgreSQL && r.types[a.Col] == "FLOAT4" {
+		v = float64(float32(f))
+	}
+	return v, err
 }

@@ -1,5 +1,7 @@
 package merge
 
+import "fmt"
+
 // check validates the plan against the shards' columns and refuses, before
 // any row is read, what can never be merged exactly: ordering or grouping
 // text the plan does not allow, values of unsupported types.
@@ -107,6 +109,11 @@ func (r *Rows) checkAgg(a *aggInfo) error {
 		}
 		if err := r.checkNumeric(a.Args[1]); err != nil {
 			return err
+		}
+		if r.p.Dialect == PostgreSQL && r.types[a.Args[0]] == "FLOAT4" {
+			// avg(real) adds in float8; per-shard sum(real) rounds each
+			// shard's sum to float4 first.
+			return r.colErr(a.Args[0], fmt.Errorf("%w: AVG's sum of a real is rounded to real on each shard; sum it as double precision (SUM(x::float8))", ErrUnsupportedType))
 		}
 		return r.avgMode(a)
 	case CountDistinct:

@@ -18,6 +18,7 @@ type Rows struct {
 	cls    [][]class // [shard][column]
 	aggs   []aggInfo
 	max    int // Plan.MaxGroups or DefaultMaxGroups
+	keyBuf []byte
 
 	src              source
 	skipped, emitted int64

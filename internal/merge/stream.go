@@ -1,6 +1,7 @@
 package merge
 
 import (
+	"cmp"
 	"database/sql/driver"
 	"io"
 )
@@ -146,6 +147,15 @@ func (r *Rows) compareRows(x []driver.Value, sa int, y []driver.Value, sb int) (
 
 // compareKey orders two values as key k places them in the output.
 func (r *Rows) compareKey(k Key, a driver.Value, sa int, b driver.Value, sb int) (int, error) {
+	if x, ok := a.(int64); ok { // the common case, without a call
+		if y, ok := b.(int64); ok {
+			c := cmp.Compare(x, y)
+			if k.Desc {
+				c = -c
+			}
+			return c, nil
+		}
+	}
 	switch {
 	case a == nil && b == nil:
 		return 0, nil
