@@ -244,7 +244,7 @@ func (q *gormQ) genAgg(rng *rand.Rand, db string) {
 		keys = append(keys, alias)
 	}
 	if rng.IntN(2) == 0 {
-		c := pick(rng, numCols)
+		c := pick(rng, summable(db))
 		add("SUM("+c+")", "total", map[bool]colKind{true: kFloat, false: kDecimal}[c == "score"])
 	}
 	minmax := []string{"qty", "amount", "score", "name", "label", "ts", "id"}

@@ -334,6 +334,16 @@ func (q *sqlQuery) mentions(col string) bool {
 // numCols can be summed and averaged.
 var numCols = []string{"qty", "amount", "score", "big", "k", "user_id", "id"}
 
+// summable is numCols but big on SQLite: its integer SUM fails when a
+// partial sum overflows, which depends on the order rows are added in, so
+// the shards may fail where one table (in its order) does not.
+func summable(db string) []string {
+	if db == "sqlite" {
+		return slices.DeleteFunc(slices.Clone(numCols), func(c string) bool { return c == "big" })
+	}
+	return numCols
+}
+
 func genPlain(rng *rand.Rand, q *sqlQuery) {
 	q.distinct = rng.IntN(6) == 0
 	if rng.IntN(5) == 0 && !q.distinct {
@@ -442,7 +452,7 @@ func genAgg(rng *rand.Rand, db string) sqlItem {
 		c := pick(rng, []string{"qty", "name", "label", "user_id", "amount", "flag", "k"})
 		return sqlItem{text: "COUNT(DISTINCT " + c + ")", kind: kInt}
 	case 3, 4:
-		c := pick(rng, numCols)
+		c := pick(rng, summable(db))
 		k := readColNamed(c).kind
 		if k == kInt {
 			k = kDecimal
