@@ -31,6 +31,10 @@ type Plugin struct {
 	// before committing (association saves).
 	txSources sync.Map
 	rw        *readWrite // readwrite-splitting groups' pools, dbresolver guard (replicas.go)
+
+	// binaryText: WithBinaryCollation (readoptions.go); text read across
+	// several tables compares bytewise.
+	binaryText bool
 }
 
 // Option configures New.

@@ -1,197 +1,170 @@
 package gormplugin
 
 import (
-	"errors"
+	"database/sql"
+	"database/sql/driver"
 	"fmt"
-	"reflect"
-	"strings"
+	"maps"
 
 	"gorm.io/gorm"
+	"gorm.io/gorm/callbacks"
 	"gorm.io/gorm/clause"
 
-	"github.com/shardkey/shardkey/shardconf"
+	"github.com/shardkey/shardkey/internal/merge"
 )
 
-// Reads over several targets: each target is queried and the results
-// merged into the destination.
+// Reads over several targets: each target is asked the statement's
+// SELECT, rewritten by its plan (readplan*.go), the answers merge in the
+// merge engine, and GORM scans the merged rows as it scans one table's.
 
-// mergeable refuses queries whose results cannot be merged by
-// concatenating rows or adding counts: DISTINCT, GROUP BY, HAVING,
-// aggregate or computed select expressions, and destinations of another
-// type than the model (GORM builds their select list for the first table
-// only).
-func mergeable(stmt *gorm.Statement) error {
-	if stmt.Distinct {
-		return fmt.Errorf("%w: DISTINCT over several tables", ErrUnsupported)
-	}
-	if _, ok := stmt.Clauses["GROUP BY"]; ok {
-		return fmt.Errorf("%w: GROUP BY/HAVING over several tables", ErrUnsupported)
-	}
-	for _, sel := range stmt.Selects {
-		if strings.ContainsAny(sel, "(*") || strings.Contains(strings.ToLower(sel), "distinct") {
-			return fmt.Errorf("%w: select expression %q over several tables", ErrUnsupported, sel)
-		}
-	}
-	if sel, ok := stmt.Clauses["SELECT"].Expression.(clause.Select); ok {
-		if sel.Distinct {
-			return fmt.Errorf("%w: DISTINCT over several tables", ErrUnsupported)
-		}
-		if e, ok := sel.Expression.(clause.Expr); ok {
-			low := strings.ToLower(strings.ReplaceAll(e.SQL, " ", ""))
-			if _, count := stmt.Dest.(*int64); !count || low != "count(*)" {
-				return fmt.Errorf("%w: select expression %q over several tables", ErrUnsupported, e.SQL)
-			}
-		}
-	}
-	if _, count := stmt.Dest.(*int64); count {
-		if _, ok := stmt.Clauses["SELECT"]; !ok && len(stmt.Selects) > 0 {
-			return fmt.Errorf("%w: a scalar result over several tables", ErrUnsupported)
-		}
-		return nil
-	}
-	base := reflect.Indirect(stmt.ReflectValue)
-	elem := base.Type()
-	if base.Kind() == reflect.Slice || base.Kind() == reflect.Array {
-		elem = elem.Elem()
-	}
-	for elem.Kind() == reflect.Pointer {
-		elem = elem.Elem()
-	}
-	if elem.Kind() == reflect.Struct && stmt.Schema != nil && elem != stmt.Schema.ModelType {
-		return fmt.Errorf("%w: a %s result over several tables of %s (use the model type)", ErrUnsupported, elem, stmt.Schema.Name)
-	}
-	if elem.Kind() == reflect.Map {
-		return fmt.Errorf("%w: map results over several tables", ErrUnsupported)
-	}
-	return nil
-}
-
-// modelRows reports whether the destination holds the model's rows.
-func modelRows(stmt *gorm.Statement) bool {
-	if stmt.Schema == nil {
-		return false
-	}
-	t := reflect.Indirect(stmt.ReflectValue).Type()
-	if t.Kind() == reflect.Slice || t.Kind() == reflect.Array {
-		t = t.Elem()
-	}
-	for t.Kind() == reflect.Pointer {
-		t = t.Elem()
-	}
-	return t == stmt.Schema.ModelType
-}
-
-// mergeQuery runs a SELECT on every target and merges the results into
-// the destination: rows are concatenated, counts add up, and ORDER BY
-// with LIMIT/OFFSET is applied to the merged rows, so First, Last, Take
-// and paging give the answer a single table would.
+// mergeQuery is GORM's query callback for a routed statement: one target
+// runs as GORM would run it; several are merged.
 func (p *Plugin) mergeQuery(db *gorm.DB) {
 	r, ok := routedOf(db)
-	if !ok || len(r.targets) <= 1 {
+	if !ok || len(r.targets) <= 1 || db.Error != nil {
 		p.query(db)
 		return
 	}
-	if err := p.queryAll(db, r.targets); err != nil {
+	merged, err := p.scatterRows(db, r)
+	if err != nil || merged == nil { // nil: DryRun built the SQL, nothing ran
 		p.fail(db, err)
+		return
+	}
+	rows, err := sqlRows(db.Statement.Context, merged)
+	if err != nil {
+		p.fail(db, err)
+		return
+	}
+	defer func() { _ = db.AddError(rows.Close()) }()
+	gorm.Scan(rows, db, 0)
+	if db.Statement.Result != nil {
+		db.Statement.Result.RowsAffected = db.RowsAffected
 	}
 }
 
-func (p *Plugin) queryAll(db *gorm.DB, targets []shardconf.Target) error {
+// mergeRow is GORM's row callback (Row, Rows, Scan) for a routed
+// statement: over several targets it returns the merged rows as a
+// *sql.Rows, or a *sql.Row holding the first.
+func (p *Plugin) mergeRow(row func(*gorm.DB)) func(*gorm.DB) {
+	return func(db *gorm.DB) {
+		r, ok := routedOf(db)
+		if !ok || len(r.targets) <= 1 || db.Error != nil {
+			row(db)
+			return
+		}
+		isRows, _ := db.Get("rows")
+		db.Statement.Settings.Delete("rows")
+		merged, err := p.scatterRows(db, r)
+		if err != nil || merged == nil {
+			p.fail(db, err)
+			return
+		}
+		if b, _ := isRows.(bool); b {
+			db.Statement.Dest, err = sqlRows(db.Statement.Context, merged)
+			p.fail(db, err)
+		} else {
+			db.Statement.Dest = sqlRow(db.Statement.Context, merged)
+		}
+		db.RowsAffected = -1
+	}
+}
+
+// scatterRows runs the statement on every target and merges the results
+// (nil in DryRun).
+func (p *Plugin) scatterRows(db *gorm.DB, r routed) (driver.Rows, error) {
 	stmt := db.Statement
-	if err := mergeable(stmt); err != nil {
-		return err
-	}
-	limit, _ := stmt.Clauses["LIMIT"].Expression.(clause.Limit)
-	if limit.Limit != nil && *limit.Limit < 0 { // Limit(-1) cancels a limit
-		limit.Limit = nil
-	}
-	order, _ := stmt.Clauses["ORDER BY"].Expression.(clause.OrderBy)
-	keys, err := orderKeys(stmt, order)
+	rp, err := p.planRead(db, r.logic)
 	if err != nil {
-		return err // rows from several tables would come back in the wrong order
+		return nil, err
 	}
-	if len(keys) > 0 && !modelRows(stmt) {
-		return fmt.Errorf("%w: ORDER BY over several tables into %T (only the model's own rows can be merged in order)", ErrUnsupported, stmt.Dest)
-	}
-	table, dest, rv := stmt.Table, stmt.Dest, stmt.ReflectValue
-	limitClause, hadLimit := stmt.Clauses["LIMIT"]
+	saved := maps.Clone(stmt.Clauses)
+	table, expr, dest, rv := stmt.Table, stmt.TableExpr, stmt.Dest, stmt.ReflectValue
 	defer func() {
-		stmt.Table, stmt.Dest, stmt.ReflectValue = table, dest, rv
-		if hadLimit {
-			stmt.Clauses["LIMIT"] = limitClause
-		}
+		restoreClauses(stmt, saved)
+		stmt.Table, stmt.TableExpr, stmt.Dest, stmt.ReflectValue = table, expr, dest, rv
 	}()
-	// Each table returns up to offset+limit rows from its start; the
-	// offset applies once, after merging.
-	if hadLimit {
-		c := limitClause // keep the clause's other settings; change the expression only
-		if limit.Limit != nil {
-			n := *limit.Limit + limit.Offset
-			c.Expression = clause.Limit{Limit: &n}
-		} else {
-			c.Expression = clause.Limit{}
+	var shards []driver.Rows
+	closeAll := func() {
+		for _, s := range shards {
+			_ = s.Close()
 		}
-		stmt.Clauses["LIMIT"] = c
 	}
-	switch d := dest.(type) {
-	case *int64: // Count
-		var sum int64
-		for _, t := range targets {
-			var n int64
-			if err := p.runOn(db, t, &n, reflect.ValueOf(&n).Elem(), p.query, nil); err != nil {
-				return err
-			}
-			sum += n
+	for _, t := range r.targets {
+		var shard driver.Rows
+		run := func(db *gorm.DB) { shard = p.queryTarget(db, r, rp, saved, len(r.targets)) }
+		if err := p.runOn(db, t, dest, rv, run, nil); err != nil {
+			closeAll()
+			return nil, err
 		}
-		*d = sum
-		db.RowsAffected = 1
+		if db.DryRun {
+			return nil, nil
+		}
+		shards = append(shards, shard)
+	}
+	plan, err := rp.mergePlan(shards[0].(colTypes))
+	if err != nil {
+		closeAll()
+		return nil, err
+	}
+	m, err := merge.New(plan, shards)
+	if err != nil {
+		closeAll()
+		return nil, fmt.Errorf("%w: %w", ErrUnsupported, err)
+	}
+	return refusing{m}, nil
+}
+
+// queryTarget builds and runs one target's SELECT (the statement already
+// points at the target and its pool).
+func (p *Plugin) queryTarget(db *gorm.DB, r routed, rp *readPlan, clauses map[string]clause.Clause, n int) driver.Rows {
+	stmt := db.Statement
+	restoreClauses(stmt, clauses)
+	if len(r.joins) == 0 { // name the physical table by its logic name
+		phys := stmt.Table
+		if stmt.TableExpr != nil && len(stmt.TableExpr.Vars) == 2 {
+			if t, ok := stmt.TableExpr.Vars[0].(clause.Table); ok {
+				phys = t.Name
+			}
+		}
+		stmt.Table = r.logic
+		stmt.TableExpr = &clause.Expr{SQL: "? AS ?", Vars: []any{clause.Table{Name: phys}, clause.Table{Name: r.logic}}}
+	}
+	rp.apply(stmt)
+	callbacks.BuildQuerySQL(db)
+	if db.Error != nil || db.DryRun {
 		return nil
 	}
-	base := reflect.Indirect(rv)
-	single := base.Kind() == reflect.Struct
-	elem := base.Type()
-	if !single {
-		if base.Kind() != reflect.Slice {
-			return fmt.Errorf("%w: merging a query into %s", ErrUnsupported, base.Type())
-		}
-		elem = base.Type().Elem()
-	}
-	merged := reflect.MakeSlice(reflect.SliceOf(elem), 0, 8)
-	for _, t := range targets {
-		ptr := reflect.New(reflect.SliceOf(elem))
-		if err := p.runOn(db, t, ptr.Interface(), ptr.Elem(), p.query, nil); err != nil {
-			if errors.Is(err, gorm.ErrRecordNotFound) {
-				db.Error = nil
-				continue
-			}
-			return err
-		}
-		merged = reflect.AppendSlice(merged, ptr.Elem())
-	}
-	if len(order.Columns) > 0 {
-		sortRows(merged, keys)
-	}
-	if limit.Offset > 0 {
-		if limit.Offset >= merged.Len() {
-			merged = merged.Slice(0, 0)
-		} else {
-			merged = merged.Slice(limit.Offset, merged.Len())
-		}
-	}
-	if limit.Limit != nil && *limit.Limit < merged.Len() {
-		merged = merged.Slice(0, *limit.Limit)
-	}
-	db.RowsAffected = int64(merged.Len())
-	if single {
-		if merged.Len() == 0 {
-			if stmt.RaiseErrorOnNotFound { // First, Take, Last; not Limit(1).Find (FirstOrCreate)
-				return gorm.ErrRecordNotFound
-			}
-			return nil
-		}
-		base.Set(merged.Index(0))
+	rows, err := stmt.ConnPool.QueryContext(stmt.Context, stmt.SQL.String(), stmt.Vars...)
+	if err != nil {
+		_ = db.AddError(err)
 		return nil
 	}
-	base.Set(merged)
-	return nil
+	shard, err := merge.FromSQL(rows)
+	if err != nil {
+		_ = rows.Close()
+		_ = db.AddError(err)
+		return nil
+	}
+	if streamable(stmt.ConnPool, n) {
+		return shard
+	}
+	buffered, err := merge.Buffer(shard)
+	if err != nil {
+		_ = db.AddError(err)
+		return nil
+	}
+	return buffered
+}
+
+// streamable reports whether n results can stay open at once on pool: a
+// transaction (or a single connection) holds one result at a time, and a
+// pool with a connection limit could wait forever for the n-th while it
+// holds the others. Otherwise each target's rows are read into memory
+// before the next target's query runs.
+func streamable(pool gorm.ConnPool, n int) bool {
+	if ps, ok := pool.(*gorm.PreparedStmtDB); ok && ps != nil {
+		pool = ps.ConnPool
+	}
+	db, ok := pool.(*sql.DB)
+	return ok && db.Stats().MaxOpenConnections == 0 && n > 0
 }

@@ -1,0 +1,16 @@
+package gormplugin
+
+// WithBinaryCollation declares that every text column read across several
+// tables (ORDER BY, MIN, MAX, GROUP BY, DISTINCT, COUNT(DISTINCT), text
+// comparisons in HAVING) compares bytewise in the database (PostgreSQL's
+// "C" collation, MySQL's and MariaDB's *_bin, SQLite's BINARY), so the
+// plugin may merge it. On MySQL and MariaDB text then compares as a *_bin
+// PAD SPACE collation does (trailing spaces insignificant). Without it,
+// such a merge is ErrUnsupported: a case-insensitive or locale-aware
+// collation orders and groups text differently from its bytes, and merged
+// rows would come back in an order, or in groups, no single table gives.
+// An explicit binary COLLATE in an Order string allows that one key
+// without the option; on PostgreSQL, grouping and DISTINCT on text are
+// allowed without it (its deterministic collations compare equality
+// bytewise).
+func WithBinaryCollation() Option { return func(p *Plugin) { p.binaryText = true } }

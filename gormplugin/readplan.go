@@ -1,0 +1,279 @@
+package gormplugin
+
+import (
+	"fmt"
+	"maps"
+	"strings"
+
+	"gorm.io/gorm"
+	"gorm.io/gorm/callbacks"
+	"gorm.io/gorm/clause"
+
+	"github.com/shardkey/shardkey/internal/merge"
+)
+
+// A read over several targets is planned from the statement's clauses:
+// what each target is asked (the select list GORM builds, plus hidden
+// columns the merge needs; GROUP BY without HAVING; LIMIT n+m when the
+// merge streams) and how the engine combines the answers (merge.Plan).
+
+// pcol is a column of the shard rows: a visible one (>= 0) or the j-th
+// hidden one (-(j+1)), whose index is known once the visible columns are
+// counted (a `*` is expanded by the database).
+type pcol int
+
+func hiddenCol(j int) pcol { return pcol(-(j + 1)) }
+
+// use is how a column's text values are compared.
+type use uint8
+
+const (
+	useEqual use = iota + 1 // grouping, DISTINCT, equality in HAVING
+	useOrder                // ORDER BY, MIN/MAX, order comparisons in HAVING
+)
+
+type sortKey struct {
+	col        pcol
+	desc       bool
+	nullsFirst bool
+	collate    *merge.Text // an explicit COLLATE the engine implements
+}
+
+type aggPlan struct {
+	col     pcol
+	fn      merge.Func
+	args    []pcol
+	textCol pcol // the column whose text values it compares
+	use     use
+}
+
+type condPlan struct {
+	op   merge.CondOp
+	kids []*condPlan
+	cmp  merge.CmpOp
+	l, r operandPlan
+}
+
+type operandPlan struct {
+	col     pcol
+	val     any
+	isConst bool
+}
+
+// selItem is one visible column of the select list.
+type selItem struct {
+	col   string   // a plain column reference
+	alias string   // its alias, if any
+	agg   *aggCall // an aggregate call
+	star  bool
+	text  string // its source text, lower-cased, to match ORDER BY/HAVING terms
+}
+
+// readPlan is the plan of one read over several targets.
+type readPlan struct {
+	logic   string
+	dialect merge.Dialect
+	binary  bool // WithBinaryCollation
+
+	visible  clause.Expression // the SELECT GORM builds
+	items    []selItem
+	star     bool // the visible columns are counted from the results
+	hidden   []clause.Expression
+	hiddenAt map[string]int
+
+	grouped    bool
+	groupBy    []pcol
+	groupNames []string // the GROUP BY columns' names
+	aggs       []aggPlan
+	having     *condPlan
+	distinct   bool
+	orderBy    []sortKey
+	offset     int64
+	limit      int64
+
+	extraGroup []clause.Column // per-target GROUP BY additions (distinct aggregates' arguments)
+}
+
+func dialectOf(db *gorm.DB) (merge.Dialect, error) {
+	switch db.Dialector.Name() {
+	case "postgres":
+		return merge.PostgreSQL, nil
+	case "mysql":
+		return merge.MySQL, nil
+	case "sqlite":
+		return merge.SQLite, nil
+	}
+	return 0, fmt.Errorf("%w: merging a read over several tables on %s", ErrUnsupported, db.Dialector.Name())
+}
+
+// gormSelect is the SELECT clause GORM would build for the statement,
+// with columns qualified by the logic table (the alias every target's
+// physical table gets).
+func gormSelect(db *gorm.DB, logic string) clause.Expression {
+	stmt := db.Statement
+	clauses, table, expr := maps.Clone(stmt.Clauses), stmt.Table, stmt.TableExpr
+	sqlText, vars := stmt.SQL.String(), stmt.Vars
+	stmt.Table, stmt.TableExpr = logic, nil
+	stmt.SQL.Reset()
+	callbacks.BuildQuerySQL(db)
+	sel := stmt.Clauses["SELECT"].Expression
+	restoreClauses(stmt, clauses)
+	stmt.Table, stmt.TableExpr, stmt.Vars = table, expr, vars
+	stmt.SQL.Reset()
+	stmt.SQL.WriteString(sqlText)
+	return sel
+}
+
+// restoreClauses puts back the statement's clauses in its own map, which
+// GORM's finishers hold on to (Count deletes its SELECT from it when it
+// returns).
+func restoreClauses(stmt *gorm.Statement, saved map[string]clause.Clause) {
+	clear(stmt.Clauses)
+	maps.Copy(stmt.Clauses, saved)
+}
+
+// planRead builds the plan of a read over several targets, or refuses it.
+func (p *Plugin) planRead(db *gorm.DB, logic string) (*readPlan, error) {
+	d, err := dialectOf(db)
+	if err != nil {
+		return nil, err
+	}
+	rp := &readPlan{logic: logic, dialect: d, binary: p.binaryText, hiddenAt: map[string]int{}, limit: -1}
+	rp.visible = gormSelect(db, logic)
+	if db.Error != nil {
+		return nil, db.Error
+	}
+	if err := rp.readSelect(db.Statement); err != nil {
+		return nil, err
+	}
+	gb, _ := db.Statement.Clauses["GROUP BY"].Expression.(clause.GroupBy)
+	rp.grouped = len(gb.Columns) > 0 || len(gb.Having) > 0
+	for _, it := range rp.items {
+		rp.grouped = rp.grouped || it.agg != nil
+	}
+	steps := []func() error{
+		func() error { return rp.planGroups(db.Statement, gb) },
+		func() error { return rp.planItems() },
+		func() error { return rp.planHaving(gb.Having) },
+		func() error { return rp.planOrder(db.Statement) },
+	}
+	for _, step := range steps {
+		if err := step(); err != nil {
+			return nil, fmt.Errorf("%w: %v over several tables of %s", ErrUnsupported, err, logic)
+		}
+	}
+	if l, ok := db.Statement.Clauses["LIMIT"].Expression.(clause.Limit); ok {
+		if l.Limit != nil && *l.Limit >= 0 {
+			rp.limit = int64(*l.Limit)
+		}
+		rp.offset = int64(max(l.Offset, 0))
+	}
+	return rp, nil
+}
+
+// hide adds a hidden column (once per distinct text) and returns it.
+func (rp *readPlan) hide(key string, e clause.Expression) pcol {
+	if j, ok := rp.hiddenAt[key]; ok {
+		return hiddenCol(j)
+	}
+	rp.hiddenAt[key] = len(rp.hidden)
+	rp.hidden = append(rp.hidden, e)
+	return hiddenCol(len(rp.hidden) - 1)
+}
+
+// hideText hides an expression written in SQL text.
+func (rp *readPlan) hideText(text string) pcol {
+	return rp.hide(strings.ToLower(text), clause.Expr{SQL: text})
+}
+
+// readSelect reads the visible select list.
+func (rp *readPlan) readSelect(stmt *gorm.Statement) error {
+	switch s := rp.visible.(type) {
+	case clause.Select:
+		if len(s.Columns) == 0 {
+			rp.items, rp.star = []selItem{{star: true}}, true
+			return nil
+		}
+		rp.distinct = s.Distinct
+		for _, c := range s.Columns {
+			if !c.Raw {
+				name := strings.ToLower(c.Name)
+				if c.Name == clause.PrimaryKey {
+					name = primaryColumn(stmt)
+				}
+				rp.items = append(rp.items, selItem{col: name, alias: strings.ToLower(c.Alias), text: name})
+				continue
+			}
+			if err := rp.readItems(c.Name); err != nil {
+				return err
+			}
+		}
+		return nil
+	case clause.Expr:
+		text := s.SQL
+		for _, v := range s.Vars { // GORM's Count writes COUNT(?) of a clause.Column
+			c, ok := v.(clause.Column)
+			if !ok || c.Raw {
+				if opaque := opaqueText(s.SQL); opaque != "" {
+					return fmt.Errorf("%w: select %q over several tables (%s)", ErrUnsupported, s.SQL, opaque)
+				}
+				text = strings.Replace(text, "?", "NULL", 1)
+				continue
+			}
+			text = strings.Replace(text, "?", stmt.Quote(c), 1)
+		}
+		return rp.readItems(text)
+	}
+	return fmt.Errorf("%w: select %T over several tables", ErrUnsupported, rp.visible)
+}
+
+func opaqueText(s string) string {
+	ts, err := tokenize(s)
+	if err != nil {
+		return err.Error()
+	}
+	return opaqueProblem(ts)
+}
+
+// readItems reads a select list written as text.
+func (rp *readPlan) readItems(text string) error {
+	ts, err := tokenize(text)
+	if err != nil {
+		return fmt.Errorf("%w: select %q over several tables: %v", ErrUnsupported, text, err)
+	}
+	if len(ts) > 0 && ts[0].is("distinct") && len(rp.items) == 0 {
+		rp.distinct, ts = true, ts[1:]
+	}
+	for _, item := range splitTop(ts) {
+		it, err := rp.readItem(text, item)
+		if err != nil {
+			return fmt.Errorf("%w: select %q over several tables: %v", ErrUnsupported, text, err)
+		}
+		rp.items = append(rp.items, it)
+	}
+	return nil
+}
+
+func (rp *readPlan) readItem(text string, ts []token) (selItem, error) {
+	if len(ts) == 1 && ts[0].punct("*") || len(ts) == 3 && ts[1].punct(".") && ts[2].punct("*") {
+		rp.star = true
+		return selItem{star: true}, nil
+	}
+	expr, alias := cutAlias(ts)
+	it := selItem{alias: alias, text: normTokens(expr)}
+	if col, ok := colRef(expr, rp.logic); ok {
+		it.col = col
+		return it, nil
+	}
+	if a, ok := readAgg(text, expr, rp.logic); ok {
+		if p := opaqueProblem(a.arg); p != "" {
+			return it, fmt.Errorf("%s", p)
+		}
+		it.agg = &a
+		return it, nil
+	}
+	if p := opaqueProblem(expr); p != "" {
+		return it, fmt.Errorf("%s", p)
+	}
+	return it, nil // an expression computed per row
+}

@@ -1,0 +1,211 @@
+package gormplugin_test
+
+import (
+	"database/sql"
+	"testing"
+
+	"gorm.io/gorm"
+)
+
+func model(db *gorm.DB) *gorm.DB { return db.Model(&ReadOrder{}) }
+
+// orderingCases: ORDER BY over several tables sorts as the database does,
+// or is refused.
+var orderingCases = []readCase{
+	{name: "Order(id)", run: find[ReadOrder](func(db *gorm.DB) *gorm.DB { return db.Order("id") })},
+	{name: "Find without ORDER BY", run: find[ReadOrder](func(db *gorm.DB) *gorm.DB { return db }), unordered: true},
+	// NULL placement per dialect, sql.NullInt64 compared as numbers (9 < 100),
+	// ties on NULL ordered by the second key.
+	{name: "Order(qty).Order(id desc)", run: find[ReadOrder](func(db *gorm.DB) *gorm.DB { return db.Order("qty").Order("id desc") })},
+	{name: "Order(qty desc, id)", run: find[ReadOrder](func(db *gorm.DB) *gorm.DB { return db.Order("qty desc, id") })},
+	{name: "Order(qty desc nulls last)", // MariaDB has no NULLS LAST: it fails on both sides
+		run: find[ReadOrder](func(db *gorm.DB) *gorm.DB { return db.Order("qty desc nulls last").Order("id").Limit(7) })},
+	// A sort key the select list leaves out is read, not compared as a zero value.
+	{name: "Select(id, user_id).Order(amount desc).Limit(2)", run: find[ReadOrder](func(db *gorm.DB) *gorm.DB {
+		return db.Select("id", "user_id").Order("amount desc").Order("id").Limit(2)
+	})},
+	{name: "Order(read_orders.id desc) qualified by the logic table", run: find[ReadOrder](func(db *gorm.DB) *gorm.DB {
+		return db.Order("read_orders.id desc").Limit(3)
+	})},
+	{name: "Order(amount).Offset(3).Limit(4)", run: find[ReadOrder](func(db *gorm.DB) *gorm.DB {
+		return db.Order("amount").Order("id").Offset(3).Limit(4)
+	})},
+	{name: "Offset without Limit", run: find[ReadOrder](func(db *gorm.DB) *gorm.DB { return db.Order("amount, id").Offset(35) })},
+	// Text: refused unless the collation is known to be binary.
+	{name: "Order(status).Limit(2) in the default collation", refused: []string{"*"},
+		run: find[ReadOrder](func(db *gorm.DB) *gorm.DB { return db.Order("status").Order("id").Limit(2) })},
+	{name: "Order(code).Limit(2) with WithBinaryCollation", binary: true,
+		run: find[ReadOrder](func(db *gorm.DB) *gorm.DB { return db.Order("code").Order("id").Limit(2) })},
+	{name: "Order(note).Order(id desc) with WithBinaryCollation", binary: true,
+		run: find[ReadOrder](func(db *gorm.DB) *gorm.DB { return db.Order("note").Order("id desc") })},
+	{name: "MIN(status) in the default collation", refused: []string{"*"},
+		run: func(db *gorm.DB) (any, error) {
+			var s string
+			err := model(db).Select("min(status)").Scan(&s).Error
+			return s, err
+		}},
+}
+
+// explicitCollateCases: an explicit binary COLLATE allows one key.
+func explicitCollateCase(be string) readCase {
+	collate := map[string]string{"postgres": `"C"`, "mariadb": "utf8mb4_bin", "sqlite": "BINARY"}[be]
+	return readCase{name: "Order(status COLLATE binary)", run: find[ReadOrder](func(db *gorm.DB) *gorm.DB {
+		return db.Order("status COLLATE " + collate).Order("id").Limit(5)
+	})}
+}
+
+type userAgg struct {
+	UserID int64
+	N      int64
+	Total  int64
+	Mean   float64
+	Lo     int
+	Hi     sql.NullInt64
+}
+
+// aggregateCases: GROUP BY, HAVING, DISTINCT and aggregates merge into the
+// one-table answer.
+var aggregateCases = []readCase{
+	{name: "Group(user_id) aggregates into a struct", run: find[userAgg](func(db *gorm.DB) *gorm.DB {
+		return model(db).Select("user_id, count(*) as n, sum(amount) as total, avg(amount) as mean, min(amount) as lo, max(qty) as hi").
+			Group("user_id").Order("user_id")
+	})},
+	{name: "Group(user_id) aggregates into maps", run: func(db *gorm.DB) (any, error) {
+		var out []map[string]any
+		err := model(db).Select("user_id, count(*) as n, sum(amount) as total, avg(amount), max(qty)").
+			Group("user_id").Order("user_id").Find(&out).Error
+		return out, err
+	}},
+	{name: "Having(count(*) > ?) with AVG", run: find[userAgg](func(db *gorm.DB) *gorm.DB {
+		return model(db).Select("user_id, count(*) as n, avg(amount) as mean").Group("user_id").
+			Having("avg(amount) > ? OR NOT (count(*) >= 10)", 6).Order("mean desc")
+	}), unordered: true},
+	{name: "Having on an aggregate not selected", run: find[userAgg](func(db *gorm.DB) *gorm.DB {
+		return model(db).Select("user_id").Group("user_id").Having("sum(qty) > 300").Order("user_id")
+	})},
+	{name: "Group(amount) ordered by count desc, amount", run: find[userAgg](func(db *gorm.DB) *gorm.DB {
+		return model(db).Select("amount as lo, count(*) as n").Group("amount").Order("n desc").Order("amount").Limit(5)
+	})},
+	{name: "aggregates without GROUP BY", run: find[userAgg](func(db *gorm.DB) *gorm.DB {
+		return model(db).Select("count(*) as n, sum(amount) as total, avg(amount) as mean, min(amount) as lo, max(qty) as hi")
+	})},
+	{name: "COUNT(DISTINCT), SUM(DISTINCT), AVG(DISTINCT)", run: find[userAgg](func(db *gorm.DB) *gorm.DB {
+		return model(db).Select("user_id, count(distinct amount) as n, sum(distinct qty) as total, avg(distinct amount) as mean").Group("user_id").Order("user_id")
+	})},
+	{name: "Distinct(user_id, amount)", run: find[ReadOrder](func(db *gorm.DB) *gorm.DB {
+		return db.Distinct("user_id", "amount").Order("user_id").Order("amount desc")
+	})},
+	{name: "Distinct on text in the default collation", refused: []string{"mariadb", "sqlite"},
+		run: find[ReadOrder](func(db *gorm.DB) *gorm.DB { return db.Distinct("status") }), unordered: true},
+	{name: "Group(status) in the default collation", refused: []string{"mariadb", "sqlite"},
+		run: find[userAgg](func(db *gorm.DB) *gorm.DB { return model(db).Select("count(*) as n").Group("status") }), unordered: true},
+	{name: "Group(code) with WithBinaryCollation", binary: true,
+		run: func(db *gorm.DB) (any, error) {
+			var out []map[string]any
+			err := model(db).Select("code, count(*) as n, min(note) as lo").Group("code").Order("code").Find(&out).Error
+			return out, err
+		}},
+}
+
+// finisherCases: Count, Pluck, First/Last/Take, Scan-like Find into another type.
+var finisherCases = []readCase{
+	{name: "Count", run: count(func(db *gorm.DB) *gorm.DB { return model(db).Where("amount > ?", 3) })},
+	{name: "Distinct(user_id).Count", run: count(func(db *gorm.DB) *gorm.DB { return model(db).Distinct("user_id") })},
+	{name: "Distinct(qty).Count", run: count(func(db *gorm.DB) *gorm.DB { return model(db).Distinct("qty") })},
+	{name: "Group(user_id).Count", run: count(func(db *gorm.DB) *gorm.DB { return model(db).Group("user_id") })},
+	{name: "Pluck(amount) ordered", run: func(db *gorm.DB) (any, error) {
+		var out []int
+		err := model(db).Order("amount desc").Order("id").Limit(6).Pluck("amount", &out).Error
+		return out, err
+	}},
+	{name: "Distinct().Pluck(user_id)", run: func(db *gorm.DB) (any, error) {
+		var out []int64
+		err := model(db).Distinct().Order("user_id").Pluck("user_id", &out).Error
+		return out, err
+	}},
+	{name: "First", run: one(func(db *gorm.DB, o *ReadOrder) error { return db.First(o).Error })},
+	{name: "Last", run: one(func(db *gorm.DB, o *ReadOrder) error { return db.Last(o).Error })},
+	{name: "First not found", run: one(func(db *gorm.DB, o *ReadOrder) error { return db.Where("amount > ?", 100).First(o).Error })},
+	{name: "Take not found", run: one(func(db *gorm.DB, o *ReadOrder) error { return db.Where("amount > ?", 100).Take(o).Error })},
+	{name: "Take one row", run: func(db *gorm.DB) (any, error) {
+		var o ReadOrder
+		r := db.Where("amount = ?", 12).Take(&o)
+		return r.RowsAffected, r.Error
+	}},
+	{name: "Find into another struct type", run: find[userAgg](func(db *gorm.DB) *gorm.DB {
+		return model(db).Order("lo desc").Order("user_id").Select("user_id, amount as lo")
+	})},
+	{name: "Find into another struct type, all its fields", run: find[struct {
+		ID     int64
+		Amount int
+	}](func(db *gorm.DB) *gorm.DB {
+		return model(db).Order("amount").Order("id")
+	})},
+	{name: "FindInBatches", run: func(db *gorm.DB) (any, error) {
+		var ids []int64
+		var batch []ReadOrder
+		err := db.Where("amount >= ?", 2).FindInBatches(&batch, 7, func(tx *gorm.DB, n int) error {
+			for _, o := range batch {
+				ids = append(ids, o.ID)
+			}
+			ids = append(ids, int64(-n), tx.RowsAffected)
+			return nil
+		}).Error
+		return ids, err
+	}},
+}
+
+func count(q func(db *gorm.DB) *gorm.DB) func(db *gorm.DB) (any, error) {
+	return func(db *gorm.DB) (any, error) {
+		var n int64
+		err := q(db).Count(&n).Error
+		return n, err
+	}
+}
+
+func one(f func(db *gorm.DB, o *ReadOrder) error) func(db *gorm.DB) (any, error) {
+	return func(db *gorm.DB) (any, error) {
+		var o ReadOrder
+		err := f(db, &o)
+		return o, err
+	}
+}
+
+// refusedCases: shapes no merge answers exactly are refused before they run.
+var refusedCases = []readCase{
+	{name: "SUM of an expression", refused: []string{"*"}, run: find[userAgg](func(db *gorm.DB) *gorm.DB {
+		return model(db).Select("sum(amount / 3) as total")
+	})},
+	{name: "an aggregate inside an expression", refused: []string{"*"}, run: find[userAgg](func(db *gorm.DB) *gorm.DB {
+		return model(db).Select("count(*) + 1 as n")
+	})},
+	{name: "a column neither grouped nor aggregated", refused: []string{"*"}, run: find[userAgg](func(db *gorm.DB) *gorm.DB {
+		return model(db).Select("user_id, amount as lo, count(*) as n").Group("user_id")
+	})},
+	{name: "ORDER BY an expression", refused: []string{"*"}, run: find[ReadOrder](func(db *gorm.DB) *gorm.DB {
+		return db.Order("amount * 2").Limit(3)
+	})},
+	{name: "a window function", refused: []string{"*"}, run: find[userAgg](func(db *gorm.DB) *gorm.DB {
+		return model(db).Select("user_id, row_number() over (order by id) as n")
+	})},
+}
+
+// TestScatterReadsGiveTheSingleTableAnswer runs every case on SQLite,
+// PostgreSQL and MariaDB with two data sources.
+func TestScatterReadsGiveTheSingleTableAnswer(t *testing.T) {
+	eachReadBackend(t, func(t *testing.T, e *readEnv) {
+		groups := map[string][]readCase{
+			"Ordering":   append(append([]readCase{}, orderingCases...), explicitCollateCase(e.be)),
+			"Aggregates": aggregateCases,
+			"Finishers":  finisherCases,
+			"Refusals":   refusedCases,
+		}
+		for name, cases := range groups {
+			t.Run(name, func(t *testing.T) {
+				for _, c := range cases {
+					e.check(t, c)
+				}
+			})
+		}
+	})
+}

@@ -1,0 +1,331 @@
+package gormplugin
+
+import (
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+
+	"gorm.io/gorm"
+	"gorm.io/gorm/clause"
+
+	"github.com/shardkey/shardkey/internal/merge"
+)
+
+// GROUP BY, the aggregates of the select list, ORDER BY.
+
+// groupCol is the column holding GROUP BY key name, if it is one.
+func (rp *readPlan) groupCol(name string) (pcol, bool) {
+	for i, c := range rp.groupBy {
+		if rp.groupNames[i] == name {
+			return c, true
+		}
+	}
+	return 0, false
+}
+
+// visibleCol is the visible column reading column name, if any (unknown
+// behind a `*`).
+func (rp *readPlan) visibleCol(name string) (pcol, bool) {
+	if rp.star {
+		return 0, false
+	}
+	for i, it := range rp.items {
+		if it.col == name && it.agg == nil {
+			return pcol(i), true
+		}
+	}
+	return 0, false
+}
+
+// aliasCol is the visible column named alias.
+func (rp *readPlan) aliasCol(alias string) (pcol, bool) {
+	if rp.star {
+		return 0, false
+	}
+	for i, it := range rp.items {
+		if it.alias == alias {
+			return pcol(i), true
+		}
+	}
+	return 0, false
+}
+
+func (rp *readPlan) planGroups(stmt *gorm.Statement, gb clause.GroupBy) error {
+	if !rp.grouped {
+		return nil
+	}
+	if rp.star {
+		return errors.New("SELECT * with GROUP BY or aggregates")
+	}
+	for _, c := range gb.Columns {
+		if !c.Raw {
+			name := strings.ToLower(c.Name)
+			if c.Name == clause.PrimaryKey {
+				name = primaryColumn(stmt)
+			}
+			rp.addGroup(name, clause.Expr{SQL: "?", Vars: []any{c}})
+			continue
+		}
+		ts, err := tokenize(c.Name)
+		if err != nil {
+			return err
+		}
+		for _, term := range splitTop(ts) {
+			name, ok := colRef(term, rp.logic)
+			if !ok {
+				return fmt.Errorf("GROUP BY %q (only columns are merged)", source(c.Name, term))
+			}
+			if a, ok := rp.aliasCol(name); ok && rp.items[a].col != name {
+				return fmt.Errorf("GROUP BY alias %q", name)
+			}
+			rp.addGroup(name, clause.Expr{SQL: source(c.Name, term)})
+		}
+	}
+	return nil
+}
+
+func (rp *readPlan) addGroup(name string, e clause.Expression) {
+	if _, dup := rp.groupCol(name); dup {
+		return
+	}
+	col, ok := rp.visibleCol(name)
+	if !ok {
+		col = rp.hide("group:"+name, e)
+	}
+	rp.groupBy = append(rp.groupBy, col)
+	rp.groupNames = append(rp.groupNames, name)
+}
+
+// planItems checks the select list of a grouped read and plans its
+// aggregates.
+func (rp *readPlan) planItems() error {
+	for i, it := range rp.items {
+		switch {
+		case it.agg != nil:
+			if err := rp.planAgg(pcol(i), it.agg); err != nil {
+				return err
+			}
+		case !rp.grouped:
+		case it.col != "":
+			if _, ok := rp.groupCol(it.col); !ok {
+				return fmt.Errorf("column %s is neither grouped nor aggregated", it.col)
+			}
+		default:
+			return fmt.Errorf("expression %q in a grouped select (only columns and aggregates are merged)", it.text)
+		}
+	}
+	return nil
+}
+
+// planAgg plans the aggregate whose shard value is in col.
+func (rp *readPlan) planAgg(col pcol, a *aggCall) error {
+	ap := aggPlan{col: col, textCol: col, use: useOrder}
+	switch {
+	case a.fn == "count" && !a.distinct:
+		ap.fn = merge.Count
+	case a.fn == "min", a.fn == "max":
+		ap.fn = merge.Min
+		if a.fn == "max" {
+			ap.fn = merge.Max
+		}
+	case a.argCol == "":
+		return fmt.Errorf("%s(%s) of an expression (only COUNT, MIN and MAX of expressions are merged)", strings.ToUpper(a.fn), a.argText)
+	case a.distinct:
+		arg := rp.distinctArg(a)
+		ap.args, ap.textCol, ap.use = []pcol{arg}, arg, useEqual
+		ap.fn = map[string]merge.Func{"count": merge.CountDistinct, "sum": merge.SumDistinct, "avg": merge.AvgDistinct}[a.fn]
+	case a.fn == "sum":
+		ap.fn = merge.Sum
+	default: // avg: the merge divides the sum of the shards' sums by the sum of their counts
+		ap.fn = merge.Avg
+		ap.args = []pcol{rp.hideText("SUM(" + a.argText + ")"), rp.hideText("COUNT(" + a.argText + ")")}
+	}
+	rp.aggs = append(rp.aggs, ap)
+	return nil
+}
+
+// distinctArg hides a DISTINCT aggregate's argument and groups each
+// target's rows by it, so that each target returns its distinct values.
+func (rp *readPlan) distinctArg(a *aggCall) pcol {
+	col := rp.hideText(a.argText)
+	g := clause.Column{Name: a.argText, Raw: true}
+	if !slices.Contains(rp.extraGroup, g) {
+		rp.extraGroup = append(rp.extraGroup, g)
+	}
+	return col
+}
+
+// aggCol is the column of an aggregate named in HAVING or ORDER BY: the
+// select list's own, or a hidden one.
+func (rp *readPlan) aggCol(text string, ts []token) (pcol, error) {
+	a, ok := readAgg(text, ts, rp.logic)
+	if !ok {
+		return 0, fmt.Errorf("expression %q", source(text, ts))
+	}
+	if p := opaqueProblem(a.arg); p != "" {
+		return 0, errors.New(p)
+	}
+	norm := normTokens(ts)
+	for i, it := range rp.items {
+		if it.agg != nil && it.text == norm {
+			return pcol(i), nil
+		}
+	}
+	if j, ok := rp.hiddenAt[strings.ToLower(source(text, ts))]; ok {
+		return hiddenCol(j), nil
+	}
+	col := rp.hideText(source(text, ts))
+	return col, rp.planAgg(col, &a)
+}
+
+// planOrder reads ORDER BY into merge keys.
+func (rp *readPlan) planOrder(stmt *gorm.Statement) error {
+	ob, ok := stmt.Clauses["ORDER BY"].Expression.(clause.OrderBy)
+	if !ok {
+		return nil
+	}
+	if ob.Expression != nil {
+		e, ok := ob.Expression.(clause.Expr)
+		if !ok || len(e.Vars) > 0 {
+			return errors.New("an ORDER BY expression")
+		}
+		return rp.orderText(e.SQL, false)
+	}
+	for _, c := range ob.Columns {
+		if c.Column.Raw {
+			if err := rp.orderText(c.Column.Name, c.Desc); err != nil {
+				return err
+			}
+			continue
+		}
+		if t := c.Column.Table; t != "" && t != clause.CurrentTable && !strings.EqualFold(t, rp.logic) {
+			return fmt.Errorf("ORDER BY a column of table %s", t)
+		}
+		name := strings.ToLower(c.Column.Name)
+		if c.Column.Name == clause.PrimaryKey {
+			name = primaryColumn(stmt)
+		}
+		col, err := rp.orderColumn(name, clause.Expr{SQL: "?", Vars: []any{c.Column}})
+		if err != nil {
+			return err
+		}
+		rp.addKey(sortKey{col: col, desc: c.Desc}, false)
+	}
+	return nil
+}
+
+func (rp *readPlan) addKey(k sortKey, nullsGiven bool) {
+	if !nullsGiven {
+		// PostgreSQL sorts NULL as the largest value; MySQL, MariaDB and
+		// SQLite as the smallest.
+		k.nullsFirst = k.desc == (rp.dialect == merge.PostgreSQL)
+	}
+	rp.orderBy = append(rp.orderBy, k)
+}
+
+// orderColumn is the column an ORDER BY column reference sorts by.
+func (rp *readPlan) orderColumn(name string, e clause.Expression) (pcol, error) {
+	if rp.grouped {
+		if c, ok := rp.groupCol(name); ok {
+			return c, nil
+		}
+		return 0, fmt.Errorf("ORDER BY %s, which is not grouped", name)
+	}
+	if c, ok := rp.visibleCol(name); ok {
+		return c, nil
+	}
+	if rp.distinct && !rp.star {
+		return 0, fmt.Errorf("ORDER BY %s, which DISTINCT does not select", name)
+	}
+	return rp.hide("col:"+name, e), nil
+}
+
+// orderText reads ORDER BY terms written as text ("a desc, b").
+func (rp *readPlan) orderText(text string, desc bool) error {
+	ts, err := tokenize(text)
+	if err != nil {
+		return err
+	}
+	terms := splitTop(ts)
+	for i, term := range terms {
+		k, nullsGiven, err := rp.orderTerm(text, term)
+		if err != nil {
+			return err
+		}
+		if i == len(terms)-1 && desc { // OrderByColumn{Raw, Desc} appends DESC
+			k.desc = true
+		}
+		rp.addKey(k, nullsGiven)
+	}
+	return nil
+}
+
+// orderTerm reads `expr [COLLATE c] [ASC|DESC|USING op] [NULLS FIRST|LAST]`.
+func (rp *readPlan) orderTerm(text string, ts []token) (k sortKey, nullsGiven bool, err error) {
+	n := len(ts)
+	if n >= 2 && ts[n-2].is("nulls") && (ts[n-1].is("first") || ts[n-1].is("last")) {
+		k.nullsFirst, nullsGiven, n = ts[n-1].is("first"), true, n-2
+	}
+	switch {
+	case n >= 1 && (ts[n-1].is("asc") || ts[n-1].is("desc")):
+		k.desc, n = ts[n-1].is("desc"), n-1
+	case n >= 2 && ts[n-2].is("using") && (ts[n-1].punct("<") || ts[n-1].punct(">")):
+		k.desc, n = ts[n-1].punct(">"), n-2
+	case n >= 2 && ts[n-2].is("using"):
+		return k, false, fmt.Errorf("ORDER BY ... USING %s", ts[n-1].text)
+	}
+	if n >= 3 && ts[n-2].is("collate") {
+		t, ok := collateText(rp.dialect, ts[n-1].text)
+		if !ok {
+			return k, false, fmt.Errorf("ORDER BY ... COLLATE %s: the merge compares text only in binary collations", ts[n-1].text)
+		}
+		k.collate, n = &t, n-2
+	}
+	k.col, err = rp.orderExpr(text, ts[:n])
+	return k, nullsGiven, err
+}
+
+// orderExpr resolves an ORDER BY expression: a position, an alias, a
+// column, an aggregate of a grouped read.
+func (rp *readPlan) orderExpr(text string, ts []token) (pcol, error) {
+	if len(ts) == 1 && ts[0].kind == tokNumber {
+		var pos int
+		if _, err := fmt.Sscanf(ts[0].text, "%d", &pos); err != nil || pos < 1 || pos > len(rp.items) || rp.star {
+			return 0, fmt.Errorf("ORDER BY %s", ts[0].text)
+		}
+		return pcol(pos - 1), nil
+	}
+	if len(ts) == 1 && ts[0].kind == tokIdent {
+		if c, ok := rp.aliasCol(strings.ToLower(ts[0].text)); ok {
+			return c, nil
+		}
+	}
+	if name, ok := colRef(ts, rp.logic); ok {
+		return rp.orderColumn(name, clause.Expr{SQL: source(text, ts)})
+	}
+	if rp.grouped {
+		return rp.aggCol(text, ts)
+	}
+	return 0, fmt.Errorf("ORDER BY expression %q", source(text, ts))
+}
+
+// collateText is the comparison an explicit COLLATE names, when the merge
+// implements it.
+func collateText(d merge.Dialect, name string) (merge.Text, bool) {
+	n := strings.ToLower(name)
+	switch d {
+	case merge.PostgreSQL:
+		return merge.TextBinary, n == "c" || n == "posix"
+	case merge.SQLite:
+		return merge.TextBinary, n == "binary"
+	case merge.MySQL:
+		switch {
+		case n == "binary", strings.Contains(n, "nopad_bin"), strings.HasSuffix(n, "_0900_bin"):
+			return merge.TextBinary, true
+		case strings.HasSuffix(n, "_bin"):
+			return merge.TextPadSpace, true
+		}
+	}
+	return merge.TextRefused, false
+}

@@ -1,0 +1,352 @@
+package gormplugin
+
+import (
+	"database/sql/driver"
+	"errors"
+	"fmt"
+	"strconv"
+	"strings"
+
+	"gorm.io/gorm/clause"
+
+	"github.com/shardkey/shardkey/internal/merge"
+)
+
+// HAVING is taken out of every target's query and evaluated by the merge
+// on the merged groups: a group's aggregate over one table says nothing
+// about its aggregate over all of them.
+
+func (rp *readPlan) planHaving(having []clause.Expression) error {
+	if len(having) == 0 {
+		return nil
+	}
+	c, err := rp.condAll(merge.And, having)
+	if err != nil {
+		return fmt.Errorf("HAVING: %w", err)
+	}
+	rp.having = c
+	return nil
+}
+
+func (rp *readPlan) condAll(op merge.CondOp, es []clause.Expression) (*condPlan, error) {
+	out := &condPlan{op: op}
+	for _, e := range es {
+		k, err := rp.condOf(e)
+		if err != nil {
+			return nil, err
+		}
+		out.kids = append(out.kids, k)
+	}
+	if len(out.kids) == 1 && op != merge.Not {
+		return out.kids[0], nil
+	}
+	return out, nil
+}
+
+func (rp *readPlan) condOf(e clause.Expression) (*condPlan, error) {
+	switch x := e.(type) {
+	case clause.Expr:
+		ts, err := tokenize(x.SQL)
+		if err != nil {
+			return nil, err
+		}
+		cp := &condParser{rp: rp, src: x.SQL, ts: ts, vars: x.Vars}
+		c, err := cp.or()
+		if err == nil && (cp.i != len(ts) || cp.vi != len(x.Vars)) {
+			err = fmt.Errorf("%q", x.SQL)
+		}
+		return c, err
+	case clause.AndConditions:
+		return rp.condAll(merge.And, x.Exprs)
+	case clause.OrConditions:
+		return rp.condAll(merge.Or, x.Exprs)
+	case clause.NotConditions:
+		inner, err := rp.condAll(merge.And, x.Exprs)
+		if err != nil {
+			return nil, err
+		}
+		return &condPlan{op: merge.Not, kids: []*condPlan{inner}}, nil
+	case clause.Eq:
+		return rp.columnCmp(x.Column, merge.Eq, x.Value)
+	case clause.Neq:
+		return rp.columnCmp(x.Column, merge.Ne, x.Value)
+	case clause.Gt:
+		return rp.columnCmp(x.Column, merge.Gt, x.Value)
+	case clause.Gte:
+		return rp.columnCmp(x.Column, merge.Ge, x.Value)
+	case clause.Lt:
+		return rp.columnCmp(x.Column, merge.Lt, x.Value)
+	case clause.Lte:
+		return rp.columnCmp(x.Column, merge.Le, x.Value)
+	}
+	return nil, fmt.Errorf("a %T condition", e)
+}
+
+// columnCmp is a map or struct condition: column op value.
+func (rp *readPlan) columnCmp(column any, op merge.CmpOp, v any) (*condPlan, error) {
+	var text string
+	switch c := column.(type) {
+	case string:
+		text = c
+	case clause.Column:
+		text = c.Name
+	default:
+		return nil, fmt.Errorf("a condition on %T", column)
+	}
+	ts, err := tokenize(text)
+	if err != nil {
+		return nil, err
+	}
+	cp := &condParser{rp: rp, src: text, ts: ts}
+	l, err := cp.operand()
+	if err != nil || cp.i != len(ts) {
+		return nil, fmt.Errorf("%q", text)
+	}
+	r, err := constOf(v)
+	if err != nil {
+		return nil, err
+	}
+	if r.val == nil {
+		return &condPlan{op: merge.IsNull, l: l}, nil // GORM writes a nil Eq as IS NULL
+	}
+	return &condPlan{op: merge.Compare, cmp: op, l: l, r: r}, nil
+}
+
+// constOf is a bound argument as the driver value the merge compares.
+func constOf(v any) (operandPlan, error) {
+	if _, ok := v.(clause.Expression); ok {
+		return operandPlan{}, fmt.Errorf("an expression argument %T", v)
+	}
+	if isSlice(v) {
+		return operandPlan{}, errors.New("a list argument")
+	}
+	dv, err := driver.DefaultParameterConverter.ConvertValue(v)
+	if err != nil {
+		return operandPlan{}, err
+	}
+	return operandPlan{val: dv, isConst: true}, nil
+}
+
+// condParser reads a HAVING template: comparisons of aggregates, grouped
+// columns, ? arguments and literals, joined by AND, OR, NOT, parentheses.
+type condParser struct {
+	rp   *readPlan
+	src  string
+	ts   []token
+	i    int
+	vars []any
+	vi   int
+}
+
+func (cp *condParser) peek() token {
+	if cp.i < len(cp.ts) {
+		return cp.ts[cp.i]
+	}
+	return token{}
+}
+
+func (cp *condParser) or() (*condPlan, error) {
+	return cp.chain("or", merge.Or, cp.and)
+}
+
+func (cp *condParser) and() (*condPlan, error) {
+	return cp.chain("and", merge.And, cp.not)
+}
+
+func (cp *condParser) chain(word string, op merge.CondOp, next func() (*condPlan, error)) (*condPlan, error) {
+	first, err := next()
+	if err != nil {
+		return nil, err
+	}
+	out := &condPlan{op: op, kids: []*condPlan{first}}
+	for cp.peek().is(word) {
+		cp.i++
+		k, err := next()
+		if err != nil {
+			return nil, err
+		}
+		out.kids = append(out.kids, k)
+	}
+	if len(out.kids) == 1 {
+		return first, nil
+	}
+	return out, nil
+}
+
+func (cp *condParser) not() (*condPlan, error) {
+	if cp.peek().is("not") {
+		cp.i++
+		k, err := cp.not()
+		if err != nil {
+			return nil, err
+		}
+		return &condPlan{op: merge.Not, kids: []*condPlan{k}}, nil
+	}
+	return cp.comparison()
+}
+
+var cmpOps = map[string]merge.CmpOp{"=": merge.Eq, "<>": merge.Ne, "!=": merge.Ne, "<": merge.Lt, "<=": merge.Le, ">": merge.Gt, ">=": merge.Ge}
+
+func (cp *condParser) comparison() (*condPlan, error) {
+	if cp.peek().punct("(") && !cp.operandAhead() {
+		cp.i++
+		c, err := cp.or()
+		if err != nil {
+			return nil, err
+		}
+		if !cp.peek().punct(")") {
+			return nil, fmt.Errorf("%q", cp.src)
+		}
+		cp.i++
+		return c, nil
+	}
+	l, err := cp.operand()
+	if err != nil {
+		return nil, err
+	}
+	if cp.peek().is("is") {
+		cp.i++
+		op := merge.IsNull
+		if cp.peek().is("not") {
+			op, cp.i = merge.IsNotNull, cp.i+1
+		}
+		if !cp.peek().is("null") {
+			return nil, fmt.Errorf("%q", cp.src)
+		}
+		cp.i++
+		return &condPlan{op: op, l: l}, nil
+	}
+	op, ok := cmpOps[cp.peek().text]
+	if !ok || cp.peek().kind != tokPunct {
+		return nil, fmt.Errorf("%q (only comparisons, AND, OR, NOT and IS NULL are merged)", cp.src)
+	}
+	cp.i++
+	r, err := cp.operand()
+	if err != nil {
+		return nil, err
+	}
+	return &condPlan{op: merge.Compare, cmp: op, l: l, r: r}, nil
+}
+
+// operandAhead reports whether a "(" starts a parenthesised operand
+// rather than a group of conditions: "(count(*)) > 1".
+func (cp *condParser) operandAhead() bool {
+	depth := 0
+	for j := cp.i; j < len(cp.ts); j++ {
+		switch t := cp.ts[j]; {
+		case t.punct("("):
+			depth++
+		case t.punct(")"):
+			if depth--; depth == 0 {
+				_, isCmp := cmpOps[cp.peekAt(j+1).text]
+				return isCmp || cp.peekAt(j+1).is("is")
+			}
+		case depth == 1 && (t.is("and") || t.is("or") || t.is("not")):
+			return false
+		case depth == 1 && t.kind == tokPunct && cmpOps[t.text] != 0:
+			return false
+		}
+	}
+	return false
+}
+
+func (cp *condParser) peekAt(j int) token {
+	if j < len(cp.ts) {
+		return cp.ts[j]
+	}
+	return token{}
+}
+
+func (cp *condParser) operand() (operandPlan, error) {
+	t := cp.peek()
+	switch {
+	case t.punct("?"):
+		if cp.vi >= len(cp.vars) {
+			return operandPlan{}, fmt.Errorf("%q has more ? than arguments", cp.src)
+		}
+		cp.i, cp.vi = cp.i+1, cp.vi+1
+		return constOf(cp.vars[cp.vi-1])
+	case t.kind == tokNumber, t.punct("-") && cp.peekAt(cp.i+1).kind == tokNumber:
+		text := t.text
+		if t.punct("-") {
+			cp.i++
+			text = "-" + cp.peek().text
+		}
+		cp.i++
+		return numberConst(text, cp.rp.dialect)
+	case t.kind == tokString:
+		cp.i++
+		return operandPlan{val: t.text, isConst: true}, nil
+	case t.is("true"), t.is("false"):
+		cp.i++
+		return operandPlan{val: t.is("true"), isConst: true}, nil
+	case t.is("null"):
+		cp.i++
+		return operandPlan{isConst: true}, nil
+	case t.punct("("):
+		cp.i++
+		o, err := cp.operand()
+		if err != nil || !cp.peek().punct(")") {
+			return operandPlan{}, fmt.Errorf("%q", cp.src)
+		}
+		cp.i++
+		return o, err
+	}
+	return cp.columnOperand()
+}
+
+// columnOperand reads an aggregate call, a grouped column or an alias.
+func (cp *condParser) columnOperand() (operandPlan, error) {
+	start := cp.i
+	if cp.peek().kind == tokIdent && cp.peekAt(cp.i+1).punct("(") {
+		depth := 0
+		for cp.i < len(cp.ts) {
+			t := cp.ts[cp.i]
+			cp.i++
+			if t.punct("(") {
+				depth++
+			} else if t.punct(")") {
+				if depth--; depth == 0 {
+					break
+				}
+			}
+		}
+		col, err := cp.rp.aggCol(cp.src, cp.ts[start:cp.i])
+		return operandPlan{col: col}, err
+	}
+	for cp.i < len(cp.ts) && (cp.peek().kind == tokIdent || cp.peek().punct(".")) {
+		cp.i++
+	}
+	name, ok := colRef(cp.ts[start:cp.i], cp.rp.logic)
+	if !ok {
+		return operandPlan{}, fmt.Errorf("%q", cp.src)
+	}
+	if c, ok := cp.rp.groupCol(name); ok {
+		return operandPlan{col: c}, nil
+	}
+	// MySQL and SQLite let HAVING name a select alias; PostgreSQL does not.
+	if c, ok := cp.rp.aliasCol(name); ok && cp.rp.dialect != merge.PostgreSQL && cp.i-start == 1 {
+		return operandPlan{col: c}, nil
+	}
+	return operandPlan{}, fmt.Errorf("column %s, which is neither grouped nor a select alias", name)
+}
+
+// numberConst is a numeric literal: an integer, or a decimal kept as its
+// exact text (PostgreSQL and MySQL read it as an exact numeric; SQLite as
+// a REAL).
+func numberConst(text string, d merge.Dialect) (operandPlan, error) {
+	if n, err := strconv.ParseInt(text, 10, 64); err == nil {
+		return operandPlan{val: n, isConst: true}, nil
+	}
+	if strings.ContainsAny(text, "eExX") {
+		return operandPlan{}, fmt.Errorf("the literal %s", text)
+	}
+	f, err := strconv.ParseFloat(text, 64)
+	if err != nil {
+		return operandPlan{}, fmt.Errorf("the literal %s", text)
+	}
+	if d == merge.SQLite {
+		return operandPlan{val: f, isConst: true}, nil
+	}
+	return operandPlan{val: text, isConst: true}, nil
+}

@@ -1,0 +1,235 @@
+package gormplugin
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+
+	"gorm.io/gorm"
+	"gorm.io/gorm/clause"
+
+	"github.com/shardkey/shardkey/internal/merge"
+)
+
+// What each target is asked, and the merge.Plan once the first target's
+// result says how many columns a `*` gave and of which types.
+
+// streams reports whether the merge keeps the shards' order and stops
+// early, so that each target need return only LIMIT+OFFSET rows.
+func (rp *readPlan) streams() bool { return !rp.grouped && !rp.distinct }
+
+// apply rewrites the statement's clauses for one target: the select list
+// with the hidden columns, GROUP BY without HAVING (plus DISTINCT
+// aggregates' arguments), LIMIT n+m when streaming and none otherwise.
+func (rp *readPlan) apply(stmt *gorm.Statement) {
+	sel := stmt.Clauses["SELECT"]
+	sel.Name, sel.Expression = "SELECT", hiddenSelect{visible: rp.visible, hidden: rp.hidden}
+	stmt.Clauses["SELECT"] = sel
+
+	gb, _ := stmt.Clauses["GROUP BY"].Expression.(clause.GroupBy)
+	cols := append(slices.Clone(gb.Columns), rp.extraGroup...)
+	if len(cols) > 0 {
+		c := stmt.Clauses["GROUP BY"]
+		c.Name, c.Expression = "GROUP BY", clause.GroupBy{Columns: cols}
+		stmt.Clauses["GROUP BY"] = c
+	} else {
+		delete(stmt.Clauses, "GROUP BY")
+	}
+
+	lc, ok := stmt.Clauses["LIMIT"]
+	switch {
+	case !ok:
+	case rp.limit < 0 && rp.offset > 0 && rp.dialect == merge.MySQL:
+		// MySQL has no OFFSET without LIMIT: left as GORM writes it, each
+		// target fails as one table would.
+	case rp.streams() && rp.limit >= 0:
+		n := int(rp.limit + rp.offset)
+		lc.Expression = clause.Limit{Limit: &n}
+		stmt.Clauses["LIMIT"] = lc
+	default:
+		delete(stmt.Clauses, "LIMIT")
+	}
+}
+
+// hiddenSelect writes GORM's select list followed by the hidden columns.
+type hiddenSelect struct {
+	visible clause.Expression
+	hidden  []clause.Expression
+}
+
+func (h hiddenSelect) Build(b clause.Builder) {
+	h.visible.Build(b)
+	for _, e := range h.hidden {
+		b.WriteString(", ")
+		e.Build(b)
+	}
+}
+
+// colTypes is what the plan needs of the first target's result.
+type colTypes interface {
+	Columns() []string
+	ColumnTypeDatabaseTypeName(i int) string
+}
+
+// mergePlan is the engine's plan for results shaped like first.
+func (rp *readPlan) mergePlan(first colTypes) (merge.Plan, error) {
+	n := len(first.Columns())
+	visible := n - len(rp.hidden)
+	if visible < 1 || !rp.star && visible != len(rp.items) {
+		return merge.Plan{}, fmt.Errorf("%w: the select list of %s has %d columns where the merge expected %d", ErrUnsupported, rp.logic, visible, len(rp.items))
+	}
+	at := func(c pcol) int {
+		if c >= 0 {
+			return int(c)
+		}
+		return visible - int(c) - 1
+	}
+	var refusal error
+	text := func(c pcol, u use, explicit *merge.Text) merge.Text {
+		t, err := rp.textMode(first.ColumnTypeDatabaseTypeName(at(c)), u, explicit)
+		if err != nil && refusal == nil {
+			refusal = fmt.Errorf("%w: %s (column %s of %s)", ErrUnsupported, err, first.Columns()[at(c)], rp.logic)
+		}
+		return t
+	}
+	p := merge.Plan{Dialect: rp.dialect, Visible: visible, Grouped: rp.grouped, Distinct: rp.distinct,
+		Offset: rp.offset, Limit: rp.limit}
+	for _, g := range rp.groupBy {
+		p.GroupBy = append(p.GroupBy, at(g))
+		p.GroupText = append(p.GroupText, text(g, useEqual, nil))
+	}
+	for _, a := range rp.aggs {
+		ag := merge.Agg{Col: at(a.col), Func: a.fn}
+		if a.fn != merge.Count && a.fn != merge.Sum && a.fn != merge.Avg {
+			ag.Text = text(a.textCol, a.use, nil) // values compared: MIN/MAX, distinct values
+		}
+		for _, c := range a.args {
+			ag.Args = append(ag.Args, at(c))
+		}
+		p.Aggs = append(p.Aggs, ag)
+	}
+	p.Having = rp.mergeCond(rp.having, at, text)
+	if rp.distinct {
+		for i := range visible {
+			p.DistinctText = append(p.DistinctText, text(pcol(i), useEqual, nil))
+		}
+	}
+	for _, k := range rp.orderBy {
+		p.OrderBy = append(p.OrderBy, merge.Key{Col: at(k.col), Desc: k.desc, NullsFirst: k.nullsFirst, Text: text(k.col, useOrder, k.collate)})
+	}
+	return p, refusal
+}
+
+func (rp *readPlan) mergeCond(c *condPlan, at func(pcol) int, text func(pcol, use, *merge.Text) merge.Text) *merge.Cond {
+	if c == nil {
+		return nil
+	}
+	out := &merge.Cond{Op: c.op, Cmp: c.cmp}
+	for _, k := range c.kids {
+		out.Kids = append(out.Kids, rp.mergeCond(k, at, text))
+	}
+	operand := func(o operandPlan) merge.Operand {
+		if o.isConst {
+			return merge.Operand{Const: o.val, IsConst: true}
+		}
+		return merge.Operand{Col: at(o.col)}
+	}
+	if c.op == merge.Compare || c.op == merge.IsNull || c.op == merge.IsNotNull {
+		out.L = operand(c.l)
+		if c.op == merge.Compare {
+			out.R = operand(c.r)
+		}
+		u := useOrder
+		if c.cmp == merge.Eq || c.cmp == merge.Ne {
+			u = useEqual
+		}
+		for _, o := range []operandPlan{c.l, c.r} {
+			if !o.isConst && c.op == merge.Compare {
+				out.Text = text(o.col, u, nil)
+			}
+		}
+	}
+	return out
+}
+
+// textMode is how text values of a column of type dbType compare, or why
+// they cannot be compared.
+func (rp *readPlan) textMode(dbType string, u use, explicit *merge.Text) (merge.Text, error) {
+	t := strings.ToUpper(dbType)
+	if binaryType(t) {
+		return merge.TextBinary, nil
+	}
+	if t == "" && rp.dialect == merge.SQLite {
+		// An expression: SQLite gives it no type. Its text values compare
+		// in BINARY unless a COLLATE says otherwise; without a declaration
+		// the engine refuses any text value it meets.
+		if rp.binary {
+			return merge.TextBinary, nil
+		}
+		if explicit != nil {
+			return *explicit, nil
+		}
+		return merge.TextRefused, nil
+	}
+	if !textType(rp.dialect, t) {
+		return merge.TextRefused, nil // not text: compared as its type
+	}
+	switch {
+	case explicit != nil:
+		return *explicit, nil
+	case t == "NAME" && rp.dialect == merge.PostgreSQL:
+		return merge.TextBinary, nil // PostgreSQL's name type always uses "C"
+	case t == "CITEXT":
+	case rp.binary && (rp.dialect == merge.MySQL || t == "BPCHAR"):
+		return merge.TextPadSpace, nil
+	case rp.binary:
+		return merge.TextBinary, nil
+	case u == useEqual && rp.dialect == merge.PostgreSQL:
+		return merge.TextEqualOnly, nil
+	}
+	what := "ordering (ORDER BY, MIN, MAX, < >)"
+	if u == useEqual {
+		what = "grouping (GROUP BY, DISTINCT, COUNT(DISTINCT), =)"
+	}
+	return merge.TextRefused, fmt.Errorf("%s text across several tables compares as the column's collation, which the merge cannot know; "+
+		"declare binary collations with gormplugin.WithBinaryCollation(), or order with an explicit binary COLLATE (%s)", what, binaryCollateHint(rp.dialect))
+}
+
+func binaryCollateHint(d merge.Dialect) string {
+	switch d {
+	case merge.PostgreSQL:
+		return `COLLATE "C"`
+	case merge.MySQL:
+		return "COLLATE utf8mb4_bin"
+	}
+	return "COLLATE BINARY"
+}
+
+func binaryType(t string) bool {
+	switch t {
+	case "BYTEA", "BLOB", "TINYBLOB", "MEDIUMBLOB", "LONGBLOB", "BINARY", "VARBINARY":
+		return true
+	}
+	return false
+}
+
+// textType reports whether a column of type t holds text compared by a
+// collation.
+func textType(d merge.Dialect, t string) bool {
+	switch d {
+	case merge.PostgreSQL:
+		switch t {
+		case "TEXT", "VARCHAR", "BPCHAR", "NAME", "CITEXT", "CHAR":
+			return true
+		}
+		return false
+	case merge.MySQL:
+		switch t {
+		case "CHAR", "VARCHAR", "TEXT", "TINYTEXT", "MEDIUMTEXT", "LONGTEXT":
+			return true
+		}
+		return false
+	}
+	// SQLite: a declared type with text affinity.
+	return strings.Contains(t, "CHAR") || strings.Contains(t, "CLOB") || strings.Contains(t, "TEXT")
+}
