@@ -177,11 +177,11 @@ type condTokKind int
 
 const (
 	ctIdent  condTokKind = iota // a bare word, lower-cased
-	ctQuoted                // a quoted identifier
-	ctNum                   // decimal digits
-	ctStr                   // a '...' string, unescaped
-	ctVar                   // a value GORM binds
-	ctOp                    // a run of < > = !
+	ctQuoted                    // a quoted identifier
+	ctNum                       // decimal digits
+	ctStr                       // a '...' string, unescaped
+	ctVar                       // a value GORM binds
+	ctOp                        // a run of < > = !
 	ctDot
 	ctLParen
 	ctRParen
@@ -293,7 +293,7 @@ func condLex(s, dialect string) ([]condToken, bool) {
 }
 
 // condQuoted reads a quoted token starting at s[0]; a doubled quote stands
-// for itself. A backslash (an escape in MySQL and in PostgreSQL's E''
+// for itself. A backslash (an escape in MySQL and in PostgreSQL's E”
 // strings) or a value inside makes it unreadable.
 func condQuoted(s string, q byte) (text string, n int, ok bool) {
 	var b strings.Builder

@@ -23,7 +23,6 @@ func litScope(dialect string) condScope {
 	}}
 }
 
-
 // TestWhereLiteralsRouteOnlyWhenReadExactly: a template with literal
 // values narrows the targets only where the scanner reads it exactly;
 // anything else narrows nothing (the statement then needs its sharding

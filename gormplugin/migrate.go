@@ -1,7 +1,11 @@
 package gormplugin
 
 import (
+	"errors"
 	"fmt"
+	"reflect"
+	"strings"
+	"sync"
 
 	"gorm.io/gorm"
 	"gorm.io/gorm/migrator"
@@ -105,6 +109,7 @@ func migratingTarget(db *gorm.DB) bool {
 // migrateItem is one value given to AutoMigrate/CreateTable.
 type migrateItem struct {
 	value   any
+	logic   string
 	targets []shardconf.Target // set for sharded and broadcast tables
 }
 
@@ -131,7 +136,7 @@ func (m keyMigrator) split(values []any) (plain []any, spread []migrateItem, err
 			if err != nil {
 				return nil, nil, fmt.Errorf("gormplugin: migrate %s: %w", stmt.Table, err)
 			}
-			spread = append(spread, migrateItem{value: v, targets: targets})
+			spread = append(spread, migrateItem{value: v, logic: stmt.Table, targets: targets})
 			continue
 		}
 		plain = append(plain, v)
@@ -181,10 +186,377 @@ func (m keyMigrator) apply(verb string, values []any, op func(gorm.Migrator, ...
 			if err != nil {
 				return err
 			}
+			m.physIndexes(tx, it.value, it.logic, t.Table) // explicit index names made the table's own
 			if err := op(tx.Migrator(), it.value); err != nil {
 				return fmt.Errorf("gormplugin: %s %s: %w", verb, t, err)
 			}
 		}
 	}
 	return nil
+}
+
+// The Migrator's table, column and index operations on a sharded or
+// broadcast model (or its logic table's name) act on every physical
+// table, each in its data source. A question ("has") is answered yes
+// only when every physical table says yes: a set of tables migrated
+// half way has not got the column. Operations that would describe one
+// table (ColumnTypes, GetIndexes, TableType) or rename the logic table
+// are refused: ask db.Table("<physical table>").Migrator() instead.
+
+// spreadOf returns the physical tables of value's table when the rules
+// spread it, and the logic table's name.
+func (m keyMigrator) spreadOf(value any) (string, []shardconf.Target, error) {
+	if migratingTarget(m.db) || m.p.rules == nil {
+		return "", nil, nil
+	}
+	table, ok := value.(string)
+	if !ok {
+		stmt := &gorm.Statement{DB: m.db}
+		if m.db.Statement != nil {
+			stmt.Table = m.db.Statement.Table
+		}
+		if err := stmt.ParseWithSpecialTableName(value, stmt.Table); err != nil {
+			return "", nil, err
+		}
+		table = stmt.Table
+	}
+	if !m.p.rules.IsSharded(table) && !m.p.rules.IsBroadcast(table) {
+		return "", nil, nil
+	}
+	ts, err := m.p.rules.Targets(table)
+	if err != nil {
+		return "", nil, fmt.Errorf("gormplugin: migrator on %s: %w", table, err)
+	}
+	return table, ts, nil
+}
+
+// onEach runs op on every physical table of value's table; spread is
+// false when the rules do not spread it (op has not run).
+func (m keyMigrator) onEach(verb string, value any, op func(mg gorm.Migrator, v any, pi physIndexes) error) (spread bool, err error) {
+	logic, ts, err := m.spreadOf(value)
+	if err != nil || ts == nil {
+		return false, err
+	}
+	for _, t := range ts {
+		tx, err := m.on(t)
+		if err != nil {
+			return true, err
+		}
+		v := value
+		if _, ok := value.(string); ok {
+			v = t.Table
+		}
+		pi := m.physIndexes(tx, value, logic, t.Table)
+		if err := op(tx.Migrator(), v, pi); err != nil {
+			return true, fmt.Errorf("gormplugin: %s %s: %w", verb, t, err)
+		}
+	}
+	return true, nil
+}
+
+// allOf asks every physical table; ok false when value is not spread.
+func (m keyMigrator) allOf(value any, ask func(mg gorm.Migrator, v any, pi physIndexes) bool) (answer, ok bool) {
+	answer = true
+	spread, err := m.onEach("ask", value, func(mg gorm.Migrator, v any, pi physIndexes) error {
+		if !ask(mg, v, pi) {
+			answer = false
+		}
+		return nil
+	})
+	if err != nil {
+		return false, true
+	}
+	return answer, spread
+}
+
+// HasTable reports whether every physical table of a spread model exists.
+func (m keyMigrator) HasTable(value any) bool {
+	if has, ok := m.allOf(value, func(mg gorm.Migrator, v any, _ physIndexes) bool { return mg.HasTable(v) }); ok {
+		return has
+	}
+	return m.Migrator.HasTable(value)
+}
+
+// DropTable drops every physical table of spread models, then the plain
+// ones (which spread tables may reference).
+func (m keyMigrator) DropTable(values ...any) error {
+	var plain []any
+	for _, v := range values {
+		spread, err := m.onEach("drop table", v, func(mg gorm.Migrator, v any, _ physIndexes) error { return mg.DropTable(v) })
+		if err != nil {
+			return err
+		}
+		if !spread {
+			plain = append(plain, v)
+		}
+	}
+	if len(plain) == 0 {
+		return nil
+	}
+	return m.Migrator.DropTable(plain...)
+}
+
+// RenameTable is refused for a spread table: its physical tables' names
+// come from the rules.
+func (m keyMigrator) RenameTable(oldName, newName any) error {
+	for _, v := range []any{oldName, newName} {
+		if logic, ts, err := m.spreadOf(v); err != nil || ts != nil {
+			return errors.Join(err, fmt.Errorf("%w: RenameTable of sharded table %s: its physical tables are named by the rules", ErrUnsupported, logic))
+		}
+	}
+	return m.Migrator.RenameTable(oldName, newName)
+}
+
+// AddColumn adds the column to every physical table.
+func (m keyMigrator) AddColumn(value any, field string) error {
+	return m.each("add column", value, func(mg gorm.Migrator, v any, _ physIndexes) error { return mg.AddColumn(v, field) },
+		func() error { return m.Migrator.AddColumn(value, field) })
+}
+
+// DropColumn drops the column from every physical table.
+func (m keyMigrator) DropColumn(value any, name string) error {
+	return m.each("drop column", value, func(mg gorm.Migrator, v any, _ physIndexes) error { return mg.DropColumn(v, name) },
+		func() error { return m.Migrator.DropColumn(value, name) })
+}
+
+// AlterColumn alters the column in every physical table.
+func (m keyMigrator) AlterColumn(value any, field string) error {
+	return m.each("alter column", value, func(mg gorm.Migrator, v any, _ physIndexes) error { return mg.AlterColumn(v, field) },
+		func() error { return m.Migrator.AlterColumn(value, field) })
+}
+
+// RenameColumn renames the column in every physical table.
+func (m keyMigrator) RenameColumn(value any, oldName, newName string) error {
+	return m.each("rename column", value, func(mg gorm.Migrator, v any, _ physIndexes) error { return mg.RenameColumn(v, oldName, newName) },
+		func() error { return m.Migrator.RenameColumn(value, oldName, newName) })
+}
+
+// HasColumn reports whether every physical table has the column.
+func (m keyMigrator) HasColumn(value any, field string) bool {
+	if has, ok := m.allOf(value, func(mg gorm.Migrator, v any, _ physIndexes) bool { return mg.HasColumn(v, field) }); ok {
+		return has
+	}
+	return m.Migrator.HasColumn(value, field)
+}
+
+// CreateIndex creates the index on every physical table, under that
+// table's name for it (physIndexes).
+func (m keyMigrator) CreateIndex(value any, name string) error {
+	return m.each("create index", value, func(mg gorm.Migrator, v any, pi physIndexes) error { return mg.CreateIndex(v, pi.name(name)) },
+		func() error { return m.Migrator.CreateIndex(value, name) })
+}
+
+// DropIndex drops the index from every physical table.
+func (m keyMigrator) DropIndex(value any, name string) error {
+	return m.each("drop index", value, func(mg gorm.Migrator, v any, pi physIndexes) error { return mg.DropIndex(v, pi.name(name)) },
+		func() error { return m.Migrator.DropIndex(value, name) })
+}
+
+// HasIndex reports whether every physical table has the index.
+func (m keyMigrator) HasIndex(value any, name string) bool {
+	if has, ok := m.allOf(value, func(mg gorm.Migrator, v any, pi physIndexes) bool { return mg.HasIndex(v, pi.name(name)) }); ok {
+		return has
+	}
+	return m.Migrator.HasIndex(value, name)
+}
+
+// RenameIndex renames the index on every physical table.
+func (m keyMigrator) RenameIndex(value any, oldName, newName string) error {
+	return m.each("rename index", value, func(mg gorm.Migrator, v any, pi physIndexes) error {
+		return mg.RenameIndex(v, pi.name(oldName), pi.name(newName))
+	}, func() error { return m.Migrator.RenameIndex(value, oldName, newName) })
+}
+
+// ColumnTypes is refused for a spread model: each physical table has its
+// own.
+func (m keyMigrator) ColumnTypes(value any) ([]gorm.ColumnType, error) {
+	if err := m.refuseOne("ColumnTypes", value); err != nil {
+		return nil, err
+	}
+	return m.Migrator.ColumnTypes(value)
+}
+
+// GetIndexes is refused for a spread model: each physical table has its
+// own.
+func (m keyMigrator) GetIndexes(value any) ([]gorm.Index, error) {
+	if err := m.refuseOne("GetIndexes", value); err != nil {
+		return nil, err
+	}
+	return m.Migrator.GetIndexes(value)
+}
+
+// TableType is refused for a spread model: each physical table has its
+// own.
+func (m keyMigrator) TableType(value any) (gorm.TableType, error) {
+	if err := m.refuseOne("TableType", value); err != nil {
+		return nil, err
+	}
+	return m.Migrator.TableType(value)
+}
+
+// CreateConstraint, DropConstraint and HasConstraint are refused for a
+// spread model: constraint names (a unique constraint's index on
+// PostgreSQL, a foreign key's on MySQL) would need one name per table.
+func (m keyMigrator) CreateConstraint(value any, name string) error {
+	if err := m.refuseOne("CreateConstraint", value); err != nil {
+		return err
+	}
+	return m.Migrator.CreateConstraint(value, name)
+}
+
+// DropConstraint: see CreateConstraint.
+func (m keyMigrator) DropConstraint(value any, name string) error {
+	if err := m.refuseOne("DropConstraint", value); err != nil {
+		return err
+	}
+	return m.Migrator.DropConstraint(value, name)
+}
+
+// HasConstraint: see CreateConstraint; false for a spread model.
+func (m keyMigrator) HasConstraint(value any, name string) bool {
+	if m.refuseOne("HasConstraint", value) != nil {
+		return false
+	}
+	return m.Migrator.HasConstraint(value, name)
+}
+
+func (m keyMigrator) refuseOne(what string, value any) error {
+	logic, ts, err := m.spreadOf(value)
+	if err != nil {
+		return err
+	}
+	if ts != nil {
+		return fmt.Errorf("%w: Migrator().%s on sharded table %s; ask a physical table: db.Table(%q).Migrator()", ErrUnsupported, what, logic, ts[0].Table)
+	}
+	return nil
+}
+
+// each runs op on every physical table of a spread value, else plain.
+func (m keyMigrator) each(verb string, value any, op func(gorm.Migrator, any, physIndexes) error, plain func() error) error {
+	spread, err := m.onEach(verb, value, op)
+	if spread || err != nil {
+		return err
+	}
+	return plain()
+}
+
+// physIndexes maps the index names a caller gives for a logic table to
+// one physical table's: GORM derives index names from the table
+// (idx_orders_user_id is idx_orders_1_user_id on orders_1), and on
+// PostgreSQL and SQLite, where index names are unique in the whole
+// schema, an explicit name is made the physical table's own
+// (physIndexName).
+type physIndexes struct {
+	byLogic map[string]string // the logic schema's index (and field) names
+	rename  func(string) string
+}
+
+func (pi physIndexes) name(n string) string {
+	if p, ok := pi.byLogic[n]; ok {
+		return p
+	}
+	if pi.rename != nil {
+		return pi.rename(n)
+	}
+	return n
+}
+
+// schemaWideIndexNames reports whether the database's index names are
+// unique per schema rather than per table.
+func schemaWideIndexNames(db *gorm.DB) bool {
+	switch db.Dialector.Name() {
+	case "postgres", "sqlite":
+		return true
+	}
+	return false
+}
+
+// physIndexName is the name of an explicitly named index on one
+// physical table: the logic table's name in it replaced by the physical
+// table's, else the physical table's name appended.
+func physIndexName(name, logic, phys string) string {
+	if strings.Contains(name, logic) {
+		return strings.Replace(name, logic, phys, 1)
+	}
+	return name + "_" + phys
+}
+
+// physIndexes prepares value's schema for one physical table (explicit
+// index names made its own where the database needs it) and returns the
+// name map.
+func (m keyMigrator) physIndexes(tx *gorm.DB, value any, logic, phys string) physIndexes {
+	pi := physIndexes{byLogic: map[string]string{}}
+	wide := schemaWideIndexNames(m.db)
+	if wide {
+		pi.rename = func(n string) string { return physIndexName(n, logic, phys) }
+	}
+	if _, ok := value.(string); ok {
+		return pi
+	}
+	ls := &gorm.Statement{DB: m.db}
+	ps := &gorm.Statement{DB: tx}
+	if ls.ParseWithSpecialTableName(value, logic) != nil || ps.ParseWithSpecialTableName(value, phys) != nil {
+		return pi
+	}
+	if wide {
+		ownIndexNames(ps.Schema, logic, phys)
+	}
+	for _, f := range ls.Schema.Fields {
+		pi.byLogic[f.Name] = f.Name
+	}
+	li, pis := ls.Schema.ParseIndexes(), ps.Schema.ParseIndexes()
+	if len(li) == len(pis) {
+		for i := range li {
+			pi.byLogic[li[i].Name] = pis[i].Name
+		}
+	}
+	return pi
+}
+
+var (
+	ownNamesMu   sync.Mutex
+	ownNamesDone = map[*schema.Schema]bool{}
+)
+
+// ownIndexNames rewrites, once, the explicit index names in the gorm
+// tags of a physical table's cached schema (GORM caches one schema per
+// model and table name, and reads index names from the tags).
+func ownIndexNames(s *schema.Schema, logic, phys string) {
+	ownNamesMu.Lock()
+	defer ownNamesMu.Unlock()
+	if ownNamesDone[s] {
+		return
+	}
+	ownNamesDone[s] = true
+	for _, f := range s.Fields {
+		old := f.Tag.Get("gorm")
+		if old == "" {
+			continue
+		}
+		parts := strings.Split(old, ";")
+		changed := false
+		for i, part := range parts {
+			k, v, ok := strings.Cut(part, ":")
+			key := strings.ToUpper(strings.TrimSpace(k))
+			if !ok || (key != "INDEX" && key != "UNIQUEINDEX") {
+				continue
+			}
+			name, rest, _ := strings.Cut(v, ",")
+			if name == "" {
+				continue // derived from the table's name: already its own
+			}
+			parts[i] = k + ":" + physIndexName(name, logic, phys)
+			if rest != "" || strings.Contains(v, ",") {
+				parts[i] += "," + rest
+			}
+			changed = true
+		}
+		if !changed {
+			continue
+		}
+		tag := string(f.Tag)
+		if i := strings.Index(tag, `gorm:"`+old+`"`); i >= 0 {
+			f.Tag = reflect.StructTag(tag[:i] + `gorm:"` + strings.Join(parts, ";") + `"` + tag[i+len(`gorm:"`+old+`"`):])
+		}
+	}
 }
