@@ -7,6 +7,7 @@ import (
 	"reflect"
 	"strconv"
 	"strings"
+	"time"
 
 	"gorm.io/gorm"
 	"gorm.io/gorm/clause"
@@ -125,9 +126,19 @@ func scopeCondsNamed(sc condScope, x clause.NamedExpr) []shardconf.Cond {
 
 // condNamedValues collects the names GORM resolves @name with: sql.NamedArg,
 // map[string]any, and the exported fields of a struct (embedded structs'
-// fields too, by their own names).
+// fields too, by their own names). A time from a map or a struct is left
+// out (its name is then not read): the WithTimeLocation check reads only
+// sql.NamedArg values.
 func condNamedValues(vars []any) map[string]any {
 	out := map[string]any{}
+	set := func(k string, v any) {
+		switch v.(type) {
+		case time.Time, *time.Time:
+			delete(out, k)
+		default:
+			out[k] = v
+		}
+	}
 	var fields func(rv reflect.Value)
 	fields = func(rv reflect.Value) {
 		rv = reflect.Indirect(rv)
@@ -139,7 +150,7 @@ func condNamedValues(vars []any) map[string]any {
 			if !ast.IsExported(f.Name) {
 				continue
 			}
-			out[f.Name] = rv.Field(i).Interface()
+			set(f.Name, rv.Field(i).Interface())
 			if f.Anonymous {
 				fields(rv.Field(i))
 			}
@@ -151,7 +162,7 @@ func condNamedValues(vars []any) map[string]any {
 			out[x.Name] = x.Value
 		case map[string]any:
 			for k, e := range x {
-				out[k] = e
+				set(k, e)
 			}
 		default:
 			fields(reflect.ValueOf(v))

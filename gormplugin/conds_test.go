@@ -4,6 +4,7 @@ import (
 	"database/sql"
 	"fmt"
 	"testing"
+	"time"
 
 	"gorm.io/gorm"
 	"gorm.io/gorm/clause"
@@ -153,6 +154,8 @@ func TestWhereNamedArgumentsRoute(t *testing.T) {
 		{"user_id = @uid OR id = 1", []any{sql.Named("uid", 101)}, ""},
 		{"note = '@uid' AND user_id = 1", []any{sql.Named("uid", 101)}, ""},
 		{"user_id = @uid AND id = ?", []any{sql.Named("uid", 101), 3}, ""},
+		// A time from a map or struct escapes the time-location check.
+		{"user_id = 1 AND id = @t", []any{map[string]any{"t": time.Unix(0, 0)}}, ""},
 	} {
 		got := scopeCondsNamed(sc, clause.NamedExpr{SQL: tc.sql, Vars: tc.vars})
 		s := ""
