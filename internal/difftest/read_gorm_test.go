@@ -140,6 +140,12 @@ func genGormQ(rng *rand.Rand, db string) *gormQ {
 	}
 	q.dest = pick(rng, []string{"rows", "rows", "rows", "first", "last", "take", "count", "pluck", "agg", "agg", "aggmaps",
 		"maps", "batches", "distinct", "agg1", "groupcount"})
+	q.genDest(rng, db)
+	return q
+}
+
+// genDest draws the parts of the call its destination takes.
+func (q *gormQ) genDest(rng *rand.Rand, db string) {
 	switch q.dest {
 	case "rows", "maps":
 		if rng.IntN(2) == 0 {
@@ -193,7 +199,6 @@ func genGormQ(rng *rand.Rand, db string) *gormQ {
 	case "batches":
 		q.batch = 20 + rng.IntN(60)
 	}
-	return q
 }
 
 func (q *gormQ) genOrder(rng *rand.Rand, cols []readCol, n int) {

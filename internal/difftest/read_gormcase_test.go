@@ -117,20 +117,7 @@ func (q *gormQ) run(db *gorm.DB) (*readResult, error) {
 		}
 		return &readResult{cols: cols, rows: rows}, nil
 	case "first", "last", "take":
-		var r ReadRow
-		var err error
-		switch q.dest {
-		case "first":
-			err = tx.First(&r).Error
-		case "last":
-			err = tx.Last(&r).Error
-		default:
-			err = tx.Take(&r).Error
-		}
-		if errors.Is(err, gorm.ErrRecordNotFound) {
-			return &readResult{cols: fieldNames}, nil
-		}
-		return &readResult{cols: fieldNames, rows: [][]any{structRow(reflect.ValueOf(r), nil)}}, err
+		return q.runOne(tx)
 	case "agg1":
 		var r ReadAgg
 		err := tx.Scan(&r).Error
@@ -140,14 +127,10 @@ func (q *gormQ) run(db *gorm.DB) (*readResult, error) {
 		err := tx.Count(&n).Error
 		return &readResult{cols: []string{"count"}, rows: [][]any{{n}}}, err
 	case "pluck":
-		var vs []sql.NullString
-		if q.distinct != nil {
-			tx = tx.Distinct()
-		}
-		err := tx.Pluck(q.pluck, &vs).Error
+		vs, err := q.plucked(tx)
 		res := &readResult{cols: []string{q.pluck}}
 		for _, v := range vs {
-			res.rows = append(res.rows, []any{nullString(v)})
+			res.rows = append(res.rows, []any{v})
 		}
 		return res, err
 	case "agg":
@@ -170,69 +153,76 @@ func (q *gormQ) run(db *gorm.DB) (*readResult, error) {
 	return nil, errors.New("difftest: unknown destination " + q.dest)
 }
 
+// runOne performs First, Last or Take; no row is an empty result.
+func (q *gormQ) runOne(tx *gorm.DB) (*readResult, error) {
+	var r ReadRow
+	var err error
+	switch q.dest {
+	case "first":
+		err = tx.First(&r).Error
+	case "last":
+		err = tx.Last(&r).Error
+	default:
+		err = tx.Take(&r).Error
+	}
+	if errors.Is(err, gorm.ErrRecordNotFound) {
+		return &readResult{cols: fieldNames}, nil
+	}
+	return &readResult{cols: fieldNames, rows: [][]any{structRow(reflect.ValueOf(r), nil)}}, err
+}
+
+// plucked performs Pluck (after Distinct() when asked).
+func (q *gormQ) plucked(tx *gorm.DB) ([]any, error) {
+	var vs []sql.NullString
+	if q.distinct != nil {
+		tx = tx.Distinct()
+	}
+	err := tx.Pluck(q.pluck, &vs).Error
+	out := make([]any, len(vs))
+	for i, v := range vs {
+		out[i] = nullString(v)
+	}
+	return out, err
+}
+
 // runFull reads the oracle's rows without Limit/Offset, with the values
 // of keys appended to each row's payload.
 func (q *gormQ) runFull(db *gorm.DB, keys []string) (*readResult, error) {
 	tx := q.chain(db, true)
 	switch q.dest {
-	case "first":
+	case "first", "batches":
 		tx = tx.Order("id")
 	case "last":
 		tx = tx.Order("id DESC")
-	case "batches":
-		tx = tx.Order("id")
 	}
 	res := &readResult{cols: q.payloadCols()}
+	var err error
 	switch q.dest {
 	case "rows", "distinct", "first", "last", "take", "batches":
-		var rows []ReadRow
-		if err := tx.Find(&rows).Error; err != nil {
-			return nil, err
-		}
-		mask := func(i int) bool { return q.sel != nil && !slices.Contains(q.sel, fieldNames[i]) }
-		for _, r := range rows {
-			full := structRow(reflect.ValueOf(r), nil)
-			row := structRow(reflect.ValueOf(r), mask)
-			for _, k := range keys {
-				row = append(row, full[slices.Index(fieldNames, k)])
-			}
-			res.rows = append(res.rows, row)
-		}
+		res.rows, err = q.fullRows(tx, keys)
 	case "maps", "aggmaps":
 		var ms []map[string]any
-		if err := tx.Find(&ms).Error; err != nil {
-			return nil, err
-		}
+		err = tx.Find(&ms).Error
 		for _, m := range ms {
 			var row []any
-			for _, c := range res.cols {
+			for _, c := range slices.Concat(res.cols, keys) {
 				row = append(row, deref(m[c]))
-			}
-			for _, k := range keys {
-				row = append(row, deref(m[k]))
 			}
 			res.rows = append(res.rows, row)
 		}
 	case "pluck":
-		var vs []sql.NullString
-		if q.distinct != nil {
-			tx = tx.Distinct()
-		}
-		if err := tx.Pluck(q.pluck, &vs).Error; err != nil {
-			return nil, err
-		}
+		var vs []any
+		vs, err = q.plucked(tx)
 		for _, v := range vs {
-			row := []any{nullString(v)}
+			row := []any{v}
 			for range keys {
-				row = append(row, nullString(v))
+				row = append(row, v) // the only key is the plucked column
 			}
 			res.rows = append(res.rows, row)
 		}
 	case "agg":
 		var rows []ReadAgg
-		if err := tx.Scan(&rows).Error; err != nil {
-			return nil, err
-		}
+		err = tx.Scan(&rows).Error
 		for _, r := range rows {
 			row := structRow(reflect.ValueOf(r), nil)
 			for _, k := range keys {
@@ -243,7 +233,30 @@ func (q *gormQ) runFull(db *gorm.DB, keys []string) (*readResult, error) {
 	default:
 		return nil, errors.New("difftest: no full read for " + q.dest)
 	}
+	if err != nil {
+		return nil, err
+	}
 	return res, nil
+}
+
+// fullRows reads model rows, the fields the call did not select zeroed
+// as they are in its result, the key columns appended as read.
+func (q *gormQ) fullRows(tx *gorm.DB, keys []string) ([][]any, error) {
+	var rows []ReadRow
+	if err := tx.Find(&rows).Error; err != nil {
+		return nil, err
+	}
+	mask := func(i int) bool { return q.sel != nil && !slices.Contains(q.sel, fieldNames[i]) }
+	var out [][]any
+	for _, r := range rows {
+		full := structRow(reflect.ValueOf(r), nil)
+		row := structRow(reflect.ValueOf(r), mask)
+		for _, k := range keys {
+			row = append(row, full[slices.Index(fieldNames, k)])
+		}
+		out = append(out, row)
+	}
+	return out, nil
 }
 
 // smaller is the call with one part dropped.

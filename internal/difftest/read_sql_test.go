@@ -121,7 +121,16 @@ func (q *sqlQuery) render(full bool) (string, []any) {
 			c.add(" NULLS " + k.nulls)
 		}
 	}
-	if !full && q.limit >= 0 {
+	if !full {
+		q.renderLimit(&c)
+	}
+	return dollars(c.text, q.db == "postgres"), c.args
+}
+
+// renderLimit spells LIMIT/OFFSET: literals or placeholders, and LIMIT
+// off, n where the database has it.
+func (q *sqlQuery) renderLimit(c *cell) {
+	if q.limit >= 0 {
 		switch {
 		case q.commaLimit && q.limitArg:
 			c.add(" LIMIT ?, ?", int64(max(q.off, 0)), int64(q.limit))
@@ -139,7 +148,6 @@ func (q *sqlQuery) render(full bool) (string, []any) {
 			}
 		}
 	}
-	return dollars(c.text, q.db == "postgres"), c.args
 }
 
 // dollars spells ? as $n on PostgreSQL, outside quoted literals.
@@ -496,7 +504,31 @@ func genHaving(rng *rand.Rand, db string) cell {
 // text, other columns and expressions (not for DISTINCT), and extra
 // (aggregates of a grouped query).
 func genOrder(rng *rand.Rand, q *sqlQuery, extra []sqlKey) {
-	var cands []sqlKey
+	cands, nproj := orderCands(rng, q, extra)
+	if len(cands) == 0 {
+		return
+	}
+	for range 1 + rng.IntN(3) {
+		k := pick(rng, cands)
+		if nproj > 0 && rng.IntN(5) < 3 {
+			k = cands[rng.IntN(nproj)]
+		}
+		q.order = append(q.order, dressKey(rng, q, k))
+	}
+	// ORDER BY ... id: a total order now and then, id often projected
+	if len(q.group) == 0 && !q.distinct && rng.IntN(3) == 0 {
+		k := sqlKey{text: "id", expr: "id", proj: -1, kind: kInt, desc: rng.IntN(2) == 0}
+		if !q.star && rng.IntN(2) == 0 {
+			q.items = append(q.items, sqlItem{text: "id", kind: kInt})
+			k.proj = len(q.items) - 1
+		}
+		q.order = append(q.order, k)
+	}
+}
+
+// orderCands is what may be ordered by, the projected items first
+// (nproj of them).
+func orderCands(rng *rand.Rand, q *sqlQuery, extra []sqlKey) (cands []sqlKey, nproj int) {
 	off := 0
 	if q.star {
 		for i, c := range readCols {
@@ -528,39 +560,26 @@ func genOrder(rng *rand.Rand, q *sqlQuery, extra []sqlKey) {
 		}
 		cands = append(cands, extra...)
 	}
-	if len(cands) == 0 {
-		return
+	return cands, off + len(q.items)
+}
+
+// dressKey gives a key its direction, NULLS FIRST/LAST or USING, and
+// now and then an explicit binary COLLATE.
+func dressKey(rng *rand.Rand, q *sqlQuery, k sqlKey) sqlKey {
+	k.desc = rng.IntN(2) == 0
+	switch {
+	case q.db == "postgres" && rng.IntN(12) == 0 && !strings.ContainsAny(k.text, "0123456789"):
+		k.text += pick(rng, []string{" USING <", " USING >"})
+		k.desc = false // USING > is the descending order: the key text says it
+	case q.db != "mariadb" && rng.IntN(3) == 0:
+		k.nulls = pick(rng, []string{"FIRST", "LAST"})
 	}
-	nproj := off + len(q.items) // the projected candidates come first
-	for range 1 + rng.IntN(3) {
-		k := pick(rng, cands)
-		if nproj > 0 && rng.IntN(5) < 3 {
-			k = cands[rng.IntN(nproj)]
-		}
-		k.desc = rng.IntN(2) == 0
-		switch {
-		case q.db == "postgres" && rng.IntN(12) == 0 && !strings.ContainsAny(k.text, "0123456789"):
-			k.text += pick(rng, []string{" USING <", " USING >"})
-			k.desc = false // USING > is the descending order: the key text says it
-		case q.db != "mariadb" && rng.IntN(3) == 0:
-			k.nulls = pick(rng, []string{"FIRST", "LAST"})
-		}
-		if k.text == "label" && !q.distinct && rng.IntN(3) == 0 {
-			// an explicit binary collation on the key: mergeable without the option
-			k.text = "label COLLATE " + binaryCollation(q.db)
-			k.expr, k.kind = k.text, kTextBin
-		}
-		q.order = append(q.order, k)
+	if k.text == "label" && !q.distinct && rng.IntN(3) == 0 {
+		// an explicit binary collation on the key: mergeable without the option
+		k.text = "label COLLATE " + binaryCollation(q.db)
+		k.expr, k.kind = k.text, kTextBin
 	}
-	// ORDER BY ... id: a total order now and then, id often projected
-	if len(q.group) == 0 && !q.distinct && rng.IntN(3) == 0 {
-		k := sqlKey{text: "id", expr: "id", proj: -1, kind: kInt, desc: rng.IntN(2) == 0}
-		if !q.star && rng.IntN(2) == 0 {
-			q.items = append(q.items, sqlItem{text: "id", kind: kInt})
-			k.proj = len(q.items) - 1
-		}
-		q.order = append(q.order, k)
-	}
+	return k
 }
 
 func genLimit(rng *rand.Rand, q *sqlQuery) {
@@ -582,14 +601,6 @@ func genLimit(rng *rand.Rand, q *sqlQuery) {
 // genPred draws a condition on sharding and other columns.
 func genPred(rng *rand.Rand, db string, depth int) cell {
 	var c cell
-	num := func(v int64) {
-		if rng.IntN(2) == 0 {
-			c.add("?", v)
-		} else {
-			c.add(strconv.FormatInt(v, 10))
-		}
-	}
-	user := func() int64 { return int64(rng.IntN(11)) }
 	switch r := rng.IntN(16); {
 	case r == 0 && depth < 2:
 		c.add("NOT (")
@@ -601,6 +612,26 @@ func genPred(rng *rand.Rand, db string, depth int) cell {
 		c.add(" OR ")
 		c.addCell(genPred(rng, db, depth+1))
 		c.add(")")
+	case r <= 8:
+		c.addCell(genKeyPred(rng, r))
+	default:
+		c.addCell(genOtherPred(rng, r))
+	}
+	return c
+}
+
+// genKeyPred is a condition on a sharding column or the primary key.
+func genKeyPred(rng *rand.Rand, r int) cell {
+	var c cell
+	num := func(v int64) {
+		if rng.IntN(2) == 0 {
+			c.add("?", v)
+		} else {
+			c.add(strconv.FormatInt(v, 10))
+		}
+	}
+	user := func() int64 { return int64(rng.IntN(11)) }
+	switch {
 	case r <= 3:
 		c.add("user_id = ")
 		num(user())
@@ -625,18 +656,25 @@ func genPred(rng *rand.Rand, db string, depth int) cell {
 	case r == 7:
 		c.add(pick(rng, []string{"k = ", "k <> "}))
 		num(int64(rng.IntN(4)))
-	case r == 8:
+	default:
 		c.add("id BETWEEN ")
 		a := int64(rng.IntN(300))
 		num(a)
 		c.add(" AND ")
 		num(a + int64(rng.IntN(100)))
+	}
+	return c
+}
+
+// genOtherPred is a condition on the other columns.
+func genOtherPred(rng *rand.Rand, r int) cell {
+	var c cell
+	switch {
 	case r == 9:
 		c.add(pick(rng, []string{"qty", "name", "label", "amount", "score", "ts", "flag", "big"}))
 		c.add(pick(rng, []string{" IS NULL", " IS NOT NULL"}))
 	case r == 10:
-		c.add(pick(rng, []string{"qty > ", "qty <= ", "qty = "}))
-		num(int64(rng.IntN(12)))
+		c.add(pick(rng, []string{"qty > ?", "qty <= ?", "qty = ?"}), int64(rng.IntN(12)))
 	case r == 11:
 		c.add("name = ?", pick(rng, readNames[:11]))
 	case r == 12:
