@@ -91,22 +91,57 @@
 // its physical tables, as shardconf's rules say, reading GORM's clause
 // tree: clause.Eq/IN/Gt/Gte/Lt/Lte, struct and map conditions, primary-key
 // arguments (First(&o, id)), a model's loaded key (db.Model(&o).Update),
-// and Where templates of the form "col = ?", "col IN ?", "a = ? AND b >
-// ?". Conditions it cannot read only narrow a result, so leaving them out
-// never loses a table. Where(a).Or(b) routes each branch and takes the
-// union, so `key = 1 OR key = 2` reaches both tables; a branch without the
-// sharding key is shardconf.ErrMissingShardingKey (go-gorm/sharding sends
-// all of these to one shard).
+// and Where templates. Conditions it cannot read only narrow a result, so
+// leaving them out never loses a table. Where(a).Or(b) routes each branch
+// and takes the union, so `key = 1 OR key = 2` reaches both tables; a
+// branch without the sharding key is shardconf.ErrMissingShardingKey
+// (go-gorm/sharding sends all of these to one shard).
+//
+// # Conditions written as text
+//
+// A Where template is read as SQL tokens, after GORM's own substitution
+// of its values: placeholders ("user_id = ?", "user_id IN ?", "user_id IN
+// (?, ?)"), named arguments ("user_id = @uid" with sql.Named, a
+// map[string]any or a struct) and literal values ("user_id = 101",
+// "user_id IN (1, 2)", "code = 'a1'"). What it reads are the AND-ed
+// comparisons <column> <op> <value> (op =, <, <=, >, >=, IN; the column
+// bare, quoted, or qualified with the logic table, "orders.user_id") at
+// the template's top level or in parentheses holding only such ANDs. A
+// literal routes only for a column whose Go type the model states: an
+// integer literal for an integer field, a '...' string (with = or IN) for
+// a string field; otherwise (a number for a text column, which MySQL
+// compares as numbers, '0101' = 101; a decimal, 1e2, 0x1F, a cast) it is
+// not read. Without a model (db.Table with a map) literals are not read.
+//
+// Reading is exact or nothing. An AND-ed part it cannot read (user_id <>
+// 1, NOT ..., a function, a column of another table) narrows nothing, as
+// the other parts still hold; the whole template narrows nothing when it
+// has an OR, XOR or || at its top level, a CASE, a comment (--, /* */,
+// #), a backslash, a placeholder or @name inside quotes, a dollar-quoted
+// string, a double-quoted name on MySQL (a string there), a time given by
+// a named map or struct, or a character the scanner does not know. A
+// statement whose templates narrow nothing needs its sharding key
+// elsewhere (shardconf.ErrMissingShardingKey) or WithScatter (every
+// table, merged).
+//
+// A statement on one table names the physical table with the logic
+// table's name as alias — FROM "orders_1" AS "orders", UPDATE "orders_1"
+// AS "orders", DELETE FROM "orders_1" AS "orders" (PostgreSQL, SQLite),
+// DELETE `orders` FROM `orders_1` AS `orders` (MySQL, MariaDB) — so
+// columns qualified with the logic table in Where, Select, Order, Pluck
+// and Count work as on an unsharded table. A MySQL DELETE with ORDER BY,
+// LIMIT or RETURNING (which the multi-table form does not take) names the
+// physical table without alias: qualify its columns with nothing. An
+// INSERT, and a statement naming a physical table (db.Table("orders_1")),
+// are not aliased.
 //
 //   - Create: each row goes to the table its (generated) key selects; a
 //     batch over several tables becomes one INSERT per table in the same
 //     transaction.
-//   - Find, First, Take, Last, Count, Pluck, Scan over several tables run on
-//     each and merge: rows concatenated, counts summed, ORDER BY applied to
-//     the merged rows (on model fields; an ORDER BY it cannot resolve with a
-//     LIMIT is ErrUnsupported), LIMIT and OFFSET after merging — the answer
-//     one table would give. Update and Delete run on each table; RowsAffected
-//     adds up. Row and Rows (one *sql.Rows) need a single table.
+//   - Find, First, Take, Last, Count, Pluck and FindInBatches over several
+//     tables run on each and merge into the answer one table would give
+//     (see Reads over several tables). Update and Delete run on each table;
+//     RowsAffected adds up. Row, Rows and Scan need a single table.
 //   - Preload routes its IN query like any other. A JOIN between binding
 //     tables (db.Table("orders").Joins("JOIN order_items ON ...")) runs on
 //     each pair of same-index tables, with the logic names as aliases, so the
@@ -118,10 +153,8 @@
 //     sqlhook's job), writes to a broadcast table with several copies,
 //     writes that would move a row (see Writes below), a
 //     write or batch spanning data sources, a statement in a transaction
-//     reaching a data source other than its own, and — over several tables — DISTINCT, GROUP
-//     BY, HAVING, aggregate select expressions, ORDER BY expressions and
-//     results of another type than the model (each table would answer on its
-//     own, and merging cannot combine them).
+//     reaching a data source other than its own, and the reads over several
+//     tables that no merge answers exactly (below).
 //
 // Conditions inside a grouped OR, or on another table's columns (a joined
 // table's "items.id = ?"), do not narrow the tables: without another
@@ -137,6 +170,62 @@
 // source: open a *gorm.DB on another data source, with the plugin, for
 // transactions there (with PrepareStmt too: the pool GORM wraps is
 // recognised).
+//
+// # Reads over several tables
+//
+// Each table is asked the statement's SELECT, as GORM builds it for that
+// table (the physical table named with the logic name as alias, so columns
+// qualified with the logic table work), rewritten for merging: sort keys,
+// grouping keys, HAVING operands and AVG's SUM and COUNT the select list
+// leaves out are added as hidden columns (never compared as zero values),
+// HAVING is taken out and evaluated on the merged groups, a DISTINCT
+// aggregate's argument is added to GROUP BY so each table returns its
+// distinct values. The answers merge in one engine (internal/merge, shared
+// with sqlhook) and reach GORM as a *sql.Rows, so structs, maps, Pluck,
+// Count and sql.Scanner fields convert exactly as from one table; hooks
+// (AfterFind), RowsAffected and ErrRecordNotFound are GORM's own. Merged:
+//
+//   - ORDER BY columns, select aliases and positions, with the database's
+//     NULL placement (PostgreSQL: NULL largest; MySQL, MariaDB, SQLite:
+//     smallest), NULLS FIRST/LAST, PostgreSQL's USING < and >; numbers,
+//     decimals, times and booleans compared as their types; LIMIT and
+//     OFFSET after merging (each table returns at most LIMIT+OFFSET rows).
+//   - GROUP BY columns with HAVING (comparisons of aggregates, grouped
+//     columns, arguments and literals with AND, OR, NOT, IS NULL), COUNT,
+//     SUM, MIN, MAX, AVG (from each table's SUM and COUNT, divided as the
+//     database divides), COUNT/SUM/AVG(DISTINCT col), aggregates without
+//     GROUP BY, SELECT DISTINCT, Count with Distinct("col") or Group.
+//   - Destinations of any type GORM scans: the model, another struct
+//     (GORM selects its fields), maps, Pluck's slices, scalars.
+//
+// Text is ordered (ORDER BY, MIN, MAX, < in HAVING) or grouped (GROUP BY,
+// DISTINCT, COUNT(DISTINCT)) only where the comparison is known to be the
+// column's collation: with WithBinaryCollation, or a key written with an
+// explicit binary COLLATE (`"C"`/POSIX on PostgreSQL, *_bin or binary on
+// MySQL/MariaDB, BINARY on SQLite); on PostgreSQL grouping and DISTINCT
+// are allowed without it (equality is bytewise in its deterministic
+// collations). Otherwise the read is ErrUnsupported, with a message that
+// says how to allow it.
+//
+// Refused with ErrUnsupported before anything runs: an aggregate inside an
+// expression (count(*) + 1), SUM or AVG of an expression (each table's
+// result is already rounded), aggregates other than these five
+// (GROUP_CONCAT, STRING_AGG, ...), window functions and subqueries in the
+// select list, a select column neither grouped nor aggregated, GROUP BY or
+// ORDER BY an expression, ORDER BY a column DISTINCT does not select,
+// SELECT * with grouping, HAVING of other forms (IN, BETWEEN,
+// arithmetic), named arguments in these clauses, values of types the
+// engine cannot order or group (PostgreSQL interval, money, json, enums;
+// MySQL ENUM, SET, JSON). An error the engine finds while merging (a text
+// value where none was allowed, too many groups) also wraps ErrUnsupported.
+//
+// Memory: an ORDER BY merge streams (one row per table in a heap) when
+// every table's result can stay open at once, that is when the pool is a
+// *sql.DB without a connection limit. In a transaction, or on a pool with
+// SetMaxOpenConns, each table's rows are read into memory before the next
+// table's query runs (at most LIMIT+OFFSET rows each under a LIMIT).
+// GROUP BY, DISTINCT and the distinct aggregates hold their groups and
+// distinct values in memory, at most 1<<20 of them (more is an error).
 //
 // # Writes
 //
@@ -233,8 +322,28 @@
 // itself for a create or update that saves associations of a sharded
 // table.
 //
+// # Migrator
+//
 // AutoMigrate and CreateTable create every physical table of a sharded (or
-// broadcast) model in its data source instead of the logic table. Index
-// names GORM derives are per physical table; an index given an explicit
-// name would collide across the tables of one PostgreSQL schema.
+// broadcast) model in its data source instead of the logic table. The
+// Migrator's HasTable, DropTable, AddColumn, DropColumn, AlterColumn,
+// RenameColumn, HasColumn, CreateIndex, DropIndex, HasIndex and
+// RenameIndex, given the model or its logic table's name, act on every
+// physical table, each in its data source. "Has" means every physical
+// table has it: HasTable, HasColumn and HasIndex are false when any one
+// table lacks it (a migration that stopped half way), so AutoMigrate-style
+// "if !Has { Create }" code completes it. The logic table itself never
+// exists. ColumnTypes, GetIndexes and TableType (which describe one
+// table), RenameTable, and the constraint operations are refused with
+// ErrUnsupported on a sharded model: ask db.Table("orders_1").Migrator().
+//
+// Index names GORM derives (idx_<table>_<column>) are per physical table.
+// An index given an explicit name (index:idx_code) keeps it on MySQL and
+// MariaDB, where index names are per table; on PostgreSQL and SQLite,
+// where they are unique in the schema, each physical table's copy is
+// named with the logic table's name in it replaced by the physical
+// table's (idx_orders_code on orders_1 is idx_orders_1_code), or else
+// with "_<physical table>" appended (idx_code_orders_1). Pass the Migrator
+// the model's names (the logic table's derived name, the explicit name,
+// or the field name): it uses each table's own.
 package gormplugin
