@@ -170,15 +170,13 @@ func (h *hook) bindWhere(p *plan, args []driver.NamedValue) (*routed, error) {
 		}
 	}
 	out := newRouted(len(targets))
-	mergeTail := p.kind == kindSelect && len(targets) > 1 && (p.sel.limit != nil || p.sel.offset != nil)
+	mergeTail := p.kind == kindSelect && len(targets) > 1
 	var limit any
 	if mergeTail {
 		var err error
 		if out.merge, limit, err = h.mergeOf(p.sel, args); err != nil {
 			return nil, err
 		}
-	} else if p.kind == kindSelect {
-		out.merge = mergeSpec{orderBy: p.sel.orderBy, aggs: p.sel.aggs, limit: -1, nullsFirst: h.dialect != PostgreSQL, binaryText: h.opts.binaryText}
 	}
 	var physBuf [4]string
 	for _, t := range targets {
@@ -251,16 +249,17 @@ func (h *hook) bindBroadcast(p *plan, args []driver.NamedValue) (*routed, error)
 	return out, nil
 }
 
-// mergeOf resolves the merge of a SELECT over several targets and the
-// LIMIT each target gets: limit + offset, or the dialect's "no limit".
+// mergeOf binds the merge of a SELECT over several targets and gives the
+// LIMIT each target gets: limit + offset where the merge streams, else the
+// dialect's "no limit" (grouping and DISTINCT need every row).
 func (h *hook) mergeOf(sel *selectPlan, args []driver.NamedValue) (mergeSpec, any, error) {
-	m := mergeSpec{orderBy: sel.orderBy, aggs: sel.aggs, limit: -1, nullsFirst: h.dialect != PostgreSQL, binaryText: h.opts.binaryText}
+	m := mergeSpec{merge: sel.merge, dialect: mergeDialect(h.dialect), limit: -1, args: args}
 	if sel.offset != nil {
 		n, err := toInt64(value(*sel.offset, args))
 		if err != nil {
 			return m, 0, fmt.Errorf("sqlhook: OFFSET: %w", err)
 		}
-		m.offset = n
+		m.offset = max(n, 0) // OFFSET NULL: none
 	}
 	if sel.limit != nil {
 		n, err := toInt64(value(*sel.limit, args))
@@ -272,7 +271,7 @@ func (h *hook) mergeOf(sel *selectPlan, args []driver.NamedValue) (mergeSpec, an
 	if m.offset < 0 || m.limit < -1 {
 		return m, 0, fmt.Errorf("sqlhook: negative LIMIT or OFFSET")
 	}
-	if m.limit >= 0 {
+	if m.limit >= 0 && (sel.merge == nil || sel.merge.streaming()) && m.limit <= math.MaxInt64-m.offset {
 		return m, m.limit + m.offset, nil
 	}
 	switch h.dialect {

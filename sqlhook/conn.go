@@ -513,7 +513,11 @@ func (c *conn) queryRouted(ctx context.Context, query string, r *routed, s *stmt
 		}
 		return rows[0], nil
 	}
-	m, err := newMergedRows(rows, r.merge)
+	spec := r.merge
+	if spec.dialect == 0 && c.cn.h != nil {
+		spec.dialect = mergeDialect(c.cn.h.dialect)
+	}
+	m, err := newMergedRows(rows, spec)
 	if err != nil {
 		closeAll()
 		return nil, err

@@ -64,6 +64,7 @@ func (t *myTemplate) build() error {
 		if err := t.limit(x); err != nil {
 			return err
 		}
+		t.selectMerge()
 	}
 	slices.SortStableFunc(t.edits, func(a, b edit) int { return a.start - b.start })
 	for i := 1; i < len(t.edits); i++ {

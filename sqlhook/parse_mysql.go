@@ -28,6 +28,7 @@ type myCompiler struct {
 	placed  map[*ast.TableName]bool
 	asLogic map[*ast.TableName]string // a physical table placed as its logic table
 	bare    map[string]bool           // logic tables placed without alias, lower case
+	shape   *selectShape              // a top-level SELECT's shape
 	repeats string
 	err     error
 }
@@ -628,79 +629,11 @@ func myValue(e ast.ExprNode) valRef {
 	return exprRef
 }
 
+// selectShape reads what merging several targets' rows needs (built by
+// the template, once the text is cut) and the LIMIT values.
 func (c *myCompiler) selectShape(s *ast.SelectStmt) {
 	sp := c.p.sel
-	switch {
-	case s.Distinct:
-		sp.multi = "SELECT DISTINCT"
-	case s.GroupBy != nil:
-		sp.multi = "GROUP BY"
-	case s.Having != nil:
-		sp.multi = "HAVING"
-	case len(s.WindowSpecs) > 0:
-		sp.multi = "WINDOW"
-	}
-	var outs []outCol
-	star := false
-	if s.Fields != nil {
-		for i, f := range s.Fields.Fields {
-			if f.WildCard != nil {
-				star = true
-				outs = append(outs, outCol{})
-				continue
-			}
-			out := outCol{alias: f.AsName.L}
-			switch x := f.Expr.(type) {
-			case *ast.ColumnNameExpr:
-				out.ref = columnFields(x.Name)
-			case *ast.AggregateFuncExpr:
-				fn := strings.ToLower(x.F)
-				agg := mergeableAggs[fn]
-				switch {
-				case agg == 0:
-					setOnce(&sp.multi, "aggregate "+strings.ToUpper(fn))
-				case x.Distinct:
-					setOnce(&sp.multi, strings.ToUpper(fn)+"(DISTINCT ...)")
-				case myHasAggregate(x.Args...):
-					setOnce(&sp.multi, "nested aggregates")
-				default:
-					sp.aggs = append(sp.aggs, aggCol{pos: i, fn: agg})
-				}
-			default:
-				if myHasAggregate(f.Expr) {
-					setOnce(&sp.multi, "an aggregate inside an expression")
-				}
-			}
-			outs = append(outs, out)
-		}
-	}
-	if s.OrderBy != nil {
-		for _, it := range s.OrderBy.Items {
-			switch x := it.Expr.(type) {
-			case *ast.ColumnNameExpr:
-				oneTable := false
-				if s.From != nil && s.From.TableRefs != nil && s.From.TableRefs.Right == nil {
-					if ts, ok := s.From.TableRefs.Left.(*ast.TableSource); ok {
-						_, oneTable = ts.Source.(*ast.TableName)
-					}
-				}
-				key, why := resolveOrder(outs, star, oneTable, columnFields(x.Name))
-				if why != "" {
-					setOnce(&sp.multi, why)
-				}
-				key.desc = it.Desc
-				sp.orderBy = append(sp.orderBy, key)
-			case *ast.PositionExpr:
-				if x.P == nil {
-					sp.orderBy = append(sp.orderBy, orderKey{pos: x.N - 1, desc: it.Desc})
-					continue
-				}
-				setOnce(&sp.multi, "ORDER BY a placeholder position")
-			default:
-				setOnce(&sp.multi, "ORDER BY an expression")
-			}
-		}
-	}
+	c.shape = c.myShape(s)
 	if s.Limit != nil {
 		if s.Limit.Count != nil {
 			v := myValue(s.Limit.Count)
@@ -714,7 +647,6 @@ func (c *myCompiler) selectShape(s *ast.SelectStmt) {
 			setOnce(&sp.multi, "LIMIT expression")
 			sp.limit, sp.offset = nil, nil
 		}
-		sp.limitSpliced = true
 	}
 }
 

@@ -33,6 +33,7 @@ type pgCompiler struct {
 	dropPlaced bool
 	aliases    map[string]int // qualifier (lower case) -> table index
 	repeats    string         // a logic table named twice
+	shape      *selectShape   // a top-level SELECT's shape
 	err        error
 }
 
@@ -83,6 +84,7 @@ func (h *hook) compilePG(query string) (*plan, error) {
 	if c.err != nil {
 		return nil, c.err
 	}
+	c.finishSelect()
 	c.p.tmpl = buildTemplate(c.text, c.edits)
 	return c.p, nil
 }
@@ -889,93 +891,11 @@ func numberLiteral(s string) any {
 	return s
 }
 
-// selectShape records what merging several targets' rows needs, or why
-// they cannot be merged.
+// selectShape reads what merging several targets' rows needs (built in
+// finishSelect) and makes holes of the LIMIT and OFFSET values.
 func (c *pgCompiler) selectShape(s *pg.SelectStmt) {
 	sp := c.p.sel
-	switch {
-	case len(s.DistinctClause) > 0:
-		sp.multi = "SELECT DISTINCT"
-	case len(s.GroupClause) > 0:
-		sp.multi = "GROUP BY"
-	case s.HavingClause != nil:
-		sp.multi = "HAVING"
-	case len(s.WindowClause) > 0:
-		sp.multi = "WINDOW"
-	case s.LimitOption == pg.LimitOption_LIMIT_OPTION_WITH_TIES:
-		sp.multi = "FETCH ... WITH TIES"
-	}
-	var outs []outCol
-	star := false
-	for i, n := range s.TargetList {
-		rt := n.GetResTarget()
-		if rt == nil {
-			continue
-		}
-		out := outCol{alias: strings.ToLower(rt.Name)}
-		switch v := rt.Val.Node.(type) {
-		case *pg.Node_ColumnRef:
-			for _, f := range v.ColumnRef.Fields {
-				if f.GetAStar() != nil {
-					star = true
-					out.ref = nil
-					break
-				}
-				out.ref = append(out.ref, strings.ToLower(f.GetString_().GetSval()))
-			}
-		case *pg.Node_FuncCall:
-			fc := v.FuncCall
-			fn := strings.ToLower(fc.Funcname[len(fc.Funcname)-1].GetString_().GetSval())
-			agg := mergeableAggs[fn]
-			switch {
-			case fc.Over != nil:
-				setOnce(&sp.multi, "window function "+fn)
-			case agg != 0 && fc.AggDistinct:
-				setOnce(&sp.multi, strings.ToUpper(fn)+"(DISTINCT ...)")
-			case agg != 0 && len(fc.Funcname) == 1 && !pgHasAggregate(fc.Args):
-				sp.aggs = append(sp.aggs, aggCol{pos: i, fn: agg})
-			case pgHasAggregate([]*pg.Node{rt.Val}):
-				setOnce(&sp.multi, "aggregate "+strings.ToUpper(fn))
-			}
-		default:
-			if pgHasAggregate([]*pg.Node{rt.Val}) {
-				setOnce(&sp.multi, "an aggregate inside an expression")
-			}
-		}
-		outs = append(outs, out)
-	}
-	for _, n := range s.SortClause {
-		sb := n.GetSortBy()
-		if sb == nil {
-			continue
-		}
-		if sb.SortbyNulls != pg.SortByNulls_SORTBY_NULLS_DEFAULT {
-			setOnce(&sp.multi, "ORDER BY ... NULLS FIRST/LAST")
-		}
-		desc := sb.SortbyDir == pg.SortByDir_SORTBY_DESC
-		switch v := sb.Node.Node.(type) {
-		case *pg.Node_ColumnRef:
-			var fields []string
-			for _, f := range v.ColumnRef.Fields {
-				fields = append(fields, strings.ToLower(f.GetString_().GetSval()))
-			}
-			oneTable := len(s.FromClause) == 1 && s.FromClause[0].GetRangeVar() != nil
-			key, why := resolveOrder(outs, star, oneTable, fields)
-			if why != "" {
-				setOnce(&sp.multi, why)
-			}
-			key.desc = desc
-			sp.orderBy = append(sp.orderBy, key)
-		case *pg.Node_AConst:
-			if iv, ok := v.AConst.Val.(*pg.A_Const_Ival); ok {
-				sp.orderBy = append(sp.orderBy, orderKey{pos: int(iv.Ival.Ival) - 1, desc: desc})
-				continue
-			}
-			setOnce(&sp.multi, "ORDER BY a constant")
-		default:
-			setOnce(&sp.multi, "ORDER BY an expression")
-		}
-	}
+	c.shape = c.pgShape(s)
 	sp.limit = c.tail(s.LimitCount, holeLimit, sp)
 	sp.offset = c.tail(s.LimitOffset, holeOffset, sp)
 }
@@ -995,7 +915,7 @@ func pgHasAggregate(ns []*pg.Node) bool {
 				return
 			}
 			fn := strings.ToLower(fc.Funcname[len(fc.Funcname)-1].GetString_().GetSval())
-			found = mergeableAggs[fn] != 0 || isAggregateName(fn) || fc.AggStar || fc.AggDistinct || len(fc.AggOrder) > 0 || fc.AggFilter != nil || fc.Over != nil
+			found = mergeableAggNames[fn] || isAggregateName(fn) || fc.AggStar || fc.AggDistinct || len(fc.AggOrder) > 0 || fc.AggFilter != nil || fc.Over != nil
 		})
 	}
 	return found

@@ -1,9 +1,6 @@
 package sqlhook
 
-import (
-	"slices"
-	"strings"
-)
+import "strings"
 
 // A plan is what one statement's text compiles to, once: which logic tables
 // it names in table position, the conditions on their sharding columns,
@@ -141,12 +138,15 @@ const (
 	holeLimit              // the LIMIT count
 	holeOffset             // the OFFSET value
 	holeIndexName          // the index name of CREATE INDEX, made unique per physical table
+	holeMergeAdd           // sub, only in the SQL of a query merged from several targets
+	holeMergeDrop          // sub, only in the SQL of a query that runs on one target
 )
 
 type segment struct {
 	text string
 	hole holeKind
 	i    int
+	sub  []segment // holeMergeAdd, holeMergeDrop
 }
 
 // insertPlan is the shape of INSERT ... VALUES.
@@ -165,10 +165,8 @@ type insertPlan struct {
 
 // selectPlan is what merging several targets' rows needs.
 type selectPlan struct {
-	orderBy       []orderKey
-	aggs          []aggCol
+	merge         *mergePlan // nil when multi says why there is none
 	limit, offset *valRef
-	limitSpliced  bool   // the LIMIT/OFFSET values are holes in the template
 	multi         string // why several targets cannot be merged, "" when they can
 }
 
@@ -201,50 +199,4 @@ func (p *plan) addTable(name string, sharded, broadcast bool) int {
 	}
 	p.tables = append(p.tables, planTable{logic: name, key: key, sharded: sharded, broadcast: broadcast, partnerOf: -1})
 	return len(p.tables) - 1
-}
-
-// mergeableAggs are the aggregates whose per-target results combine.
-var mergeableAggs = map[string]aggFunc{"count": aggCount, "sum": aggSum, "min": aggMin, "max": aggMax}
-
-// outCol is one SELECT output column, for resolving ORDER BY.
-type outCol struct {
-	alias string   // AS name, lower case; "" when none
-	ref   []string // the column reference, lower case, when the column is one
-}
-
-// resolveOrder finds the output column an ORDER BY column reference sorts
-// by, the way the database does: an unqualified name is an output alias
-// first, then a selected column; a qualified name is a selected column.
-// With SELECT * over one table a name it cannot place is looked up by name
-// in the result; over a join the name could be either table's column.
-// why says why several targets cannot be merged by it ("" when they can).
-func resolveOrder(outs []outCol, star, oneTable bool, fields []string) (orderKey, string) {
-	name := fields[len(fields)-1]
-	find := func(match func(outCol) bool) (int, int) {
-		pos, n := -1, 0
-		for i, o := range outs {
-			if match(o) {
-				pos, n = i, n+1
-			}
-		}
-		return pos, n
-	}
-	if len(fields) == 1 {
-		if pos, n := find(func(o outCol) bool { return o.alias == name }); n == 1 {
-			return orderKey{pos: pos}, ""
-		} else if n > 1 {
-			return orderKey{pos: -1}, "ORDER BY " + name + ", an ambiguous output name,"
-		}
-		if pos, n := find(func(o outCol) bool { return o.alias == "" && len(o.ref) > 0 && o.ref[len(o.ref)-1] == name }); n == 1 {
-			return orderKey{pos: pos}, ""
-		} else if n > 1 {
-			return orderKey{pos: -1}, "ORDER BY " + name + ", an ambiguous column,"
-		}
-	} else if pos, n := find(func(o outCol) bool { return slices.Equal(o.ref, fields) }); n == 1 {
-		return orderKey{pos: pos}, ""
-	}
-	if star && oneTable {
-		return orderKey{name: name, pos: -1}, ""
-	}
-	return orderKey{pos: -1}, "ORDER BY " + strings.Join(fields, ".") + ", which is not selected,"
 }

@@ -382,7 +382,7 @@ func TestAggregateUnderExpressionConcatenated(t *testing.T) {
 	} {
 		h := testHook(t, c.d)
 		r, err := h.route(c.q, nil)
-		if err == nil && len(r.units) > 1 && len(r.merge.aggs) == 0 {
+		if err == nil && len(r.units) > 1 && (r.merge.merge == nil || !r.merge.merge.grouped) {
 			t.Errorf("%v %s: %d one-row results concatenated, not merged", c.d, c.q, len(r.units))
 		}
 	}
@@ -426,10 +426,12 @@ func TestOrderByQualifiedColumnMatchesAlias(t *testing.T) {
 	if len(r.units) < 2 {
 		t.Fatalf("expected several targets:\n%s", show(r))
 	}
-	cols := []string{"id", "x"}
-	// Each target's rows arrive sorted by o.id (column x).
-	a := mk(cols, nil, row("b", int64(1)), row("a", int64(4)))
-	b := mk(cols, nil, row("z", int64(2)), row("c", int64(3)))
+	// o.id is read as a hidden column after the two selected.
+	cols := []string{"id", "x", "shardkey_hidden_0"}
+	// Each target's rows arrive sorted by o.id.
+	types := []string{"TEXT", "INT8", "INT8"}
+	a := mk(cols, types, row("b", int64(1), int64(1)), row("a", int64(4), int64(4)))
+	b := mk(cols, types, row("z", int64(2), int64(2)), row("c", int64(3), int64(3)))
 	got, err := readAll(t, r.merge, a, b)
 	check(t, "merged by o.id", got, err, "b 1", "z 2", "c 3", "a 4")
 }
@@ -453,6 +455,9 @@ func TestMergeIgnoresCollation(t *testing.T) {
 	// A refusal (ErrUnsupported, from Next) is accepted; a wrong order
 	// or value is not.
 	rows, err := rv.db.Query("SELECT status FROM t_order WHERE user_id = 1 AND order_id IN (1, 2) ORDER BY status")
+	if errors.Is(err, ErrUnsupported) {
+		return
+	}
 	if err != nil {
 		t.Fatal(err)
 	}

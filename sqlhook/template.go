@@ -55,7 +55,7 @@ type renderSpec struct {
 	phys      []string // physical name per plan table
 	rows      []int    // INSERT rows to write; nil writes all
 	addKey    bool     // the INSERT gains the key column
-	mergeTail bool     // LIMIT becomes limit+offset and OFFSET 0, for merging
+	mergeTail bool     // merged from several targets: LIMIT becomes the merge's per-target limit and OFFSET 0, the merge edits apply
 }
 
 type rendered struct {
@@ -97,10 +97,13 @@ func (t dialectText) placeholder(b *strings.Builder, n int) {
 }
 
 func (p *plan) renderFor(d Dialect, spec renderSpec) *rendered {
-	simple := spec.rows == nil && !spec.addKey && !spec.mergeTail
+	simple := spec.rows == nil && !spec.addKey
 	var key string
 	if simple {
 		key = strings.Join(spec.phys, "\x00")
+		if spec.mergeTail {
+			key += "\x01"
+		}
 		if r, ok := p.render.m.Load(key); ok {
 			return r.(*rendered)
 		}
@@ -169,6 +172,14 @@ func (p *plan) renderNew(d Dialect, spec renderSpec) *rendered {
 						param(argSrc{kind: srcKey, i: ri})
 					}
 					b.WriteByte(')')
+				}
+			case holeMergeAdd:
+				if spec.mergeTail {
+					emit(s.sub, row)
+				}
+			case holeMergeDrop:
+				if !spec.mergeTail {
+					emit(s.sub, row)
 				}
 			case holeLimit:
 				if spec.mergeTail {

@@ -1,6 +1,10 @@
 package sqlhook
 
-import "database/sql/driver"
+import (
+	"database/sql/driver"
+
+	"github.com/shardkey/shardkey/internal/merge"
+)
 
 // This file is the contract between the routing core (hook.go, plan*.go,
 // parse_*.go) and the driver layer (connector.go, conn.go, stmt.go, tx.go,
@@ -35,44 +39,13 @@ type routed struct {
 	txControl bool
 }
 
-// mergeSpec combines the rows of several units of one query.
-//
-// When aggs is non-empty every unit returns exactly one row (an aggregate
-// without GROUP BY): the merged result is one row where each aggregated
-// column combines the units' values and every other column takes the first
-// unit's value. Otherwise the rows are concatenated in unit order, or
-// k-way merged by orderBy when it is non-empty (each unit's rows already
-// arrive sorted by it). Then offset rows are skipped and at most limit
-// rows returned (limit < 0: no limit).
+// mergeSpec is how the rows of several units of one query combine: the
+// SELECT's merge plan (nil: the rows are concatenated) bound to one
+// execution's LIMIT, OFFSET and arguments.
 type mergeSpec struct {
-	orderBy    []orderKey
-	aggs       []aggCol
-	offset     int64
-	limit      int64
-	nullsFirst bool // NULL sorts before every value in ascending order (MySQL, SQLite); PostgreSQL sorts it last
-	binaryText bool // text orders bytewise (SQLite's default BINARY collation); else text ordering is refused
-}
-
-// orderKey is one ORDER BY term, found in the result columns by pos
-// (0-based) when pos >= 0, else by name (case-insensitive).
-type orderKey struct {
-	name string
-	pos  int
-	desc bool
-}
-
-// aggFunc is how an aggregate column combines across units.
-type aggFunc uint8
-
-const (
-	aggCount aggFunc = iota + 1 // sum of counts
-	aggSum                      // sum; NULL when every unit's value is NULL
-	aggMin
-	aggMax
-)
-
-// aggCol is one aggregated result column, by 0-based position.
-type aggCol struct {
-	pos int
-	fn  aggFunc
+	merge   *mergePlan
+	dialect merge.Dialect
+	offset  int64
+	limit   int64               // -1: no limit
+	args    []driver.NamedValue // the caller's, for HAVING's placeholders
 }

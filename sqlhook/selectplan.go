@@ -1,0 +1,591 @@
+package sqlhook
+
+import (
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/shardkey/shardkey/internal/merge"
+)
+
+// The builder turns a SELECT's shape into (a) a merge plan for
+// internal/merge, bound per execution, and (b) edits of the per-target
+// SQL, made only when the query runs on several targets: hidden columns
+// after the select list, values of DISTINCT aggregates added to the
+// GROUP BY, HAVING removed (it is evaluated after merging).
+
+// colRef is a column of the targets' rows: >= 0 an output column of the
+// query, < 0 the hidden column -(colRef+1).
+type colRef int
+
+// mergePlan is the compiled merge of a SELECT over several targets.
+type mergePlan struct {
+	dialect      merge.Dialect
+	hidden       int  // hidden columns after the query's own
+	grouped      bool // aggregates or GROUP BY: rows are grouped after merging
+	distinct     bool
+	distinctText merge.Text
+	groupBy      []colRef
+	groupText    []merge.Text
+	aggs         []aggTmpl
+	having       *condTmpl
+	orderBy      []keyTmpl
+	minVisible   int // output columns the plan refers to
+}
+
+// streaming: each target's rows flow through a k-way merge, so a LIMIT
+// n OFFSET m is pushed down as LIMIT n+m; grouping and DISTINCT need every
+// row.
+func (m *mergePlan) streaming() bool { return !m.grouped && !m.distinct }
+
+type aggTmpl struct {
+	col  colRef
+	fn   merge.Func
+	args []colRef
+	text merge.Text
+}
+
+type keyTmpl struct {
+	col        colRef
+	desc       bool
+	nullsFirst bool
+	text       merge.Text
+}
+
+type condTmpl struct {
+	op   merge.CondOp
+	kids []*condTmpl
+	cmp  merge.CmpOp
+	l, r opTmpl
+	text merge.Text
+}
+
+type opTmpl struct {
+	col     colRef
+	isConst bool
+	val     valRef
+}
+
+// textPiece is literal text, or a span of the statement copied with the
+// holes inside it.
+type textPiece struct {
+	lit  string
+	key  string // how lit counts when hidden columns are compared
+	copy span
+}
+
+// selEdit inserts pieces at a byte offset, or (drop) removes a span, in
+// the SQL sent to each of several targets.
+type selEdit struct {
+	at     int
+	pieces []textPiece
+	drop   span
+	isDrop bool
+}
+
+// selBuilder builds one SELECT's merge.
+type selBuilder struct {
+	d        Dialect
+	binary   bool // WithBinaryCollation
+	sh       *selectShape
+	lay      selectLayout
+	text     string
+	toks     []stok
+	mp       *mergePlan
+	hidden   [][]textPiece
+	seen     map[string]colRef // normalized text of a hidden column
+	groupAdd [][]textPiece
+	addSeen  map[string]bool
+	star     int // the first * item, -1 when none
+	why      string
+}
+
+func (b *selBuilder) fail(why string) { setOnce(&b.why, why) }
+
+// buildMerge compiles the merge of a SELECT; why is the reason several
+// targets cannot be merged ("" when they can).
+func buildMerge(d Dialect, binary bool, sh *selectShape, lay selectLayout, text string, toks []stok) (*mergePlan, []selEdit, string) {
+	if sh.refuse != "" {
+		return nil, nil, sh.refuse
+	}
+	b := &selBuilder{d: d, binary: binary, sh: sh, lay: lay, text: text, toks: toks,
+		mp: &mergePlan{dialect: mergeDialect(d), distinct: sh.distinct}, seen: map[string]colRef{}, addSeen: map[string]bool{}, star: -1}
+	for i, it := range sh.items {
+		if it.expr.kind == exprStar && b.star < 0 {
+			b.star = i
+		}
+	}
+	b.mp.grouped = len(sh.groupBy) > 0 || sh.having != nil || sh.havingAggs > 0
+	for _, it := range sh.items {
+		b.mp.grouped = b.mp.grouped || it.expr.kind == exprAgg
+	}
+	for _, o := range sh.orderBy {
+		b.mp.grouped = b.mp.grouped || o.expr.kind == exprAgg
+	}
+	if b.mp.grouped && b.star >= 0 {
+		return nil, nil, "SELECT * with GROUP BY or aggregates"
+	}
+	b.mp.distinctText = b.eqText("")
+	b.items()
+	b.groups()
+	if sh.having != nil {
+		b.mp.having = b.cond(sh.having)
+	}
+	b.order()
+	if b.why != "" {
+		return nil, nil, b.why
+	}
+	b.mp.hidden = len(b.hidden)
+	return b.mp, b.edits(), ""
+}
+
+func mergeDialect(d Dialect) merge.Dialect {
+	switch d {
+	case PostgreSQL:
+		return merge.PostgreSQL
+	case SQLite:
+		return merge.SQLite
+	}
+	return merge.MySQL
+}
+
+// orderText is how text ordered by a term with the given COLLATE (or
+// none) compares: bytewise where the collation is known to be binary.
+func (b *selBuilder) orderText(collate string) merge.Text {
+	if collate != "" {
+		return binaryCollation(b.d, collate)
+	}
+	if !b.binary {
+		return merge.TextRefused
+	}
+	if b.d == MySQL {
+		return merge.TextPadSpace
+	}
+	return merge.TextBinary
+}
+
+// eqText is how text grouped or made distinct compares. PostgreSQL's
+// deterministic collations make equal only identical strings.
+func (b *selBuilder) eqText(collate string) merge.Text {
+	if t := b.orderText(collate); t != merge.TextRefused || b.d != PostgreSQL {
+		return t
+	}
+	return merge.TextEqualOnly
+}
+
+// binaryCollation is the comparison an explicit COLLATE name gives, or
+// TextRefused when it is not one sqlhook reproduces.
+func binaryCollation(d Dialect, name string) merge.Text {
+	switch d {
+	case PostgreSQL:
+		switch name {
+		case "C", "POSIX", "ucs_basic":
+			return merge.TextBinary
+		}
+	case SQLite:
+		if strings.EqualFold(name, "binary") {
+			return merge.TextBinary
+		}
+	case MySQL:
+		n := strings.ToLower(name)
+		switch {
+		case n == "binary", strings.HasSuffix(n, "_nopad_bin"), strings.HasSuffix(n, "_0900_bin"):
+			return merge.TextBinary
+		case strings.HasSuffix(n, "_bin"):
+			return merge.TextPadSpace
+		}
+	}
+	return merge.TextRefused
+}
+
+// hide adds a hidden column of the given text, or finds the one already
+// added with the same text.
+func (b *selBuilder) hide(pieces ...textPiece) colRef {
+	var key strings.Builder
+	for _, p := range pieces {
+		if p.copy.b > p.copy.a {
+			key.WriteString(normText(b.text, b.toks, p.copy))
+		} else {
+			key.WriteString(p.key)
+		}
+	}
+	if c, ok := b.seen[key.String()]; ok {
+		return c
+	}
+	b.hidden = append(b.hidden, pieces)
+	c := colRef(-len(b.hidden))
+	b.seen[key.String()] = c
+	return c
+}
+
+func copyOf(s span) textPiece { return textPiece{copy: s} }
+
+// items records the aggregates of the select list.
+func (b *selBuilder) items() {
+	for i, it := range b.sh.items {
+		switch {
+		case it.expr.kind == exprAgg:
+			b.agg(it.expr, b.lay.items[i], colRef(i))
+		case it.expr.kind == exprOther && it.expr.hasAgg:
+			b.fail("an aggregate inside an expression")
+		}
+	}
+}
+
+// agg records the aggregate call e, written at s, whose value is column
+// col of the targets' rows.
+func (b *selBuilder) agg(e shapeExpr, s span, col colRef) {
+	a := aggTmpl{col: col}
+	args := callArgs(b.toks, s)
+	if (e.agg.fn == "sum" || e.agg.fn == "avg") && b.d == MySQL && hasToken(b.toks, s, '/') {
+		// MariaDB rounds each target's SUM/AVG of a division to
+		// div_precision_increment; their sum differs from one table's.
+		b.fail(strings.ToUpper(e.agg.fn) + " of an expression with / on MySQL")
+		return
+	}
+	if e.agg.distinct && e.hasParam {
+		b.fail(strings.ToUpper(e.agg.fn) + "(DISTINCT ...) of an expression with a placeholder")
+		return
+	}
+	if !e.agg.star && (len(args) == 0 || len(args) != e.agg.nargs) {
+		b.fail("aggregate " + strings.ToUpper(e.agg.fn) + " written in an unexpected form")
+		return
+	}
+	switch e.agg.fn {
+	case "count":
+		a.fn = merge.Count
+		if e.agg.distinct {
+			a.fn, a.text = merge.CountDistinct, b.eqText("")
+			a.args = b.distinctArgs(args)
+		}
+	case "sum":
+		a.fn = merge.Sum
+		if e.agg.distinct {
+			a.fn, a.text = merge.SumDistinct, b.eqText("")
+			a.args = b.distinctArgs(args)
+		}
+	case "avg":
+		a.fn = merge.Avg
+		if e.agg.distinct {
+			a.fn, a.text = merge.AvgDistinct, b.eqText("")
+			a.args = b.distinctArgs(args)
+			break
+		}
+		// Keyed apart from a SUM or COUNT the query writes, which is an
+		// aggregate column of its own.
+		sum := b.hide(textPiece{lit: "SUM(", key: "avg-sum("}, copyOf(args[0]), textPiece{lit: ")", key: ")"})
+		cnt := b.hide(textPiece{lit: "COUNT(", key: "avg-count("}, copyOf(args[0]), textPiece{lit: ")", key: ")"})
+		a.args = []colRef{sum, cnt}
+	case "min", "max":
+		a.fn, a.text = merge.Min, b.orderText("")
+		if e.agg.fn == "max" {
+			a.fn = merge.Max
+		}
+	default:
+		b.fail("aggregate " + strings.ToUpper(e.agg.fn))
+		return
+	}
+	b.mp.aggs = append(b.mp.aggs, a)
+}
+
+// distinctArgs makes each argument of a DISTINCT aggregate a hidden
+// column and a key of each target's GROUP BY, so that each target returns
+// its distinct values for the merge to unite.
+func (b *selBuilder) distinctArgs(args []span) []colRef {
+	out := make([]colRef, len(args))
+	for i, s := range args {
+		out[i] = b.hide(copyOf(s))
+		if k := normText(b.text, b.toks, s); !b.addSeen[k] {
+			b.addSeen[k] = true
+			b.groupAdd = append(b.groupAdd, []textPiece{copyOf(s)})
+		}
+	}
+	return out
+}
+
+// hiddenAgg is the column of an aggregate written outside the select list
+// (HAVING, ORDER BY): a hidden column, merged as its function says.
+func (b *selBuilder) hiddenAgg(e shapeExpr, s span) colRef {
+	key := normText(b.text, b.toks, s)
+	if c, ok := b.seen[key]; ok {
+		return c
+	}
+	c := b.hide(copyOf(s))
+	b.agg(e, s, c)
+	return c
+}
+
+// aliasOf finds the select items whose output name is name.
+func (b *selBuilder) aliasOf(name string) []int {
+	var out []int
+	for i, it := range b.sh.items {
+		if it.outName == name || it.alias == name {
+			out = append(out, i)
+		}
+	}
+	return out
+}
+
+// itemWithRef finds a select item that is the column reference ref.
+func (b *selBuilder) itemWithRef(ref []string) int {
+	for i, it := range b.sh.items {
+		if it.expr.kind == exprColumn && slices.Equal(it.expr.ref, ref) && (b.star < 0 || i < b.star) {
+			return i
+		}
+	}
+	return -1
+}
+
+// readsAlias: on MySQL and SQLite a name in an expression may be an output
+// alias, which a copy of the expression in the select list would not see.
+func (b *selBuilder) readsAlias(e shapeExpr) bool {
+	if b.d == PostgreSQL {
+		return false
+	}
+	for _, n := range e.names {
+		for _, it := range b.sh.items {
+			if it.alias == n {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// groups records the GROUP BY keys.
+func (b *selBuilder) groups() {
+	for k, g := range b.sh.groupBy {
+		var col colRef
+		switch {
+		case g.kind == exprOrdinal:
+			if g.ordinal < 1 || g.ordinal > len(b.sh.items) {
+				b.fail("GROUP BY a position outside the select list")
+				return
+			}
+			col = colRef(g.ordinal - 1)
+		case g.kind == exprAgg || g.hasAgg:
+			b.fail("GROUP BY an aggregate")
+			return
+		case g.kind == exprColumn && b.itemWithRef(g.ref) >= 0:
+			col = colRef(b.itemWithRef(g.ref))
+		case b.readsAlias(g) || g.kind == exprColumn && len(g.ref) == 1 && b.d != PostgreSQL && len(b.aliasOf(g.ref[0])) > 0:
+			b.fail("GROUP BY a name that is also an output alias")
+			return
+		default:
+			col = b.hide(copyOf(b.lay.groupBy[k]))
+		}
+		b.mp.groupBy = append(b.mp.groupBy, col)
+		b.mp.groupText = append(b.mp.groupText, b.eqText(g.collate))
+	}
+}
+
+// order records the ORDER BY keys.
+func (b *selBuilder) order() {
+	for k, o := range b.sh.orderBy {
+		col, ok := b.orderCol(o.expr, b.lay.orderBy[k])
+		if !ok {
+			return
+		}
+		if b.mp.distinct && col < 0 {
+			b.fail("SELECT DISTINCT ordered by a term not selected")
+			return
+		}
+		key := keyTmpl{col: col, desc: o.desc, text: b.orderText(o.expr.collate)}
+		// PostgreSQL sorts NULL as the largest value, MySQL and SQLite as
+		// the smallest.
+		key.nullsFirst = o.desc == (b.d == PostgreSQL)
+		if o.nullsSet {
+			key.nullsFirst = o.nullsFirst
+		}
+		b.mp.orderBy = append(b.mp.orderBy, key)
+	}
+}
+
+// orderCol is the column an ORDER BY term sorts by.
+func (b *selBuilder) orderCol(e shapeExpr, s span) (colRef, bool) {
+	switch e.kind {
+	case exprOrdinal:
+		if e.ordinal < 1 {
+			b.fail("ORDER BY position 0")
+			return 0, false
+		}
+		b.mp.minVisible = max(b.mp.minVisible, e.ordinal)
+		return colRef(e.ordinal - 1), true
+	case exprAgg:
+		return b.hiddenAgg(e, s), true
+	case exprColumn:
+		if len(e.ref) == 1 {
+			switch m := b.aliasOf(e.ref[0]); {
+			case len(m) > 1:
+				b.fail("ORDER BY " + e.ref[0] + ", an ambiguous output name,")
+				return 0, false
+			case len(m) == 1 && b.star >= 0 && m[0] > b.star:
+				b.fail("ORDER BY " + e.ref[0] + ", an output name after *,")
+				return 0, false
+			case len(m) == 1:
+				return colRef(m[0]), true
+			}
+		} else if i := b.itemWithRef(e.ref); i >= 0 {
+			return colRef(i), true
+		}
+	case exprStar:
+		b.fail("ORDER BY *")
+		return 0, false
+	default:
+		if e.hasAgg {
+			b.fail("ORDER BY an expression containing an aggregate")
+			return 0, false
+		}
+		if b.readsAlias(e) {
+			b.fail("ORDER BY an expression naming an output alias")
+			return 0, false
+		}
+	}
+	// A term not in the select list (with its COLLATE, if any: the values
+	// are the same) is read as a hidden column.
+	return b.hide(copyOf(s)), true
+}
+
+// cond compiles a HAVING condition.
+func (b *selBuilder) cond(c *shapeCond) *condTmpl {
+	t := &condTmpl{op: c.op, cmp: c.cmp}
+	for _, k := range c.kids {
+		t.kids = append(t.kids, b.cond(k))
+	}
+	if c.op == merge.Compare || c.op == merge.IsNull || c.op == merge.IsNotNull {
+		t.l = b.operand(c.l)
+		if c.op == merge.Compare {
+			t.r = b.operand(c.r)
+			t.text = b.eqText("")
+			if c.cmp != merge.Eq && c.cmp != merge.Ne {
+				t.text = b.orderText("")
+			}
+		}
+	}
+	return t
+}
+
+// operand is a HAVING operand's column: an aggregate (hidden), a GROUP BY
+// key, an output alias where the dialect reads one, or a constant.
+func (b *selBuilder) operand(o shapeOperand) opTmpl {
+	if o.isConst {
+		return opTmpl{isConst: true, val: o.val}
+	}
+	e := o.expr
+	switch e.kind {
+	case exprAgg:
+		if o.aggIndex < 0 || o.aggIndex >= len(b.lay.havingAggs) {
+			b.fail("HAVING written in an unexpected form")
+			return opTmpl{}
+		}
+		return opTmpl{col: b.hiddenAgg(e, b.lay.havingAggs[o.aggIndex])}
+	case exprColumn:
+		group := -1
+		for k, g := range b.sh.groupBy {
+			if g.kind == exprColumn && slices.Equal(g.ref, e.ref) {
+				group = k
+			}
+		}
+		alias := -1
+		if len(e.ref) == 1 && b.d != PostgreSQL {
+			if m := b.aliasOf(e.ref[0]); len(m) == 1 && b.sh.items[m[0]].alias != "" {
+				alias = m[0]
+			}
+		}
+		switch {
+		case alias >= 0 && group >= 0:
+			b.fail("HAVING " + e.ref[0] + ", both an output alias and a GROUP BY column,")
+		case alias >= 0:
+			return opTmpl{col: colRef(alias)}
+		case group >= 0 && group < len(b.mp.groupBy):
+			return opTmpl{col: b.mp.groupBy[group]}
+		default:
+			b.fail("HAVING on a column that is not a GROUP BY key")
+		}
+		return opTmpl{}
+	}
+	b.fail("HAVING with an expression other than an aggregate, a GROUP BY column or a constant")
+	return opTmpl{}
+}
+
+// edits are the changes of the per-target SQL.
+func (b *selBuilder) edits() []selEdit {
+	var out []selEdit
+	if len(b.hidden) > 0 {
+		var ps []textPiece
+		for k, h := range b.hidden {
+			ps = append(ps, textPiece{lit: ", "})
+			ps = append(ps, h...)
+			ps = append(ps, textPiece{lit: " AS " + hiddenAlias(k)})
+		}
+		out = append(out, selEdit{at: b.lay.listEnd, pieces: ps})
+	}
+	if len(b.groupAdd) > 0 {
+		var ps []textPiece
+		at := b.lay.groupEnd
+		if !b.lay.hasGroup {
+			at = b.lay.groupAt
+			ps = append(ps, textPiece{lit: " GROUP BY "})
+		} else {
+			ps = append(ps, textPiece{lit: ", "})
+		}
+		for k, g := range b.groupAdd {
+			if k > 0 {
+				ps = append(ps, textPiece{lit: ", "})
+			}
+			ps = append(ps, g...)
+		}
+		out = append(out, selEdit{at: at, pieces: ps})
+	}
+	if b.lay.hasHaving {
+		out = append(out, selEdit{drop: b.lay.having, isDrop: true})
+	}
+	return out
+}
+
+// hiddenAlias names hidden column k; the name only has to differ from the
+// query's own output names.
+func hiddenAlias(k int) string { return "shardkey_hidden_" + strconv.Itoa(k) }
+
+// applySelectEdits adds the merge edits to a statement's template edits.
+// A copied span takes the holes inside it (table names, placeholders); a
+// dropped span keeps its holes for the single-target rendering.
+func applySelectEdits(text string, edits []edit, sel []selEdit) []edit {
+	inside := func(s span, take bool) []edit {
+		var in []edit
+		kept := edits[:0:0]
+		for _, e := range edits {
+			if e.start >= s.a && e.end <= s.b && e.end > e.start {
+				e.start, e.end = e.start-s.a, e.end-s.a
+				in = append(in, e)
+				if take {
+					continue
+				}
+				e.start, e.end = e.start+s.a, e.end+s.a
+			}
+			kept = append(kept, e)
+		}
+		if take {
+			edits = kept
+		}
+		return in
+	}
+	var add []edit
+	for _, se := range sel {
+		if se.isDrop {
+			sub := buildTemplate(text[se.drop.a:se.drop.b], inside(se.drop, true))
+			add = append(add, edit{se.drop.a, se.drop.b, segment{hole: holeMergeDrop, sub: sub}})
+			continue
+		}
+		var sub []segment
+		for _, p := range se.pieces {
+			if p.copy.b > p.copy.a {
+				sub = append(sub, buildTemplate(text[p.copy.a:p.copy.b], inside(p.copy, false))...)
+			} else {
+				sub = append(sub, segment{text: p.lit})
+			}
+		}
+		add = append(add, edit{se.at, se.at, segment{hole: holeMergeAdd, sub: sub}})
+	}
+	return append(edits, add...)
+}

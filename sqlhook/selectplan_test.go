@@ -1,0 +1,107 @@
+package sqlhook
+
+import (
+	"errors"
+	"fmt"
+	"testing"
+)
+
+// firstTarget routes q and returns the SQL and arguments of its first
+// unit, and how many units it has.
+func firstTarget(t *testing.T, d Dialect, q string) (string, int, error) {
+	t.Helper()
+	r, err := testHook(t, d).route(q, nil)
+	if err != nil {
+		return "", 0, err
+	}
+	u := r.units[0]
+	s := u.sql
+	for _, a := range u.args {
+		s += fmt.Sprintf(" [%v]", a.Value)
+	}
+	return s, len(r.units), nil
+}
+
+const twoTargets = `WHERE user_id = 1 AND order_id IN (2, 3)`
+
+func TestPerTargetSQLOfMergedSelects(t *testing.T) {
+	for _, c := range []struct {
+		d         Dialect
+		q, want   string
+		oneTarget bool
+	}{
+		// Grouped: AVG's SUM and COUNT and HAVING's and ORDER BY's
+		// aggregates hidden; HAVING evaluated after merging; no LIMIT.
+		{PostgreSQL, `SELECT status, COUNT(*), AVG(amount) FROM t_order ` + twoTargets + ` GROUP BY status HAVING SUM(amount) > 3 ORDER BY MAX(order_id) DESC LIMIT 2`,
+			`SELECT status, COUNT(*), AVG(amount), SUM(amount) AS shardkey_hidden_0, COUNT(amount) AS shardkey_hidden_1, SUM(amount) AS shardkey_hidden_2, MAX(order_id) AS shardkey_hidden_3 FROM "t_order_0" AS t_order ` + twoTargets + ` GROUP BY status  ORDER BY MAX(order_id) DESC LIMIT $1 [<nil>]`, false},
+		// COUNT(DISTINCT x): each target's distinct values, by a GROUP BY.
+		{PostgreSQL, `SELECT COUNT(DISTINCT status), COUNT(*) FROM t_order ` + twoTargets,
+			`SELECT COUNT(DISTINCT status), COUNT(*), status AS shardkey_hidden_0 FROM "t_order_0" AS t_order ` + twoTargets + ` GROUP BY status`, false},
+		{PostgreSQL, `SELECT user_id, SUM(DISTINCT amount) FROM t_order ` + twoTargets + ` GROUP BY user_id`,
+			`SELECT user_id, SUM(DISTINCT amount), amount AS shardkey_hidden_0 FROM "t_order_0" AS t_order ` + twoTargets + ` GROUP BY user_id, amount`, false},
+		// Streaming: the sort key not selected is hidden; LIMIT n+m.
+		{PostgreSQL, `SELECT order_id FROM t_order ` + twoTargets + ` ORDER BY amount DESC NULLS LAST LIMIT 3 OFFSET 2`,
+			`SELECT order_id, amount AS shardkey_hidden_0 FROM "t_order_0" AS t_order ` + twoTargets + ` ORDER BY amount DESC NULLS LAST LIMIT $1 OFFSET 0 [5]`, false},
+		{PostgreSQL, `SELECT order_id FROM t_order ` + twoTargets + ` ORDER BY order_id USING >, 1`,
+			`SELECT order_id FROM "t_order_0" AS t_order ` + twoTargets + ` ORDER BY order_id USING >, 1`, false},
+		// DISTINCT needs every row.
+		{PostgreSQL, `SELECT DISTINCT status FROM t_order ` + twoTargets + ` LIMIT 2`,
+			`SELECT DISTINCT status FROM "t_order_0" AS t_order ` + twoTargets + ` LIMIT $1 [<nil>]`, false},
+		// One target: the statement as written.
+		{PostgreSQL, `SELECT status, AVG(amount) FROM t_order WHERE user_id = 1 AND order_id = 2 GROUP BY status HAVING COUNT(*) > 1 ORDER BY 2 LIMIT 1`,
+			`SELECT status, AVG(amount) FROM "t_order_0" AS t_order WHERE user_id = 1 AND order_id = 2 GROUP BY status HAVING COUNT(*) > 1 ORDER BY 2 LIMIT 1`, true},
+		{MySQL, "SELECT status, COUNT(*) AS n FROM t_order " + twoTargets + " GROUP BY status HAVING n > 1 ORDER BY t_order.amount LIMIT 2, 3",
+			"SELECT status, COUNT(*) AS n, `t_order_0`.amount AS shardkey_hidden_0 FROM `t_order_0` " + twoTargets + " GROUP BY status  ORDER BY `t_order_0`.amount LIMIT 0, ? [18446744073709551615]", false},
+		{MySQL, "SELECT COUNT(*), SUM(amount) FROM t_order " + twoTargets,
+			"SELECT COUNT(*), SUM(amount) FROM `t_order_0` " + twoTargets, false},
+		{MySQL, "SELECT COUNT(DISTINCT status, note) FROM t_order " + twoTargets + " /* end */",
+			"SELECT COUNT(DISTINCT status, note), status AS shardkey_hidden_0, note AS shardkey_hidden_1 FROM `t_order_0` " + twoTargets + " GROUP BY status, note /* end */", false},
+		{SQLite, `SELECT AVG(amount) AS a FROM t_order ` + twoTargets + ` -- c`,
+			`SELECT AVG(amount) AS a, SUM(amount) AS shardkey_hidden_0, COUNT(amount) AS shardkey_hidden_1 FROM "t_order_0" AS t_order ` + twoTargets + ` -- c`, false},
+		{SQLite, `SELECT order_id FROM t_order ` + twoTargets + ` ORDER BY amount NULLS FIRST LIMIT 4`,
+			`SELECT order_id, amount AS shardkey_hidden_0 FROM "t_order_0" AS t_order ` + twoTargets + ` ORDER BY amount NULLS FIRST LIMIT ? [4]`, false},
+	} {
+		got, n, err := firstTarget(t, c.d, c.q)
+		switch {
+		case err != nil:
+			t.Errorf("%v %s: %v", c.d, c.q, err)
+		case got != c.want:
+			t.Errorf("%v %s:\n got %s\nwant %s", c.d, c.q, got, c.want)
+		case (n == 1) != c.oneTarget:
+			t.Errorf("%v %s: %d units", c.d, c.q, n)
+		}
+	}
+}
+
+func TestMergeRefusesFormsNoMergeAnswers(t *testing.T) {
+	for _, c := range []struct {
+		d Dialect
+		q string
+	}{
+		{PostgreSQL, `SELECT DISTINCT ON (status) order_id FROM t_order ` + twoTargets},
+		{PostgreSQL, `SELECT status, COUNT(*) FROM t_order ` + twoTargets + ` GROUP BY ROLLUP (status)`},
+		{PostgreSQL, `SELECT status, COUNT(*) FROM t_order ` + twoTargets + ` GROUP BY GROUPING SETS ((status), ())`},
+		{PostgreSQL, `SELECT order_id FROM t_order ` + twoTargets + ` ORDER BY order_id USING ~<~`},
+		{PostgreSQL, `SELECT order_id FROM t_order ` + twoTargets + ` ORDER BY order_id FETCH FIRST 2 ROWS WITH TIES`},
+		{PostgreSQL, `SELECT order_id, rank() OVER (ORDER BY amount) FROM t_order ` + twoTargets},
+		{PostgreSQL, `SELECT COUNT(*) + 1 FROM t_order ` + twoTargets},
+		{PostgreSQL, `SELECT coalesce(SUM(amount), 0) FROM t_order ` + twoTargets},
+		{PostgreSQL, `SELECT COUNT(*) FILTER (WHERE amount > 1) FROM t_order ` + twoTargets},
+		{PostgreSQL, `SELECT status FROM t_order ` + twoTargets + ` GROUP BY status HAVING SUM(amount) * 2 > 3`},
+		{PostgreSQL, `SELECT status FROM t_order ` + twoTargets + ` GROUP BY status HAVING SUM(amount) > 2.5`},
+		{PostgreSQL, `SELECT DISTINCT status FROM t_order ` + twoTargets + ` ORDER BY status, amount`},
+		{PostgreSQL, `SELECT * , COUNT(*) FROM t_order ` + twoTargets + ` GROUP BY order_id`},
+		{MySQL, `SELECT SUM(amount / 3) FROM t_order ` + twoTargets},
+		{MySQL, `SELECT AVG(amount) / 2 FROM t_order ` + twoTargets},
+		{MySQL, `SELECT status, COUNT(*) FROM t_order ` + twoTargets + ` GROUP BY status WITH ROLLUP`},
+		{MySQL, `SELECT GROUP_CONCAT(status) FROM t_order ` + twoTargets},
+		{MySQL, `SELECT amount + 1 AS status FROM t_order ` + twoTargets + ` GROUP BY status`},
+		{MySQL, `SELECT amount AS a FROM t_order ` + twoTargets + ` ORDER BY a + 1`},
+		{SQLite, `SELECT total(amount) FROM t_order ` + twoTargets},
+	} {
+		_, _, err := firstTarget(t, c.d, c.q)
+		if !errors.Is(err, ErrUnsupported) {
+			t.Errorf("%v %s: %v, want ErrUnsupported", c.d, c.q, err)
+		}
+	}
+}
