@@ -58,14 +58,15 @@ func average(sum *sumAcc, count int64, mode avgMode, scale int, k goKind, d Dial
 	if count < 0 {
 		return nil, fmt.Errorf("%w: a negative count %d", ErrOverflow, count)
 	}
-	switch mode {
-	case avgFloat:
+	if mode == avgFloat {
 		return floatValue(sum.float()/float64(count), k, d), nil
-	case avgPGNumeric:
-		return decimalValue(pgDivide(sum.decimal(), count), k)
 	}
 	if sum.kind == 'f' {
-		return nil, fmt.Errorf("%w: a DECIMAL average of floating-point sums", ErrUnsupportedType)
+		// The shards summed in floating point: the exact decimal sum is lost.
+		return nil, fmt.Errorf("%w: a decimal average of floating-point sums", ErrUnsupportedType)
+	}
+	if mode == avgPGNumeric {
+		return decimalValue(pgDivide(sum.decimal(), count), k)
 	}
 	return decimalValue(divRound(sum.decimal(), count, scale), k)
 }

@@ -2,6 +2,7 @@ package merge
 
 import (
 	"database/sql/driver"
+	"errors"
 	"math/big"
 	"testing"
 )
@@ -102,5 +103,13 @@ func TestAvgOfAnUnsupportedTypeIsRefused(t *testing.T) {
 	s := shard([]string{"avg", "sum", "count"}, []string{"INTERVAL", "INTERVAL", "INT8"})
 	if _, err := runErr(t, p, s); err == nil {
 		t.Error("AVG of an interval merged")
+	}
+}
+
+func TestDecimalAvgOfFloatSumsIsRefused(t *testing.T) {
+	p := Plan{Dialect: PostgreSQL, Visible: 1, Grouped: true, Aggs: []Agg{{Col: 0, Func: Avg, Args: []int{1, 2}}}, Limit: -1}
+	s := shard([]string{"avg", "sum", "count"}, []string{"NUMERIC", "FLOAT8", "INT8"}, row("1.5", 3.0, int64(2)))
+	if _, err := runErr(t, p, s); !errors.Is(err, ErrUnsupportedType) {
+		t.Errorf("err %v", err)
 	}
 }
