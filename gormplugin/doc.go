@@ -97,44 +97,6 @@
 // branch without the sharding key is shardconf.ErrMissingShardingKey
 // (go-gorm/sharding sends all of these to one shard).
 //
-// # Conditions written as text
-//
-// A Where template is read as SQL tokens, after GORM's own substitution
-// of its values: placeholders ("user_id = ?", "user_id IN ?", "user_id IN
-// (?, ?)"), named arguments ("user_id = @uid" with sql.Named, a
-// map[string]any or a struct) and literal values ("user_id = 101",
-// "user_id IN (1, 2)", "code = 'a1'"). What it reads are the AND-ed
-// comparisons <column> <op> <value> (op =, <, <=, >, >=, IN; the column
-// bare, quoted, or qualified with the logic table, "orders.user_id") at
-// the template's top level or in parentheses holding only such ANDs. A
-// literal routes only for a column whose Go type the model states: an
-// integer literal for an integer field, a '...' string (with = or IN) for
-// a string field; otherwise (a number for a text column, which MySQL
-// compares as numbers, '0101' = 101; a decimal, 1e2, 0x1F, a cast) it is
-// not read. Without a model (db.Table with a map) literals are not read.
-//
-// Reading is exact or nothing. An AND-ed part it cannot read (user_id <>
-// 1, NOT ..., a function, a column of another table) narrows nothing, as
-// the other parts still hold; the whole template narrows nothing when it
-// has an OR, XOR or || at its top level, a CASE, a comment (--, /* */,
-// #), a backslash, a placeholder or @name inside quotes, a dollar-quoted
-// string, a double-quoted name on MySQL (a string there), a time given by
-// a named map or struct, or a character the scanner does not know. A
-// statement whose templates narrow nothing needs its sharding key
-// elsewhere (shardconf.ErrMissingShardingKey) or WithScatter (every
-// table, merged).
-//
-// A statement on one table names the physical table with the logic
-// table's name as alias — FROM "orders_1" AS "orders", UPDATE "orders_1"
-// AS "orders", DELETE FROM "orders_1" AS "orders" (PostgreSQL, SQLite),
-// DELETE `orders` FROM `orders_1` AS `orders` (MySQL, MariaDB) — so
-// columns qualified with the logic table in Where, Select, Order, Pluck
-// and Count work as on an unsharded table. A MySQL DELETE with ORDER BY,
-// LIMIT or RETURNING (which the multi-table form does not take) names the
-// physical table without alias: qualify its columns with nothing. An
-// INSERT, and a statement naming a physical table (db.Table("orders_1")),
-// are not aliased.
-//
 //   - Create: each row goes to the table its (generated) key selects; a
 //     batch over several tables becomes one INSERT per table in the same
 //     transaction.
@@ -170,6 +132,44 @@
 // source: open a *gorm.DB on another data source, with the plugin, for
 // transactions there (with PrepareStmt too: the pool GORM wraps is
 // recognised).
+//
+// # Conditions written as text
+//
+// A Where template is read as SQL tokens, after GORM's own substitution
+// of its values: placeholders ("user_id = ?", "user_id IN ?", "user_id IN
+// (?, ?)"), named arguments ("user_id = @uid" with sql.Named, a
+// map[string]any or a struct) and literal values ("user_id = 101",
+// "user_id IN (1, 2)", "code = 'a1'"). What it reads are the AND-ed
+// comparisons <column> <op> <value> (op =, <, <=, >, >=, IN; the column
+// bare, quoted, or qualified with the logic table, "orders.user_id") at
+// the template's top level or in parentheses holding only such ANDs. A
+// literal routes only for a column whose Go type the model states: an
+// integer literal for an integer field, a '...' string (with = or IN) for
+// a string field; otherwise (a number for a text column, which MySQL
+// compares as numbers, '0101' = 101; a decimal, 1e2, 0x1F, a cast) it is
+// not read. Without a model (db.Table with a map) literals are not read.
+//
+// Reading is exact or nothing. An AND-ed part it cannot read (user_id <>
+// 1, NOT ..., a function, a column of another table) narrows nothing, as
+// the other parts still hold; the whole template narrows nothing when it
+// has an OR, XOR or || at its top level, a CASE, a comment (--, /* */
+// or MySQL's #), a backslash, a placeholder or @name inside quotes, a dollar-quoted
+// string, a double-quoted name on MySQL (a string there), a time given by
+// a named map or struct, or a character the scanner does not know. A
+// statement whose templates narrow nothing needs its sharding key
+// elsewhere (shardconf.ErrMissingShardingKey) or WithScatter (every
+// table, merged).
+//
+// A statement on one table names the physical table with the logic
+// table's name as alias — FROM "orders_1" AS "orders", UPDATE "orders_1"
+// AS "orders", DELETE FROM "orders_1" AS "orders" (PostgreSQL, SQLite),
+// DELETE `orders` FROM `orders_1` AS `orders` (MySQL, MariaDB) — so
+// columns qualified with the logic table in Where, Select, Order, Pluck
+// and Count work as on an unsharded table. A MySQL DELETE with ORDER BY,
+// LIMIT or RETURNING (which the multi-table form does not take) names the
+// physical table without alias: qualify its columns with nothing. An
+// INSERT, and a statement naming a physical table (db.Table("orders_1")),
+// are not aliased.
 //
 // # Reads over several tables
 //
