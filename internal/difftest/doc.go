@@ -108,6 +108,7 @@
 // SHARDKEY_DIFFREAD_DB (postgres,mariadb,sqlite) and
 // SHARDKEY_DIFFREAD_LAYER (sqlhook,gorm) choose the runs;
 // SHARDKEY_DIFFREAD_ROWS sets the number of rows (300);
+// SHARDKEY_DIFFREAD_ONLY=N runs step N alone (to replay a divergence);
 // SHARDKEY_DIFFREAD_MAXREFUSED the share refused that fails the test;
 // SHARDKEY_DIFFREAD_NAME puts a word in the test databases' names
 // (diffread_...), so that two runs at the same time do not share them.

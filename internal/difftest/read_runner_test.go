@@ -204,10 +204,11 @@ func (st *readStats) String() string {
 	return b.String()
 }
 
-// readConfigFromEnv: SHARDKEY_DIFFREAD_STEPS, _SEED, _DB, _LAYER,
-// _MAXREFUSED (a share, 0..1), _ROWS.
+// readConf is a run's settings, from SHARDKEY_DIFFREAD_STEPS, _SEED, _DB,
+// _LAYER, _MAXREFUSED (a share, 0..1), _ROWS and _ONLY.
 type readConf struct {
 	steps, rows int
+	only        int // run this step alone (-1: all)
 	seed        uint64
 	dbs, layers []string
 	maxRefused  float64
@@ -232,6 +233,11 @@ func readConfFromEnv(t *testing.T) readConf {
 	}
 	num("SHARDKEY_DIFFREAD_STEPS", &c.steps)
 	num("SHARDKEY_DIFFREAD_ROWS", &c.rows)
+	c.only = -1
+	num("SHARDKEY_DIFFREAD_ONLY", &c.only)
+	if c.only >= c.steps {
+		c.steps = c.only + 1
+	}
 	if v := os.Getenv("SHARDKEY_DIFFREAD_SEED"); v != "" {
 		n, err := strconv.ParseUint(v, 10, 64)
 		if err != nil {
@@ -294,6 +300,9 @@ func runReads(t *testing.T, w *readWorld, g readGen, conf readConf, db, layer st
 	start := time.Now()
 	shown := 0
 	for step := 0; step < conf.steps; step++ {
+		if conf.only >= 0 && step != conf.only {
+			continue
+		}
 		rng := rand.New(rand.NewPCG(conf.seed, uint64(step)*0x9e3779b97f4a7c15+7))
 		rc := g.build(rng)
 		o := rc.judge(db)
@@ -308,8 +317,8 @@ func runReads(t *testing.T, w *readWorld, g readGen, conf readConf, db, layer st
 			if m.desc != rc.desc {
 				min = fmt.Sprintf("\n  minimised: %s\n  %s", m.desc, mo.reason)
 			}
-			t.Errorf("DIVERGENCE %s/%s seed %d step %d (%s):\n  %s\n  %s%s", db, layer, conf.seed, step, rc.family,
-				rc.desc, o.reason, min)
+			t.Errorf("DIVERGENCE %s/%s seed %d step %d (%s; replay: SHARDKEY_DIFFREAD_SEED=%d SHARDKEY_DIFFREAD_ONLY=%d):\n  %s\n  %s%s",
+				db, layer, conf.seed, step, rc.family, conf.seed, step, rc.desc, o.reason, min)
 		} else {
 			t.Fail()
 		}
