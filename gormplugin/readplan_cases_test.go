@@ -2,6 +2,7 @@ package gormplugin_test
 
 import (
 	"database/sql"
+	"strings"
 	"testing"
 
 	"gorm.io/gorm"
@@ -207,5 +208,68 @@ func TestScatterReadsGiveTheSingleTableAnswer(t *testing.T) {
 				}
 			})
 		}
+	})
+}
+
+// TestScatterReadsInTransactionAndLimitedPool: in a transaction (one
+// connection) and on a pool with a connection limit, each table's rows are
+// read before the next table's query runs, and the answer is the same.
+func TestScatterReadsInTransactionAndLimitedPool(t *testing.T) {
+	eachReadBackend(t, func(t *testing.T, e *readEnv) {
+		inDS0 := func(db *gorm.DB) *gorm.DB { // users 2 and 4: both tables of ds_0
+			return db.Where("user_id IN ?", []int64{2, 4})
+		}
+		cases := []readCase{
+			{name: "ordered with limit", run: find[ReadOrder](func(db *gorm.DB) *gorm.DB {
+				return inDS0(db).Order("amount desc").Order("id").Limit(5)
+			})},
+			{name: "grouped", run: find[userAgg](func(db *gorm.DB) *gorm.DB {
+				return inDS0(model(db)).Select("user_id, count(*) as n, avg(amount) as mean").Group("user_id").Order("user_id")
+			})},
+			{name: "count", run: count(func(db *gorm.DB) *gorm.DB { return inDS0(model(db)) })},
+		}
+		for _, c := range cases {
+			inTx := c
+			inTx.name = "in a transaction: " + c.name
+			run := c.run
+			inTx.run = func(db *gorm.DB) (any, error) {
+				var out any
+				err := db.Transaction(func(tx *gorm.DB) error {
+					var err error
+					out, err = run(tx)
+					return err
+				})
+				return out, err
+			}
+			e.check(t, inTx)
+		}
+		pool, _ := e.db.DB()
+		pool.SetMaxOpenConns(1)
+		defer pool.SetMaxOpenConns(0)
+		for _, c := range cases {
+			c.name = "one connection: " + c.name
+			e.check(t, c)
+		}
+	})
+}
+
+// TestScatterReadRefusalsNameTheWayOut: a text ordering refusal says how to
+// allow it, and an engine refusal found while merging is ErrUnsupported too.
+func TestScatterReadRefusalsNameTheWayOut(t *testing.T) {
+	eachReadBackend(t, func(t *testing.T, e *readEnv) {
+		var rows []ReadOrder
+		err := e.db.Order("status").Limit(2).Find(&rows).Error
+		if err == nil || !strings.Contains(err.Error(), "WithBinaryCollation") || !strings.Contains(err.Error(), "COLLATE") {
+			t.Errorf("Order(status): %v; want a refusal naming WithBinaryCollation and COLLATE", err)
+		}
+		e.check(t, readCase{name: "MIN of a text expression", refused: []string{"sqlite", "postgres"},
+			run: func(db *gorm.DB) (any, error) {
+				var out []map[string]any
+				err := model(db).Select("user_id, min(status || '') as lo").Group("user_id").Order("user_id").Find(&out).Error
+				return out, err
+			}})
+		e.check(t, readCase{name: "ORDER BY qty USING >", run: find[ReadOrder](func(db *gorm.DB) *gorm.DB {
+			return db.Order("qty USING >").Order("id").Limit(9)
+		})})
 	})
 }
