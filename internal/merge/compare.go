@@ -27,6 +27,7 @@ const (
 	clsBytes                    // ordered bytewise (binary strings, uuid, fixed-width date text)
 	clsTime                     // time.Time by instant, or PostgreSQL's ±infinity
 	clsBool                     // false < true
+	clsDuration                 // MySQL TIME text: a signed duration
 	clsUnsupported              // text whose order the engine cannot reproduce
 )
 
@@ -85,10 +86,12 @@ func mysqlClass(t string) class {
 	case "DATE", "DATETIME", "TIMESTAMP":
 		// time.Time with parseTime; else fixed-width text, ordered bytewise.
 		return clsTime
+	case "TIME":
+		return clsDuration
 	case "NULL", "":
 		return clsValue
 	}
-	return clsUnsupported // JSON, ENUM, SET, TIME, GEOMETRY, VECTOR
+	return clsUnsupported // JSON, ENUM, SET, GEOMETRY, VECTOR
 }
 
 // domain is what a non-NULL value is, given its column's class.
@@ -100,6 +103,7 @@ const (
 	dBytes
 	dTime
 	dBool
+	dDuration
 )
 
 // domainOf finds v's domain. Text of an unsupported type fails with
@@ -128,6 +132,8 @@ func domainOf(v driver.Value, c class) (domain, error) {
 			return dBytes, nil
 		case clsTime:
 			return dTime, nil
+		case clsDuration:
+			return dDuration, nil
 		case clsSQLite:
 			if _, ok := v.([]byte); ok {
 				return dBytes, nil // a blob
@@ -195,6 +201,16 @@ func compareValues(a, b driver.Value, ca, cb class, t Text) (int, error) {
 		return compareRaw(a, b), nil
 	case dTime:
 		return compareTime(a, b, ca == clsSQLite)
+	case dDuration:
+		x, err := durationOf(a)
+		if err != nil {
+			return 0, err
+		}
+		y, err := durationOf(b)
+		if err != nil {
+			return 0, err
+		}
+		return cmp.Compare(x, y), nil
 	}
 	return cmp.Compare(b2i(a.(bool)), b2i(b.(bool))), nil
 }
@@ -373,6 +389,12 @@ func appendKey(buf []byte, v driver.Value, c class, t Text) ([]byte, error) {
 			return appendTimeKey(append(buf, 'T'), tm, false), nil
 		}
 		return appendLen(append(buf, 'U'), v), nil
+	case dDuration:
+		us, err := durationOf(v)
+		if err != nil {
+			return buf, err
+		}
+		return append(strconv.AppendInt(append(buf, 'D'), us, 10), 0), nil
 	}
 	if v.(bool) {
 		return append(buf, 'B', 1), nil
@@ -416,4 +438,34 @@ func checkClass(c class, t Text, order bool) error {
 		}
 	}
 	return nil
+}
+
+// durationOf reads MySQL's TIME text, [-]h:mm:ss[.ffffff] (hours up to
+// 838), as microseconds.
+func durationOf(v driver.Value) (int64, error) {
+	s := rawText(v)
+	t, neg := s, false
+	if strings.HasPrefix(t, "-") {
+		t, neg = t[1:], true
+	}
+	frac := ""
+	if i := strings.IndexByte(t, '.'); i >= 0 {
+		t, frac = t[:i], t[i+1:]
+	}
+	parts := strings.Split(t, ":")
+	if len(parts) != 3 || len(frac) > 6 || len(parts[1]) != 2 || len(parts[2]) != 2 {
+		return 0, fmt.Errorf("%w: %q is not a TIME", ErrUnsupportedType, s)
+	}
+	var us int64
+	for i, p := range append(parts, (frac + "000000")[:6]) {
+		n, err := strconv.ParseUint(p, 10, 32)
+		if err != nil {
+			return 0, fmt.Errorf("%w: %q is not a TIME", ErrUnsupportedType, s)
+		}
+		us = us*[]int64{1, 60, 60, 1_000_000}[i] + int64(n)
+	}
+	if neg {
+		us = -us
+	}
+	return us, nil
 }

@@ -251,7 +251,6 @@ func TestTypesWhoseOrderIsUnknownAreRefusedNamingTheColumn(t *testing.T) {
 		{PostgreSQL, "16403", func(p *Plan) { p.OrderBy = []Key{{Col: 0, Text: TextBinary}} }}, // an enum's OID
 		{MySQL, "JSON", func(p *Plan) { p.OrderBy = []Key{{Col: 0, Text: TextBinary}} }},
 		{MySQL, "ENUM", func(p *Plan) { p.OrderBy = []Key{{Col: 0, Text: TextBinary}} }},
-		{MySQL, "TIME", func(p *Plan) { p.OrderBy = []Key{{Col: 0, Text: TextBinary}} }},
 	} {
 		p := Plan{Dialect: tc.d, Visible: 1, Limit: -1}
 		tc.plan(&p)
@@ -396,4 +395,19 @@ func TestPlansThatDoNotFitAreErrors(t *testing.T) {
 	if _, err := New(Plan{Dialect: PostgreSQL, Visible: 1, Limit: -1}, []driver.Rows{ints(idv), ints([]string{"x"})}); !errors.Is(err, ErrPlan) {
 		t.Errorf("different columns: %v", err)
 	}
+}
+
+func TestMySQLTimeOrdersAsADuration(t *testing.T) {
+	mk := func(vs ...string) *fakeRows {
+		s := shard([]string{"t"}, []string{"TIME"})
+		for _, v := range vs {
+			s.rows = append(s.rows, row([]byte(v)))
+		}
+		return s
+	}
+	p := Plan{Dialect: MySQL, Visible: 1, OrderBy: []Key{{Col: 0}}, Limit: -1}
+	expect(t, run(t, p, mk("-100:00:00", "-00:00:00.5", "09:00:00"), mk("-01:00:00", "00:00:00", "100:00:00.000001")),
+		`[b"-100:00:00"] [b"-01:00:00"] [b"-00:00:00.5"] [b"00:00:00"] [b"09:00:00"] [b"100:00:00.000001"]`)
+	d := Plan{Dialect: MySQL, Visible: 1, Distinct: true, Limit: -1}
+	expect(t, run(t, d, mk("01:00:00.000", "01:00:00"), mk("-00:00:00")), `[b"01:00:00.000"] [b"-00:00:00"]`)
 }
