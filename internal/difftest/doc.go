@@ -87,7 +87,8 @@
 // themselves; where LIMIT/OFFSET cuts a run of tied rows, the rows shown
 // may be any of that run's (the oracle's rows without LIMIT, with the
 // ORDER BY keys appended, say which rows tie). Exact numbers compare
-// exactly, floating-point ones to a relative 1e-9; texts compare as the
+// exactly, floating-point ones to 7 significant digits (a float sum's
+// rounding depends on the order rows are added in); texts compare as the
 // column's collation makes them equal (MariaDB ignores trailing spaces,
 // and case too in its default collation). Result column names are
 // compared as well. A statement is agreed, refused (an error wrapping
