@@ -181,9 +181,11 @@ func (rp *readPlan) hide(key string, e clause.Expression) pcol {
 	return hiddenCol(len(rp.hidden) - 1)
 }
 
-// hideText hides an expression written in SQL text.
-func (rp *readPlan) hideText(text string) pcol {
-	return rp.hide(strings.ToLower(text), clause.Expr{SQL: text})
+// hideText hides an expression written in SQL text; role keeps apart
+// the same text read for different purposes (an aggregate the merge
+// combines, AVG's inputs, distinct values).
+func (rp *readPlan) hideText(role, text string) pcol {
+	return rp.hide(role+":"+strings.ToLower(text), clause.Expr{SQL: text})
 }
 
 // readSelect reads the visible select list.

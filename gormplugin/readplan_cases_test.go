@@ -84,6 +84,10 @@ var aggregateCases = []readCase{
 	{name: "Having on an aggregate not selected", run: find[userAgg](func(db *gorm.DB) *gorm.DB {
 		return model(db).Select("user_id").Group("user_id").Having("sum(qty) > 300").Order("user_id")
 	})},
+	{name: "Having(sum(qty)) beside avg(qty), count(distinct)", run: find[userAgg](func(db *gorm.DB) *gorm.DB {
+		return model(db).Select("user_id, avg(qty) as mean").Group("user_id").
+			Having("sum(qty) > ? AND count(distinct amount) >= ?", 300, 8).Order("mean").Order("user_id")
+	})},
 	{name: "Group(amount) ordered by count desc, amount", run: find[userAgg](func(db *gorm.DB) *gorm.DB {
 		return model(db).Select("amount as lo, count(*) as n").Group("amount").Order("n desc").Order("amount").Limit(5)
 	})},

@@ -139,7 +139,7 @@ func (rp *readPlan) planAgg(col pcol, a *aggCall) error {
 		ap.fn = merge.Sum
 	default: // avg: the merge divides the sum of the shards' sums by the sum of their counts
 		ap.fn = merge.Avg
-		ap.args = []pcol{rp.hideText("SUM(" + a.argText + ")"), rp.hideText("COUNT(" + a.argText + ")")}
+		ap.args = []pcol{rp.hideText("avg", "SUM("+a.argText+")"), rp.hideText("avg", "COUNT("+a.argText+")")}
 	}
 	rp.aggs = append(rp.aggs, ap)
 	return nil
@@ -148,7 +148,7 @@ func (rp *readPlan) planAgg(col pcol, a *aggCall) error {
 // distinctArg hides a DISTINCT aggregate's argument and groups each
 // target's rows by it, so that each target returns its distinct values.
 func (rp *readPlan) distinctArg(a *aggCall) pcol {
-	col := rp.hideText(a.argText)
+	col := rp.hideText("distinct", a.argText)
 	g := clause.Column{Name: a.argText, Raw: true}
 	if !slices.Contains(rp.extraGroup, g) {
 		rp.extraGroup = append(rp.extraGroup, g)
@@ -172,10 +172,11 @@ func (rp *readPlan) aggCol(text string, ts []token) (pcol, error) {
 			return pcol(i), nil
 		}
 	}
-	if j, ok := rp.hiddenAt[strings.ToLower(source(text, ts))]; ok {
+	// Only a column planned as this aggregate holds its merged value.
+	if j, ok := rp.hiddenAt["agg:"+strings.ToLower(source(text, ts))]; ok {
 		return hiddenCol(j), nil
 	}
-	col := rp.hideText(source(text, ts))
+	col := rp.hideText("agg", source(text, ts))
 	return col, rp.planAgg(col, &a)
 }
 
