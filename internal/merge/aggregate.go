@@ -16,9 +16,9 @@ type goKind byte
 
 func kindOf(v driver.Value) goKind {
 	switch v.(type) {
-	case int64, int, int32:
+	case int64, int, int32, int16, int8, uint32, uint16, uint8:
 		return 'i'
-	case uint64:
+	case uint64, uint:
 		return 'u'
 	case float64, float32:
 		return 'f'

@@ -110,7 +110,7 @@ const (
 // ErrUnsupportedType (the caller names the column).
 func domainOf(v driver.Value, c class) (domain, error) {
 	switch v.(type) {
-	case int64, float64, uint64, int, int32, float32:
+	case int64, float64, uint64, int, int32, float32, int16, int8, uint32, uint16, uint8, uint:
 		return dNum, nil
 	case time.Time:
 		if c == clsSQLite {

@@ -36,6 +36,18 @@ func numOf(v driver.Value, c class) (n num, ok bool, err error) {
 		return num{kind: 'i', i: int64(x)}, true, nil
 	case int32:
 		return num{kind: 'i', i: int64(x)}, true, nil
+	case int16:
+		return num{kind: 'i', i: int64(x)}, true, nil
+	case int8:
+		return num{kind: 'i', i: int64(x)}, true, nil
+	case uint32:
+		return num{kind: 'i', i: int64(x)}, true, nil
+	case uint16:
+		return num{kind: 'i', i: int64(x)}, true, nil
+	case uint8:
+		return num{kind: 'i', i: int64(x)}, true, nil
+	case uint:
+		return num{kind: 'u', u: uint64(x)}, true, nil
 	case float32:
 		return num{kind: 'f', f: float64(x)}, true, nil
 	case bool:

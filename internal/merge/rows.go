@@ -186,7 +186,12 @@ func (r *Rows) ColumnTypeScanType(i int) reflect.Type {
 }
 
 // ColumnTypeDatabaseTypeName forwards to shard 0.
-func (r *Rows) ColumnTypeDatabaseTypeName(i int) string { return r.types[i] }
+func (r *Rows) ColumnTypeDatabaseTypeName(i int) string {
+	if i < 0 || i >= len(r.types) {
+		return ""
+	}
+	return r.types[i]
+}
 
 // ColumnTypeLength forwards to shard 0.
 func (r *Rows) ColumnTypeLength(i int) (int64, bool) {
