@@ -77,6 +77,20 @@
 // exceeding it fails with ErrTooManyGroups. The grouped result is then
 // sorted in memory.
 //
+// # Limits
+//
+// Where SQL leaves a choice to the database the merge makes its own:
+// rows equal on every ORDER BY key come in shard order; of values equal
+// but written differently (numeric 1.0 and 1.00, 'b' and 'b ' under PAD
+// SPACE, SQLite times of one instant written with different text) a
+// group, MIN, MAX or DISTINCT shows the first one read, and
+// SUM(DISTINCT)/AVG(DISTINCT) of PostgreSQL numerics carry that one's
+// scale. The engine adds the per-shard results it is given: a per-shard
+// SUM the server already rounded (MariaDB's SUM(x / 3) keeps hidden
+// digits a shard's result has lost; PostgreSQL's sum(real) for
+// avg(real), which New refuses) cannot be made exact here, so the
+// planner must not push it down.
+//
 // # Errors
 //
 // ErrCollation, ErrUnsupportedType, ErrTooManyGroups and ErrOverflow are
