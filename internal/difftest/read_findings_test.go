@@ -1,0 +1,82 @@
+package difftest
+
+import "testing"
+
+// readFinding is a read the tester once found answered wrongly, reduced
+// to its smallest form; it must now agree with the oracle or be refused.
+type readFinding struct {
+	name string
+	db   string // "" for every database
+	sql  *sqlQuery
+	gorm *gormQ
+}
+
+func col(name string) sqlItem { return sqlItem{text: name, kind: readColNamed(name).kind} }
+
+func key(text, expr string, kind colKind, desc bool) sqlKey {
+	return sqlKey{text: text, expr: expr, proj: -1, kind: kind, desc: desc}
+}
+
+func sqlFinding(items []sqlItem, group []string, order ...sqlKey) *sqlQuery {
+	return &sqlQuery{items: items, group: group, order: order, limit: -1, off: -1}
+}
+
+var readFindings = []readFinding{
+	{name: "F1 USING > merged ascending", db: "postgres",
+		sql: sqlFinding([]sqlItem{col("k")}, nil, key("k USING >", "k", kInt, false))},
+	{name: "F1 USING > on a locale collation", db: "postgres",
+		sql: sqlFinding([]sqlItem{col("id"), col("label")}, nil, key("label USING >", "label", kTextDef, false))},
+	{name: "F2 utf8mb4_bin pads with spaces", db: "mariadb",
+		sql: sqlFinding([]sqlItem{{text: "CONCAT(name, '-')", kind: kTextBin}, col("name")}, nil,
+			key("2", "name", kTextBin, false), key("1", "CONCAT(name, '-')", kTextBin, false))},
+	{name: "F3 SUM of a division rounded per shard", db: "mariadb",
+		sql: sqlFinding([]sqlItem{{text: "SUM(qty / 3)", kind: kDecimal}}, nil)},
+	{name: "F8 COLLATE BINARY key", db: "sqlite",
+		sql: sqlFinding([]sqlItem{col("name"), col("id")}, nil,
+			sqlKey{text: "label COLLATE BINARY", expr: "label COLLATE BINARY", proj: -1, kind: kTextBin, desc: true, nulls: "FIRST"},
+			key("id", "id", kInt, false))},
+	{name: "F9 AVG of bigints near the limit", db: "sqlite",
+		sql: sqlFinding([]sqlItem{col("user_id"), {text: "AVG(big)", kind: kFloat}}, []string{"user_id"})},
+	{name: "F5 Select subset ordered by a column not read",
+		gorm: &gormQ{dest: "rows", sel: []string{"k", "big"}, order: []gormOrder{{col: "user_id", desc: true}}, limit: -1, off: -1}},
+	{name: "F6 NULL-tied first key then the primary key",
+		gorm: &gormQ{dest: "last", order: []gormOrder{{col: "score"}}, limit: -1, off: -1}},
+	{name: "F6 NULL placement", gorm: &gormQ{dest: "first", order: []gormOrder{{col: "flag"}}, limit: -1, off: -1}},
+	{name: "F7 text in a locale collation",
+		gorm: &gormQ{dest: "rows", order: []gormOrder{{col: "label"}, {col: "id"}}, limit: -1, off: -1}},
+}
+
+// TestReadsOnceFoundWrongAgreeOrAreRefused replays the smallest forms of
+// the wrong answers the read tester found, on every database they
+// concern.
+func TestReadsOnceFoundWrongAgreeOrAreRefused(t *testing.T) {
+	for _, db := range readConfFromEnv(t).dbs {
+		t.Run(db, func(t *testing.T) {
+			w := newReadWorld(t, db, 20261126, 300)
+			sg := &sqlReadGen{w: w}
+			gg := newGormReadGen(t, w)
+			for _, f := range readFindings {
+				if f.db != "" && f.db != db {
+					continue
+				}
+				var rc readCase
+				if f.sql != nil {
+					q := *f.sql
+					q.db = db
+					q.usesDefText = q.mentions("label")
+					rc = sg.caseOf(&q)
+				} else {
+					q := *f.gorm
+					q.db, q.kinds = db, map[string]colKind{}
+					rc = gg.caseOf(&q)
+				}
+				o := rc.judge(db)
+				if o.v == divergent {
+					t.Errorf("%s: %s\n  %s", f.name, rc.desc, o.reason)
+				} else {
+					t.Logf("%s: %s: %v", f.name, rc.desc, []string{"agreed", "refused", "divergent", "skipped"}[o.v])
+				}
+			}
+		})
+	}
+}
