@@ -77,6 +77,17 @@ var aggregateCases = []readCase{
 			Group("user_id").Order("user_id").Find(&out).Error
 		return out, err
 	}},
+	{name: "db.Table aggregates into maps (column scan types)", run: func(db *gorm.DB) (any, error) {
+		var out []map[string]any
+		err := db.Table("read_orders").Select("user_id, count(*) as n, sum(amount) as total, avg(amount) as mean, min(qty) as lo, max(note) as hi, sum(qty)").
+			Group("user_id").Order("user_id").Find(&out).Error
+		return out, err
+	}, binary: true},
+	{name: "db.Table rows into maps", run: func(db *gorm.DB) (any, error) {
+		var out []map[string]any
+		err := db.Table("read_orders").Order("qty desc").Order("id").Limit(5).Find(&out).Error
+		return out, err
+	}},
 	{name: "Having(count(*) > ?) with AVG", run: find[userAgg](func(db *gorm.DB) *gorm.DB {
 		return model(db).Select("user_id, count(*) as n, avg(amount) as mean").Group("user_id").
 			Having("avg(amount) > ? OR NOT (count(*) >= 10)", 6).Order("mean desc")
