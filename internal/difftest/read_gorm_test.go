@@ -47,10 +47,12 @@ type ReadAgg struct {
 }
 
 // gormReadGen generates GORM query-builder calls through gormplugin; the
-// oracle is the same call through GORM alone.
+// oracle is the same call through GORM alone. A call naming label runs
+// without WithBinaryCollation (label does not compare bytewise), any
+// other with it.
 type gormReadGen struct {
-	w             *readWorld
-	shard, oracle *gorm.DB
+	w                *readWorld
+	bin, def, oracle *gorm.DB
 }
 
 func newGormReadGen(t testing.TB, w *readWorld) *gormReadGen {
@@ -68,21 +70,25 @@ func newGormReadGen(t testing.TB, w *readWorld) *gormReadGen {
 		t.Cleanup(func() { pool.Close() })
 		return db
 	}
-	shard := open(w.b.dsn[0])
-	pool0, _ := shard.DB()
-	ds1, err := open(w.b.dsn[1]).DB()
-	if err != nil {
-		t.Fatal(err)
+	plugged := func(opts ...gormplugin.Option) *gorm.DB {
+		shard := open(w.b.dsn[0])
+		pool0, _ := shard.DB()
+		ds1, err := open(w.b.dsn[1]).DB()
+		if err != nil {
+			t.Fatal(err)
+		}
+		r, err := shardconf.NewRouter(w.b.readConfig(t))
+		if err != nil {
+			t.Fatal(err)
+		}
+		opts = append(opts, gormplugin.WithRules(r), gormplugin.WithScatter(),
+			gormplugin.WithDataSources(map[string]gorm.ConnPool{"ds_0": pool0, "ds_1": ds1}))
+		if err := shard.Use(gormplugin.New(nil, opts...)); err != nil {
+			t.Fatal(err)
+		}
+		return shard
 	}
-	r, err := shardconf.NewRouter(w.b.readConfig(t))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := shard.Use(gormplugin.New(nil, gormplugin.WithRules(r), gormplugin.WithScatter(),
-		gormplugin.WithDataSources(map[string]gorm.ConnPool{"ds_0": pool0, "ds_1": ds1}))); err != nil {
-		t.Fatal(err)
-	}
-	return &gormReadGen{w: w, shard: shard, oracle: open(w.b.oracle)}
+	return &gormReadGen{w: w, bin: plugged(gormplugin.WithBinaryCollation()), def: plugged(), oracle: open(w.b.oracle)}
 }
 
 // gormCond is a Where or Having with its arguments.

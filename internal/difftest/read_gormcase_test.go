@@ -6,6 +6,7 @@ import (
 	"reflect"
 	"slices"
 	"sort"
+	"strings"
 
 	"gorm.io/gorm"
 )
@@ -13,8 +14,12 @@ import (
 // caseOf turns a generated call into a case: the call through gormplugin,
 // the same call on the oracle, and the oracle's full ordered rows.
 func (g *gormReadGen) caseOf(q *gormQ) readCase {
+	shard := g.bin
+	if strings.Contains(q.describe(), "label") {
+		shard = g.def
+	}
 	rc := readCase{family: "gorm." + q.dest, desc: q.describe(),
-		shard:  func() (*readResult, error) { return q.run(g.shard) },
+		shard:  func() (*readResult, error) { return q.run(shard) },
 		oracle: func() (*readResult, error) { return q.run(g.oracle) }}
 	rc.kinds = q.payloadKinds()
 	keys := q.keyCols()
