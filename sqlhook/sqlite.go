@@ -29,7 +29,7 @@ func sqliteToPG(s string) (string, error) {
 
 // sqliteRespell respells a SQLite statement for the PostgreSQL grammar:
 // `x` and [x] identifiers become "x"; LIMIT offset, count becomes LIMIT
-// count OFFSET offset; every parameter (?, ?NNN, :name, @name, $name)
+// count OFFSET offset; COLLATE BINARY becomes COLLATE "binary"; every parameter (?, ?NNN, :name, @name, $name)
 // becomes the $k of the argument the SQLite driver binds to it. Everything
 // else (strings, comments, "identifiers") is copied as is. Every
 // placeholder becomes a template hole, so what reaches SQLite uses ? again.
@@ -285,10 +285,32 @@ func (r *respeller) word(i, end int) (int, error) {
 		j++
 	}
 	r.out = append(r.out, r.s[i:j]...)
-	if !strings.EqualFold(r.s[i:j], "limit") {
-		return j, nil
+	switch {
+	case strings.EqualFold(r.s[i:j], "limit"):
+		return r.limitComma(j, end)
+	case strings.EqualFold(r.s[i:j], "collate"):
+		return r.collation(j, end)
 	}
-	return r.limitComma(j, end)
+	return j, nil
+}
+
+// collation respells COLLATE BINARY (i just past COLLATE) as COLLATE
+// "binary": BINARY is a keyword to PostgreSQL's grammar, and SQLite finds
+// collations by name in any case, quoted or not.
+func (r *respeller) collation(i, end int) (int, error) {
+	k := skipBlank(r.s, i, end)
+	j := k
+	for j < end && isWordByte(r.s[j]) {
+		j++
+	}
+	if !strings.EqualFold(r.s[k:j], "binary") {
+		return i, nil
+	}
+	if err := r.run(i, k); err != nil {
+		return 0, err
+	}
+	r.out = append(r.out, `"binary"`...)
+	return j, nil
 }
 
 func isIdentStart(c byte) bool {

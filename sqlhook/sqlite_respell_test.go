@@ -5,6 +5,7 @@ import (
 	"database/sql/driver"
 	"fmt"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -70,6 +71,14 @@ var sqliteLimitCases = []respellCase{
 	{q: `SELECT 'LIMIT 1, 2', "limit" FROM (SELECT 1 AS "limit")`},
 }
 
+// sqliteCollateCases: COLLATE BINARY, a keyword to PostgreSQL's grammar.
+var sqliteCollateCases = []respellCase{
+	{q: `SELECT column1 FROM (VALUES ('a'),('B'),(NULL),('c')) ORDER BY column1 COLLATE BINARY DESC NULLS FIRST`},
+	{q: `SELECT column1 FROM (VALUES ('a'),('B'),(NULL),('c')) ORDER BY column1 collate /* c */ binary`},
+	{q: `SELECT column1 FROM (VALUES ('a'),('B'),('c')) ORDER BY column1 COLLATE NOCASE`},
+	{q: `SELECT column1 = 'A' COLLATE Binary, column1 = 'A' COLLATE nocase FROM (VALUES ('a'))`},
+}
+
 // TestSQLiteRespellingBindsAsSQLite runs every case on SQLite as written
 // and respelled, with the arguments laid out as sqlhook lays them out (one
 // bare ? per $k, in order), and wants the same rows or the same failure.
@@ -79,7 +88,7 @@ func TestSQLiteRespellingBindsAsSQLite(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer db.Close()
-	for _, c := range append(append([]respellCase{}, sqliteParamCases...), sqliteLimitCases...) {
+	for _, c := range slices.Concat(sqliteParamCases, sqliteLimitCases, sqliteCollateCases) {
 		want, wantErr := sqliteRows(db, c.q, c.args...)
 		text, names, err := sqliteRespell(c.q)
 		if err != nil {
