@@ -35,6 +35,8 @@ func (c *concat) next() ([]driver.Value, int, error) {
 type heapMerge struct {
 	r       *Rows
 	bufs    [][]driver.Value
+	k0      []int64 // each shard's first sort key, when k0ok: an int64
+	k0ok    []bool
 	h       []int // shard indexes; h[0] holds the least row
 	started bool
 	top     bool  // h[0]'s row was returned: read its shard before the next row
@@ -42,7 +44,8 @@ type heapMerge struct {
 }
 
 func newHeapMerge(r *Rows) *heapMerge {
-	m := &heapMerge{r: r, bufs: make([][]driver.Value, len(r.shards)), h: make([]int, 0, len(r.shards))}
+	m := &heapMerge{r: r, bufs: make([][]driver.Value, len(r.shards)), h: make([]int, 0, len(r.shards)),
+		k0: make([]int64, len(r.shards)), k0ok: make([]bool, len(r.shards))}
 	for s := range m.bufs {
 		m.bufs[s] = make([]driver.Value, len(r.names))
 	}
@@ -70,7 +73,7 @@ func (m *heapMerge) advance() error {
 	if !m.started {
 		m.started = true
 		for s := range m.r.shards {
-			ok, err := m.r.pull(s, m.bufs[s])
+			ok, err := m.pull(s)
 			if err != nil {
 				return err
 			}
@@ -87,7 +90,7 @@ func (m *heapMerge) advance() error {
 		return nil
 	}
 	m.top = false
-	ok, err := m.r.pull(m.h[0], m.bufs[m.h[0]])
+	ok, err := m.pull(m.h[0])
 	if err != nil {
 		return err
 	}
@@ -121,8 +124,26 @@ func (m *heapMerge) down(i int) {
 	}
 }
 
+// pull reads shard s's next row and caches its first key when it is an
+// int64, the common case, compared without interfaces.
+func (m *heapMerge) pull(s int) (bool, error) {
+	ok, err := m.r.pull(s, m.bufs[s])
+	if ok {
+		m.k0[s], m.k0ok[s] = m.bufs[s][m.r.p.OrderBy[0].Col].(int64)
+	}
+	return ok, err
+}
+
 // less orders shards by their current rows, then by shard index.
 func (m *heapMerge) less(a, b int) bool {
+	if m.k0ok[a] && m.k0ok[b] {
+		if x, y := m.k0[a], m.k0[b]; x != y {
+			return (x < y) != m.r.p.OrderBy[0].Desc
+		}
+		if len(m.r.p.OrderBy) == 1 {
+			return a < b
+		}
+	}
 	c, err := m.r.compareRows(m.bufs[a], a, m.bufs[b], b)
 	if err != nil && m.err == nil {
 		m.err = err
