@@ -63,7 +63,7 @@ func TestReadsOnceFoundWrongAgreeOrAreRefused(t *testing.T) {
 				if f.sql != nil {
 					q := *f.sql
 					q.db = db
-					q.usesDefText = q.mentions("label")
+					q.usesDefText = q.comparesLabel()
 					rc = sg.caseOf(&q)
 				} else {
 					q := *f.gorm

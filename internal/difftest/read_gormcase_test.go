@@ -15,7 +15,7 @@ import (
 // the same call on the oracle, and the oracle's full ordered rows.
 func (g *gormReadGen) caseOf(q *gormQ) readCase {
 	shard := g.bin
-	if strings.Contains(q.describe(), "label") {
+	if q.comparesLabel() {
 		shard = g.def
 	}
 	rc := readCase{family: "gorm." + q.dest, desc: q.describe(),
@@ -46,6 +46,20 @@ func (g *gormReadGen) caseOf(q *gormQ) readCase {
 		return out
 	}
 	return rc
+}
+
+// comparesLabel reports whether merging the call's rows may compare
+// label values (see sqlQuery.comparesLabel).
+func (q *gormQ) comparesLabel() bool {
+	if slices.ContainsFunc(q.order, func(o gormOrder) bool { return o.col == "label" }) ||
+		slices.Contains(q.group, "label") || slices.Contains(q.distinct, "label") {
+		return true
+	}
+	if q.pluck == "label" && (q.distinct != nil || len(q.order) > 0) {
+		return true
+	}
+	return slices.ContainsFunc(q.aggSel, func(s string) bool { return strings.Contains(s, "label)") }) ||
+		(q.having != nil && strings.Contains(q.having.text, "label"))
 }
 
 func (q *gormQ) kindOf(col string) colKind {

@@ -40,7 +40,7 @@ type sqlQuery struct {
 	limit, off  int // -1: none
 	limitArg    bool
 	commaLimit  bool // LIMIT off, n
-	usesDefText bool
+	usesDefText bool // the merge compares label: run without WithBinaryCollation
 }
 
 // sqlReadGen generates SELECTs through sqlhook.
@@ -330,13 +330,36 @@ func genQuery(rng *rand.Rand, db string) *sqlQuery {
 	default:
 		genPlain(rng, q)
 	}
-	q.usesDefText = q.mentions("label")
+	q.usesDefText = q.comparesLabel()
 	return q
 }
 
-func (q *sqlQuery) mentions(col string) bool {
-	text, _ := q.render(true)
-	return q.star || strings.Contains(text, col)
+// comparesLabel reports whether merging the query's rows may compare
+// label values: it orders or groups by them, aggregates them, or
+// DISTINCT covers them. Projected or filtered only, label is never
+// compared across shards, and WithBinaryCollation (which says every text
+// the merge compares is binary) stays true.
+func (q *sqlQuery) comparesLabel() bool {
+	has := func(s string) bool { return strings.Contains(s, "label") }
+	for _, k := range q.order {
+		if has(k.text) || has(k.expr) {
+			return true
+		}
+	}
+	for _, g := range q.group {
+		if has(g) {
+			return true
+		}
+	}
+	if q.having != nil && has(q.having.text) {
+		return true
+	}
+	for _, it := range q.items {
+		if has(it.text) && (q.distinct || isAggText(it.text)) {
+			return true
+		}
+	}
+	return q.distinct && q.star
 }
 
 // numCols can be summed and averaged.
