@@ -16,7 +16,7 @@ var (
 
 	// ErrUnsupportedType: values of a type whose order or equality the
 	// engine cannot reproduce (PostgreSQL interval, money, json, enum,
-	// inet, arrays; MySQL JSON, ENUM, SET, TIME...) would have to be
+	// inet, arrays; MySQL JSON, ENUM, SET...) would have to be
 	// ordered, compared or grouped. The error wrapping it names the column
 	// and its type (see ColumnError).
 	ErrUnsupportedType = errors.New("merge: values of this type cannot be ordered, compared or grouped across shards")

@@ -146,12 +146,8 @@ func (r *Rows) readGroups() ([]*group, error) {
 
 func (r *Rows) groupKey(buf []byte, row []driver.Value, s int) ([]byte, error) {
 	for i, c := range r.p.GroupBy {
-		t := TextRefused
-		if i < len(r.p.GroupText) {
-			t = r.p.GroupText[i]
-		}
 		var err error
-		if buf, err = appendKey(buf, row[c], r.cls[s][c], t); err != nil {
+		if buf, err = appendKey(buf, row[c], r.cls[s][c], r.groupText(i)); err != nil {
 			return buf, r.colErr(c, err)
 		}
 	}
