@@ -40,6 +40,7 @@ type sqlQuery struct {
 	limit, off  int // -1: none
 	limitArg    bool
 	commaLimit  bool // LIMIT off, n
+	numbered    bool // SQLite: placeholders spelled ?NNN
 	usesDefText bool // the merge compares label: run without WithBinaryCollation
 }
 
@@ -124,7 +125,13 @@ func (q *sqlQuery) render(full bool) (string, []any) {
 	if !full {
 		q.renderLimit(&c)
 	}
-	return dollars(c.text, q.db == "postgres"), c.args
+	switch {
+	case q.db == "postgres":
+		return numbered(c.text, "$"), c.args
+	case q.numbered:
+		return numbered(c.text, "?"), c.args
+	}
+	return c.text, c.args
 }
 
 // renderLimit spells LIMIT/OFFSET: literals or placeholders, and LIMIT
@@ -150,11 +157,9 @@ func (q *sqlQuery) renderLimit(c *cell) {
 	}
 }
 
-// dollars spells ? as $n on PostgreSQL, outside quoted literals.
-func dollars(s string, pg bool) string {
-	if !pg {
-		return s
-	}
+// numbered spells each ? outside quoted literals as mark followed by its
+// number ($n on PostgreSQL, ?NNN on SQLite).
+func numbered(s, mark string) string {
 	var out strings.Builder
 	n, quoted := 0, false
 	for _, r := range s {
@@ -163,7 +168,7 @@ func dollars(s string, pg bool) string {
 			quoted = !quoted
 		case r == '?' && !quoted:
 			n++
-			fmt.Fprintf(&out, "$%d", n)
+			fmt.Fprintf(&out, "%s%d", mark, n)
 			continue
 		}
 		out.WriteRune(r)
@@ -331,6 +336,7 @@ func genQuery(rng *rand.Rand, db string) *sqlQuery {
 		genPlain(rng, q)
 	}
 	q.usesDefText = q.comparesLabel()
+	q.numbered = db == "sqlite" && rng.IntN(4) == 0
 	return q
 }
 
@@ -410,11 +416,15 @@ func exprItems(db string) []sqlItem {
 	if db == "mariadb" {
 		concat = "CONCAT(name, '-')"
 	}
-	return []sqlItem{
+	items := []sqlItem{
 		{text: "qty + 1", kind: kInt}, {text: "k * 10 + user_id", kind: kInt}, {text: "amount * 2", kind: kDecimal},
 		{text: "COALESCE(qty, -1)", kind: kInt}, {text: "score * 2", kind: kFloat}, {text: "LOWER(name)", kind: kTextBin},
 		{text: "id % 7", kind: kInt}, {text: concat, kind: kTextBin}, {text: "-qty", kind: kInt},
 	}
+	if db == "postgres" { // values that are not text but arrive as text
+		items = append(items, sqlItem{text: "ts - TIMESTAMP '2023-06-01 00:00:00'"}, sqlItem{text: "amount::money"})
+	}
+	return items
 }
 
 // genGrouped draws an aggregate query, with or without GROUP BY.
@@ -471,6 +481,10 @@ func genAgg(rng *rand.Rand, db string) sqlItem {
 		return pick(rng, []sqlItem{{text: "COUNT(*) * 2", kind: kInt}, {text: "SUM(qty) - MIN(qty)", kind: kDecimal},
 			{text: "MAX(qty) + 1", kind: kInt}, {text: "SUM(amount) / COUNT(*)", kind: kDecimal}, {text: "COALESCE(MAX(qty), -1)", kind: kInt}})
 	case 8:
+		if db == "postgres" && rng.IntN(3) == 0 {
+			return pick(rng, []sqlItem{{text: "MIN(ts - TIMESTAMP '2023-06-01 00:00:00')"}, {text: "MAX(amount::money)"},
+				{text: "SUM(amount::money)"}, {text: "MAX(ts - TIMESTAMP '2023-06-01 00:00:00')"}})
+		}
 		return pick(rng, []sqlItem{{text: "SUM(qty / 3)", kind: kDecimal}, {text: "SUM(amount * k)", kind: kDecimal},
 			{text: "MAX(qty + 1)", kind: kInt}, {text: "AVG(score * 2)", kind: kFloat}, {text: "MIN(amount - 1)", kind: kDecimal},
 			{text: "AVG(qty * 1.5)", kind: kDecimal}, {text: "COUNT(qty + k)", kind: kInt}})
