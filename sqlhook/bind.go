@@ -17,6 +17,12 @@ import (
 
 // bind routes a compiled plan with the caller's arguments.
 func (h *hook) bind(ctx context.Context, p *plan, args []driver.NamedValue) (*routed, error) {
+	if p.names != nil {
+		var err error
+		if args, err = sqliteArgs(p.names, args); err != nil {
+			return nil, err
+		}
+	}
 	if len(args) < p.nparams {
 		return nil, fmt.Errorf("sqlhook: the statement has %d placeholders but %d arguments were given", p.nparams, len(args))
 	}
@@ -259,7 +265,10 @@ func (h *hook) mergeOf(sel *selectPlan, args []driver.NamedValue) (mergeSpec, an
 		if err != nil {
 			return m, 0, fmt.Errorf("sqlhook: OFFSET: %w", err)
 		}
-		m.offset = max(n, 0) // OFFSET NULL: none
+		m.offset = n
+		if value(*sel.offset, args) == nil {
+			m.offset = 0 // OFFSET NULL: none
+		}
 	}
 	if sel.limit != nil {
 		n, err := toInt64(value(*sel.limit, args))
@@ -267,6 +276,10 @@ func (h *hook) mergeOf(sel *selectPlan, args []driver.NamedValue) (mergeSpec, an
 			return m, 0, fmt.Errorf("sqlhook: LIMIT: %w", err)
 		}
 		m.limit = n
+	}
+	if h.dialect == SQLite {
+		// SQLite reads any negative LIMIT as none and a negative OFFSET as 0.
+		m.limit, m.offset = max(m.limit, -1), max(m.offset, 0)
 	}
 	if m.offset < 0 || m.limit < -1 {
 		return m, 0, fmt.Errorf("sqlhook: negative LIMIT or OFFSET")

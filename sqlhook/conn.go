@@ -486,6 +486,9 @@ func (c *conn) queryRouted(ctx context.Context, query string, r *routed, s *stmt
 			if err != nil {
 				rows[j] = nil // materialize closed it
 				closeAll()
+				if e := r.merge.refine(err); e != err {
+					return nil, e
+				}
 				return nil, c.unitError("query", i, r.units, err)
 			}
 			rows[j] = b
@@ -496,6 +499,9 @@ func (c *conn) queryRouted(ctx context.Context, query string, r *routed, s *stmt
 		}
 		if err != nil {
 			closeAll()
+			if e := r.merge.refine(err); e != err {
+				return nil, e
+			}
 			return nil, c.unitError("query", i, r.units, err)
 		}
 		open[u.ds] = len(rows)

@@ -39,9 +39,10 @@ type pgCompiler struct {
 
 func (h *hook) compilePG(query string) (*plan, error) {
 	text := query
+	var names []string
 	if h.dialect == SQLite {
 		var err error
-		if text, err = sqliteToPG(query); err != nil {
+		if text, names, err = sqliteRespell(query); err != nil {
 			return nil, fmt.Errorf("%w: %v", ErrParse, err)
 		}
 	}
@@ -85,6 +86,7 @@ func (h *hook) compilePG(query string) (*plan, error) {
 		return nil, c.err
 	}
 	c.finishSelect()
+	c.p.names = names
 	c.p.tmpl = buildTemplate(c.text, c.edits)
 	return c.p, nil
 }

@@ -185,8 +185,10 @@ type plan struct {
 	tmpl        []segment
 	indexName   string // CREATE INDEX name, for holeIndexName
 	nparams     int    // placeholders the caller must supply (max index + 1)
-	named       bool   // the statement uses named placeholders
-	render      renderCache
+	// names (SQLite): $k binds the sql.Named argument names[k-1], or the
+	// argument in position k when that is ""; nil when every $k is argument k.
+	names  []string
+	render renderCache
 }
 
 // addTable returns the index of the logic table named name, adding it.

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"reflect"
+	"strings"
 
 	"github.com/shardkey/shardkey/internal/merge"
 )
@@ -15,6 +16,7 @@ import (
 // by internal/merge as the query's mergeSpec says.
 type mergedRows struct {
 	*merge.Rows
+	spec mergeSpec
 }
 
 // newMergedRows merges the units' rows. On error the caller still owns
@@ -28,7 +30,7 @@ func newMergedRows(units []driver.Rows, spec mergeSpec) (*mergedRows, error) {
 	if err != nil {
 		return nil, engineError(err)
 	}
-	return &mergedRows{r}, nil
+	return &mergedRows{r, spec}, nil
 }
 
 // Next returns the next merged row. A unit's own error comes back as the
@@ -39,7 +41,17 @@ func (m *mergedRows) Next(dest []driver.Value) error {
 	if err == nil || errors.Is(err, io.EOF) {
 		return err
 	}
-	return engineError(err)
+	return m.spec.refine(engineError(err))
+}
+
+// refine turns a target's failure that only the merge's rewriting caused
+// into a refusal: SQLite's SUM behind a merged AVG overflows where SQLite's
+// AVG over one table would not fail.
+func (spec mergeSpec) refine(err error) error {
+	if spec.merge != nil && spec.merge.sqliteSum && strings.Contains(err.Error(), "integer overflow") {
+		return fmt.Errorf("%w: AVG across targets: the sum behind it overflows on SQLite (%v)", ErrUnsupported, err)
+	}
+	return err
 }
 
 func engineError(err error) error {

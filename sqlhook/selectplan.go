@@ -31,6 +31,9 @@ type mergePlan struct {
 	having       *condTmpl
 	orderBy      []keyTmpl
 	minVisible   int // output columns the plan refers to
+	// sqliteSum: SQLite runs a hidden SUM for AVG, which fails with
+	// "integer overflow" where SQLite's AVG would switch to floating point.
+	sqliteSum bool
 }
 
 // streaming: each target's rows flow through a k-way merge, so a LIMIT
@@ -276,6 +279,7 @@ func (b *selBuilder) agg(e shapeExpr, s span, col colRef) {
 		sum := b.hide(textPiece{lit: "SUM(", key: "avg-sum("}, copyOf(args[0]), textPiece{lit: ")", key: ")"})
 		cnt := b.hide(textPiece{lit: "COUNT(", key: "avg-count("}, copyOf(args[0]), textPiece{lit: ")", key: ")"})
 		a.args = []colRef{sum, cnt}
+		b.mp.sqliteSum = b.mp.sqliteSum || b.d == SQLite
 	case "min", "max":
 		a.fn, a.text = merge.Min, b.orderText("")
 		if e.agg.fn == "max" {
@@ -334,6 +338,34 @@ func (b *selBuilder) itemWithRef(ref []string) int {
 		}
 	}
 	return -1
+}
+
+// sameAsItem finds a select item written as the expression at s (up to
+// spacing, comments and case): the databases read such an ORDER BY term as
+// that output column.
+func (b *selBuilder) sameAsItem(s span) int {
+	key := normText(b.text, b.toks, s)
+	for i, it := range b.sh.items {
+		if b.star >= 0 && i >= b.star {
+			break
+		}
+		if it.expr.kind != exprStar && normText(b.text, b.toks, b.lay.items[i]) == key {
+			return i
+		}
+	}
+	return -1
+}
+
+// sameItems reports whether the items are one expression written several
+// times (SELECT k, k ... ORDER BY k is not ambiguous).
+func (b *selBuilder) sameItems(items []int) bool {
+	first := normText(b.text, b.toks, b.lay.items[items[0]])
+	for _, i := range items[1:] {
+		if normText(b.text, b.toks, b.lay.items[i]) != first {
+			return false
+		}
+	}
+	return true
 }
 
 // readsAlias: on MySQL and SQLite a name in an expression may be an output
@@ -412,17 +444,20 @@ func (b *selBuilder) orderCol(e shapeExpr, s span) (colRef, bool) {
 		b.mp.minVisible = max(b.mp.minVisible, e.ordinal)
 		return colRef(e.ordinal - 1), true
 	case exprAgg:
+		if i := b.sameAsItem(s); i >= 0 {
+			return colRef(i), true
+		}
 		return b.hiddenAgg(e, s), true
 	case exprColumn:
 		if len(e.ref) == 1 {
 			switch m := b.aliasOf(e.ref[0]); {
-			case len(m) > 1:
+			case len(m) > 1 && !b.sameItems(m):
 				b.fail("ORDER BY " + e.ref[0] + ", an ambiguous output name,")
 				return 0, false
-			case len(m) == 1 && b.star >= 0 && m[0] > b.star:
+			case len(m) > 0 && b.star >= 0 && m[0] > b.star:
 				b.fail("ORDER BY " + e.ref[0] + ", an output name after *,")
 				return 0, false
-			case len(m) == 1:
+			case len(m) >= 1:
 				return colRef(m[0]), true
 			}
 		} else if i := b.itemWithRef(e.ref); i >= 0 {
@@ -439,6 +474,9 @@ func (b *selBuilder) orderCol(e shapeExpr, s span) (colRef, bool) {
 		if b.readsAlias(e) {
 			b.fail("ORDER BY an expression naming an output alias")
 			return 0, false
+		}
+		if i := b.sameAsItem(s); i >= 0 {
+			return colRef(i), true
 		}
 	}
 	// A term not in the select list (with its COLLATE, if any: the values
