@@ -1,6 +1,7 @@
 package difftest
 
 import (
+	"database/sql"
 	"fmt"
 	"math/rand/v2"
 	"reflect"
@@ -91,10 +92,46 @@ func newGormReadGen(t testing.TB, w *readWorld) *gormReadGen {
 	return &gormReadGen{w: w, bin: plugged(gormplugin.WithBinaryCollation()), def: plugged(), oracle: open(w.b.oracle)}
 }
 
-// gormCond is a Where or Having with its arguments.
+// gormCond is a Where or Having with its arguments, or a condition
+// GORM builds from a map or a struct (cond).
 type gormCond struct {
 	text string
 	args []any
+	cond any
+}
+
+// genGormCond draws a condition on the sharding columns as GORM users
+// write them: named arguments, slices for IN, maps and structs.
+func genGormCond(rng *rand.Rand) gormCond {
+	u, v, k := int64(1+rng.IntN(9)), int64(rng.IntN(10)), int64(1+rng.IntN(3))
+	switch rng.IntN(5) {
+	case 0:
+		return gormCond{text: "user_id = @u", args: []any{sql.Named("u", u)}}
+	case 1:
+		return gormCond{text: "user_id IN ?", args: []any{[]int64{u, v}}}
+	case 2:
+		return gormCond{text: "k = ? AND user_id = ?", args: []any{k, u}}
+	case 3:
+		return gormCond{cond: map[string]any{"user_id": u}}
+	}
+	return gormCond{cond: &ReadRow{UserID: u, K: k}} // zero fields are no condition
+}
+
+func (c gormCond) apply(tx *gorm.DB) *gorm.DB {
+	if c.cond != nil {
+		return tx.Where(c.cond)
+	}
+	return tx.Where(c.text, c.args...)
+}
+
+func (c gormCond) String() string {
+	switch x := c.cond.(type) {
+	case map[string]any:
+		return fmt.Sprintf("%v", x)
+	case *ReadRow:
+		return fmt.Sprintf("&ReadRow{UserID: %d, K: %d}", x.UserID, x.K)
+	}
+	return fmt.Sprintf("%q%s", c.text, goArgs(c.args))
 }
 
 type gormOrder struct {
@@ -141,6 +178,10 @@ func (g *gormReadGen) build(rng *rand.Rand) readCase {
 func genGormQ(rng *rand.Rand, db string) *gormQ {
 	q := &gormQ{db: db, limit: -1, off: -1, kinds: map[string]colKind{}}
 	for range rng.IntN(3) {
+		if rng.IntN(4) == 0 {
+			q.where = append(q.where, genGormCond(rng))
+			continue
+		}
 		p := genPred(rng, db, 1)
 		q.where = append(q.where, gormCond{text: p.text, args: p.args})
 	}
@@ -294,7 +335,7 @@ func (q *gormQ) genAgg(rng *rand.Rand, db string) {
 func (q *gormQ) chain(db *gorm.DB, full bool) *gorm.DB {
 	tx := db.Model(&ReadRow{})
 	for _, w := range q.where {
-		tx = tx.Where(w.text, w.args...)
+		tx = w.apply(tx)
 	}
 	if q.aggSel != nil {
 		tx = tx.Select(strings.Join(q.aggSel, ", "))
@@ -347,7 +388,7 @@ func (q *gormQ) describe() string {
 	var b strings.Builder
 	b.WriteString("db.Model(&ReadRow{})")
 	for _, w := range q.where {
-		fmt.Fprintf(&b, ".Where(%q%s)", w.text, goArgs(w.args))
+		fmt.Fprintf(&b, ".Where(%s)", w)
 	}
 	if q.aggSel != nil {
 		fmt.Fprintf(&b, ".Select(%q)", strings.Join(q.aggSel, ", "))
