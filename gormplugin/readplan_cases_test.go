@@ -28,6 +28,12 @@ var orderingCases = []readCase{
 	{name: "Order(read_orders.id desc) qualified by the logic table", run: find[ReadOrder](func(db *gorm.DB) *gorm.DB {
 		return db.Order("read_orders.id desc").Limit(3)
 	})},
+	{name: "ORDER BY an expression not selected", run: find[ReadOrder](func(db *gorm.DB) *gorm.DB {
+		return db.Select("id", "amount").Order("amount % 5 desc, id").Limit(6)
+	})},
+	{name: "ORDER BY a selected expression by alias and by text", run: find[userAgg](func(db *gorm.DB) *gorm.DB {
+		return model(db).Select("user_id, amount * 2 + 1 as lo").Order("amount * 2 + 1").Order("lo desc").Order("user_id").Limit(7)
+	})},
 	{name: "Order(amount).Offset(3).Limit(4)", run: find[ReadOrder](func(db *gorm.DB) *gorm.DB {
 		return db.Order("amount").Order("id").Offset(3).Limit(4)
 	})},
@@ -101,6 +107,10 @@ var aggregateCases = []readCase{
 	})},
 	{name: "Group(amount) ordered by count desc, amount", run: find[userAgg](func(db *gorm.DB) *gorm.DB {
 		return model(db).Select("amount as lo, count(*) as n").Group("amount").Order("n desc").Order("amount").Limit(5)
+	})},
+	{name: "GROUP BY an expression, SUM and AVG of arithmetic", run: find[userAgg](func(db *gorm.DB) *gorm.DB {
+		return model(db).Select("amount % 3 as lo, sum(amount * 2 + qty) as total, avg(qty - amount) as mean, count(*) as n").
+			Group("amount % 3").Having("sum(amount * 2 + qty) > ?", 10).Order("amount % 3")
 	})},
 	{name: "aggregates without GROUP BY", run: find[userAgg](func(db *gorm.DB) *gorm.DB {
 		return model(db).Select("count(*) as n, sum(amount) as total, avg(amount) as mean, min(amount) as lo, max(qty) as hi")
@@ -198,8 +208,11 @@ var refusedCases = []readCase{
 	{name: "a column neither grouped nor aggregated", refused: []string{"*"}, run: find[userAgg](func(db *gorm.DB) *gorm.DB {
 		return model(db).Select("user_id, amount as lo, count(*) as n").Group("user_id")
 	})},
-	{name: "ORDER BY an expression", refused: []string{"*"}, run: find[ReadOrder](func(db *gorm.DB) *gorm.DB {
-		return db.Order("amount * 2").Limit(3)
+	{name: "ORDER BY an aggregate expression", refused: []string{"*"}, run: find[userAgg](func(db *gorm.DB) *gorm.DB {
+		return model(db).Select("user_id, count(*) as n").Group("user_id").Order("count(*) * 2").Limit(3)
+	})},
+	{name: "SUM of a function", refused: []string{"*"}, run: find[userAgg](func(db *gorm.DB) *gorm.DB {
+		return model(db).Select("sum(abs(amount)) as total")
 	})},
 	{name: "a window function", refused: []string{"*"}, run: find[userAgg](func(db *gorm.DB) *gorm.DB {
 		return model(db).Select("user_id, row_number() over (order by id) as n")

@@ -74,9 +74,11 @@ func (rp *readPlan) planGroups(stmt *gorm.Statement, gb clause.GroupBy) error {
 		for _, term := range splitTop(ts) {
 			name, ok := colRef(term, rp.logic)
 			if !ok {
-				return fmt.Errorf("GROUP BY %q (only columns are merged)", source(c.Name, term))
-			}
-			if a, ok := rp.aliasCol(name); ok && rp.items[a].col != name {
+				if err := rowExpr(term); err != nil {
+					return fmt.Errorf("GROUP BY %q: %w", source(c.Name, term), err)
+				}
+				name = exprName(term)
+			} else if a, ok := rp.aliasCol(name); ok && rp.items[a].col != name {
 				return fmt.Errorf("GROUP BY alias %q", name)
 			}
 			rp.addGroup(name, clause.Expr{SQL: source(c.Name, term)})
@@ -90,6 +92,9 @@ func (rp *readPlan) addGroup(name string, e clause.Expression) {
 		return
 	}
 	col, ok := rp.visibleCol(name)
+	if !ok {
+		col, ok = rp.visibleExpr(name)
+	}
 	if !ok {
 		col = rp.hide("group:"+name, e)
 	}
@@ -112,7 +117,9 @@ func (rp *readPlan) planItems() error {
 				return fmt.Errorf("column %s is neither grouped nor aggregated", it.col)
 			}
 		default:
-			return fmt.Errorf("expression %q in a grouped select (only columns and aggregates are merged)", it.text)
+			if _, ok := rp.groupCol("expr:" + it.text); !ok {
+				return fmt.Errorf("expression %q is neither grouped nor an aggregate", it.text)
+			}
 		}
 	}
 	return nil
@@ -129,8 +136,10 @@ func (rp *readPlan) planAgg(col pcol, a *aggCall) error {
 		if a.fn == "max" {
 			ap.fn = merge.Max
 		}
-	case a.argCol == "":
-		return fmt.Errorf("%s(%s) of an expression (only COUNT, MIN and MAX of expressions are merged)", strings.ToUpper(a.fn), a.argText)
+	case a.argCol == "" && !arithmetic(a.arg):
+		// Each table's SUM of a division is already rounded (MySQL), and
+		// functions may round too: only + - * of columns and numbers add up.
+		return fmt.Errorf("%s(%s) of an expression (SUM and AVG of columns combined by + - * are merged)", strings.ToUpper(a.fn), a.argText)
 	case a.distinct:
 		arg := rp.distinctArg(a)
 		ap.args, ap.textCol, ap.use = []pcol{arg}, arg, useEqual
@@ -305,10 +314,78 @@ func (rp *readPlan) orderExpr(text string, ts []token) (pcol, error) {
 	if name, ok := colRef(ts, rp.logic); ok {
 		return rp.orderColumn(name, clause.Expr{SQL: source(text, ts)})
 	}
-	if rp.grouped {
+	if _, ok := readAgg(text, ts, rp.logic); ok && rp.grouped {
 		return rp.aggCol(text, ts)
 	}
-	return 0, fmt.Errorf("ORDER BY expression %q", source(text, ts))
+	if err := rowExpr(ts); err != nil {
+		return 0, fmt.Errorf("ORDER BY %q: %w", source(text, ts), err)
+	}
+	name := exprName(ts)
+	if c, ok := rp.visibleExpr(name); ok {
+		return c, nil
+	}
+	if rp.grouped {
+		if c, ok := rp.groupCol(name); ok {
+			return c, nil
+		}
+		return 0, fmt.Errorf("ORDER BY %q, which is neither grouped nor an aggregate", source(text, ts))
+	}
+	if rp.distinct && !rp.star {
+		return 0, fmt.Errorf("ORDER BY %q, which DISTINCT does not select", source(text, ts))
+	}
+	// Each table sorts by the expression; the merge compares its values,
+	// read as a hidden column.
+	return rp.hide("order:"+name, clause.Expr{SQL: source(text, ts)}), nil
+}
+
+// exprName names an expression among grouping keys and hidden columns.
+func exprName(ts []token) string { return "expr:" + normTokens(ts) }
+
+// visibleExpr is the visible column computing the expression named name.
+func (rp *readPlan) visibleExpr(name string) (pcol, bool) {
+	if rp.star {
+		return 0, false
+	}
+	for i, it := range rp.items {
+		if it.agg == nil && it.col == "" && "expr:"+it.text == name {
+			return pcol(i), true
+		}
+	}
+	return 0, false
+}
+
+// rowExpr checks that an expression is computed from one row: no
+// aggregate, window or subquery, and no placeholder (the fragment carries
+// no arguments).
+func rowExpr(ts []token) error {
+	if p := opaqueProblem(ts); p != "" {
+		return errors.New(p)
+	}
+	for _, t := range ts {
+		if t.punct("?") {
+			return errors.New("a placeholder")
+		}
+	}
+	return nil
+}
+
+// arithmetic reports whether ts combines columns and numbers with + - *
+// and parentheses only.
+func arithmetic(ts []token) bool {
+	for _, t := range ts {
+		switch {
+		case t.kind == tokIdent && !reservedWords[strings.ToLower(t.text)], t.kind == tokNumber:
+		case t.kind == tokPunct && strings.Contains("+-*().", t.text):
+		default:
+			return false
+		}
+	}
+	for i := 0; i+1 < len(ts); i++ { // a function call
+		if ts[i].kind == tokIdent && ts[i+1].punct("(") {
+			return false
+		}
+	}
+	return true
 }
 
 // collateText is the comparison an explicit COLLATE names, when the merge
