@@ -233,8 +233,30 @@ func compareText(a, b driver.Value, bpchar bool, t Text) (int, error) {
 		return compareRaw(a, b), nil
 	case TextPadSpace:
 		return comparePadSpace(a, b), nil
+	case TextRTrim:
+		return compareRaw(trimSpaces(a), trimSpaces(b)), nil
+	case TextNoCase:
+		return compareNoCase(rawText(a), rawText(b)), nil
 	}
 	return 0, ErrCollation
+}
+
+// compareNoCase compares as SQLite's NOCASE: bytewise with ASCII
+// upper-case letters read as lower case, then by length.
+func compareNoCase(x, y string) int {
+	for i := 0; i < min(len(x), len(y)); i++ {
+		if a, b := lowerASCII(x[i]), lowerASCII(y[i]); a != b {
+			return cmp.Compare(a, b)
+		}
+	}
+	return cmp.Compare(len(x), len(y))
+}
+
+func lowerASCII(c byte) byte {
+	if 'A' <= c && c <= 'Z' {
+		return c + 'a' - 'A'
+	}
+	return c
 }
 
 // compareRaw compares string or []byte values bytewise.
@@ -374,8 +396,14 @@ func appendKey(buf []byte, v driver.Value, c class, t Text) ([]byte, error) {
 		switch t {
 		case TextRefused:
 			return buf, ErrCollation
-		case TextPadSpace:
+		case TextPadSpace, TextRTrim:
 			v = trimSpaces(v)
+		case TextNoCase:
+			folded := []byte(rawText(v))
+			for i, c := range folded {
+				folded[i] = lowerASCII(c)
+			}
+			v = folded
 		default:
 			if c == clsBPChar {
 				v = trimSpaces(v)
@@ -422,8 +450,8 @@ func appendTimeKey(buf []byte, t time.Time, withOffset bool) []byte {
 	return append(buf, 0)
 }
 
-// orderable fails when t forbids ordering text.
-func orderable(t Text) bool { return t == TextBinary || t == TextPadSpace }
+// orderable tells whether t allows ordering text.
+func orderable(t Text) bool { return t != TextRefused && t != TextEqualOnly }
 
 // checkClass refuses, before any row is read, a column whose class can
 // never be compared as needed: ordered (order) or only tested for

@@ -42,16 +42,18 @@
 // integers, unsigned integers, floats and decimal text compare exactly
 // (NaN above every number and equal to itself, -0 equal to 0, "1.0" equal
 // to "1.00"); times by instant; MySQL's TIME as a signed duration; false
-// before true; binary strings, uuid and PostgreSQL bit strings bytewise. Text is compared only as the
-// plan's Text says (TextBinary, TextPadSpace, TextEqualOnly for equality
-// only); otherwise the query fails with ErrCollation. Text of any other
-// type (PostgreSQL interval, money, json, enum, inet, arrays; MySQL JSON,
-// ENUM, SET) fails with ErrUnsupportedType wherever it would have to
-// be ordered, grouped or compared. Where the column types alone settle it,
-// New refuses before any row is read. On SQLite values compare by storage
-// class as SQLite does: NULL, then numbers, then text, then blobs. SQLite
-// keeps times as text; the driver parses them, and two times compare by
-// instant only when they carry the same offset (else ErrUnsupportedType).
+// before true; binary strings, uuid and PostgreSQL bit strings bytewise.
+// Text is compared only as the plan's Text says (TextBinary,
+// TextPadSpace, SQLite's TextNoCase and TextRTrim, TextEqualOnly for
+// equality only); otherwise the query fails with ErrCollation. Text of
+// any other type (PostgreSQL interval, money, json, enum, inet, arrays;
+// MySQL JSON, ENUM, SET) fails with ErrUnsupportedType wherever it would
+// have to be ordered, grouped or compared. Where the column types alone
+// settle it, New refuses before any row is read. On SQLite values compare
+// by storage class as SQLite does: NULL, then numbers, then text, then
+// blobs. SQLite keeps times as text; the driver parses them, and two
+// times compare by instant only when they carry the same offset (else
+// ErrUnsupportedType).
 //
 // AVG: PostgreSQL's avg of integers and numeric is numeric: the sum
 // divided by the count at the scale PostgreSQL's numeric division picks

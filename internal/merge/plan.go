@@ -32,6 +32,12 @@ const (
 	// collations) but order is the collation's: grouping and DISTINCT are
 	// allowed, ordering and MIN/MAX are refused.
 	TextEqualOnly
+	// TextNoCase is SQLite's NOCASE: ASCII letters compare as lower case,
+	// then bytewise (other characters are not folded).
+	TextNoCase
+	// TextRTrim is SQLite's RTRIM: trailing spaces are ignored, then
+	// bytewise.
+	TextRTrim
 )
 
 // Key is one ORDER BY term.

@@ -411,3 +411,19 @@ func TestMySQLTimeOrdersAsADuration(t *testing.T) {
 	d := Plan{Dialect: MySQL, Visible: 1, Distinct: true, Limit: -1}
 	expect(t, run(t, d, mk("01:00:00.000", "01:00:00"), mk("-00:00:00")), `[b"01:00:00.000"] [b"-00:00:00"]`)
 }
+
+func TestSQLiteNoCaseAndRTrimCollations(t *testing.T) {
+	mk := func(vs ...string) *fakeRows {
+		s := shard([]string{"s"}, []string{"TEXT"})
+		for _, v := range vs {
+			s.rows = append(s.rows, row(v))
+		}
+		return s
+	}
+	p := Plan{Dialect: SQLite, Visible: 1, OrderBy: []Key{{Col: 0, Text: TextNoCase}}, Limit: -1}
+	expect(t, run(t, p, mk("a", "B", "é"), mk("A", "b", "Ž")), `["a"] ["A"] ["B"] ["b"] ["é"] ["Ž"]`)
+	d := Plan{Dialect: SQLite, Visible: 1, Distinct: true, DistinctText: []Text{TextNoCase}, Limit: -1}
+	expect(t, run(t, d, mk("a", "É"), mk("A", "é")), `["a"] ["É"] ["é"]`)
+	r := Plan{Dialect: SQLite, Visible: 1, OrderBy: []Key{{Col: 0, Text: TextRTrim}}, Limit: -1}
+	expect(t, run(t, r, mk("a ", "a\t"), mk("a"), mk("a  ")), `["a "] ["a"] ["a  "] ["a\t"]`)
+}
