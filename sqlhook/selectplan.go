@@ -460,7 +460,10 @@ func (b *selBuilder) orderCol(e shapeExpr, s span) (colRef, bool) {
 			case len(m) >= 1:
 				return colRef(m[0]), true
 			}
-		} else if i := b.itemWithRef(e.ref); i >= 0 {
+		}
+		// Not an output name: the input column, read by a select item
+		// naming it as well.
+		if i := b.itemWithRef(e.ref); i >= 0 {
 			return colRef(i), true
 		}
 	case exprStar:
