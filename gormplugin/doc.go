@@ -190,11 +190,14 @@
 //     smallest), NULLS FIRST/LAST, PostgreSQL's USING < and >; numbers,
 //     decimals, times and booleans compared as their types; LIMIT and
 //     OFFSET after merging (each table returns at most LIMIT+OFFSET rows).
-//   - GROUP BY columns with HAVING (comparisons of aggregates, grouped
-//     columns, arguments and literals with AND, OR, NOT, IS NULL), COUNT,
+//   - ORDER BY and GROUP BY expressions computed from one row
+//     (amount % 3), read as hidden columns and merged by their values.
+//   - GROUP BY with HAVING (comparisons of aggregates, grouped columns,
+//     arguments and literals; IN, BETWEEN, IS NULL, AND, OR, NOT), COUNT,
 //     SUM, MIN, MAX, AVG (from each table's SUM and COUNT, divided as the
-//     database divides), COUNT/SUM/AVG(DISTINCT col), aggregates without
-//     GROUP BY, SELECT DISTINCT, Count with Distinct("col") or Group.
+//     database divides; SUM and AVG of columns combined by + - *),
+//     COUNT/SUM/AVG(DISTINCT x), aggregates without GROUP BY, SELECT
+//     DISTINCT, Count with Distinct("col") or Group.
 //   - Destinations of any type GORM scans: the model, another struct
 //     (GORM selects its fields), maps, Pluck's slices, scalars.
 //
@@ -208,13 +211,13 @@
 // says how to allow it.
 //
 // Refused with ErrUnsupported before anything runs: an aggregate inside an
-// expression (count(*) + 1), SUM or AVG of an expression (each table's
-// result is already rounded), aggregates other than these five
-// (GROUP_CONCAT, STRING_AGG, ...), window functions and subqueries in the
-// select list, a select column neither grouped nor aggregated, GROUP BY or
-// ORDER BY an expression, ORDER BY a column DISTINCT does not select,
-// SELECT * with grouping, HAVING of other forms (IN, BETWEEN,
-// arithmetic), named arguments in these clauses, values of types the
+// expression (count(*) + 1), SUM or AVG of a division or a function (each
+// table's result may already be rounded), aggregates other than these five
+// (GROUP_CONCAT, STRING_AGG, ...), window functions and subqueries, a
+// select column neither grouped nor aggregated, ORDER BY a column or
+// expression DISTINCT does not select, SELECT * with grouping, HAVING of
+// other forms (arithmetic, LIKE, subqueries), placeholders in ORDER BY or
+// GROUP BY, named arguments in these clauses, values of types the
 // engine cannot order or group (PostgreSQL interval, money, json, enums;
 // MySQL ENUM, SET, JSON). An error the engine finds while merging (a text
 // value where none was allowed, too many groups) also wraps ErrUnsupported.

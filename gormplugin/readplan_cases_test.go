@@ -98,6 +98,14 @@ var aggregateCases = []readCase{
 		return model(db).Select("user_id, count(*) as n, avg(amount) as mean").Group("user_id").
 			Having("avg(amount) > ? OR NOT (count(*) >= 10)", 6).Order("mean desc")
 	}), unordered: true},
+	{name: "Having with IN, NOT IN, BETWEEN, NOT BETWEEN", run: find[userAgg](func(db *gorm.DB) *gorm.DB {
+		return model(db).Select("user_id, count(*) as n, sum(amount) as total").Group("user_id").
+			Having("(sum(amount) BETWEEN ? AND ? OR user_id IN ?) AND user_id NOT IN (3) AND NOT max(amount) NOT BETWEEN 10 AND 12", 50, 60, []int64{1}).
+			Order("user_id")
+	})},
+	{name: "Having from a map with a list", run: find[userAgg](func(db *gorm.DB) *gorm.DB {
+		return model(db).Select("user_id, count(*) as n").Group("user_id").Having(map[string]any{"user_id": []int64{2, 4}}).Order("user_id")
+	})},
 	{name: "Having on an aggregate not selected", run: find[userAgg](func(db *gorm.DB) *gorm.DB {
 		return model(db).Select("user_id").Group("user_id").Having("sum(qty) > 300").Order("user_id")
 	})},

@@ -66,6 +66,22 @@ func (rp *readPlan) condOf(e clause.Expression) (*condPlan, error) {
 			return nil, err
 		}
 		return &condPlan{op: merge.Not, kids: []*condPlan{inner}}, nil
+	case clause.IN:
+		or := &condPlan{op: merge.Or}
+		for _, v := range x.Values {
+			k, err := rp.columnCmp(x.Column, merge.Eq, v)
+			if err != nil {
+				return nil, err
+			}
+			or.kids = append(or.kids, k)
+		}
+		if len(or.kids) == 1 {
+			return or.kids[0], nil
+		}
+		if len(or.kids) == 0 {
+			return nil, errors.New("IN of no values")
+		}
+		return or, nil
 	case clause.Eq:
 		return rp.columnCmp(x.Column, merge.Eq, x.Value)
 	case clause.Neq:
@@ -216,6 +232,25 @@ func (cp *condParser) comparison() (*condPlan, error) {
 		cp.i++
 		return &condPlan{op: op, l: l}, nil
 	}
+	negate := cp.peek().is("not") && (cp.peekAt(cp.i+1).is("in") || cp.peekAt(cp.i+1).is("between"))
+	if negate {
+		cp.i++
+	}
+	var c *condPlan
+	switch {
+	case cp.peek().is("between"):
+		cp.i++
+		c, err = cp.between(l)
+	case cp.peek().is("in"):
+		cp.i++
+		c, err = cp.in(l)
+	}
+	if c != nil || err != nil {
+		if negate && err == nil {
+			c = &condPlan{op: merge.Not, kids: []*condPlan{c}}
+		}
+		return c, err
+	}
 	op, ok := cmpOps[cp.peek().text]
 	if !ok || cp.peek().kind != tokPunct {
 		return nil, fmt.Errorf("%q (only comparisons, AND, OR, NOT and IS NULL are merged)", cp.src)
@@ -226,6 +261,90 @@ func (cp *condParser) comparison() (*condPlan, error) {
 		return nil, err
 	}
 	return &condPlan{op: merge.Compare, cmp: op, l: l, r: r}, nil
+}
+
+// between reads `lo AND hi` after x BETWEEN: x >= lo AND x <= hi, which
+// has the same three-valued result.
+func (cp *condParser) between(x operandPlan) (*condPlan, error) {
+	lo, err := cp.operand()
+	if err != nil {
+		return nil, err
+	}
+	if !cp.peek().is("and") {
+		return nil, fmt.Errorf("%q", cp.src)
+	}
+	cp.i++
+	hi, err := cp.operand()
+	if err != nil {
+		return nil, err
+	}
+	return &condPlan{op: merge.And, kids: []*condPlan{
+		{op: merge.Compare, cmp: merge.Ge, l: x, r: lo},
+		{op: merge.Compare, cmp: merge.Le, l: x, r: hi},
+	}}, nil
+}
+
+// in reads the list after x IN, `(a, b, ...)` or a list argument: x = a
+// OR x = b ..., which has the same three-valued result.
+func (cp *condParser) in(x operandPlan) (*condPlan, error) {
+	var items []operandPlan
+	list := func(v any) error {
+		vs, ok := sliceValues(v)
+		if !ok {
+			return fmt.Errorf("IN %T", v)
+		}
+		for _, e := range vs {
+			o, err := constOf(e)
+			if err != nil {
+				return err
+			}
+			items = append(items, o)
+		}
+		if len(vs) == 0 { // GORM writes IN (NULL)
+			items = append(items, operandPlan{isConst: true})
+		}
+		cp.vi++
+		return nil
+	}
+	paren := cp.peek().punct("(")
+	if paren {
+		cp.i++
+	}
+	switch {
+	case cp.peek().punct("?") && cp.vi < len(cp.vars) && isSlice(cp.vars[cp.vi]):
+		cp.i++
+		if err := list(cp.vars[cp.vi]); err != nil {
+			return nil, err
+		}
+	case !paren:
+		return nil, fmt.Errorf("%q", cp.src)
+	default:
+		for {
+			o, err := cp.operand()
+			if err != nil {
+				return nil, err
+			}
+			items = append(items, o)
+			if !cp.peek().punct(",") {
+				break
+			}
+			cp.i++
+		}
+	}
+	if paren {
+		if !cp.peek().punct(")") {
+			return nil, fmt.Errorf("%q", cp.src)
+		}
+		cp.i++
+	}
+	out := &condPlan{op: merge.Or}
+	for _, it := range items {
+		out.kids = append(out.kids, &condPlan{op: merge.Compare, cmp: merge.Eq, l: x, r: it})
+	}
+	if len(out.kids) == 1 {
+		return out.kids[0], nil
+	}
+	return out, nil
 }
 
 // operandAhead reports whether a "(" starts a parenthesised operand
@@ -314,8 +433,11 @@ func (cp *condParser) columnOperand() (operandPlan, error) {
 		col, err := cp.rp.aggCol(cp.src, cp.ts[start:cp.i])
 		return operandPlan{col: col}, err
 	}
-	for cp.i < len(cp.ts) && (cp.peek().kind == tokIdent || cp.peek().punct(".")) {
+	if cp.peek().kind == tokIdent {
 		cp.i++
+		for cp.peek().punct(".") && cp.peekAt(cp.i+1).kind == tokIdent {
+			cp.i += 2
+		}
 	}
 	name, ok := colRef(cp.ts[start:cp.i], cp.rp.logic)
 	if !ok {
