@@ -111,7 +111,7 @@ func (p *Plugin) registerRouting(db *gorm.DB) error {
 		cb.Query().Replace("gorm:query", p.mergeQuery),
 		cb.Update().Replace("gorm:update", p.checkedUpdate(update)),
 		cb.Delete().Replace("gorm:delete", p.checkedDelete(del)),
-		cb.Row().Replace("gorm:row", p.singleOnly(row)),
+		cb.Row().Replace("gorm:row", p.mergeRow(row)), // Row, Rows, Scan: merged over several targets (scatterread.go)
 	} {
 		if err != nil {
 			return err
@@ -988,18 +988,6 @@ func routedOf(db *gorm.DB) (routed, bool) {
 	}
 	r, ok := v.(routed)
 	return r, ok
-}
-
-// singleOnly runs f for statements with at most one target (db.Row,
-// db.Rows return one *sql.Rows, which cannot merge several tables).
-func (p *Plugin) singleOnly(f func(*gorm.DB)) func(*gorm.DB) {
-	return func(db *gorm.DB) {
-		if r, ok := routedOf(db); ok && len(r.targets) > 1 {
-			p.fail(db, fmt.Errorf("%w: Row/Rows over %d tables; use Find, or narrow the conditions", ErrUnsupported, len(r.targets)))
-			return
-		}
-		f(db)
-	}
 }
 
 // each runs GORM's create/update/delete once per target. For a create,
