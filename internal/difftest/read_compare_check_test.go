@@ -79,3 +79,17 @@ func TestCanonComparesExactNumbersExactlyAndFloatsToSevenDigits(t *testing.T) {
 		t.Error("floats: summation noise equal, real differences not")
 	}
 }
+
+func TestCompareRowsLetsFloatKeysEqualToSevenDigitsTie(t *testing.T) {
+	// ORDER BY AVG(score) DESC, cnt: 0.10000000000000002 and 0.1 tie, so cnt cannot order them
+	c := canon{db: "postgres", kinds: []colKind{kInt, kFloat, kInt}}
+	full := rowsOf([]any{int64(9), 0.10000000000000002, int64(9)}, []any{int64(3), 0.1, int64(3)})
+	got := rowsOf([]any{int64(3)}, []any{int64(9)})
+	if p := c.compareRows(full, 1, true, window{0, -1}, got); p != "" {
+		t.Errorf("rows tied on a float key refused: %s", p)
+	}
+	c.kinds[1] = kDecimal // exact: the second key orders them
+	if p := c.compareRows(full, 1, true, window{0, -1}, got); p == "" {
+		t.Error("rows ordered against an exact key accepted")
+	}
+}

@@ -171,6 +171,21 @@ func (c canon) keyRow(r []any, from, to int) string {
 	return strings.Join(parts, " | ")
 }
 
+// tieKey is the comparable form of a row's ORDER BY keys (from column
+// npay on), up to the first floating-point key: floats equal to 7 digits
+// may be ordered either way (each order of adding rows rounds them
+// differently), so the keys after such a float cannot order rows it ties.
+func (c canon) tieKey(r []any, npay int) string {
+	var parts []string
+	for i := npay; i < len(r); i++ {
+		parts = append(parts, c.key(i, r[i]))
+		if c.kind(i) == kFloat {
+			break
+		}
+	}
+	return strings.Join(parts, " | ")
+}
+
 // window is the part of an ordered result a LIMIT/OFFSET keeps.
 type window struct {
 	off, lim int // lim < 0: no LIMIT
@@ -196,7 +211,7 @@ func (c canon) compareRows(full [][]any, npay int, ordered bool, w window, got [
 		if !ordered {
 			return ""
 		}
-		return c.keyRow(full[i], npay, len(full[i]))
+		return c.tieKey(full[i], npay)
 	}
 	for gs := 0; gs < n; {
 		ge := gs + 1

@@ -28,7 +28,7 @@ func (g *gormReadGen) caseOf(q *gormQ) readCase {
 			rc.kinds = append(rc.kinds, kTextBin) // ordered bytewise
 			continue
 		}
-		rc.kinds = append(rc.kinds, q.kindOf(k))
+		rc.kinds = append(rc.kinds, keyKind(q.db, q.kindOf(k), readColNamed(k).name == ""))
 	}
 	rc.ordered = len(keys) > 0
 	rc.win = window{max(q.off, 0), q.limit}

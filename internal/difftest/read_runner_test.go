@@ -96,8 +96,12 @@ func (rc readCase) judge(db string) outcome {
 		w = window{0, -1}
 	}
 	if p := c.compareRows(full.rows, len(ores.cols), rc.ordered, w, sres.rows); p != "" {
-		return outcome{divergent, fmt.Sprintf("%s\n    shardkey:\n%s    oracle:\n%s", p,
-			c.show(sres.rows, len(sres.cols)), c.show(ores.rows, len(ores.cols)))}
+		from := 0 // show the rows from just before the first difference
+		if _, err := fmt.Sscanf(p, "rows %d..", &from); err == nil {
+			from = max(0, from-2)
+		}
+		return outcome{divergent, fmt.Sprintf("%s\n    shardkey (from row %d):\n%s    oracle (from row %d):\n%s", p,
+			from, c.show(tail(sres.rows, from), len(sres.cols)), from, c.show(tail(ores.rows, from), len(ores.cols)))}
 	}
 	return outcome{agreed, ""}
 }
@@ -335,3 +339,5 @@ func runReads(t *testing.T, w *readWorld, g readGen, conf readConf, db, layer st
 			db, layer, 100*share, 100*conf.maxRefused)
 	}
 }
+
+func tail(rows [][]any, from int) [][]any { return rows[min(from, len(rows)):] }

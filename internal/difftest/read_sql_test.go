@@ -218,7 +218,7 @@ func (g *sqlReadGen) caseOf(q *sqlQuery) readCase {
 		shard: queryOn(hook, text, args), oracle: queryOn(g.w.oracle, text, args),
 		ordered: len(q.order) > 0, win: window{max(q.off, 0), q.limit}}
 	for _, k := range q.order {
-		rc.kinds = append(rc.kinds, k.kind)
+		rc.kinds = append(rc.kinds, keyKind(q.db, k.kind, readColNamed(k.expr).name == ""))
 	}
 	if len(q.order) > 0 || q.limit >= 0 {
 		ft, fa := q.render(true)
@@ -735,4 +735,14 @@ func binaryCollation(db string) string {
 		return "utf8mb4_bin"
 	}
 	return "BINARY"
+}
+
+// keyKind is how an ORDER BY key compares: SQLite computes decimal
+// expressions and aggregates in floating point, rounded by the order it
+// reads rows in.
+func keyKind(db string, k colKind, computed bool) colKind {
+	if db == "sqlite" && computed && k == kDecimal {
+		return kFloat
+	}
+	return k
 }
