@@ -57,19 +57,9 @@
 //     table); for setting a sharding column in them see below. A split INSERT
 //     outside a transaction is not atomic across targets; inside one
 //     confined to a data source it is.
-//   - SELECT on several targets runs on each and merges: rows are
-//     concatenated, or merged by ORDER BY on selected columns; LIMIT n
-//     OFFSET m becomes LIMIT n+m on each target and is applied after the
-//     merge; COUNT, SUM, MIN and MAX without GROUP BY are combined. GROUP
-//     BY, DISTINCT, HAVING, AVG and other aggregates, an aggregate inside
-//     an expression, window functions, ORDER BY on an expression or on a
-//     column not selected, and outer joins that keep the rows of an
-//     unsharded table are refused across several targets (ErrUnsupported).
-//     Ordering text (ORDER BY, MIN, MAX) across targets is refused: the
-//     database orders it by the column's collation, which sqlhook cannot
-//     see; WithBinaryCollation declares bytewise collations and allows it.
-//     A user-defined aggregate cannot be told from a function by name: do
-//     not run one across several targets.
+//   - SELECT on several targets runs on each and the rows are merged into
+//     the answer one table holding all the rows would give, or the query
+//     is refused before it runs (see "Reads over several targets").
 //   - UPDATE and DELETE on several targets run on each and sum rows
 //     affected.
 //   - A write that changes a sharding column's value would leave the row
@@ -108,6 +98,79 @@
 //     refused before anything runs. RENAME COLUMN runs on every physical
 //     table; a foreign key to a broadcast table references each data
 //     source's own copy.
+//
+// # Reads over several targets
+//
+// A SELECT that reaches several targets runs on each, and internal/merge
+// combines their rows as the database combines one table's: ORDER BY
+// (with its direction, NULLS FIRST/LAST and USING < or >; NULL sorts as
+// the largest value on PostgreSQL, the smallest on MySQL and SQLite),
+// LIMIT and OFFSET, COUNT, SUM, MIN, MAX and AVG (exact for every numeric
+// type, AVG divided with the database's result type and rounding), GROUP
+// BY with HAVING, SELECT DISTINCT, and COUNT/SUM/AVG(DISTINCT ...). The
+// SQL each target gets differs from the caller's only in this:
+//
+//   - hidden columns are appended to the select list (named
+//     shardkey_hidden_N, removed from the result): ORDER BY terms that are
+//     not selected, AVG's SUM(x) and COUNT(x) (the AVG column itself stays,
+//     so its name and type are the database's), the values of a DISTINCT
+//     aggregate's argument, HAVING's aggregates and GROUP BY keys that are
+//     not selected;
+//   - the argument of a DISTINCT aggregate joins the GROUP BY (or a GROUP
+//     BY is added), so each target returns its distinct values;
+//   - HAVING is removed and evaluated on the merged groups;
+//   - LIMIT n OFFSET m becomes LIMIT n+m OFFSET 0 where the merge streams
+//     (no grouping, no DISTINCT); a grouped or DISTINCT query reads every
+//     row (LIMIT becomes "no limit").
+//
+// Result column names and types are the database's: the visible columns
+// are written as the caller wrote them. A query that reaches one target
+// is sent exactly as written (tables renamed) and its rows come back
+// unwrapped.
+//
+// Memory: an ORDER BY merge is a k-way heap holding one row per target,
+// and stops reading at LIMIT + OFFSET. GROUP BY, an aggregate without
+// GROUP BY, SELECT DISTINCT and DISTINCT aggregates hold every group,
+// distinct row or distinct value in memory, at most 1<<20 of them; more
+// fail the query with ErrUnsupported rather than use unbounded memory.
+//
+// Text is compared only where the comparison is known to equal the
+// database's: ordering (ORDER BY, MIN, MAX, HAVING's <, >) needs a binary
+// collation declared with WithBinaryCollation (bytes; MySQL's *_bin
+// collations with trailing spaces insignificant) or written on the ORDER
+// BY term (COLLATE "C", "POSIX" or ucs_basic on PostgreSQL, utf8mb4_bin,
+// *_nopad_bin or binary on MySQL, "BINARY" on SQLite). Grouping, DISTINCT
+// and equality need the same on MySQL and SQLite; on PostgreSQL they are
+// allowed for every column, since deterministic collations (all but
+// nondeterministic ICU ones) make only identical strings equal: do not
+// group or DISTINCT across targets on a column with a nondeterministic
+// ICU collation, whose equal strings may differ in bytes. Values whose
+// order the merge cannot reproduce (PostgreSQL interval, money, json,
+// enums, arrays; MySQL JSON, ENUM, SET...) are refused when they would be
+// ordered, grouped or compared. These refusals come from Query, or from
+// the first Next that meets such a value; both match ErrUnsupported.
+//
+// Refused across several targets (ErrUnsupported, before anything runs):
+// an aggregate inside an expression (COUNT(*) + 1, COALESCE(SUM(x), 0))
+// and in HAVING anything but comparisons, IN, BETWEEN and IS NULL of
+// aggregates, GROUP BY keys and constants (integers, strings, NULL,
+// placeholders): the merged value would have to be computed; aggregates
+// other than COUNT, SUM, MIN, MAX and AVG, and with FILTER or ORDER BY;
+// window functions and WINDOW; GROUP BY ROLLUP, CUBE, GROUPING SETS and
+// WITH ROLLUP; DISTINCT ON; FETCH ... WITH TIES; ORDER BY ... USING an
+// operator other than < and >; SELECT DISTINCT ordered by a term not
+// selected; SELECT * with GROUP BY or aggregates; on MySQL, SUM or AVG
+// of an expression containing / (MariaDB rounds each target's partial
+// result to div_precision_increment, so the last digit would differ), and
+// an ORDER BY or GROUP BY expression naming an output alias (MySQL and
+// SQLite read the alias, a hidden copy in the select list would not);
+// outer joins that keep the rows of an unsharded table. On SQLite, a SUM
+// behind a merged AVG that overflows int64 on a target is refused where
+// SQLite's AVG would switch to floating point. SUM and AVG of
+// floating-point values are exact sums of each target's sum, which may
+// differ in the last bits from one table's floating-point accumulation. A
+// user-defined aggregate cannot be told from a function by name: do not
+// run one across several targets.
 //
 // # What is refused because the plan cannot cover it
 //

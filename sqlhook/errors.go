@@ -11,8 +11,11 @@ import (
 var (
 	// ErrUnsupported: the statement references a logic table in a way the
 	// router cannot place or merge safely (a subquery on a sharded table, a
-	// JOIN of unbound sharded tables, GROUP BY across shards, ...). Nothing
-	// was sent to any database.
+	// JOIN of unbound sharded tables, an aggregate inside an expression
+	// across shards, ...). Nothing was sent to any database, except for
+	// refusals of a merge that depend on the values read (text under a
+	// collation the merge cannot reproduce, too many groups), which come
+	// from Query or Next.
 	ErrUnsupported = errors.New("sqlhook: unsupported statement")
 	// ErrCrossSourceTx: a transaction would reach a second data source and
 	// WithMultiSourceTx was not given. Nothing was sent for the statement.

@@ -108,13 +108,16 @@ func WithDefaultDataSource(name string) Option { return func(o *options) { o.def
 // (pgx, SQLite) need nothing: pass time sharding values in one location.
 func WithTimeLocation(loc *time.Location) Option { return func(o *options) { o.timeLoc = loc } }
 
-// WithBinaryCollation declares that every text column ordered across
-// several targets (ORDER BY, MIN, MAX) compares bytewise in the database
-// (PostgreSQL's "C" collation, MySQL's *_bin, SQLite's BINARY), so sqlhook
-// may merge it. Without it, such a merge is ErrUnsupported: a
-// case-insensitive or locale-aware collation orders text differently from
-// its bytes, and merged rows would come back in an order no single table
-// gives.
+// WithBinaryCollation declares that every text column a query over
+// several targets orders (ORDER BY, MIN, MAX, HAVING's <, >), groups or
+// makes distinct compares bytewise in the database: PostgreSQL's "C"
+// collation, SQLite's BINARY, MySQL's *_bin (compared with trailing
+// spaces insignificant, as their PAD SPACE does). Without it such a merge
+// is ErrUnsupported, unless the ORDER BY term names a binary collation
+// itself (COLLATE "C"): a case-insensitive or locale-aware collation
+// orders text differently from its bytes, and merged rows would come
+// back in an order no single table gives. On PostgreSQL grouping and
+// DISTINCT need no declaration (see the package documentation).
 func WithBinaryCollation() Option { return func(o *options) { o.binaryText = true } }
 
 func sortedKeys[V any](m map[string]V) []string { return slices.Sorted(maps.Keys(m)) }
