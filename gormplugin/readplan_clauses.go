@@ -288,7 +288,7 @@ func (rp *readPlan) orderTerm(text string, ts []token) (k sortKey, nullsGiven bo
 	if n >= 3 && ts[n-2].is("collate") {
 		t, ok := collateText(rp.dialect, ts[n-1].text)
 		if !ok {
-			return k, false, fmt.Errorf("ORDER BY ... COLLATE %s: the merge compares text only in binary collations", ts[n-1].text)
+			return k, false, fmt.Errorf("ORDER BY ... COLLATE %s: the merge compares text only in binary collations (and SQLite's NOCASE and RTRIM)", ts[n-1].text)
 		}
 		k.collate, n = &t, n-2
 	}
@@ -396,7 +396,14 @@ func collateText(d merge.Dialect, name string) (merge.Text, bool) {
 	case merge.PostgreSQL:
 		return merge.TextBinary, n == "c" || n == "posix"
 	case merge.SQLite:
-		return merge.TextBinary, n == "binary"
+		switch n {
+		case "binary":
+			return merge.TextBinary, true
+		case "nocase":
+			return merge.TextNoCase, true
+		case "rtrim":
+			return merge.TextRTrim, true
+		}
 	case merge.MySQL:
 		switch {
 		case n == "binary", strings.Contains(n, "nopad_bin"), strings.HasSuffix(n, "_0900_bin"):
