@@ -41,6 +41,7 @@ type sqlQuery struct {
 	limitArg    bool
 	commaLimit  bool // LIMIT off, n
 	numbered    bool // SQLite: placeholders spelled ?NNN
+	prepared    bool // run through Prepare
 	usesDefText bool // the merge compares label: run without WithBinaryCollation
 }
 
@@ -197,6 +198,23 @@ func queryOn(db *sql.DB, text string, args []any) func() (*readResult, error) {
 	}
 }
 
+// preparedOn runs the statement through Prepare and Stmt.Query, the
+// other path database/sql takes.
+func preparedOn(db *sql.DB, text string, args []any) func() (*readResult, error) {
+	return func() (*readResult, error) {
+		st, err := db.Prepare(text)
+		if err != nil {
+			return nil, err
+		}
+		defer st.Close()
+		rs, err := st.Query(args...)
+		if err != nil {
+			return nil, err
+		}
+		return scanAll(rs)
+	}
+}
+
 func (g *sqlReadGen) caseOf(q *sqlQuery) readCase {
 	text, args := q.render(false)
 	hook := g.w.binHook
@@ -214,8 +232,12 @@ func (g *sqlReadGen) caseOf(q *sqlQuery) readCase {
 	case len(q.order) > 0:
 		fam = "sql.order"
 	}
-	rc := readCase{family: fam, desc: describe(text, args), kinds: q.kinds(),
-		shard: queryOn(hook, text, args), oracle: queryOn(g.w.oracle, text, args),
+	run, how := queryOn, ""
+	if q.prepared {
+		run, how = preparedOn, "prepared: "
+	}
+	rc := readCase{family: fam, desc: how + describe(text, args), kinds: q.kinds(),
+		shard: run(hook, text, args), oracle: queryOn(g.w.oracle, text, args),
 		ordered: len(q.order) > 0, win: window{max(q.off, 0), q.limit}}
 	for _, k := range q.order {
 		rc.kinds = append(rc.kinds, keyKind(q.db, k.kind, readColNamed(k.expr).name == ""))
@@ -337,6 +359,7 @@ func genQuery(rng *rand.Rand, db string) *sqlQuery {
 	}
 	q.usesDefText = q.comparesLabel()
 	q.numbered = db == "sqlite" && rng.IntN(4) == 0
+	q.prepared = rng.IntN(4) == 0
 	return q
 }
 
