@@ -322,3 +322,22 @@ func TestScatterTextUnderWithBinaryCollation(t *testing.T) {
 		})
 	}
 }
+
+func TestScatterGroupsHavingAndEmptyResults(t *testing.T) {
+	for _, b := range selBackends(t) {
+		t.Run(b.name, func(t *testing.T) {
+			e := openSel(t, b)
+			e.agree(t, `SELECT user_id, COUNT(*) FROM t_sale GROUP BY user_id HAVING COUNT(*) IN (?, ?) ORDER BY user_id`, true, 6, 7)
+			e.agree(t, `SELECT user_id, SUM(amount) AS s FROM t_sale GROUP BY user_id HAVING user_id > 3 AND NOT (SUM(amount) < 20) ORDER BY s DESC, user_id`, true)
+			e.agree(t, `SELECT user_id % 3, COUNT(DISTINCT amount) FROM t_sale GROUP BY 1 HAVING COUNT(DISTINCT amount) >= 2 ORDER BY 1`, true)
+			e.agree(t, `SELECT COUNT(*) FROM t_sale GROUP BY user_id ORDER BY user_id DESC LIMIT 3`, true)
+			e.agree(t, `SELECT DISTINCT user_id, amount FROM t_sale ORDER BY user_id, amount DESC LIMIT 5 OFFSET 3`, true)
+			// No row: one row of the empty aggregates; no group.
+			e.agree(t, `SELECT COUNT(*), SUM(amount), AVG(amount), MIN(id), COUNT(DISTINCT amount) FROM t_sale WHERE id < 0`, true)
+			e.agree(t, `SELECT user_id, COUNT(*) FROM t_sale WHERE id < 0 GROUP BY user_id`, true)
+			e.agree(t, `SELECT MIN(price), MAX(price), MIN(score), MAX(score), SUM(price), SUM(score) FROM t_sale`, true)
+			e.agree(t, `SELECT * FROM t_sale ORDER BY amount DESC, id LIMIT 3 OFFSET 1`, true)
+			e.agree(t, `SELECT id FROM t_sale WHERE user_id IN (1, 2) ORDER BY price DESC, id`, true)
+		})
+	}
+}
