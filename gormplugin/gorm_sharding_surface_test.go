@@ -625,3 +625,39 @@ func idOf(s *surf, product string) int64 {
 	}
 	return -1
 }
+
+// TestLogicQualifiedColumnsOverSeveralTables: the alias also serves reads
+// over several tables (WithScatter), whose merge orders and counts as one
+// table would.
+func TestLogicQualifiedColumnsOverSeveralTables(t *testing.T) {
+	for _, be := range twoBackends {
+		t.Run(be, func(t *testing.T) {
+			s := newSurf(t, be, "qualified_scatter_"+be, gormplugin.WithScatter())
+			rows := s.seed(t, 100, 101, 102, 103)
+			ids := make([]int64, len(rows))
+			for i, r := range rows {
+				ids[i] = r.ID
+			}
+			slices.Sort(ids)
+			slices.Reverse(ids)
+			var got []SurfOrder
+			err := s.db.Select("orders.id", "orders.user_id").Where("orders.product <> ''").Order("orders.id desc").Limit(3).Find(&got).Error
+			if err != nil || len(got) != 3 {
+				t.Fatalf("top 3: %+v %v", got, err)
+			}
+			for i, g := range got {
+				if g.ID != ids[i] {
+					t.Fatalf("top 3 ids %v, want %v", got, ids[:3])
+				}
+			}
+			var n int64
+			if err := s.db.Model(&SurfOrder{}).Where("orders.user_id > 0").Count(&n).Error; err != nil || n != 8 {
+				t.Fatalf("Count: %d %v", n, err)
+			}
+			var us []int64
+			if err := s.db.Model(&SurfOrder{}).Where("user_id IN (100, 101)").Order("orders.user_id").Pluck("orders.user_id", &us).Error; err != nil || !slices.Equal(us, []int64{100, 100, 101, 101}) {
+				t.Fatalf("Pluck: %v %v", us, err)
+			}
+		})
+	}
+}
