@@ -254,42 +254,42 @@ func (b *selBuilder) agg(e shapeExpr, s span, col colRef) {
 		b.fail("aggregate " + strings.ToUpper(e.agg.fn) + " written in an unexpected form")
 		return
 	}
-	switch e.agg.fn {
-	case "count":
-		a.fn = merge.Count
-		if e.agg.distinct {
-			a.fn, a.text = merge.CountDistinct, b.eqText("")
-			a.args = b.distinctArgs(args)
-		}
-	case "sum":
-		a.fn = merge.Sum
-		if e.agg.distinct {
-			a.fn, a.text = merge.SumDistinct, b.eqText("")
-			a.args = b.distinctArgs(args)
-		}
-	case "avg":
-		a.fn = merge.Avg
-		if e.agg.distinct {
-			a.fn, a.text = merge.AvgDistinct, b.eqText("")
-			a.args = b.distinctArgs(args)
-			break
-		}
-		// Keyed apart from a SUM or COUNT the query writes, which is an
-		// aggregate column of its own.
-		sum := b.hide(textPiece{lit: "SUM(", key: "avg-sum("}, copyOf(args[0]), textPiece{lit: ")", key: ")"})
-		cnt := b.hide(textPiece{lit: "COUNT(", key: "avg-count("}, copyOf(args[0]), textPiece{lit: ")", key: ")"})
-		a.args = []colRef{sum, cnt}
-		b.mp.sqliteSum = b.mp.sqliteSum || b.d == SQLite
-	case "min", "max":
-		a.fn, a.text = merge.Min, b.orderText("")
-		if e.agg.fn == "max" {
-			a.fn = merge.Max
-		}
-	default:
+	if !b.aggFunc(&a, e, args) {
 		b.fail("aggregate " + strings.ToUpper(e.agg.fn))
 		return
 	}
 	b.mp.aggs = append(b.mp.aggs, a)
+}
+
+// aggFunc says how the aggregate combines across targets, adding the
+// hidden columns it needs.
+func (b *selBuilder) aggFunc(a *aggTmpl, e shapeExpr, args []span) bool {
+	distinct := map[string]merge.Func{"count": merge.CountDistinct, "sum": merge.SumDistinct, "avg": merge.AvgDistinct}
+	if f, ok := distinct[e.agg.fn]; ok && e.agg.distinct {
+		a.fn, a.text = f, b.eqText("")
+		a.args = b.distinctArgs(args)
+		return true
+	}
+	switch e.agg.fn {
+	case "count":
+		a.fn = merge.Count
+	case "sum":
+		a.fn = merge.Sum
+	case "avg":
+		// Keyed apart from a SUM or COUNT the query writes, which is an
+		// aggregate column of its own.
+		sum := b.hide(textPiece{lit: "SUM(", key: "avg-sum("}, copyOf(args[0]), textPiece{lit: ")", key: ")"})
+		cnt := b.hide(textPiece{lit: "COUNT(", key: "avg-count("}, copyOf(args[0]), textPiece{lit: ")", key: ")"})
+		a.fn, a.args = merge.Avg, []colRef{sum, cnt}
+		b.mp.sqliteSum = b.mp.sqliteSum || b.d == SQLite
+	case "min":
+		a.fn, a.text = merge.Min, b.orderText("")
+	case "max":
+		a.fn, a.text = merge.Max, b.orderText("")
+	default:
+		return false
+	}
+	return true
 }
 
 // distinctArgs makes each argument of a DISTINCT aggregate a hidden

@@ -54,30 +54,36 @@ func (c *pgCompiler) pgShape(s *pg.SelectStmt) *selectShape {
 		sh.havingAggs = agg
 	}
 	for _, n := range s.SortClause {
-		sb := n.GetSortBy()
-		if sb == nil {
-			sh.fail("ORDER BY written in an unexpected form")
-			continue
-		}
-		o := shapeOrder{expr: c.pgKey(sb.Node, sh), desc: sb.SortbyDir == pg.SortByDir_SORTBY_DESC}
-		if sb.SortbyDir == pg.SortByDir_SORTBY_USING {
-			switch opName(sb.UseOp) {
-			case "<":
-			case ">":
-				o.desc = true
-			default:
-				sh.fail("ORDER BY ... USING " + opName(sb.UseOp))
-			}
-		}
-		switch sb.SortbyNulls {
-		case pg.SortByNulls_SORTBY_NULLS_FIRST:
-			o.nullsSet, o.nullsFirst = true, true
-		case pg.SortByNulls_SORTBY_NULLS_LAST:
-			o.nullsSet = true
-		}
-		sh.orderBy = append(sh.orderBy, o)
+		sh.orderBy = append(sh.orderBy, c.pgOrder(n, sh))
 	}
 	return sh
+}
+
+// pgOrder reads an ORDER BY term: USING < is ascending, USING > descending
+// (with NULLs first, as DESC), any other operator is refused.
+func (c *pgCompiler) pgOrder(n *pg.Node, sh *selectShape) shapeOrder {
+	sb := n.GetSortBy()
+	if sb == nil {
+		sh.fail("ORDER BY written in an unexpected form")
+		return shapeOrder{}
+	}
+	o := shapeOrder{expr: c.pgKey(sb.Node, sh), desc: sb.SortbyDir == pg.SortByDir_SORTBY_DESC}
+	if sb.SortbyDir == pg.SortByDir_SORTBY_USING {
+		switch opName(sb.UseOp) {
+		case "<":
+		case ">":
+			o.desc = true
+		default:
+			sh.fail("ORDER BY ... USING " + opName(sb.UseOp))
+		}
+	}
+	switch sb.SortbyNulls {
+	case pg.SortByNulls_SORTBY_NULLS_FIRST:
+		o.nullsSet, o.nullsFirst = true, true
+	case pg.SortByNulls_SORTBY_NULLS_LAST:
+		o.nullsSet = true
+	}
+	return o
 }
 
 // pgKey reads a GROUP BY or ORDER BY term: a position, or an expression

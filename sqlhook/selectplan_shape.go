@@ -1,6 +1,7 @@
 package sqlhook
 
 import (
+	"slices"
 	"strings"
 
 	"github.com/shardkey/shardkey/internal/merge"
@@ -133,32 +134,9 @@ func layoutOf(toks []stok, sh *selectShape) (selectLayout, bool) {
 	if len(toks) == 0 || toks[0].word != "select" {
 		return l, false
 	}
-	// Top-level clause keywords and their token indexes.
-	type clause struct {
-		word string
-		at   int
-	}
-	var cls []clause
-	depth := 0
-	for j := 1; j < len(toks); j++ {
-		switch toks[j].kind {
-		case '(', '[':
-			depth++
-		case ')', ']':
-			depth--
-		case 'w':
-			if depth == 0 && selectClauses[toks[j].word] {
-				if toks[j].word == "group" || toks[j].word == "order" {
-					if j+1 >= len(toks) || toks[j+1].word != "by" {
-						continue
-					}
-				}
-				cls = append(cls, clause{toks[j].word, j})
-			}
-		}
-	}
+	cls := topClauses(toks)
 	end := len(toks)
-	if end > 0 && toks[end-1].kind == ';' {
+	if toks[end-1].kind == ';' {
 		end--
 	}
 	next := func(k int) int { // the token index where clause k ends
@@ -210,10 +188,37 @@ func layoutOf(toks []stok, sh *selectShape) (selectLayout, bool) {
 	}
 	ok := len(l.items) == len(sh.items) && len(l.groupBy) == len(sh.groupBy) &&
 		len(l.orderBy) == len(sh.orderBy) && len(l.havingAggs) == sh.havingAggs && l.hasHaving == (sh.having != nil || sh.havingAggs > 0)
-	for _, s := range append(append(l.items, l.groupBy...), l.orderBy...) {
+	for _, s := range slices.Concat(l.items, l.groupBy, l.orderBy) {
 		ok = ok && s.b > s.a
 	}
 	return l, ok
+}
+
+// clause is a clause keyword of the top-level SELECT.
+type clause struct {
+	word string
+	at   int // token index
+}
+
+// topClauses finds the clause keywords outside parentheses.
+func topClauses(toks []stok) []clause {
+	var cls []clause
+	depth := 0
+	for j := 1; j < len(toks); j++ {
+		switch toks[j].kind {
+		case '(', '[':
+			depth++
+		case ')', ']':
+			depth--
+		case 'w':
+			w := toks[j].word
+			if depth != 0 || !selectClauses[w] || (w == "group" || w == "order") && (j+1 >= len(toks) || toks[j+1].word != "by") {
+				continue
+			}
+			cls = append(cls, clause{w, j})
+		}
+	}
+	return cls
 }
 
 // splitList splits tokens [from, to) at top-level commas; each span is
