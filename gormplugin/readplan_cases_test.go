@@ -126,6 +126,11 @@ var aggregateCases = []readCase{
 		return model(db).Select("amount % 3 as lo, sum(amount * 2 + qty) as total, avg(qty - amount) as mean, count(*) as n").
 			Group("amount % 3").Having("sum(amount * 2 + qty) > ?", 10).Order("amount % 3")
 	})},
+	{name: "AVG of values near the int64 limit", run: func(db *gorm.DB) (any, error) {
+		var out []map[string]any
+		err := model(db).Select("user_id, avg(big) as mean, count(*) as n").Group("user_id").Order("user_id").Find(&out).Error
+		return out, err
+	}},
 	{name: "aggregates without GROUP BY", run: find[userAgg](func(db *gorm.DB) *gorm.DB {
 		return model(db).Select("count(*) as n, sum(amount) as total, avg(amount) as mean, min(amount) as lo, max(qty) as hi")
 	})},

@@ -148,7 +148,13 @@ func (rp *readPlan) planAgg(col pcol, a *aggCall) error {
 		ap.fn = merge.Sum
 	default: // avg: the merge divides the sum of the shards' sums by the sum of their counts
 		ap.fn = merge.Avg
-		ap.args = []pcol{rp.hideText("avg", "SUM("+a.argText+")"), rp.hideText("avg", "COUNT("+a.argText+")")}
+		sum := "SUM("
+		if rp.dialect == merge.SQLite {
+			// SQLite's avg() adds in floating point and never overflows;
+			// an integer SUM of the same values can.
+			sum = "TOTAL("
+		}
+		ap.args = []pcol{rp.hideText("avg", sum+a.argText+")"), rp.hideText("avg", "COUNT("+a.argText+")")}
 	}
 	rp.aggs = append(rp.aggs, ap)
 	return nil

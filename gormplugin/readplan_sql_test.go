@@ -30,7 +30,7 @@ func TestScatterReadAsksEachTableForWhatTheMergeNeeds(t *testing.T) {
 			"SELECT *, read_orders.id FROM `read_orders_0` AS `read_orders` ORDER BY read_orders.id desc LIMIT 3"},
 		{func(db *gorm.DB) *gorm.DB {
 			return model(db).Select("user_id, avg(amount) as mean").Group("user_id").Having("count(distinct qty) > ?", 1).Limit(1)
-		}, "SELECT user_id, avg(amount) as mean, SUM(amount), COUNT(amount), count(distinct qty), qty FROM `read_orders_0` AS `read_orders` GROUP BY `user_id`,qty"},
+		}, "SELECT user_id, avg(amount) as mean, TOTAL(amount), COUNT(amount), count(distinct qty), qty FROM `read_orders_0` AS `read_orders` GROUP BY `user_id`,qty"},
 		{func(db *gorm.DB) *gorm.DB { return db.Distinct("user_id").Order("user_id").Limit(2) },
 			"SELECT DISTINCT `user_id` FROM `read_orders_0` AS `read_orders` ORDER BY user_id"},
 	} {

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"math"
 	"reflect"
 	"sort"
 	"testing"
@@ -42,6 +43,7 @@ type ReadOrder struct {
 	ID     int64 `gorm:"primaryKey"`
 	UserID int64
 	Amount int
+	Big    int64 // near the int64 limit for some rows
 	Status string  `gorm:"size:20"`
 	Code   string  `gorm:"size:20"`
 	Note   *string `gorm:"size:20"`
@@ -131,7 +133,10 @@ func (e *readEnv) load(t *testing.T) {
 		var batch []ReadOrder
 		for i := 0; i < 10; i++ {
 			n := int(u)*10 + i
-			o := ReadOrder{UserID: u, Amount: (n * 7) % 13, Status: statuses[(n/3)%4], Code: statuses[(n/2)%4]}
+			o := ReadOrder{UserID: u, Amount: (n * 7) % 13, Status: statuses[(n/3)%4], Code: statuses[(n/2)%4], Big: int64(n)}
+			if i < 2 {
+				o.Big = math.MaxInt64 - int64(n)
+			}
 			if n%3 != 0 {
 				o.Note = &notes[n%3]
 			}
