@@ -43,7 +43,7 @@ type ReadOrder struct {
 	ID     int64 `gorm:"primaryKey"`
 	UserID int64
 	Amount int
-	Big    int64 // near the int64 limit for some rows
+	Big    int64   // near the int64 limit for some rows
 	Status string  `gorm:"size:20"`
 	Code   string  `gorm:"size:20"`
 	Note   *string `gorm:"size:20"`
