@@ -98,7 +98,7 @@ func (q *gormQ) payloadCols() []string {
 func (q *gormQ) payloadKinds() []colKind {
 	var out []colKind
 	for _, c := range q.payloadCols() {
-		out = append(out, q.kindOf(c))
+		out = append(out, keyKind(q.db, q.kindOf(c), readColNamed(c).name == ""))
 	}
 	return out
 }

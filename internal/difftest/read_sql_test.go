@@ -64,7 +64,7 @@ func (q *sqlQuery) kinds() []colKind {
 		}
 	}
 	for _, it := range q.items {
-		out = append(out, it.kind)
+		out = append(out, keyKind(q.db, it.kind, readColNamed(it.text).name == ""))
 	}
 	return out
 }
@@ -760,9 +760,9 @@ func binaryCollation(db string) string {
 	return "BINARY"
 }
 
-// keyKind is how an ORDER BY key compares: SQLite computes decimal
-// expressions and aggregates in floating point, rounded by the order it
-// reads rows in.
+// keyKind is how a result column or ORDER BY key compares: SQLite
+// computes decimal expressions and aggregates in floating point, rounded
+// by the order it reads rows in.
 func keyKind(db string, k colKind, computed bool) colKind {
 	if db == "sqlite" && computed && k == kDecimal {
 		return kFloat
