@@ -302,6 +302,11 @@ func countValue(n int64, k goKind) driver.Value {
 // accumulate adds row (of shard s) to g's aggregates. held counts the
 // groups and distinct values in memory, bounded by MaxGroups.
 func (r *Rows) accumulate(g *group, row []driver.Value, s int, held int) (int, error) {
+	for i := range r.comps {
+		if c := &r.comps[i]; c.kind == 0 && row[c.Col] != nil {
+			c.kind = kindOf(row[c.Col])
+		}
+	}
 	for i := range r.aggs {
 		a := &r.aggs[i]
 		if a.kind == 0 && row[a.Col] != nil {
@@ -467,11 +472,16 @@ func (r *Rows) sumDistinct(a *aggInfo, st *aggState) (*sumAcc, error) {
 	return sum, nil
 }
 
-// sumValue is a merged sum in the Go type of its column. PostgreSQL's
+// sumValue is a merged sum in the Go type of its column (SQLite: of its
+// value). PostgreSQL's
 // sum(real) is a real: the float64 sum is rounded to float32, as the
 // database's own sum is (which adds in float32, in its scan order).
 func (r *Rows) sumValue(a *aggInfo, sum *sumAcc) (driver.Value, error) {
-	v, err := sum.value(a.kind, r.p.Dialect)
+	k := a.kind
+	if r.p.Dialect == SQLite {
+		k = 0 // SQLite types each value: an integer sum unless a float was added
+	}
+	v, err := sum.value(k, r.p.Dialect)
 	if f, ok := v.(float64); ok && r.p.Dialect == PostgreSQL && r.types[a.Col] == "FLOAT4" {
 		v = float64(float32(f))
 	}

@@ -87,15 +87,19 @@ func divRound(sum decimal, count int64, scale int) decimal {
 	if sum.special != 0 {
 		return decimal{special: sum.special}
 	}
-	n := new(big.Int).Set(sum.unscaled)
-	den := big.NewInt(count)
-	if scale >= sum.scale {
-		n.Mul(n, pow10(scale-sum.scale))
-	} else {
-		den.Mul(den, pow10(sum.scale-scale))
-	}
-	neg := n.Sign() < 0
+	return quoRound(sum, decimal{unscaled: big.NewInt(count)}, scale)
+}
+
+// quoRound is a/b (b non-zero) at scale digits, rounded half away from
+// zero.
+func quoRound(a, b decimal, scale int) decimal {
+	// a/b = ua*10^sb / (ub*10^sa); times 10^scale.
+	n := new(big.Int).Mul(a.unscaled, pow10(b.scale))
+	den := new(big.Int).Mul(b.unscaled, pow10(a.scale))
+	n.Mul(n, pow10(scale))
+	neg := (n.Sign() < 0) != (den.Sign() < 0)
 	n.Abs(n)
+	den.Abs(den)
 	q, r := new(big.Int).QuoRem(n, den, new(big.Int))
 	if r.Lsh(r, 1).Cmp(den) >= 0 {
 		q.Add(q, big.NewInt(1))
@@ -122,15 +126,22 @@ func pgDivide(sum decimal, count int64) decimal {
 	if sum.special != 0 {
 		return decimal{special: sum.special}
 	}
-	w1, f1 := nbaseLead(sum.unscaled, sum.scale)
-	w2, f2 := nbaseLead(big.NewInt(count), 0)
+	return pgDiv(sum, decimal{unscaled: big.NewInt(count)})
+}
+
+// pgDiv is a/b (b non-zero) as PostgreSQL's numeric division: at the
+// scale select_div_scale picks from the operands' leading base-10000
+// digits and display scales, rounded half away from zero.
+func pgDiv(a, b decimal) decimal {
+	w1, f1 := nbaseLead(a.unscaled, a.scale)
+	w2, f2 := nbaseLead(b.unscaled, b.scale)
 	qweight := w1 - w2
 	if f1 <= f2 {
 		qweight-- // the quotient's first digit may be lower
 	}
 	scale := pgMinSigDigits - qweight*pgDecDigits
-	scale = min(max(scale, sum.scale, 0), pgMaxScale)
-	return divRound(sum, count, scale)
+	scale = min(max(scale, a.scale, b.scale, 0), pgMaxScale)
+	return quoRound(a, b, scale)
 }
 
 // nbaseLead returns the weight and value of the first non-zero base-10000

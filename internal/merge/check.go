@@ -1,6 +1,10 @@
 package merge
 
-import "fmt"
+import (
+	"database/sql/driver"
+	"fmt"
+	"strings"
+)
 
 // check validates the plan against the shards' columns and refuses, before
 // any row is read, what can never be merged exactly: ordering or grouping
@@ -41,6 +45,9 @@ func (r *Rows) check() error {
 		}
 	}
 	if err := r.checkAggs(); err != nil {
+		return err
+	}
+	if err := r.checkComputed(); err != nil {
 		return err
 	}
 	if p.Having != nil {
@@ -195,4 +202,78 @@ func (r *Rows) checkOperand(o Operand, t Text, order bool) error {
 		return nil
 	}
 	return r.checkCol(o.Col, t, order)
+}
+
+// checkComputed checks the computed columns' expressions and resolves
+// MySQL's decimal scale of each.
+func (r *Rows) checkComputed() error {
+	if len(r.p.Computed) > 0 && !r.p.Grouped {
+		return planErr("computed columns without Grouped")
+	}
+	isAgg := map[int]bool{}
+	for _, a := range r.p.Aggs {
+		isAgg[a.Col] = true
+	}
+	r.comps = make([]compInfo, len(r.p.Computed))
+	for i, c := range r.p.Computed {
+		if c.Col < 0 || c.Col >= len(r.names) || isAgg[c.Col] {
+			return planErr("computed column %d", c.Col)
+		}
+		if err := r.checkExpr(c.Expr, true, 0); err != nil {
+			return err
+		}
+		ci := &r.comps[i]
+		ci.Computed = c
+		if r.p.Dialect == MySQL && strings.ToUpper(r.types[c.Col]) == "DECIMAL" {
+			ps, ok := r.shards[0].(driver.RowsColumnTypePrecisionScale)
+			if !ok {
+				return r.colErr(c.Col, fmt.Errorf("%w: the driver does not report the column's scale", ErrUnsupportedType))
+			}
+			_, sc, ok := ps.ColumnTypePrecisionScale(c.Col)
+			if !ok || sc < 0 || sc > 1000 {
+				return r.colErr(c.Col, fmt.Errorf("%w: the driver does not report the column's scale", ErrUnsupportedType))
+			}
+			ci.mysqlDecimal, ci.divScale = true, int(sc)
+		}
+	}
+	return nil
+}
+
+// checkExpr checks an expression's shape; MySQL divides only at the root
+// (it rounds there at the column's scale; below it keeps digits no shard
+// result shows).
+func (r *Rows) checkExpr(e *Expr, root bool, depth int) error {
+	if e == nil || depth > 100 {
+		return planErr("malformed expression")
+	}
+	want := map[ExprOp]int{ExprAdd: 2, ExprSub: 2, ExprMul: 2, ExprDiv: 2, ExprNeg: 1}
+	switch e.Op {
+	case ExprCol:
+		return r.checkNumeric(e.Col)
+	case ExprConst:
+		switch e.Const.(type) {
+		case nil, int64, float64, string, []byte:
+			return nil
+		}
+		return planErr("an expression constant of type %T", e.Const)
+	case ExprCoalesce:
+		if len(e.Args) == 0 {
+			return planErr("COALESCE without arguments")
+		}
+	case ExprDiv:
+		if r.p.Dialect == MySQL && !root {
+			return fmt.Errorf("%w: a division inside an expression on MySQL (rounded with digits the shards' results lack)", ErrUnsupportedType)
+		}
+	}
+	if n, ok := want[e.Op]; ok && len(e.Args) != n {
+		return planErr("expression operator %d with %d operands", e.Op, len(e.Args))
+	} else if !ok && e.Op != ExprCoalesce {
+		return planErr("expression operator %d", e.Op)
+	}
+	for _, a := range e.Args {
+		if err := r.checkExpr(a, false, depth+1); err != nil {
+			return err
+		}
+	}
+	return nil
 }

@@ -34,6 +34,17 @@
 //     and count of hidden columns divided as the dialect divides: see
 //     below), COUNT(DISTINCT ...), SUM(DISTINCT) and AVG(DISTINCT) from
 //     the distinct values the shards return.
+//   - Aggregates inside expressions (Plan.Computed): +, -, *, /, unary -
+//     and COALESCE over merged aggregates and constants, with the
+//     dialect's typing and range: PostgreSQL's integer types fail beyond
+//     their range and divide truncating, its numerics divide at
+//     select_div_scale; MySQL's / gives a DECIMAL at the column's scale and
+//     is allowed only as the outermost operation (inside an expression it
+//     keeps digits no shard returns); SQLite's integers divide truncating
+//     and go on in floating point when they overflow. Division by zero
+//     fails on PostgreSQL (ErrDivisionByZero) and is NULL elsewhere. A
+//     result whose type differs from the one the database reports for the
+//     column is refused.
 //
 // # Values
 //

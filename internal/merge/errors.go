@@ -29,6 +29,10 @@ var (
 	// type the database returns it in.
 	ErrOverflow = errors.New("merge: a merged aggregate overflows its type")
 
+	// ErrDivisionByZero: a computed column divides by zero where the
+	// database fails the query for it (PostgreSQL).
+	ErrDivisionByZero = errors.New("merge: division by zero")
+
 	// ErrPlan: the plan does not fit the shards' rows (a column index out of
 	// range, shards with different columns, an aggregate without its
 	// arguments...). It is a bug of the planner, never of the data.

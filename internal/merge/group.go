@@ -89,6 +89,9 @@ func (r *Rows) groupAll() ([]*group, error) {
 		if err := r.finish(g); err != nil {
 			return nil, err
 		}
+		if err := r.compute(g); err != nil {
+			return nil, err
+		}
 		ok, err := r.having(g)
 		if err != nil {
 			return nil, err
@@ -161,6 +164,9 @@ func (r *Rows) emptyGroup() (*group, error) {
 	isAgg := make([]bool, len(r.names))
 	for _, a := range r.aggs {
 		isAgg[a.Col] = true
+	}
+	for _, c := range r.comps {
+		isAgg[c.Col] = true
 	}
 	for c := 0; c < r.p.Visible; c++ {
 		if !isAgg[c] {

@@ -203,3 +203,10 @@ func TestTextSumsAreRefused(t *testing.T) {
 		t.Errorf("err %v", err)
 	}
 }
+
+func TestSQLiteSumIsAnIntegerUnlessAFloatWasAdded(t *testing.T) {
+	p := Plan{Dialect: SQLite, Visible: 2, Grouped: true, GroupBy: []int{0}, Aggs: []Agg{{Col: 1, Func: Sum}}, OrderBy: []Key{{Col: 0}}, Limit: -1}
+	mk := func(rows ...[]driver.Value) *fakeRows { return shard([]string{"g", "s"}, []string{"", ""}, rows...) }
+	got := run(t, p, mk(row(int64(1), 1.5), row(int64(2), int64(3))), mk(row(int64(1), int64(1)), row(int64(2), int64(4))))
+	expect(t, got, "[1 f2.5] [2 7]")
+}

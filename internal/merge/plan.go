@@ -113,6 +113,38 @@ type Operand struct {
 	IsConst bool
 }
 
+// ExprOp is an operator of a computed column's expression.
+type ExprOp uint8
+
+const (
+	ExprCol      ExprOp = iota + 1 // the merged value of column Col
+	ExprConst                      // Const: int64 (an integer literal), decimal text (a numeric literal), float64
+	ExprAdd                        // Args[0] + Args[1]
+	ExprSub                        // Args[0] - Args[1]
+	ExprMul                        // Args[0] * Args[1]
+	ExprDiv                        // Args[0] / Args[1], as the dialect divides
+	ExprNeg                        // -Args[0]
+	ExprCoalesce                   // the first non-NULL of Args
+)
+
+// Expr is an arithmetic expression over a grouped row's merged values.
+type Expr struct {
+	Op    ExprOp
+	Col   int          // ExprCol
+	Const driver.Value // ExprConst
+	Args  []*Expr
+}
+
+// Computed is a column whose value the engine computes from the merged
+// values of other columns (an aggregate inside an expression: COUNT(*) *
+// 2, SUM(a) / COUNT(*), COALESCE(MAX(x), 0)). Its value replaces the
+// shard's in Col after the aggregates merge and before HAVING; Computed
+// columns are evaluated in order, so one may use an earlier one.
+type Computed struct {
+	Col  int
+	Expr *Expr
+}
+
 // Plan is how one query's shard results combine. The shard rows have the
 // query's visible columns first and the planner's hidden columns (sort
 // keys, AVG's SUM and COUNT, distinct values, HAVING operands) after them.
@@ -131,6 +163,7 @@ type Plan struct {
 	GroupBy   []int
 	GroupText []Text // per GroupBy column
 	Aggs      []Agg
+	Computed  []Computed // Grouped only
 	Having    *Cond
 
 	Distinct     bool   // SELECT DISTINCT over the visible columns

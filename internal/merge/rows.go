@@ -17,6 +17,7 @@ type Rows struct {
 	types  []string  // shard 0's database type names
 	cls    [][]class // [shard][column]
 	aggs   []aggInfo
+	comps  []compInfo
 	max    int // Plan.MaxGroups or DefaultMaxGroups
 	keyBuf []byte
 
