@@ -173,7 +173,7 @@ func condNamedValues(vars []any) map[string]any {
 
 // read reads a template in which each value is the byte 0.
 func (sc condScope) read(text string, vars []any) []shardconf.Cond {
-	toks, ok := condLex(text, sc.dialect)
+	toks, ok := condLex(text, sc.dialect, false)
 	if !ok {
 		return nil
 	}
@@ -209,7 +209,11 @@ type condToken struct {
 
 // condLex splits a template into tokens; false when it holds anything
 // that could hide or reshape a condition (see the comment at the top).
-func condLex(s, dialect string) ([]condToken, bool) {
+//
+// loose (for condTainted) reads unknown operator characters as ctOther
+// tokens instead of failing: only what can hide or reshape a condition
+// fails then.
+func condLex(s, dialect string, loose bool) ([]condToken, bool) {
 	var out []condToken
 	vi := 0
 	for i := 0; i < len(s); {
@@ -229,7 +233,7 @@ func condLex(s, dialect string) ([]condToken, bool) {
 			out = append(out, condToken{kind: ctStr, text: text})
 			i += n
 		case c == '"' || c == '`':
-			if c == '`' && dialect == "postgres" {
+			if c == '`' && dialect == "postgres" && !loose {
 				return nil, false
 			}
 			text, n, ok := condQuoted(s[i:], c)
@@ -295,9 +299,16 @@ func condLex(s, dialect string) ([]condToken, bool) {
 			out = append(out, condToken{kind: ctOther, text: string(c)})
 			i++
 		default:
-			// | (MySQL's || is OR), # (a MySQL comment), ; : @ $ ? [ ] { } \
-			// and anything else.
-			return nil, false
+			// | (MySQL's || is OR), # (a MySQL comment), ; $ \ := and, on
+			// SQLite, [name] can hide or reshape a condition; : @ ? [ ] { }
+			// and the rest are unknown operators, read only loosely.
+			hard := strings.IndexByte("|#;$\\", c) >= 0 || (c == '[' && dialect == "sqlite") ||
+				(c == ':' && i+1 < len(s) && s[i+1] == '=')
+			if !loose || hard {
+				return nil, false
+			}
+			out = append(out, condToken{kind: ctOther, text: string(c)})
+			i++
 		}
 	}
 	return out, vi == strings.Count(s, "\x00")
@@ -577,4 +588,81 @@ func condBoundValue(v any) bool {
 		return false
 	}
 	return true
+}
+
+// condTainted reports whether a template can change how the WHERE clause
+// around it reads. GORM joins a WHERE clause's conditions with " AND ",
+// and puts a template in parentheses only when its text holds " AND " or
+// " OR " (with those very spaces): "a = 1\tOR b = 2", then AND user_id =
+// 5, is a = 1 OR (b = 2 AND user_id = 5), which user_id = 5 does not
+// narrow. So is a comment (it swallows what follows), a parenthesis
+// closed outside the template, a BETWEEN whose AND comes from the next
+// condition, and what the scanner cannot delimit (a backslash escape, a
+// dollar-quoted string, MySQL's || and #, a semicolon). inNot: under
+// NOT, where GORM's own wrapping differs.
+func condTainted(sql, dialect string, inNot bool) bool {
+	toks, ok := condLex(sql, dialect, true)
+	if !ok {
+		return true
+	}
+	depth, orLike, between := 0, false, false
+	for _, t := range toks {
+		switch {
+		case t.kind == ctLParen:
+			depth++
+		case t.kind == ctRParen:
+			depth--
+			if depth < 0 {
+				return true
+			}
+		case depth > 0:
+		case condWord(t, "or") || condWord(t, "xor"):
+			orLike = true
+		case condWord(t, "between"):
+			between = true
+		case condWord(t, "and"):
+			between = false
+		}
+	}
+	if depth != 0 || between {
+		return true
+	}
+	up := strings.ToUpper(sql)
+	wrapped := strings.Contains(up, " AND ") || strings.Contains(up, " OR ")
+	return orLike && (!wrapped || inNot)
+}
+
+// whereTainted reports whether any template in es is condTainted: then
+// no condition of the WHERE clause is known to hold for every row it
+// selects.
+func whereTainted(es []clause.Expression, dialect string, inNot bool) bool {
+	for _, e := range es {
+		switch x := e.(type) {
+		case clause.Expr:
+			if condTainted(x.SQL, dialect, inNot) {
+				return true
+			}
+		case clause.NamedExpr:
+			if condTainted(x.SQL, dialect, inNot) {
+				return true
+			}
+		case clause.AndConditions:
+			if whereTainted(x.Exprs, dialect, inNot) {
+				return true
+			}
+		case clause.OrConditions:
+			if whereTainted(x.Exprs, dialect, inNot) {
+				return true
+			}
+		case clause.NotConditions:
+			if whereTainted(x.Exprs, dialect, true) {
+				return true
+			}
+		case clause.Where:
+			if whereTainted(x.Exprs, dialect, inNot) {
+				return true
+			}
+		}
+	}
+	return false
 }

@@ -167,3 +167,45 @@ func TestWhereNamedArgumentsRoute(t *testing.T) {
 		}
 	}
 }
+
+// TestTemplatesThatReshapeTheWhereClauseNarrowNothing: GORM puts a
+// template in parentheses only when its text holds " AND " or " OR ";
+// one that reshapes the WHERE clause around it (an OR spelled otherwise,
+// a comment, a parenthesis closed outside it) makes the whole clause
+// narrow nothing.
+func TestTemplatesThatReshapeTheWhereClauseNarrowNothing(t *testing.T) {
+	for _, tc := range []struct {
+		sql     string
+		dialect string
+		tainted bool
+	}{
+		{"user_id = 1", "", false},
+		{"a = 1 OR b = 2", "", false}, // GORM wraps it
+		{"a = 1 or b = 2", "", false},
+		{"a = 1\tOR b = 2", "", true},
+		{"a = 1\nOR b = 2", "", true},
+		{"a=1 OR(b=2)", "", true},
+		{"(a=1)OR b=2", "", true},
+		{"a = 1 XOR b = 2", "mysql", true}, // " XOR " is not " OR ": not wrapped
+		{"a = 1 || b = 2", "mysql", true},
+		{"a = 1 || 'x'", "postgres", true},
+		{"a = 1 -- note", "", true},
+		{"a = 1 /* note */", "", true},
+		{"a = 1 # note", "mysql", true},
+		{"a = 1) OR (b = 2", "", true},
+		{"a IN (1", "", true},
+		{"a BETWEEN 1", "", true},
+		{"a BETWEEN 1 AND 2", "", false},
+		{"a = 'x\\'", "mysql", true},
+		{"a = $$x$$", "postgres", true},
+		{"a = 1; DELETE FROM t", "", true},
+		{"[a AND b] = 1", "sqlite", true},
+		{"data @> ?", "postgres", false},
+		{"created::date = ?", "postgres", false},
+		{"a = 'it''s'", "", false},
+	} {
+		if got := condTainted(tc.sql, tc.dialect, false); got != tc.tainted {
+			t.Errorf("%s %q: tainted %v, want %v", tc.dialect, tc.sql, got, tc.tainted)
+		}
+	}
+}

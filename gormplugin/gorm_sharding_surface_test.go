@@ -661,3 +661,34 @@ func TestLogicQualifiedColumnsOverSeveralTables(t *testing.T) {
 		})
 	}
 }
+
+// TestWhereReshapedByATemplateIsNotNarrowed: Where("product = 'x'\tOR
+// product = 'y'").Where("user_id = 101") is "x OR (y AND user_id = 101)"
+// (GORM wraps a template only when it reads " OR " or " AND "), and a
+// comment swallows the conditions after it: such statements reach every
+// table (WithScatter) and give the database's answer, or are refused —
+// never sent to user 101's table alone.
+func TestWhereReshapedByATemplateIsNotNarrowed(t *testing.T) {
+	for _, be := range twoBackends {
+		t.Run(be, func(t *testing.T) {
+			sc := newSurf(t, be, "reshape_"+be, gormplugin.WithScatter())
+			sc.seed(t, 100, 101, 102)
+			plain := newSurf(t, be, "reshape_plain_"+be)
+			or := "product = 'p100-a'\tOR product = 'p102-b'"
+			var got []SurfOrder
+			if err := sc.db.Where(or).Where("user_id = 101").Find(&got).Error; err != nil {
+				t.Fatal(err)
+			}
+			if p := products(got); !slices.Equal(p, []string{"p100-a"}) {
+				t.Fatalf("tab-separated OR: %v, want [p100-a] (p100-a OR (p102-b AND user 101))", p)
+			}
+			if err := plain.db.Where(or).Where("user_id = 101").Find(&got).Error; !errors.Is(err, shardconf.ErrMissingShardingKey) {
+				t.Fatalf("without WithScatter: %v", err)
+			}
+			var n int64
+			if err := sc.db.Model(&SurfOrder{}).Where("product = 'p102-a' -- all that follows is a comment").Where("user_id = 101").Count(&n).Error; err != nil || n != 1 {
+				t.Fatalf("comment: %d %v, want 1 (the comment swallows user_id = 101)", n, err)
+			}
+		})
+	}
+}

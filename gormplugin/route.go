@@ -594,12 +594,15 @@ func (p *Plugin) planWhereWith(db *gorm.DB, view *gorm.Statement, table, phys st
 	if err := p.checkWhereTimes(view, table); err != nil {
 		return routed{}, err
 	}
-	disjuncts := whereDisjuncts(view, table)
+	disjuncts, tainted := whereDisjuncts(view, table)
 	// GORM appends a model's key conditions to the WHERE clause, which it
 	// writes without parentheses: "a OR b AND key" is a OR (b AND key),
-	// so they narrow the last OR-ed group only.
-	last := len(disjuncts) - 1
-	disjuncts[last] = append(disjuncts[last], modelKeyConds(view, !query)...)
+	// so they narrow the last OR-ed group only (and nothing when a
+	// template reshapes the clause).
+	if !tainted {
+		last := len(disjuncts) - 1
+		disjuncts[last] = append(disjuncts[last], modelKeyConds(view, !query)...)
+	}
 	var assigns []keyAssign
 	r := routed{logic: table, physical: phys}
 	if !query {
@@ -758,10 +761,16 @@ func modelKeyConds(stmt *gorm.Statement, update bool) []shardconf.Cond {
 // columns routes; one that does not is a missing key (or a scatter).
 // GORM keeps Where(a).Or(b) as [a, OrConditions{b}]: each top-level OR
 // starts a new group.
-func whereDisjuncts(stmt *gorm.Statement, owner string) [][]shardconf.Cond {
+//
+// tainted: a template changes how the clause reads around it
+// (whereTainted); then nothing narrows the targets.
+func whereDisjuncts(stmt *gorm.Statement, owner string) (groups [][]shardconf.Cond, tainted bool) {
 	where, _ := stmt.Clauses["WHERE"].Expression.(clause.Where)
 	sc := scopeOf(stmt, owner)
-	groups := [][]shardconf.Cond{nil}
+	if whereTainted(where.Exprs, sc.dialect, false) {
+		return [][]shardconf.Cond{nil}, true
+	}
+	groups = [][]shardconf.Cond{nil}
 	for _, e := range where.Exprs {
 		if or, ok := e.(clause.OrConditions); ok {
 			groups = append(groups, collect(nil, sc, or.Exprs...))
@@ -780,7 +789,7 @@ func whereDisjuncts(stmt *gorm.Statement, owner string) [][]shardconf.Cond {
 			}
 		}
 	}
-	return groups
+	return groups, false
 }
 
 func primaryColumn(stmt *gorm.Statement) string {
