@@ -158,7 +158,12 @@
 // a named map or struct, or a character the scanner does not know. A
 // statement whose templates narrow nothing needs its sharding key
 // elsewhere (shardconf.ErrMissingShardingKey) or WithScatter (every
-// table, merged).
+// table, merged). GORM joins conditions with AND and puts a template in
+// parentheses only when its text holds " AND " or " OR ": a template
+// that would reshape the clause around it — an OR written otherwise (a
+// tab or newline before OR, OR(, MySQL's XOR and ||), a comment, which
+// swallows what follows, a parenthesis closed outside it — makes the
+// whole WHERE clause narrow nothing, whatever else it says.
 //
 // A statement on one table names the physical table with the logic
 // table's name as alias — FROM "orders_1" AS "orders", UPDATE "orders_1"
