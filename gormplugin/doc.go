@@ -203,6 +203,11 @@
 //     database divides; SUM and AVG of columns combined by + - *),
 //     COUNT/SUM/AVG(DISTINCT x), aggregates without GROUP BY, SELECT
 //     DISTINCT, Count with Distinct("col") or Group.
+//   - Aggregates inside expressions in the select list, ORDER BY and
+//     HAVING (SUM(a) / COUNT(*), COUNT(*) * 2, COALESCE(MAX(x), 0) with +
+//     - * /, unary minus, COALESCE, numbers, arguments and grouped
+//     columns): computed again from the merged aggregates, with the
+//     database's typing and division.
 //   - Destinations of any type GORM scans: the model, another struct
 //     (GORM selects its fields), maps, Pluck's slices, scalars.
 //
@@ -215,8 +220,9 @@
 // collations). Otherwise the read is ErrUnsupported, with a message that
 // says how to allow it.
 //
-// Refused with ErrUnsupported before anything runs: an aggregate inside an
-// expression (count(*) + 1), SUM or AVG of a division or a function (each
+// Refused with ErrUnsupported before anything runs: an aggregate under
+// another operator or function (count(*) % 2, round(avg(x))), SUM or AVG
+// of a division or a function (each
 // table's result may already be rounded), aggregates other than these five
 // (GROUP_CONCAT, STRING_AGG, ...), window functions and subqueries, a
 // select column neither grouped nor aggregated, ORDER BY a column or

@@ -67,6 +67,11 @@ type selItem struct {
 	agg   *aggCall // an aggregate call
 	star  bool
 	text  string // its source text, lower-cased, to match ORDER BY/HAVING terms
+	// computed: an expression over aggregates (ts, read from src), which
+	// the merge computes from the merged aggregates.
+	computed bool
+	ts       []token
+	src      string
 }
 
 // readPlan is the plan of one read over several targets.
@@ -85,6 +90,7 @@ type readPlan struct {
 	groupBy    []pcol
 	groupNames []string // the GROUP BY columns' names
 	aggs       []aggPlan
+	computed   []computedPlan // in the order the engine evaluates them
 	having     *condPlan
 	distinct   bool
 	orderBy    []sortKey
@@ -149,7 +155,7 @@ func (p *Plugin) planRead(db *gorm.DB, logic string) (*readPlan, error) {
 	gb, _ := db.Statement.Clauses["GROUP BY"].Expression.(clause.GroupBy)
 	rp.grouped = len(gb.Columns) > 0 || len(gb.Having) > 0
 	for _, it := range rp.items {
-		rp.grouped = rp.grouped || it.agg != nil
+		rp.grouped = rp.grouped || it.agg != nil || it.computed
 	}
 	steps := []func() error{
 		func() error { return rp.planGroups(db.Statement, gb) },
@@ -272,6 +278,10 @@ func (rp *readPlan) readItem(text string, ts []token) (selItem, error) {
 			return it, fmt.Errorf("%s", p)
 		}
 		it.agg = &a
+		return it, nil
+	}
+	if onlyAggregates(expr) {
+		it.computed, it.ts, it.src = true, expr, text
 		return it, nil
 	}
 	if p := opaqueProblem(expr); p != "" {

@@ -111,6 +111,10 @@ func (rp *readPlan) planItems() error {
 			if err := rp.planAgg(pcol(i), it.agg); err != nil {
 				return err
 			}
+		case it.computed:
+			if err := rp.planComputed(pcol(i), it.src, it.ts); err != nil {
+				return err
+			}
 		case !rp.grouped:
 		case it.col != "":
 			if _, ok := rp.groupCol(it.col); !ok {
@@ -322,6 +326,9 @@ func (rp *readPlan) orderExpr(text string, ts []token) (pcol, error) {
 	}
 	if _, ok := readAgg(text, ts, rp.logic); ok && rp.grouped {
 		return rp.aggCol(text, ts)
+	}
+	if rp.grouped && onlyAggregates(ts) {
+		return rp.computedCol(text, ts)
 	}
 	if err := rowExpr(ts); err != nil {
 		return 0, fmt.Errorf("ORDER BY %q: %w", source(text, ts), err)

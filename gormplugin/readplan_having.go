@@ -379,20 +379,6 @@ func (cp *condParser) peekAt(j int) token {
 func (cp *condParser) operand() (operandPlan, error) {
 	t := cp.peek()
 	switch {
-	case t.punct("?"):
-		if cp.vi >= len(cp.vars) {
-			return operandPlan{}, fmt.Errorf("%q has more ? than arguments", cp.src)
-		}
-		cp.i, cp.vi = cp.i+1, cp.vi+1
-		return constOf(cp.vars[cp.vi-1])
-	case t.kind == tokNumber, t.punct("-") && cp.peekAt(cp.i+1).kind == tokNumber:
-		text := t.text
-		if t.punct("-") {
-			cp.i++
-			text = "-" + cp.peek().text
-		}
-		cp.i++
-		return numberConst(text, cp.rp.dialect)
 	case t.kind == tokString:
 		cp.i++
 		return operandPlan{val: t.text, isConst: true}, nil
@@ -402,55 +388,37 @@ func (cp *condParser) operand() (operandPlan, error) {
 	case t.is("null"):
 		cp.i++
 		return operandPlan{isConst: true}, nil
-	case t.punct("("):
-		cp.i++
-		o, err := cp.operand()
-		if err != nil || !cp.peek().punct(")") {
-			return operandPlan{}, fmt.Errorf("%q", cp.src)
-		}
-		cp.i++
-		return o, err
-	}
-	return cp.columnOperand()
-}
-
-// columnOperand reads an aggregate call, a grouped column or an alias.
-func (cp *condParser) columnOperand() (operandPlan, error) {
-	start := cp.i
-	if cp.peek().kind == tokIdent && cp.peekAt(cp.i+1).punct("(") {
-		depth := 0
-		for cp.i < len(cp.ts) {
-			t := cp.ts[cp.i]
-			cp.i++
-			if t.punct("(") {
-				depth++
-			} else if t.punct(")") {
-				if depth--; depth == 0 {
-					break
-				}
-			}
-		}
-		col, err := cp.rp.aggCol(cp.src, cp.ts[start:cp.i])
-		return operandPlan{col: col}, err
-	}
-	if cp.peek().kind == tokIdent {
-		cp.i++
-		for cp.peek().punct(".") && cp.peekAt(cp.i+1).kind == tokIdent {
-			cp.i += 2
+	case t.punct("?") && cp.vi < len(cp.vars):
+		// An argument stands alone here: a list (IN ?) or a value of any
+		// type, not only a number.
+		if next := cp.peekAt(cp.i + 1); next.kind != tokPunct || !strings.Contains("+-*/", next.text) {
+			cp.i, cp.vi = cp.i+1, cp.vi+1
+			return constOf(cp.vars[cp.vi-1])
 		}
 	}
-	name, ok := colRef(cp.ts[start:cp.i], cp.rp.logic)
-	if !ok {
-		return operandPlan{}, fmt.Errorf("%q", cp.src)
+	start, vi := cp.i, cp.vi
+	ep := &exprParser{rp: cp.rp, src: cp.src, ts: cp.ts, i: cp.i, vars: cp.vars, vi: cp.vi}
+	e, err := ep.sum()
+	if err != nil {
+		return operandPlan{}, err
 	}
-	if c, ok := cp.rp.groupCol(name); ok {
-		return operandPlan{col: c}, nil
+	cp.i, cp.vi = ep.i, ep.vi
+	switch e.op {
+	case merge.ExprCol:
+		return operandPlan{col: e.col}, nil
+	case merge.ExprConst:
+		return operandPlan{val: e.val, isConst: true}, nil
 	}
-	// MySQL and SQLite let HAVING name a select alias; PostgreSQL does not.
-	if c, ok := cp.rp.aliasCol(name); ok && cp.rp.dialect != merge.PostgreSQL && cp.i-start == 1 {
-		return operandPlan{col: c}, nil
+	// Arithmetic: a hidden column each table computes (for its type), whose
+	// value the merge computes again from the merged aggregates.
+	ts, vars := cp.ts[start:cp.i], cp.vars[vi:cp.vi]
+	key := fmt.Sprintf("computed:%s|%v", normTokens(ts), vars)
+	if j, ok := cp.rp.hiddenAt[key]; ok {
+		return operandPlan{col: hiddenCol(j)}, nil
 	}
-	return operandPlan{}, fmt.Errorf("column %s, which is neither grouped nor a select alias", name)
+	col := cp.rp.hide(key, clause.Expr{SQL: source(cp.src, ts), Vars: vars})
+	cp.rp.computed = append(cp.rp.computed, computedPlan{col: col, expr: e})
+	return operandPlan{col: col}, nil
 }
 
 // numberConst is a numeric literal: an integer, or a decimal kept as its

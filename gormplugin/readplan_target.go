@@ -108,6 +108,9 @@ func (rp *readPlan) mergePlan(first colTypes) (merge.Plan, error) {
 		}
 		p.Aggs = append(p.Aggs, ag)
 	}
+	for _, c := range rp.computed {
+		p.Computed = append(p.Computed, merge.Computed{Col: at(c.col), Expr: mergeExpr(c.expr, at)})
+	}
 	p.Having = rp.mergeCond(rp.having, at, text)
 	if rp.distinct {
 		for i := range visible {
