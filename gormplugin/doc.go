@@ -204,10 +204,10 @@
 //     COUNT/SUM/AVG(DISTINCT x), aggregates without GROUP BY, SELECT
 //     DISTINCT, Count with Distinct("col") or Group.
 //   - Aggregates inside expressions in the select list, ORDER BY and
-//     HAVING (SUM(a) / COUNT(*), COUNT(*) * 2, COALESCE(MAX(x), 0) with +
-//     - * /, unary minus, COALESCE, numbers, arguments and grouped
-//     columns): computed again from the merged aggregates, with the
-//     database's typing and division.
+//     HAVING (SUM(a) / COUNT(*), COUNT(*) * 2, COALESCE(MAX(x), 0): the
+//     four arithmetic operators, unary minus, COALESCE, numbers,
+//     arguments and grouped columns), computed again from the merged
+//     aggregates with the database's typing and division.
 //   - Destinations of any type GORM scans: the model, another struct
 //     (GORM selects its fields), maps, Pluck's slices, scalars.
 //
