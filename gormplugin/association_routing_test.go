@@ -48,7 +48,7 @@ func (e *twoDS) boundItems(t *testing.T) map[int64]BoundItem {
 func TestAssociationWritesRefusedBeforeAnyWrite(t *testing.T) {
 	for _, be := range twoBackends {
 		t.Run(be, func(t *testing.T) {
-			e := openTwoDS(t, be, "assoc_"+be, review3BoundRules, nil, []any{&BoundOrder{}, &BoundItem{}})
+			e := openTwoDS(t, be, "assoc_"+be, boundTwoSourceRules, nil, []any{&BoundOrder{}, &BoundItem{}})
 			even := BoundOrder{ID: 10, Note: "even", Items: []BoundItem{{ID: 100, SKU: "a"}}} // ds_0
 			odd := BoundOrder{ID: 11, Note: "odd", Items: []BoundItem{{ID: 110, SKU: "b"}}}   // ds_1
 			for _, o := range []*BoundOrder{&even, &odd} {

@@ -240,7 +240,7 @@ func TestReplicasTakeReadsOutsideTransactionsAndNeverWrites(t *testing.T) {
 				t.Errorf("Row for user 1 = %q, %v; want replica-1", note, err)
 			}
 			var all []RWOrder
-			if err := db.Order("note").Find(&all).Error; err != nil || len(all) != 2 || all[0].Note != "replica-0" || all[1].Note != "replica-1" {
+			if err := db.Order("user_id").Find(&all).Error; err != nil || len(all) != 2 || all[0].Note != "replica-0" || all[1].Note != "replica-1" {
 				t.Errorf("scatter over both groups = %+v, %v; want both replicas' rows", all, err)
 			}
 
