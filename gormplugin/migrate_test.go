@@ -283,9 +283,11 @@ func TestMigrateShardedCreateRouted(t *testing.T) {
 	if err := db.Create(&orders).Error; err != nil {
 		t.Fatal(err)
 	}
-	// Without a model, the rule's key column is filled in the map.
+	// Without a model, the rule's key column is filled in the map and the
+	// row goes to the table its key routes to. (Through a physical table
+	// the create is refused when the generated key routes elsewhere.)
 	m := map[string]any{"user_id": int64(5), "amount": 1}
-	if err := db.Table("kf_orders_0").Create(m).Error; err != nil {
+	if err := db.Table("kf_orders").Create(m).Error; err != nil {
 		t.Fatal(err)
 	}
 	id, ok := m["id"].(int64)
@@ -293,7 +295,8 @@ func TestMigrateShardedCreateRouted(t *testing.T) {
 		t.Fatalf("map key %#v", m["id"])
 	}
 	var userID int64
-	if err := db.Session(&gorm.Session{NewDB: true}).Table("kf_orders_0").Select("user_id").Where("id = ?", id).Scan(&userID).Error; err != nil || userID != 5 {
+	home := "kf_orders_" + string(rune('0'+id%2))
+	if err := db.Session(&gorm.Session{NewDB: true}).Table(home).Select("user_id").Where("id = ?", id).Scan(&userID).Error; err != nil || userID != 5 {
 		t.Fatalf("row of key %d: user %d, %v", id, userID, err)
 	}
 	for _, o := range orders {
