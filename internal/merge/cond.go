@@ -3,6 +3,8 @@ package merge
 import (
 	"database/sql/driver"
 	"errors"
+	"math"
+	"strconv"
 )
 
 // tri is a truth value of SQL's three-valued logic.
@@ -86,7 +88,11 @@ func (r *Rows) evalCompare(c *Cond, g *group) (tri, error) {
 	if (c.Cmp == Eq || c.Cmp == Ne) && t == TextEqualOnly {
 		t = TextBinary // equality is bytewise; the order is not used
 	}
-	n, err := compareValues(a, b, clsA, clsB, t)
+	n, mixed := r.compareMixed(a, b, clsA, clsB, ca < 0, cb < 0)
+	var err error
+	if !mixed {
+		n, err = compareValues(a, b, clsA, clsB, t)
+	}
 	if err != nil {
 		col := ca
 		if col < 0 {
@@ -101,6 +107,48 @@ func (r *Rows) evalCompare(c *Cond, g *group) (tri, error) {
 		return tTrue, nil
 	}
 	return tFalse, nil
+}
+
+// compareMixed compares a float with an exact number as the databases
+// do: MySQL, and PostgreSQL between columns or against a float column,
+// in double precision; PostgreSQL types a float argument compared with a
+// numeric as numeric, so the float's shortest decimal text is compared
+// exactly. SQLite compares exactly (ok false: the caller's exact
+// comparison).
+func (r *Rows) compareMixed(a, b driver.Value, ca, cb class, aConst, bConst bool) (int, bool) {
+	if r.p.Dialect == SQLite {
+		return 0, false
+	}
+	x, okA, errA := numOf(a, ca)
+	y, okB, errB := numOf(b, cb)
+	if !okA || !okB || errA != nil || errB != nil || (x.kind == 'f') == (y.kind == 'f') {
+		return 0, false
+	}
+	if r.p.Dialect == PostgreSQL && ((x.kind == 'f' && aConst && !bConst) || (y.kind == 'f' && bConst && !aConst)) {
+		if x.kind == 'f' {
+			x = floatAsNumeric(x.f)
+		} else {
+			y = floatAsNumeric(y.f)
+		}
+		return cmpNum(x, y), true
+	}
+	fx, _ := x.ext().float()
+	fy, _ := y.ext().float()
+	return cmpFloat(fx, fy), true
+}
+
+// floatAsNumeric is a float argument as pgx sends it for a numeric
+// parameter: its shortest decimal text.
+func floatAsNumeric(f float64) num {
+	switch {
+	case math.IsNaN(f):
+		return num{kind: 'd', s: "NaN"}
+	case math.IsInf(f, 1):
+		return num{kind: 'd', s: "Infinity"}
+	case math.IsInf(f, -1):
+		return num{kind: 'd', s: "-Infinity"}
+	}
+	return num{kind: 'd', s: strconv.FormatFloat(f, 'f', -1, 64)}
 }
 
 func (r *Rows) operandClass(col, other, shard int) class {
