@@ -146,8 +146,10 @@ var (
 func reasonOf(msg string) string {
 	msg = strings.TrimPrefix(msg, "sqlhook: unsupported statement: ")
 	msg = strings.TrimPrefix(msg, "gormplugin: statement cannot be routed: ")
+	if i := strings.Index(msg, " (statement "); i >= 0 {
+		msg = msg[:i]
+	}
 	msg = quotedRe.ReplaceAllString(msg, "_")
-	msg = strings.TrimSuffix(msg, " (statement _)")
 	if len(msg) > 110 {
 		msg = msg[:110] + "…"
 	}

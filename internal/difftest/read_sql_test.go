@@ -452,7 +452,7 @@ func exprItems(db string) []sqlItem {
 
 // genGrouped draws an aggregate query, with or without GROUP BY.
 func genGrouped(rng *rand.Rand, q *sqlQuery) {
-	groupable := []string{"user_id", "k", "qty", "name", "label", "flag", "ts", "big", "amount"}
+	groupable := []string{"user_id", "k", "qty", "name", "label", "flag", "ts", "big", "amount", "qty % 3", "LOWER(name)", "k * 2"}
 	if rng.IntN(4) > 0 {
 		for range 1 + rng.IntN(2) {
 			g := pick(rng, groupable)
@@ -463,7 +463,7 @@ func genGrouped(rng *rand.Rand, q *sqlQuery) {
 	}
 	for i, g := range q.group {
 		if rng.IntN(5) > 0 {
-			q.items = append(q.items, sqlItem{text: g, kind: readColNamed(g).kind})
+			q.items = append(q.items, sqlItem{text: g, kind: groupKind(g)})
 			if rng.IntN(5) == 0 {
 				q.items[len(q.items)-1].alias = fmt.Sprintf("g%d", i)
 			}
@@ -494,6 +494,17 @@ func genGrouped(rng *rand.Rand, q *sqlQuery) {
 	genLimit(rng, q)
 }
 
+// groupKind is the kind of a GROUP BY column or expression.
+func groupKind(g string) colKind {
+	switch g {
+	case "LOWER(name)":
+		return kTextBin
+	case "qty % 3", "k * 2":
+		return kInt
+	}
+	return readColNamed(g).kind
+}
+
 func genAgg(rng *rand.Rand, db string) sqlItem {
 	minmax := []string{"qty", "amount", "score", "big", "name", "label", "ts", "id", "user_id"}
 	if db != "postgres" {
@@ -517,6 +528,12 @@ func genAgg(rng *rand.Rand, db string) sqlItem {
 		c := pick(rng, readCols)
 		return sqlItem{text: "COUNT(" + c.name + ")", kind: kInt}
 	case 2:
+		if rng.IntN(3) == 0 {
+			if db == "mariadb" && rng.IntN(3) == 0 {
+				return sqlItem{text: "COUNT(DISTINCT k, qty)", kind: kInt}
+			}
+			return pick(rng, []sqlItem{{text: "SUM(DISTINCT qty)", kind: kDecimal}, {text: "AVG(DISTINCT amount)", kind: kDecimal}})
+		}
 		c := pick(rng, []string{"qty", "name", "label", "user_id", "amount", "flag", "k"})
 		return sqlItem{text: "COUNT(DISTINCT " + c + ")", kind: kInt}
 	case 3, 4:
@@ -615,7 +632,7 @@ func orderCands(rng *rand.Rand, q *sqlQuery, extra []sqlKey) (cands []sqlKey, np
 			cands = append(cands, sqlKey{text: e.text, expr: e.text, proj: -1, kind: e.kind})
 		} else {
 			for _, g := range q.group {
-				cands = append(cands, sqlKey{text: g, expr: g, proj: -1, kind: readColNamed(g).kind})
+				cands = append(cands, sqlKey{text: g, expr: g, proj: -1, kind: groupKind(g)})
 			}
 		}
 		cands = append(cands, extra...)
