@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math"
 	"math/big"
+	"strconv"
 	"strings"
 )
 
@@ -77,6 +78,9 @@ func (r *Rows) eval1(e *Expr, g *group, c *compInfo, root bool) (xnum, error) {
 	y, err := r.eval1(e.Args[1], g, c, false)
 	if err != nil || x.null || y.null {
 		return xnum{null: true}, err
+	}
+	if r.p.Dialect == PostgreSQL {
+		x, y = pgParamType(e.Args[0], x, y), pgParamType(e.Args[1], y, x)
 	}
 	scale := 0
 	if root {
@@ -162,4 +166,19 @@ func (r *Rows) constant(v driver.Value) (xnum, error) {
 		return n, err
 	}
 	return xnum{}, fmt.Errorf("%w: a constant of type %T in an expression", ErrUnsupportedType, v)
+}
+
+// pgParamType: PostgreSQL types a parameter by the other operand, so a
+// float argument next to an integer or numeric is a numeric (pgx sends its
+// shortest decimal text).
+func pgParamType(e *Expr, x, other xnum) xnum {
+	if e.Op != ExprConst || x.kind != 'f' || other.kind == 'f' || math.IsNaN(x.f) || math.IsInf(x.f, 0) {
+		return x
+	}
+	n, _, err := numOf(strconv.FormatFloat(x.f, 'f', -1, 64), clsNumber)
+	if err != nil {
+		return x
+	}
+	d := n.dec()
+	return xnum{kind: 'd', v: d.unscaled, scale: d.scale}
 }

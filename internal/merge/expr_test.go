@@ -1,11 +1,14 @@
 package merge
 
 import (
+	"database/sql"
 	"database/sql/driver"
 	"errors"
 	"fmt"
 	"strings"
 	"testing"
+
+	"github.com/shardkey/shardkey/internal/dbtest"
 )
 
 // Aggregates inside expressions, computed from merged aggregates, equal
@@ -94,4 +97,24 @@ func TestComputedTypeTheDatabaseDisagreesWithIsRefused(t *testing.T) {
 	if !errors.Is(err, ErrUnsupportedType) {
 		t.Errorf("err %v", err)
 	}
+}
+
+// PostgreSQL types a float argument next to a numeric as numeric: the
+// product is exact, as the database computes it.
+func TestPostgresFloatArgumentWithANumericIsNumeric(t *testing.T) {
+	db, err := sql.Open("pgx", dbtest.Postgres(t, "merge_exprparam"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	var want string
+	if err := db.QueryRow("SELECT SUM(x) * $1 FROM (VALUES (1.10::numeric), (2.25)) v(x)", 0.1).Scan(&want); err != nil {
+		t.Fatal(err)
+	}
+	p := Plan{Dialect: PostgreSQL, Visible: 1, Grouped: true, Aggs: []Agg{{Col: 1, Func: Sum}},
+		Computed: []Computed{{Col: 0, Expr: &Expr{Op: ExprMul, Args: []*Expr{{Op: ExprCol, Col: 1}, {Op: ExprConst, Const: 0.1}}}}}, Limit: -1}
+	mk := func(v string) *fakeRows {
+		return shard([]string{"p", "s"}, []string{"NUMERIC", "NUMERIC"}, row(nil, v))
+	}
+	expect(t, run(t, p, mk("1.10"), mk("2.25")), `["`+want+`"]`)
 }
