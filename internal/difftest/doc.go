@@ -87,7 +87,7 @@
 // themselves; where LIMIT/OFFSET cuts a run of tied rows, the rows shown
 // may be any of that run's (the oracle's rows without LIMIT, with the
 // ORDER BY keys appended, say which rows tie). Exact numbers compare
-// exactly, floating-point ones to 7 significant digits (a float sum's
+// as the database spells them (a DECIMAL's scale included), floating-point ones to 7 significant digits (a float sum's
 // rounding depends on the order rows are added in); texts compare as the
 // column's collation makes them equal (MariaDB ignores trailing spaces,
 // and case too in its default collation). Result column names are

@@ -67,10 +67,10 @@ func TestCanonFoldsTextAsTheCollationCompares(t *testing.T) {
 	}
 }
 
-func TestCanonComparesExactNumbersExactlyAndFloatsToSevenDigits(t *testing.T) {
+func TestCanonComparesExactNumbersAsSpelledAndFloatsToSevenDigits(t *testing.T) {
 	c := canon{db: "postgres", kinds: []colKind{kDecimal, kFloat}}
-	if c.key(0, "1.500") != c.key(0, "1.5") || c.key(0, "58.3333") == c.key(0, "58.3334") {
-		t.Error("decimals: equal values equal, different ones differ")
+	if c.key(0, "1.500") == c.key(0, "1.5") || c.key(0, "58.3333") == c.key(0, "58.3334") || c.key(0, int64(5)) != c.key(0, "5") {
+		t.Error("decimals: compared as spelled, scale included; an integer as its digits")
 	}
 	if c.key(0, "9223372036854775807") == c.key(0, "9223372036854775806") {
 		t.Error("bigints near the limit compared inexactly")

@@ -76,7 +76,7 @@ func (c canon) kind(i int) colKind {
 // key is the comparable form of a value: floats to 7 significant digits
 // and magnitudes below 1e-6 as zero (a floating-point sum depends on the
 // order it adds in: rows of 1e9 and 1e10 leave an error near 1e-7 that
-// no order removes), exact numbers as reduced fractions, times as UTC
+// no order removes), exact numbers as spelled (scale included), times as UTC
 // instants, texts folded as the column's collation makes them equal.
 func (c canon) key(i int, v any) string {
 	if v == nil {
@@ -123,8 +123,10 @@ func (c canon) key(i int, v any) string {
 			return strconv.FormatFloat(f, 'g', 7, 64)
 		}
 	}
-	if r, ok := new(big.Rat).SetString(s); ok && s != "" {
-		return r.RatString()
+	if _, ok := new(big.Rat).SetString(s); ok && s != "" {
+		// exact numbers as the database spells them: a DECIMAL's scale
+		// (1.500, AVG's 5.5000) is part of the answer a string scan sees
+		return s
 	}
 	return "'" + s + "'"
 }
