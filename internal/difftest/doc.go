@@ -86,12 +86,13 @@
 // order with ORDER BY, rows tied on the ORDER BY keys in any order among
 // themselves; where LIMIT/OFFSET cuts a run of tied rows, the rows shown
 // may be any of that run's (the oracle's rows without LIMIT, with the
-// ORDER BY keys appended, say which rows tie). Exact numbers compare
-// as the database spells them (a DECIMAL's scale included), floating-point ones to 7 significant digits (a float sum's
-// rounding depends on the order rows are added in); texts compare as the
-// column's collation makes them equal (MariaDB ignores trailing spaces,
-// and case too in its default collation). Result column names are
-// compared as well. A statement is agreed, refused (an error wrapping
+// ORDER BY keys appended, say which rows tie). Exact numbers compare as
+// the database spells them (a DECIMAL's scale included), floating-point
+// ones to 7 significant digits (a float sum's rounding depends on the
+// order rows are added in, so rows tied on a float key to 7 digits may
+// come either way); texts compare as the column's collation makes them
+// equal (MariaDB ignores trailing spaces, and case too in its default
+// collation). Result column names are compared as well. A statement is agreed, refused (an error wrapping
 // sqlhook.ErrUnsupported or gormplugin.ErrUnsupported), divergent (any
 // other difference, or any other error where the oracle answered) or
 // skipped (the oracle itself failed). Each divergence is printed with the
