@@ -50,16 +50,16 @@ type ReadAgg struct {
 // gormReadGen generates GORM query-builder calls through gormplugin; the
 // oracle is the same call through GORM alone. A call naming label runs
 // without WithBinaryCollation (label does not compare bytewise), any
-// other with it.
+// other with it, a quarter of them in GORM's PrepareStmt mode.
 type gormReadGen struct {
-	w                *readWorld
-	bin, def, oracle *gorm.DB
+	w                      *readWorld
+	bin, def, prep, oracle *gorm.DB // prep: bin with PrepareStmt
 }
 
 func newGormReadGen(t testing.TB, w *readWorld) *gormReadGen {
 	t.Helper()
-	open := func(dsn string) *gorm.DB {
-		db, err := gorm.Open(w.b.dialector(dsn), &gorm.Config{Logger: logger.Discard})
+	open := func(dsn string, prepare bool) *gorm.DB {
+		db, err := gorm.Open(w.b.dialector(dsn), &gorm.Config{Logger: logger.Discard, PrepareStmt: prepare})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -71,10 +71,10 @@ func newGormReadGen(t testing.TB, w *readWorld) *gormReadGen {
 		t.Cleanup(func() { pool.Close() })
 		return db
 	}
-	plugged := func(opts ...gormplugin.Option) *gorm.DB {
-		shard := open(w.b.dsn[0])
+	plugged := func(prepare bool, opts ...gormplugin.Option) *gorm.DB {
+		shard := open(w.b.dsn[0], prepare)
 		pool0, _ := shard.DB()
-		ds1, err := open(w.b.dsn[1]).DB()
+		ds1, err := open(w.b.dsn[1], false).DB()
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -89,7 +89,8 @@ func newGormReadGen(t testing.TB, w *readWorld) *gormReadGen {
 		}
 		return shard
 	}
-	return &gormReadGen{w: w, bin: plugged(gormplugin.WithBinaryCollation()), def: plugged(), oracle: open(w.b.oracle)}
+	return &gormReadGen{w: w, bin: plugged(false, gormplugin.WithBinaryCollation()), def: plugged(false),
+		prep: plugged(true, gormplugin.WithBinaryCollation()), oracle: open(w.b.oracle, false)}
 }
 
 // gormCond is a Where or Having with its arguments, or a condition
@@ -169,6 +170,7 @@ type gormQ struct {
 	pluck    string
 	batch    int
 	scan     bool // aggregates read with Scan rather than Find
+	prepared bool // through a DB in PrepareStmt mode
 }
 
 func (g *gormReadGen) build(rng *rand.Rand) readCase {
@@ -188,6 +190,7 @@ func genGormQ(rng *rand.Rand, db string) *gormQ {
 	q.dest = pick(rng, []string{"rows", "rows", "rows", "first", "last", "take", "count", "pluck", "agg", "agg", "aggmaps",
 		"maps", "batches", "distinct", "agg1", "groupcount"})
 	q.genDest(rng, db)
+	q.prepared = rng.IntN(4) == 0
 	return q
 }
 

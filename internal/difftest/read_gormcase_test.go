@@ -15,10 +15,17 @@ import (
 // the same call on the oracle, and the oracle's full ordered rows.
 func (g *gormReadGen) caseOf(q *gormQ) readCase {
 	shard := g.bin
-	if q.comparesLabel() {
+	switch {
+	case q.comparesLabel():
 		shard = g.def
+	case q.prepared:
+		shard = g.prep
 	}
-	rc := readCase{family: "gorm." + q.dest, desc: q.describe(),
+	desc := q.describe()
+	if q.prepared {
+		desc = "PrepareStmt: " + desc
+	}
+	rc := readCase{family: "gorm." + q.dest, desc: desc,
 		shard:  func() (*readResult, error) { return q.run(shard) },
 		oracle: func() (*readResult, error) { return q.run(g.oracle) }}
 	rc.kinds = q.payloadKinds()
