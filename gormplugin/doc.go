@@ -215,10 +215,12 @@
 // DISTINCT, COUNT(DISTINCT)) only where the comparison is known to be the
 // column's collation: with WithBinaryCollation, or a key written with an
 // explicit binary COLLATE (`"C"`/POSIX on PostgreSQL, *_bin or binary on
-// MySQL/MariaDB, BINARY on SQLite); on PostgreSQL grouping and DISTINCT
-// are allowed without it (equality is bytewise in its deterministic
-// collations). Otherwise the read is ErrUnsupported, with a message that
-// says how to allow it.
+// MySQL/MariaDB, BINARY on SQLite; SQLite's NOCASE and RTRIM too); on
+// PostgreSQL grouping and DISTINCT are allowed without it (equality is
+// bytewise in deterministic collations; a column under a nondeterministic
+// collation, which PostgreSQL creates only on request, must not be
+// grouped across tables). Otherwise the read is ErrUnsupported, with a
+// message that says how to allow it.
 //
 // Refused with ErrUnsupported before anything runs: an aggregate under
 // another operator or function (count(*) % 2, round(avg(x))), SUM or AVG
