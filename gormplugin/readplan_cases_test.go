@@ -308,7 +308,8 @@ func TestScatterReadsGiveTheSingleTableAnswer(t *testing.T) {
 
 // TestScatterReadsInTransactionAndLimitedPool: in a transaction (one
 // connection) and on a pool with a connection limit, each table's rows are
-// read before the next table's query runs, and the answer is the same.
+// read before the next table's query runs, and the answer is the same; with
+// prepared statements too.
 func TestScatterReadsInTransactionAndLimitedPool(t *testing.T) {
 	eachReadBackend(t, func(t *testing.T, e *readEnv) {
 		inDS0 := func(db *gorm.DB) *gorm.DB { // users 2 and 4: both tables of ds_0
@@ -337,6 +338,13 @@ func TestScatterReadsInTransactionAndLimitedPool(t *testing.T) {
 				return out, err
 			}
 			e.check(t, inTx)
+		}
+		for _, c := range cases {
+			prepared := c
+			prepared.name = "prepared statements: " + c.name
+			run := c.run
+			prepared.run = func(db *gorm.DB) (any, error) { return run(db.Session(&gorm.Session{PrepareStmt: true})) }
+			e.check(t, prepared)
 		}
 		pool, _ := e.db.DB()
 		pool.SetMaxOpenConns(1)
