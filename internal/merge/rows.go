@@ -85,8 +85,9 @@ func newRows(p Plan, shards []driver.Rows) (*Rows, error) {
 		r.types[c] = typeName(shards[0], c)
 	}
 	r.cls = make([][]class, len(shards))
+	flat := make([]class, len(shards)*len(names)) // one allocation for all
 	for s, sh := range shards {
-		r.cls[s] = make([]class, len(names))
+		r.cls[s] = flat[s*len(names) : (s+1)*len(names) : (s+1)*len(names)]
 		for c := range names {
 			r.cls[s][c] = classify(p.Dialect, typeName(sh, c))
 		}

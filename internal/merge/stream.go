@@ -46,8 +46,10 @@ type heapMerge struct {
 func newHeapMerge(r *Rows) *heapMerge {
 	m := &heapMerge{r: r, bufs: make([][]driver.Value, len(r.shards)), h: make([]int, 0, len(r.shards)),
 		k0: make([]int64, len(r.shards)), k0ok: make([]bool, len(r.shards))}
+	n := len(r.names)
+	flat := make([]driver.Value, len(r.shards)*n) // one allocation for all
 	for s := range m.bufs {
-		m.bufs[s] = make([]driver.Value, len(r.names))
+		m.bufs[s] = flat[s*n : (s+1)*n : (s+1)*n]
 	}
 	return m
 }
