@@ -2,6 +2,7 @@ package merge
 
 import (
 	"database/sql/driver"
+	"errors"
 	"fmt"
 	"strings"
 )
@@ -220,7 +221,10 @@ func (r *Rows) checkComputed() error {
 			return planErr("computed column %d", c.Col)
 		}
 		if err := r.checkExpr(c.Expr, true, 0); err != nil {
-			return err
+			if errors.Is(err, ErrPlan) {
+				return err
+			}
+			return r.colErr(c.Col, err)
 		}
 		ci := &r.comps[i]
 		ci.Computed = c
