@@ -106,9 +106,11 @@
 //
 // # Errors
 //
-// ErrCollation, ErrUnsupportedType, ErrTooManyGroups and ErrOverflow are
-// sentinels, wrapped in a *ColumnError naming the column where there is
-// one; callers wrap them with their own refusal error. ErrPlan reports a
+// ErrCollation, ErrUnsupportedType, ErrTooManyGroups, ErrOverflow and
+// ErrDivisionByZero are sentinels, wrapped in a *ColumnError naming the
+// column where there is one; callers wrap them with their own refusal
+// error (ErrOverflow and ErrDivisionByZero are where the database fails
+// the query too). ErrPlan reports a
 // plan that does not fit the rows. A shard's own error comes wrapped in a
 // *ShardError. After an error every Next returns it again.
 package merge
