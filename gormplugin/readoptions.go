@@ -13,4 +13,9 @@ package gormplugin
 // without the option; on PostgreSQL, grouping and DISTINCT on text are
 // allowed without it (its deterministic collations compare equality
 // bytewise).
+//
+// The declaration covers the columns a driver reports as text: MariaDB's
+// UUID and INET6 columns arrive as CHAR, and MariaDB orders them by their
+// binary form, not their text, so they must not be ordered (ORDER BY, MIN,
+// MAX) across tables under this option.
 func WithBinaryCollation() Option { return func(p *Plugin) { p.binaryText = true } }

@@ -3,6 +3,7 @@ package gormplugin
 import (
 	"fmt"
 	"maps"
+	"slices"
 	"strings"
 
 	"gorm.io/gorm"
@@ -98,6 +99,7 @@ type readPlan struct {
 	limit      int64
 
 	extraGroup []clause.Column // per-target GROUP BY additions (distinct aggregates' arguments)
+	ordered    []string        // columns whose values are ordered (sort keys, MIN/MAX arguments)
 }
 
 func dialectOf(db *gorm.DB) (merge.Dialect, error) {
@@ -167,6 +169,9 @@ func (p *Plugin) planRead(db *gorm.DB, logic string) (*readPlan, error) {
 		if err := step(); err != nil {
 			return nil, fmt.Errorf("%w: %v over several tables of %s", ErrUnsupported, err, logic)
 		}
+	}
+	if err := rp.refuseBinaryForms(db.Statement); err != nil {
+		return nil, err
 	}
 	if l, ok := db.Statement.Clauses["LIMIT"].Expression.(clause.Limit); ok {
 		if l.Limit != nil && *l.Limit >= 0 {
@@ -288,4 +293,25 @@ func (rp *readPlan) readItem(text string, ts []token) (selItem, error) {
 		return it, fmt.Errorf("%s", p)
 	}
 	return it, nil // an expression computed per row
+}
+
+// refuseBinaryForms refuses ordering a MariaDB UUID or INET6 column, as
+// the model declares it: the driver reports such a column as CHAR, so the
+// merge would order its text, while MariaDB orders its binary form.
+func (rp *readPlan) refuseBinaryForms(stmt *gorm.Statement) error {
+	if rp.dialect != merge.MySQL || stmt.Schema == nil {
+		return nil
+	}
+	// MariaDB returns groups in GROUP BY order: grouping keys are ordered too.
+	for _, name := range append(slices.Clone(rp.ordered), rp.groupNames...) {
+		f := stmt.Schema.LookUpField(name)
+		if f == nil {
+			continue
+		}
+		t := strings.ToLower(f.TagSettings["TYPE"] + " " + string(f.DataType))
+		if strings.Contains(t, "uuid") || strings.Contains(t, "inet") {
+			return fmt.Errorf("%w: ordering %s (type %s) over several tables of %s: MariaDB orders it by its binary form, which the merge does not read", ErrUnsupported, name, strings.Fields(t)[0], rp.logic)
+		}
+	}
+	return nil
 }

@@ -2,10 +2,13 @@ package gormplugin_test
 
 import (
 	"database/sql"
+	"errors"
 	"strings"
 	"testing"
 
 	"gorm.io/gorm"
+
+	"github.com/shardkey/shardkey/gormplugin"
 )
 
 func model(db *gorm.DB) *gorm.DB { return db.Model(&ReadOrder{}) }
@@ -375,4 +378,25 @@ func TestScatterReadRefusalsNameTheWayOut(t *testing.T) {
 			return db.Order("qty USING >").Order("id").Limit(9)
 		})})
 	})
+}
+
+// TestScatterReadRefusesOrderingMariaDBBinaryForms: a UUID column, which
+// the driver reports as CHAR, is not ordered across tables on MariaDB even
+// under WithBinaryCollation (MariaDB orders its binary form).
+func TestScatterReadRefusesOrderingMariaDBBinaryForms(t *testing.T) {
+	e := newReadEnv(t, "mariadb")
+	type uuidOrder struct {
+		ID     int64 `gorm:"primaryKey"`
+		UserID int64
+		Token  string `gorm:"type:uuid"`
+	}
+	q := e.bin.Table("read_orders").Model(&uuidOrder{})
+	var out []uuidOrder
+	if err := q.Select("id, user_id").Order("token").Find(&out).Error; !errors.Is(err, gormplugin.ErrUnsupported) {
+		t.Errorf("ORDER BY a uuid column: %v; want ErrUnsupported", err)
+	}
+	var n []int64
+	if err := e.bin.Table("read_orders").Model(&uuidOrder{}).Group("token").Pluck("count(*)", &n).Error; !errors.Is(err, gormplugin.ErrUnsupported) {
+		t.Errorf("GROUP BY a uuid column: %v; want ErrUnsupported", err)
+	}
 }

@@ -136,6 +136,7 @@ func (rp *readPlan) planAgg(col pcol, a *aggCall) error {
 	case a.fn == "count" && !a.distinct:
 		ap.fn = merge.Count
 	case a.fn == "min", a.fn == "max":
+		rp.ordered = append(rp.ordered, a.argCol)
 		ap.fn = merge.Min
 		if a.fn == "max" {
 			ap.fn = merge.Max
@@ -246,6 +247,7 @@ func (rp *readPlan) addKey(k sortKey, nullsGiven bool) {
 
 // orderColumn is the column an ORDER BY column reference sorts by.
 func (rp *readPlan) orderColumn(name string, e clause.Expression) (pcol, error) {
+	rp.ordered = append(rp.ordered, name)
 	if rp.grouped {
 		if c, ok := rp.groupCol(name); ok {
 			return c, nil
