@@ -214,7 +214,7 @@ type condToken struct {
 // tokens instead of failing: only what can hide or reshape a condition
 // fails then.
 func condLex(s, dialect string, loose bool) ([]condToken, bool) {
-	var out []condToken
+	out := make([]condToken, 0, 8)
 	vi := 0
 	for i := 0; i < len(s); {
 		c := s[i]
@@ -627,9 +627,12 @@ func condTainted(sql, dialect string, inNot bool) bool {
 	if depth != 0 || between {
 		return true
 	}
+	if !orLike {
+		return false
+	}
 	up := strings.ToUpper(sql)
 	wrapped := strings.Contains(up, " AND ") || strings.Contains(up, " OR ")
-	return orLike && (!wrapped || inNot)
+	return !wrapped || inNot
 }
 
 // whereTainted reports whether any template in es is condTainted: then
