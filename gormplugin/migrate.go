@@ -486,7 +486,10 @@ func physIndexName(name, logic, phys string) string {
 // name map.
 func (m keyMigrator) physIndexes(tx *gorm.DB, value any, logic, phys string) physIndexes {
 	pi := physIndexes{byLogic: map[string]string{}}
-	wide := schemaWideIndexNames(m.db)
+	// A physical table named as its logic table (a broadcast table's
+	// copy) is alone of its name in its database, and its schema is the
+	// model's own: its names stay.
+	wide := schemaWideIndexNames(m.db) && !strings.EqualFold(logic, phys)
 	if wide {
 		pi.rename = func(n string) string { return physIndexName(n, logic, phys) }
 	}
