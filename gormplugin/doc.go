@@ -359,7 +359,9 @@
 // where they are unique in the schema, each physical table's copy is
 // named with the logic table's name in it replaced by the physical
 // table's (idx_orders_code on orders_1 is idx_orders_1_code), or else
-// with "_<physical table>" appended (idx_code_orders_1). Pass the Migrator
+// with "_<physical table>" appended (idx_code_orders_1); a physical
+// table named as its logic table (a broadcast copy) keeps the name. Pass
+// the Migrator
 // the model's names (the logic table's derived name, the explicit name,
 // or the field name): it uses each table's own.
 package gormplugin
