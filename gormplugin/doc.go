@@ -347,8 +347,10 @@
 // RenameIndex, given the model or its logic table's name, act on every
 // physical table, each in its data source. "Has" means every physical
 // table has it: HasTable, HasColumn and HasIndex are false when any one
-// table lacks it (a migration that stopped half way), so AutoMigrate-style
-// "if !Has { Create }" code completes it. The logic table itself never
+// table lacks it (a migration that stopped half way). AutoMigrate, which
+// works table by table, completes such a migration; an operation on every
+// table (AddColumn, CreateIndex) stops with the database's error at the
+// first table where it is already done. The logic table itself never
 // exists. ColumnTypes, GetIndexes and TableType (which describe one
 // table), RenameTable, and the constraint operations are refused with
 // ErrUnsupported on a sharded model: ask db.Table("orders_1").Migrator().
@@ -361,7 +363,6 @@
 // table's (idx_orders_code on orders_1 is idx_orders_1_code), or else
 // with "_<physical table>" appended (idx_code_orders_1); a physical
 // table named as its logic table (a broadcast copy) keeps the name. Pass
-// the Migrator
-// the model's names (the logic table's derived name, the explicit name,
-// or the field name): it uses each table's own.
+// the Migrator the model's names (the logic table's derived name, the
+// explicit name, or the field name): it uses each table's own.
 package gormplugin
