@@ -290,3 +290,29 @@ func (e *sqliteParamEnv) checkPlacement(t *testing.T) {
 		t.Errorf("%d rows across the tables, want 120", total)
 	}
 }
+
+// TestSQLiteLimitEdgeValuesAgreeOrRefuse: the values SQLite gives a
+// meaning of its own in LIMIT a, b (a negative count is no limit, a
+// negative offset is none, text holding an integer is that integer) give
+// the one-table answer across targets, or are refused.
+func TestSQLiteLimitEdgeValuesAgreeOrRefuse(t *testing.T) {
+	e := newSQLiteParamEnv(t)
+	const q = `SELECT order_id FROM t_order WHERE order_id > 100 ORDER BY order_id LIMIT ?, ?`
+	for _, args := range [][]any{{-1, 5}, {-3, -1}, {2, -1}, {2, -7}, {"2", "3"}, {0, 0}, {2.0, 3.0}, {2.5, 3}} {
+		want, err := readAll(e.oracle, q, args...)
+		if err != nil {
+			t.Logf("%v: SQLite fails (%v)", args, err)
+			if _, err := readAll(e.hook, q, args...); err == nil {
+				t.Errorf("%v: sqlhook answers where SQLite fails", args)
+			}
+			continue
+		}
+		got, err := readAll(e.hook, q, args...)
+		switch {
+		case err != nil:
+			t.Logf("%v: refused: %v", args, err)
+		case !slices.Equal(got, want):
+			t.Errorf("%v:\n got %q\nwant %q", args, got, want)
+		}
+	}
+}
