@@ -41,11 +41,11 @@ type sortKey struct {
 }
 
 type aggPlan struct {
-	col     pcol
-	fn      merge.Func
-	args    []pcol
-	textCol pcol // the column whose text values it compares
-	use     use
+	col      pcol
+	fn       merge.Func
+	args     []pcol
+	textCols []pcol // the columns whose text values it compares
+	use      use
 }
 
 type condPlan struct {

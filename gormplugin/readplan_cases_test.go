@@ -156,6 +156,9 @@ var aggregateCases = []readCase{
 	{name: "COUNT(DISTINCT), SUM(DISTINCT), AVG(DISTINCT)", run: find[userAgg](func(db *gorm.DB) *gorm.DB {
 		return model(db).Select("user_id, count(distinct amount) as n, sum(distinct qty) as total, avg(distinct amount) as mean").Group("user_id").Order("user_id")
 	})},
+	{name: "COUNT(DISTINCT a, b) (MySQL's; an error elsewhere on both sides)", run: find[userAgg](func(db *gorm.DB) *gorm.DB {
+		return model(db).Select("user_id, count(distinct amount, qty) as n").Group("user_id").Order("user_id")
+	})},
 	{name: "Distinct(user_id, amount)", run: find[ReadOrder](func(db *gorm.DB) *gorm.DB {
 		return db.Distinct("user_id", "amount").Order("user_id").Order("amount desc")
 	})},

@@ -131,8 +131,14 @@ func (rp *readPlan) planItems() error {
 
 // planAgg plans the aggregate whose shard value is in col.
 func (rp *readPlan) planAgg(col pcol, a *aggCall) error {
-	ap := aggPlan{col: col, textCol: col, use: useOrder}
+	ap := aggPlan{col: col, textCols: []pcol{col}, use: useOrder}
 	switch {
+	case len(a.parts) > 1:
+		ap.fn, ap.use = merge.CountDistinct, useEqual
+		for _, part := range a.parts {
+			ap.args = append(ap.args, rp.distinctArg(part))
+		}
+		ap.textCols = ap.args
 	case a.fn == "count" && !a.distinct:
 		ap.fn = merge.Count
 	case a.fn == "min", a.fn == "max":
@@ -146,8 +152,8 @@ func (rp *readPlan) planAgg(col pcol, a *aggCall) error {
 		// functions may round too: only + - * of columns and numbers add up.
 		return fmt.Errorf("%s(%s) of an expression (SUM and AVG of columns combined by + - * are merged)", strings.ToUpper(a.fn), a.argText)
 	case a.distinct:
-		arg := rp.distinctArg(a)
-		ap.args, ap.textCol, ap.use = []pcol{arg}, arg, useEqual
+		arg := rp.distinctArg(a.argText)
+		ap.args, ap.textCols, ap.use = []pcol{arg}, []pcol{arg}, useEqual
 		ap.fn = map[string]merge.Func{"count": merge.CountDistinct, "sum": merge.SumDistinct, "avg": merge.AvgDistinct}[a.fn]
 	case a.fn == "sum":
 		ap.fn = merge.Sum
@@ -167,9 +173,9 @@ func (rp *readPlan) planAgg(col pcol, a *aggCall) error {
 
 // distinctArg hides a DISTINCT aggregate's argument and groups each
 // target's rows by it, so that each target returns its distinct values.
-func (rp *readPlan) distinctArg(a *aggCall) pcol {
-	col := rp.hideText("distinct", a.argText)
-	g := clause.Column{Name: a.argText, Raw: true}
+func (rp *readPlan) distinctArg(text string) pcol {
+	col := rp.hideText("distinct", text)
+	g := clause.Column{Name: text, Raw: true}
 	if !slices.Contains(rp.extraGroup, g) {
 		rp.extraGroup = append(rp.extraGroup, g)
 	}

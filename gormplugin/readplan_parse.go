@@ -214,10 +214,11 @@ var reservedWords = map[string]bool{
 type aggCall struct {
 	fn       string // count, sum, min, max, avg
 	distinct bool
-	star     bool    // COUNT(*)
-	argCol   string  // the argument when it is a column reference, else ""
-	arg      []token // the argument's tokens (parentheses GORM adds stripped)
-	argText  string  // the argument's source text
+	star     bool     // COUNT(*)
+	argCol   string   // the argument when it is a column reference, else ""
+	arg      []token  // the argument's tokens (parentheses GORM adds stripped)
+	argText  string   // the argument's source text
+	parts    []string // COUNT(DISTINCT a, b): each argument's source text
 }
 
 // readAgg reads ts as one aggregate call; ok is false when ts is not a
@@ -249,6 +250,15 @@ func readAgg(s string, ts []token, logic string) (aggCall, bool) {
 		return aggCall{}, false
 	}
 	a.arg, a.argText = inner, source(s, inner)
+	if parts := splitTop(inner); len(parts) > 1 { // MySQL's COUNT(DISTINCT a, b)
+		if fn != "count" || !a.distinct {
+			return aggCall{}, false
+		}
+		for _, part := range parts {
+			a.parts = append(a.parts, source(s, part))
+		}
+		return a, true
+	}
 	if len(inner) == 1 && inner[0].punct("*") {
 		a.star = fn == "count" && !a.distinct
 		return a, a.star

@@ -101,7 +101,17 @@ func (rp *readPlan) mergePlan(first colTypes) (merge.Plan, error) {
 	for _, a := range rp.aggs {
 		ag := merge.Agg{Col: at(a.col), Func: a.fn}
 		if a.fn != merge.Count && a.fn != merge.Sum && a.fn != merge.Avg {
-			ag.Text = text(a.textCol, a.use, nil) // values compared: MIN/MAX, distinct values
+			// Values compared: MIN/MAX, distinct values. One Text serves
+			// every argument of COUNT(DISTINCT a, b): the text ones must agree.
+			for i, c := range a.textCols {
+				t := text(c, a.use, nil)
+				if i > 0 && t != ag.Text && t != merge.TextRefused && ag.Text != merge.TextRefused && refusal == nil {
+					refusal = fmt.Errorf("%w: COUNT(DISTINCT ...) of text compared in different ways over several tables of %s", ErrUnsupported, rp.logic)
+				}
+				if t != merge.TextRefused {
+					ag.Text = t
+				}
+			}
 		}
 		for _, c := range a.args {
 			ag.Args = append(ag.Args, at(c))
