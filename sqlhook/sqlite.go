@@ -29,10 +29,11 @@ func sqliteToPG(s string) (string, error) {
 
 // sqliteRespell respells a SQLite statement for the PostgreSQL grammar:
 // `x` and [x] identifiers become "x"; LIMIT offset, count becomes LIMIT
-// count OFFSET offset; COLLATE BINARY becomes COLLATE "binary"; every parameter (?, ?NNN, :name, @name, $name)
-// becomes the $k of the argument the SQLite driver binds to it. Everything
-// else (strings, comments, "identifiers") is copied as is. Every
-// placeholder becomes a template hole, so what reaches SQLite uses ? again.
+// count OFFSET offset; COLLATE BINARY becomes COLLATE "binary"; every
+// parameter (?, ?NNN, :name, @name, $name) becomes the $k of the argument
+// the SQLite driver binds to it. Everything else (strings, comments,
+// "identifiers") is copied as is. Every placeholder becomes a template
+// hole, so what reaches SQLite uses ? again.
 //
 // names is nil when every parameter binds an argument by position ($k is
 // argument k). Otherwise it has one entry per $k: "" for argument k, or
