@@ -30,7 +30,7 @@ func newMergedRows(units []driver.Rows, spec mergeSpec) (*mergedRows, error) {
 	if err != nil {
 		return nil, engineError(err)
 	}
-	return &mergedRows{r, spec}, nil
+	return &mergedRows{Rows: r, spec: spec}, nil
 }
 
 // Next returns the next merged row. A unit's own error comes back as the
@@ -111,6 +111,9 @@ func (spec mergeSpec) plan(units []driver.Rows) (merge.Plan, error) {
 	}
 	if mp.having != nil {
 		p.Having = bindCond(mp.having, col, spec.args)
+	}
+	for _, c := range mp.calcs {
+		p.Computed = append(p.Computed, merge.Computed{Col: col(c.col), Expr: c.tree.expr(col)})
 	}
 	return p, nil
 }

@@ -30,7 +30,8 @@ type mergePlan struct {
 	aggs         []aggTmpl
 	having       *condTmpl
 	orderBy      []keyTmpl
-	minVisible   int // output columns the plan refers to
+	minVisible   int        // output columns the plan refers to
+	calcs        []calcItem // select items computed after merging
 	// sqliteSum: SQLite runs a hidden SUM for AVG, which fails with
 	// "integer overflow" where SQLite's AVG would switch to floating point.
 	sqliteSum bool
@@ -120,7 +121,7 @@ func buildMerge(d Dialect, binary bool, sh *selectShape, lay selectLayout, text 
 	}
 	b.mp.grouped = len(sh.groupBy) > 0 || sh.having != nil || sh.havingAggs > 0
 	for _, it := range sh.items {
-		b.mp.grouped = b.mp.grouped || it.expr.kind == exprAgg
+		b.mp.grouped = b.mp.grouped || it.expr.kind == exprAgg || it.expr.hasAgg
 	}
 	for _, o := range sh.orderBy {
 		b.mp.grouped = b.mp.grouped || o.expr.kind == exprAgg
@@ -230,7 +231,11 @@ func (b *selBuilder) items() {
 		case it.expr.kind == exprAgg:
 			b.agg(it.expr, b.lay.items[i], colRef(i))
 		case it.expr.kind == exprOther && it.expr.hasAgg:
-			b.fail("an aggregate inside an expression")
+			if it.expr.calc == nil || !b.calcCols(it.expr.calc, b.lay.items[i]) {
+				b.fail("an aggregate inside an expression")
+				continue
+			}
+			b.mp.calcs = append(b.mp.calcs, calcItem{col: colRef(i), tree: it.expr.calc})
 		}
 	}
 }
@@ -470,13 +475,12 @@ func (b *selBuilder) orderCol(e shapeExpr, s span) (colRef, bool) {
 		b.fail("ORDER BY *")
 		return 0, false
 	default:
-		if e.hasAgg {
-			b.fail("ORDER BY an expression containing an aggregate")
-			return 0, false
-		}
 		if b.readsAlias(e) {
 			b.fail("ORDER BY an expression naming an output alias")
 			return 0, false
+		}
+		if e.hasAgg {
+			return b.computedKey(e, s)
 		}
 		if i := b.sameAsItem(s); i >= 0 {
 			return colRef(i), true
@@ -485,6 +489,25 @@ func (b *selBuilder) orderCol(e shapeExpr, s span) (colRef, bool) {
 	// A term not in the select list (with its COLLATE, if any: the values
 	// are the same) is read as a hidden column.
 	return b.hide(copyOf(s)), true
+}
+
+// computedKey is an ORDER BY expression over aggregates: a hidden copy,
+// its value computed after merging.
+func (b *selBuilder) computedKey(e shapeExpr, s span) (colRef, bool) {
+	if i := b.sameAsItem(s); i >= 0 {
+		return colRef(i), true
+	}
+	n := len(b.hidden)
+	col := b.hide(copyOf(s))
+	if len(b.hidden) == n {
+		return col, true // written before: already computed
+	}
+	if e.calc == nil || !b.calcCols(e.calc, s) {
+		b.fail("ORDER BY an expression containing an aggregate")
+		return 0, false
+	}
+	b.mp.calcs = append(b.mp.calcs, calcItem{col: col, tree: e.calc})
+	return col, true
 }
 
 // cond compiles a HAVING condition.

@@ -267,7 +267,8 @@ func TestScatterReadsGiveTheSingleTableAnswer(t *testing.T) {
 			e.refused(t, `SELECT id, note FROM t_sale ORDER BY note, id`)
 			e.refused(t, `SELECT MAX(note) FROM t_sale`)
 			// Aggregates inside expressions and other forms no merge answers.
-			e.refused(t, `SELECT COUNT(*) + 1 FROM t_sale`)
+			e.agree(t, `SELECT COUNT(*) + 1 FROM t_sale`, true)
+			e.refused(t, `SELECT ABS(MIN(amount)) FROM t_sale`)
 			e.refused(t, `SELECT user_id, COUNT(*) FROM t_sale GROUP BY user_id HAVING COUNT(*) * 2 > 3`)
 		})
 	}
@@ -338,6 +339,28 @@ func TestScatterGroupsHavingAndEmptyResults(t *testing.T) {
 			e.agree(t, `SELECT MIN(price), MAX(price), MIN(score), MAX(score), SUM(price), SUM(score) FROM t_sale`, true)
 			e.agree(t, `SELECT * FROM t_sale ORDER BY amount DESC, id LIMIT 3 OFFSET 1`, true)
 			e.agree(t, `SELECT id FROM t_sale WHERE user_id IN (1, 2) ORDER BY price DESC, id`, true)
+		})
+	}
+}
+
+func TestScatterComputesExpressionsOverAggregates(t *testing.T) {
+	for _, b := range selBackends(t) {
+		t.Run(b.name, func(t *testing.T) {
+			e := openSel(t, b)
+			e.agree(t, `SELECT COUNT(*) * 2, SUM(amount) - MIN(amount), MAX(amount) + 1, COALESCE(MAX(amount), -1), -MIN(id) FROM t_sale`, true)
+			e.agree(t, `SELECT user_id, COUNT(*) * 2 AS c, SUM(price) * 2 - MIN(price), COALESCE(SUM(price), 0) FROM t_sale GROUP BY user_id ORDER BY user_id`, true)
+			e.agree(t, `SELECT COALESCE(SUM(price), 0), SUM(price) * 3 FROM t_sale WHERE id < 0`, true)
+			e.agree(t, `SELECT COUNT(*) * 2, SUM(amount) - MIN(amount), COALESCE(MAX(amount), -1) FROM t_sale WHERE id < 0`, true)
+			e.agree(t, `SELECT user_id, SUM(amount) + 1 FROM t_sale WHERE id > ? GROUP BY user_id ORDER BY user_id`, true, 20)
+			e.agree(t, `SELECT user_id, COUNT(*) * 2 AS c FROM t_sale GROUP BY user_id ORDER BY c, user_id`, true)
+			e.agree(t, `SELECT user_id FROM t_sale GROUP BY user_id ORDER BY MAX(amount) - MIN(amount) DESC, user_id LIMIT 4`, true)
+			e.agree(t, `SELECT SUM(amount) / COUNT(*), SUM(price) / 7 FROM t_sale`, true)
+			if b.name != "mariadb" {
+				// MariaDB 10.11 answers this over one table with one row,
+				// 8, though its groups count 6 and 7 rows: not an answer to
+				// reproduce.
+				e.agree(t, `SELECT DISTINCT COUNT(*) + 1 FROM t_sale GROUP BY user_id`, false)
+			}
 		})
 	}
 }

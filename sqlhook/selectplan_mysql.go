@@ -90,8 +90,18 @@ func (v *exprVisitor) Enter(n ast.Node) (ast.Node, bool) {
 
 func (v *exprVisitor) Leave(n ast.Node) (ast.Node, bool) { return n, true }
 
-// myExpr classifies an expression.
+// myExpr classifies an expression, with the arithmetic over aggregates
+// the engine computes.
 func myExpr(e ast.ExprNode, sh *selectShape) shapeExpr {
+	out := myClass(e, sh)
+	if out.kind == exprOther && out.hasAgg {
+		out.calc = myCalc(e, sh)
+	}
+	return out
+}
+
+// myClass classifies an expression.
+func myClass(e ast.ExprNode, sh *selectShape) shapeExpr {
 	v := &exprVisitor{}
 	e.Accept(v)
 	out := shapeExpr{names: v.names, hasParam: v.hasParam, hasAgg: myHasAggregate(e)}
@@ -246,4 +256,42 @@ func (t *myTemplate) selectMerge() {
 	}
 	sp.merge = mp
 	t.edits = applySelectEdits(t.q, t.edits, edits)
+}
+
+// myCalc reads an expression over aggregates the engine computes (+, -,
+// *, /, negation, COALESCE/IFNULL, numeric constants), or nil.
+func myCalc(e ast.ExprNode, sh *selectShape) *calcNode {
+	switch x := e.(type) {
+	case *ast.ParenthesesExpr:
+		return myCalc(x.Expr, sh)
+	case *ast.AggregateFuncExpr:
+		if a := myClass(x, sh); a.kind == exprAgg {
+			return &calcNode{op: merge.ExprCol, agg: a}
+		}
+	case *test_driver.ValueExpr:
+		switch v := x.GetValue().(type) {
+		case int64:
+			return &calcNode{op: merge.ExprConst, con: v}
+		case *test_driver.MyDecimal:
+			if plainDecimal(v.String()) {
+				return &calcNode{op: merge.ExprConst, con: v.String()}
+			}
+		}
+	case *ast.UnaryOperationExpr:
+		if x.Op == opcode.Minus {
+			return calcOf(merge.ExprNeg, func(int) *calcNode { return myCalc(x.V, sh) }, 1)
+		}
+	case *ast.BinaryOperationExpr:
+		op := map[opcode.Op]merge.ExprOp{opcode.Plus: merge.ExprAdd, opcode.Minus: merge.ExprSub, opcode.Mul: merge.ExprMul, opcode.Div: merge.ExprDiv}[x.Op]
+		if op != 0 {
+			sides := []ast.ExprNode{x.L, x.R}
+			return calcOf(op, func(i int) *calcNode { return myCalc(sides[i], sh) }, 2)
+		}
+	case *ast.FuncCallExpr:
+		switch x.FnName.L {
+		case "coalesce", "ifnull":
+			return calcOf(merge.ExprCoalesce, func(i int) *calcNode { return myCalc(x.Args[i], sh) }, len(x.Args))
+		}
+	}
+	return nil
 }

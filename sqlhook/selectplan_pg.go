@@ -106,8 +106,18 @@ func (c *pgCompiler) pgKey(n *pg.Node, sh *selectShape) shapeExpr {
 	return c.pgExpr(n, sh)
 }
 
-// pgExpr classifies an expression.
+// pgExpr classifies an expression, with the arithmetic over aggregates
+// the engine computes.
 func (c *pgCompiler) pgExpr(n *pg.Node, sh *selectShape) shapeExpr {
+	e := c.pgClass(n, sh)
+	if e.kind == exprOther && e.hasAgg {
+		e.calc = c.pgCalc(n, sh)
+	}
+	return e
+}
+
+// pgClass classifies an expression.
+func (c *pgCompiler) pgClass(n *pg.Node, sh *selectShape) shapeExpr {
 	var e shapeExpr
 	if n == nil {
 		return e
@@ -341,4 +351,44 @@ func (c *pgCompiler) finishSelect() {
 	}
 	sp.merge = mp
 	c.edits = applySelectEdits(c.text, c.edits, edits)
+}
+
+// pgCalc reads an expression over aggregates the engine computes (+, -,
+// *, /, negation, COALESCE, numeric constants), or nil.
+func (c *pgCompiler) pgCalc(n *pg.Node, sh *selectShape) *calcNode {
+	if n == nil {
+		return nil
+	}
+	switch x := n.Node.(type) {
+	case *pg.Node_FuncCall:
+		if e := c.pgClass(n, sh); e.kind == exprAgg {
+			return &calcNode{op: merge.ExprCol, agg: e}
+		}
+	case *pg.Node_AConst:
+		switch v := x.AConst.Val.(type) {
+		case *pg.A_Const_Ival:
+			return &calcNode{op: merge.ExprConst, con: int64(v.Ival.Ival)}
+		case *pg.A_Const_Fval:
+			if plainDecimal(v.Fval.Fval) {
+				return &calcNode{op: merge.ExprConst, con: v.Fval.Fval}
+			}
+		}
+	case *pg.Node_CoalesceExpr:
+		return calcOf(merge.ExprCoalesce, func(i int) *calcNode { return c.pgCalc(x.CoalesceExpr.Args[i], sh) }, len(x.CoalesceExpr.Args))
+	case *pg.Node_AExpr:
+		a := x.AExpr
+		op, ok := binaryOps[opName(a.Name)]
+		if a.Kind != pg.A_Expr_Kind_AEXPR_OP || len(a.Name) != 1 || !ok {
+			return nil
+		}
+		if a.Lexpr == nil {
+			if op != merge.ExprSub {
+				return nil
+			}
+			return calcOf(merge.ExprNeg, func(int) *calcNode { return c.pgCalc(a.Rexpr, sh) }, 1)
+		}
+		sides := []*pg.Node{a.Lexpr, a.Rexpr}
+		return calcOf(op, func(i int) *calcNode { return c.pgCalc(sides[i], sh) }, 2)
+	}
+	return nil
 }

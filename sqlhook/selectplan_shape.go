@@ -36,13 +36,14 @@ type shapeAgg struct {
 // ORDER BY.
 type shapeExpr struct {
 	kind     exprKind
-	ref      []string // exprColumn: the name's parts, lower case
-	agg      shapeAgg // exprAgg
-	ordinal  int      // exprOrdinal: 1-based
-	hasAgg   bool     // an aggregate or window call occurs in it (exprOther)
-	names    []string // unqualified column names it reads, lower case
-	collate  string   // an explicit COLLATE around it, as written
-	hasParam bool     // a placeholder occurs in it
+	ref      []string  // exprColumn: the name's parts, lower case
+	agg      shapeAgg  // exprAgg
+	ordinal  int       // exprOrdinal: 1-based
+	hasAgg   bool      // an aggregate or window call occurs in it (exprOther)
+	names    []string  // unqualified column names it reads, lower case
+	collate  string    // an explicit COLLATE around it, as written
+	hasParam bool      // a placeholder occurs in it
+	calc     *calcNode // exprOther with aggregates: the arithmetic the engine computes, or nil
 }
 
 // shapeItem is a select list entry.
