@@ -29,6 +29,8 @@ import (
 // MySQL's ||, XOR) at the top level, CASE, a comment, a backslash (an
 // escape in MySQL strings and PostgreSQL E'' strings), a placeholder
 // inside a quoted string, or any character the scanner does not know.
+// A template that can reshape the WHERE clause around it (condTainted)
+// makes the whole clause narrow nothing.
 
 // litKind is how a column's values may be spelled as SQL literals in a
 // template and still route as the value the database compares.
