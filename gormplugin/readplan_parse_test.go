@@ -89,3 +89,28 @@ func TestExplicitCollationsTheMergeImplements(t *testing.T) {
 		}
 	}
 }
+
+// FuzzFragmentReader: no fragment makes the reader panic, and source
+// gives back the text of every token range it read.
+func FuzzFragmentReader(f *testing.F) {
+	for _, s := range []string{"amount", `"a"."b" AS c`, "count(distinct(x))", "'it''s' x", "sum(a*2) - min(b)", "a, b desc nulls first", "(("} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		ts, err := tokenize(s)
+		if err != nil {
+			return
+		}
+		for _, part := range splitTop(ts) {
+			_ = source(s, part)
+			expr, _ := cutAlias(part)
+			_, _ = colRef(expr, "t")
+			_, _ = readAgg(s, expr, "t")
+			_ = opaqueProblem(expr)
+			_ = normTokens(expr)
+			_ = arithmetic(expr)
+			ep := &exprParser{rp: &readPlan{hiddenAt: map[string]int{}}, src: s, ts: expr}
+			_, _ = ep.sum()
+		}
+	})
+}
