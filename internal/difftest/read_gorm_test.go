@@ -312,7 +312,7 @@ func (q *gormQ) genAgg(rng *rand.Rand, db string) {
 		add("MAX("+c+")", "hi", readColNamed(c).kind)
 	}
 	if rng.IntN(3) == 0 {
-		c := pick(rng, numCols)
+		c := pick(rng, summable(db))
 		add("AVG("+c+")", "mean", map[bool]colKind{true: kFloat, false: kDecimal}[c == "score"])
 	}
 	if rng.IntN(3) == 0 {
