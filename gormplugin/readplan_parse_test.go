@@ -93,7 +93,7 @@ func TestExplicitCollationsTheMergeImplements(t *testing.T) {
 // FuzzFragmentReader: no fragment makes the reader panic, and source
 // gives back the text of every token range it read.
 func FuzzFragmentReader(f *testing.F) {
-	for _, s := range []string{"amount", `"a"."b" AS c`, "count(distinct(x))", "'it''s' x", "sum(a*2) - min(b)", "a, b desc nulls first", "(("} {
+	for _, s := range []string{"amount", `"a"."b" AS c`, "count(distinct(x))", "'it''s' x", "sum(a*2) - min(b)", "a, b desc nulls first", "((", "a > ? AND (count(*) BETWEEN 1 AND ?) OR a NOT IN ?"} {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, s string) {
@@ -112,5 +112,8 @@ func FuzzFragmentReader(f *testing.F) {
 			ep := &exprParser{rp: &readPlan{hiddenAt: map[string]int{}}, src: s, ts: expr}
 			_, _ = ep.sum()
 		}
+		rp := &readPlan{hiddenAt: map[string]int{}, groupBy: []pcol{0}, groupNames: []string{"a"}, items: []selItem{{col: "a"}}}
+		cp := &condParser{rp: rp, src: s, ts: ts, vars: []any{1, []int{1, 2}, "x"}}
+		_, _ = cp.or()
 	})
 }
