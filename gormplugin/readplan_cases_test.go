@@ -287,6 +287,9 @@ var refusedCases = []readCase{
 	{name: "SUM of a function", refused: []string{"*"}, run: find[userAgg](func(db *gorm.DB) *gorm.DB {
 		return model(db).Select("sum(abs(amount)) as total")
 	})},
+	{name: "ORDER BY an alias beside *", refused: []string{"*"}, run: find[ReadOrder](func(db *gorm.DB) *gorm.DB {
+		return db.Select("*, amount * 2 as dbl").Order("dbl").Limit(3)
+	})},
 	{name: "a window function", refused: []string{"*"}, run: find[userAgg](func(db *gorm.DB) *gorm.DB {
 		return model(db).Select("user_id, row_number() over (order by id) as n")
 	})},

@@ -325,8 +325,14 @@ func (rp *readPlan) orderExpr(text string, ts []token) (pcol, error) {
 		return pcol(pos - 1), nil
 	}
 	if len(ts) == 1 && ts[0].kind == tokIdent {
-		if c, ok := rp.aliasCol(strings.ToLower(ts[0].text)); ok {
+		name := strings.ToLower(ts[0].text)
+		if c, ok := rp.aliasCol(name); ok {
 			return c, nil
+		}
+		for _, it := range rp.items {
+			if rp.star && it.alias == name { // its position behind the * is unknown
+				return 0, fmt.Errorf("ORDER BY %s, an alias beside *", name)
+			}
 		}
 	}
 	if name, ok := colRef(ts, rp.logic); ok {
