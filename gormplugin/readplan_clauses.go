@@ -360,6 +360,15 @@ func (rp *readPlan) orderExpr(text string, ts []token) (pcol, error) {
 	if rp.distinct && !rp.star {
 		return 0, fmt.Errorf("ORDER BY %q, which DISTINCT does not select", source(text, ts))
 	}
+	for _, t := range ts {
+		for _, it := range rp.items {
+			if t.kind == tokIdent && it.alias != "" && it.alias != it.col && strings.EqualFold(t.text, it.alias) {
+				// MySQL and SQLite read the alias there; a hidden select
+				// column could not.
+				return 0, fmt.Errorf("ORDER BY %q, an expression over the alias %s", source(text, ts), it.alias)
+			}
+		}
+	}
 	// Each table sorts by the expression; the merge compares its values,
 	// read as a hidden column.
 	return rp.hide("order:"+name, clause.Expr{SQL: source(text, ts)}), nil
