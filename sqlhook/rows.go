@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math/big"
 	"reflect"
 	"strings"
 
@@ -17,7 +18,15 @@ import (
 type mergedRows struct {
 	*merge.Rows
 	spec mergeSpec
+	// With SQLite's sum guards the engine also returns the hidden columns
+	// up to the last guard; the caller sees the first visible.
+	guards  []sumGuardCols
+	visible int
+	row     []driver.Value
 }
+
+// sumGuardCols is a sumGuard's columns in the merged rows.
+type sumGuardCols struct{ min, max, count int }
 
 // newMergedRows merges the units' rows. On error the caller still owns
 // (and closes) the units.
@@ -30,13 +39,60 @@ func newMergedRows(units []driver.Rows, spec mergeSpec) (*mergedRows, error) {
 	if err != nil {
 		return nil, engineError(err)
 	}
-	return &mergedRows{Rows: r, spec: spec}, nil
+	m := &mergedRows{Rows: r, spec: spec, visible: p.Visible}
+	if mp := spec.merge; mp != nil && len(mp.guards) > 0 {
+		m.visible = len(units[0].Columns()) - mp.hidden
+		col := func(c colRef) int { return m.visible + int(-c-1) }
+		for _, g := range mp.guards {
+			m.guards = append(m.guards, sumGuardCols{col(g.min), col(g.max), col(g.count)})
+		}
+		m.row = make([]driver.Value, p.Visible)
+	}
+	return m, nil
+}
+
+// Columns are the query's own columns.
+func (m *mergedRows) Columns() []string { return m.Rows.Columns()[:m.visible] }
+
+// checkGuards refuses a row whose sums SQLite could have overflowed
+// while adding the rows of one table: COUNT * MAX or COUNT * MIN beyond
+// int64.
+func (m *mergedRows) checkGuards() error {
+	for _, g := range m.guards {
+		lo, ok1 := m.row[g.min].(int64)
+		hi, ok2 := m.row[g.max].(int64)
+		n, ok3 := m.row[g.count].(int64)
+		if !ok1 || !ok2 || !ok3 {
+			continue // no value, or not integers: SQLite adds those as floats
+		}
+		for _, v := range []int64{lo, hi} {
+			p := new(big.Int).Mul(big.NewInt(n), big.NewInt(v))
+			if !p.IsInt64() {
+				return fmt.Errorf("%w: SUM or AVG across targets on SQLite of integers whose sum may leave int64 while one table adds them", ErrUnsupported)
+			}
+		}
+	}
+	return nil
 }
 
 // Next returns the next merged row. A unit's own error comes back as the
 // driver returned it; the engine's refusals (a collation or type it
 // cannot compare, too many groups) match ErrUnsupported.
 func (m *mergedRows) Next(dest []driver.Value) error {
+	if m.guards == nil {
+		return m.next(dest)
+	}
+	if err := m.next(m.row); err != nil {
+		return err
+	}
+	if err := m.checkGuards(); err != nil {
+		return err
+	}
+	copy(dest, m.row[:m.visible])
+	return nil
+}
+
+func (m *mergedRows) next(dest []driver.Value) error {
 	err := m.Rows.Next(dest)
 	if err == nil || errors.Is(err, io.EOF) {
 		return err
@@ -49,7 +105,7 @@ func (m *mergedRows) Next(dest []driver.Value) error {
 // AVG over one table would not fail.
 func (spec mergeSpec) refine(err error) error {
 	if spec.merge != nil && spec.merge.sqliteSum && strings.Contains(err.Error(), "integer overflow") {
-		return fmt.Errorf("%w: AVG across targets: the sum behind it overflows on SQLite (%v)", ErrUnsupported, err)
+		return fmt.Errorf("%w: SUM or AVG across targets: a target's sum overflows on SQLite (%v)", ErrUnsupported, err)
 	}
 	return err
 }
@@ -114,6 +170,16 @@ func (spec mergeSpec) plan(units []driver.Rows) (merge.Plan, error) {
 	}
 	for _, c := range mp.calcs {
 		p.Computed = append(p.Computed, merge.Computed{Col: col(c.col), Expr: c.tree.expr(col)})
+	}
+	if len(mp.guards) > 0 {
+		if p.Distinct {
+			return p, fmt.Errorf("%w: SELECT DISTINCT with SUM or AVG across targets on SQLite", ErrUnsupported)
+		}
+		last := 0
+		for _, g := range mp.guards {
+			last = max(last, col(g.min), col(g.max), col(g.count))
+		}
+		p.Visible = last + 1 // the guards are the first hidden columns
 	}
 	return p, nil
 }

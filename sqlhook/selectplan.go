@@ -32,10 +32,19 @@ type mergePlan struct {
 	orderBy      []keyTmpl
 	minVisible   int        // output columns the plan refers to
 	calcs        []calcItem // select items computed after merging
-	// sqliteSum: SQLite runs a hidden SUM for AVG, which fails with
-	// "integer overflow" where SQLite's AVG would switch to floating point.
+	// sqliteSum: a target's SUM (the query's, or the hidden one behind
+	// AVG) fails with "integer overflow" where one table's AVG would go on
+	// in floating point or its SUM fail too: a refusal.
 	sqliteSum bool
+	// guards: SQLite adds integers in row order and, for AVG, goes on in
+	// floating point once a partial sum leaves int64 (SUM fails): the
+	// merged exact sum is its answer only when no order of the rows can
+	// overflow, which the merged MIN, MAX and COUNT bound.
+	guards []sumGuard
 }
+
+// sumGuard bounds the partial sums of an aggregate's argument.
+type sumGuard struct{ min, max, count colRef }
 
 // streaming: each target's rows flow through a k-way merge, so a LIMIT
 // n OFFSET m is pushed down as LIMIT n+m; grouping and DISTINCT need every
@@ -130,6 +139,7 @@ func buildMerge(d Dialect, binary bool, sh *selectShape, lay selectLayout, text 
 		return nil, nil, "SELECT * with GROUP BY or aggregates"
 	}
 	b.mp.distinctText = b.eqText("")
+	b.sumGuards()
 	b.items()
 	b.groups()
 	if sh.having != nil {
@@ -295,6 +305,47 @@ func (b *selBuilder) aggFunc(a *aggTmpl, e shapeExpr, args []span) bool {
 		return false
 	}
 	return true
+}
+
+// sumGuards adds, on SQLite, for every SUM and AVG the query writes, the
+// hidden MIN, MAX and COUNT of its argument that bound its partial sums;
+// they are the first hidden columns, which the engine returns too.
+func (b *selBuilder) sumGuards() {
+	if b.d != SQLite || !b.mp.grouped {
+		return
+	}
+	var calls []span
+	for _, s := range slices.Concat(b.lay.items, b.lay.orderBy) {
+		a, z := tokensIn(b.toks, s)
+		if a >= 0 {
+			calls = append(calls, aggCalls(b.toks, a, z)...)
+		}
+	}
+	calls = append(calls, b.lay.havingAggs...)
+	for _, c := range calls {
+		a, _ := tokensIn(b.toks, c)
+		if w := b.toks[a].word; w != "sum" && w != "avg" {
+			continue
+		}
+		if args := callArgs(b.toks, c); len(args) == 1 {
+			b.guard(args[0])
+		}
+	}
+}
+
+// guard adds the hidden MIN, MAX and COUNT of x.
+func (b *selBuilder) guard(x span) {
+	col := func(fn string, f merge.Func) colRef {
+		n := len(b.hidden)
+		c := b.hide(textPiece{lit: fn + "(", key: "guard-" + fn + "("}, copyOf(x), textPiece{lit: ")", key: ")"})
+		if len(b.hidden) > n {
+			b.mp.aggs = append(b.mp.aggs, aggTmpl{col: c, fn: f, text: merge.TextRefused})
+		}
+		return c
+	}
+	g := sumGuard{min: col("MIN", merge.Min), max: col("MAX", merge.Max), count: col("COUNT", merge.Count)}
+	b.mp.guards = append(b.mp.guards, g)
+	b.mp.sqliteSum = true
 }
 
 // distinctArgs makes each argument of a DISTINCT aggregate a hidden

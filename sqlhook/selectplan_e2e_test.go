@@ -4,6 +4,7 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"math"
 	"path/filepath"
 	"slices"
 	"strconv"
@@ -362,5 +363,29 @@ func TestScatterComputesExpressionsOverAggregates(t *testing.T) {
 				e.agree(t, `SELECT DISTINCT COUNT(*) + 1 FROM t_sale GROUP BY user_id`, false)
 			}
 		})
+	}
+}
+
+// SQLite adds integers in row order; AVG goes on in floating point when a
+// partial sum leaves int64, SUM fails: the merged exact sum is refused
+// where some order of the rows would overflow.
+func TestSQLiteSumsThatMayOverflowAreRefused(t *testing.T) {
+	for _, b := range selBackends(t) {
+		if b.name != "sqlite" {
+			continue
+		}
+		e := openSel(t, b)
+		for _, id := range []int{101, 102, 103, 104} {
+			amount := int64(math.MaxInt64 - 10)
+			if id%2 == 0 {
+				amount = math.MinInt64 + 20
+			}
+			if _, err := e.db.Exec(`INSERT INTO t_sale (id, user_id, amount) VALUES (?, ?, ?)`, id, id%2, amount); err != nil {
+				t.Fatal(err)
+			}
+		}
+		e.refused(t, `SELECT AVG(amount) FROM t_sale WHERE id > 100`)
+		e.refused(t, `SELECT user_id, SUM(amount) FROM t_sale WHERE id > 100 GROUP BY user_id`)
+		e.agree(t, `SELECT user_id, AVG(amount), SUM(amount) FROM t_sale WHERE id < 100 GROUP BY user_id ORDER BY user_id`, true)
 	}
 }

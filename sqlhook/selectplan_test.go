@@ -56,6 +56,9 @@ func TestPerTargetSQLOfMergedSelects(t *testing.T) {
 			"SELECT COUNT(*), SUM(amount) FROM `t_order_0` " + twoTargets, false},
 		{MySQL, "SELECT COUNT(DISTINCT status, note) FROM t_order " + twoTargets + " /* end */",
 			"SELECT COUNT(DISTINCT status, note), status AS shardkey_hidden_0, note AS shardkey_hidden_1 FROM `t_order_0` " + twoTargets + " GROUP BY status, note /* end */", false},
+		// SQLite: MIN, MAX and COUNT bound the partial sums of SUM and AVG.
+		{SQLite, `SELECT SUM(amount) FROM t_order ` + twoTargets,
+			`SELECT SUM(amount), MIN(amount) AS shardkey_hidden_0, MAX(amount) AS shardkey_hidden_1, COUNT(amount) AS shardkey_hidden_2 FROM "t_order_0" AS t_order ` + twoTargets, false},
 		// An expression over aggregates: its aggregates are hidden and
 		// merged, the expression computed after merging.
 		{PostgreSQL, `SELECT COUNT(*) * 2, SUM(amount) - MIN(amount) FROM t_order ` + twoTargets,
@@ -63,7 +66,7 @@ func TestPerTargetSQLOfMergedSelects(t *testing.T) {
 		{MySQL, "SELECT IFNULL(MAX(amount), -1) FROM t_order " + twoTargets,
 			"SELECT IFNULL(MAX(amount), -1), MAX(amount) AS shardkey_hidden_0 FROM `t_order_0` " + twoTargets, false},
 		{SQLite, `SELECT AVG(amount) AS a FROM t_order ` + twoTargets + ` -- c`,
-			`SELECT AVG(amount) AS a, SUM(amount) AS shardkey_hidden_0, COUNT(amount) AS shardkey_hidden_1 FROM "t_order_0" AS t_order ` + twoTargets + ` -- c`, false},
+			`SELECT AVG(amount) AS a, MIN(amount) AS shardkey_hidden_0, MAX(amount) AS shardkey_hidden_1, COUNT(amount) AS shardkey_hidden_2, SUM(amount) AS shardkey_hidden_3, COUNT(amount) AS shardkey_hidden_4 FROM "t_order_0" AS t_order ` + twoTargets + ` -- c`, false},
 		{SQLite, `SELECT order_id FROM t_order ` + twoTargets + ` ORDER BY amount NULLS FIRST LIMIT 4`,
 			`SELECT order_id, amount AS shardkey_hidden_0 FROM "t_order_0" AS t_order ` + twoTargets + ` ORDER BY amount NULLS FIRST LIMIT ? [4]`, false},
 	} {
