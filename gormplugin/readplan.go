@@ -73,6 +73,7 @@ type selItem struct {
 	computed bool
 	ts       []token
 	src      string
+	vars     []any // the arguments of its ? placeholders
 }
 
 // readPlan is the plan of one read over several targets.
@@ -217,39 +218,38 @@ func (rp *readPlan) readSelect(stmt *gorm.Statement) error {
 				rp.items = append(rp.items, selItem{col: name, alias: strings.ToLower(c.Alias), text: name})
 				continue
 			}
-			if err := rp.readItems(c.Name); err != nil {
+			if err := rp.readItems(c.Name, nil); err != nil {
 				return err
 			}
 		}
 		return nil
 	case clause.Expr:
-		text := s.SQL
-		for _, v := range s.Vars { // GORM's Count writes COUNT(?) of a clause.Column
-			c, ok := v.(clause.Column)
-			if !ok || c.Raw {
-				if opaque := opaqueText(s.SQL); opaque != "" {
-					return fmt.Errorf("%w: select %q over several tables (%s)", ErrUnsupported, s.SQL, opaque)
-				}
-				text = strings.Replace(text, "?", "NULL", 1)
+		// GORM's Count writes COUNT(?) of a clause.Column: read as the
+		// column; other arguments stay ? and go with their select item.
+		var text strings.Builder
+		var vars []any
+		k := 0
+		for i := 0; i < len(s.SQL); i++ {
+			if s.SQL[i] != '?' || k >= len(s.Vars) {
+				text.WriteByte(s.SQL[i])
 				continue
 			}
-			text = strings.Replace(text, "?", stmt.Quote(c), 1)
+			if c, ok := s.Vars[k].(clause.Column); ok && !c.Raw {
+				text.WriteString(stmt.Quote(c))
+			} else {
+				text.WriteByte('?')
+				vars = append(vars, s.Vars[k])
+			}
+			k++
 		}
-		return rp.readItems(text)
+		return rp.readItems(text.String(), vars)
 	}
 	return fmt.Errorf("%w: select %T over several tables", ErrUnsupported, rp.visible)
 }
 
-func opaqueText(s string) string {
-	ts, err := tokenize(s)
-	if err != nil {
-		return err.Error()
-	}
-	return opaqueProblem(ts)
-}
-
-// readItems reads a select list written as text.
-func (rp *readPlan) readItems(text string) error {
+// readItems reads a select list written as text, whose ? placeholders
+// take vars in order.
+func (rp *readPlan) readItems(text string, vars []any) error {
 	ts, err := tokenize(text)
 	if err != nil {
 		return fmt.Errorf("%w: select %q over several tables: %v", ErrUnsupported, text, err)
@@ -262,6 +262,16 @@ func (rp *readPlan) readItems(text string) error {
 		if err != nil {
 			return fmt.Errorf("%w: select %q over several tables: %v", ErrUnsupported, text, err)
 		}
+		n := 0
+		for _, t := range item {
+			if t.punct("?") {
+				n++
+			}
+		}
+		if n > len(vars) {
+			return fmt.Errorf("%w: select %q has more ? than arguments", ErrUnsupported, text)
+		}
+		it.vars, vars = vars[:n], vars[n:]
 		rp.items = append(rp.items, it)
 	}
 	return nil

@@ -145,6 +145,11 @@ var aggregateCases = []readCase{
 			Having("sum(amount) - min(amount) > ? AND max(qty) * ? >= 200", 40, 2).
 			Order("sum(amount) - min(amount) desc").Order("user_id")
 	})},
+	{name: "Select with arguments in an expression over aggregates", run: func(db *gorm.DB) (any, error) {
+		var out []map[string]any
+		err := model(db).Select("user_id, count(*) * ? + ? as n, ? as tag", 3, 1, "t").Group("user_id").Order("user_id").Find(&out).Error
+		return out, err
+	}},
 	{name: "count(*) + 1 without GROUP BY", run: func(db *gorm.DB) (any, error) {
 		var out []map[string]any
 		err := model(db).Select("count(*) + 1 as n, sum(qty) / 3 as total, avg(qty) / 7 as mean").Find(&out).Error

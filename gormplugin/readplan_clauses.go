@@ -112,7 +112,7 @@ func (rp *readPlan) planItems() error {
 				return err
 			}
 		case it.computed:
-			if err := rp.planComputed(pcol(i), it.src, it.ts); err != nil {
+			if err := rp.planComputed(pcol(i), it.src, it.ts, it.vars); err != nil {
 				return err
 			}
 		case !rp.grouped:
@@ -120,6 +120,8 @@ func (rp *readPlan) planItems() error {
 			if _, ok := rp.groupCol(it.col); !ok {
 				return fmt.Errorf("column %s is neither grouped nor aggregated", it.col)
 			}
+		case constant(it):
+			// The same value in every row: each group's first row gives it.
 		default:
 			if _, ok := rp.groupCol("expr:" + it.text); !ok {
 				return fmt.Errorf("expression %q is neither grouped nor an aggregate", it.text)
@@ -127,6 +129,19 @@ func (rp *readPlan) planItems() error {
 		}
 	}
 	return nil
+}
+
+// constant reports whether a select item is a literal or an argument.
+func constant(it selItem) bool {
+	ts, err := tokenize(it.text)
+	if err != nil {
+		return false
+	}
+	if len(ts) == 2 && ts[0].punct("-") {
+		ts = ts[1:]
+	}
+	return len(ts) == 1 && (ts[0].punct("?") || ts[0].kind == tokNumber || ts[0].kind == tokString ||
+		ts[0].is("null") || ts[0].is("true") || ts[0].is("false"))
 }
 
 // planAgg plans the aggregate whose shard value is in col.

@@ -180,18 +180,18 @@ func (ep *exprParser) column() (*exprPlan, error) {
 }
 
 // planComputed plans the expression ts, whose per-table value is in col.
-func (rp *readPlan) planComputed(col pcol, src string, ts []token) error {
+func (rp *readPlan) planComputed(col pcol, src string, ts []token, vars []any) error {
 	for _, t := range ts {
 		if t.is("over") || t.is("select") {
 			return errors.New("a window or subquery")
 		}
 	}
-	ep := &exprParser{rp: rp, src: src, ts: ts}
+	ep := &exprParser{rp: rp, src: src, ts: ts, vars: vars}
 	e, err := ep.sum()
 	if err != nil {
 		return err
 	}
-	if ep.i != len(ts) {
+	if ep.i != len(ts) || ep.vi != len(vars) {
 		return fmt.Errorf("%q (only + - * /, COALESCE, numbers, aggregates and grouped columns are computed)", src)
 	}
 	rp.computed = append(rp.computed, computedPlan{col: col, expr: e})
@@ -211,7 +211,7 @@ func (rp *readPlan) computedCol(text string, ts []token) (pcol, error) {
 		return hiddenCol(j), nil
 	}
 	col := rp.hide("computed:"+norm, clause.Expr{SQL: source(text, ts)})
-	return col, rp.planComputed(col, text, ts)
+	return col, rp.planComputed(col, text, ts, nil)
 }
 
 // onlyAggregates reports whether an expression's problem for a merge is
