@@ -315,8 +315,11 @@ func (q *gormQ) genAgg(rng *rand.Rand, db string) {
 		c := pick(rng, summable(db))
 		add("AVG("+c+")", "mean", map[bool]colKind{true: kFloat, false: kDecimal}[c == "score"])
 	}
-	if rng.IntN(3) == 0 {
+	switch rng.IntN(6) {
+	case 0, 1:
 		add("COUNT(DISTINCT "+pick(rng, []string{"qty", "name", "user_id", "label"})+")", "dist", kInt)
+	case 2: // aggregates inside an expression
+		add(pick(rng, []string{"COUNT(*) * 2", "COALESCE(SUM(qty) - MIN(qty), 0)", "COALESCE(MAX(qty), -1) + 1"}), "dist", kInt)
 	}
 	if len(q.group) == 0 {
 		return
