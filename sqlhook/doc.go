@@ -107,15 +107,20 @@
 // the largest value on PostgreSQL, the smallest on MySQL and SQLite),
 // LIMIT and OFFSET, COUNT, SUM, MIN, MAX and AVG (exact for every numeric
 // type, AVG divided with the database's result type and rounding), GROUP
-// BY with HAVING, SELECT DISTINCT, and COUNT/SUM/AVG(DISTINCT ...). The
-// SQL each target gets differs from the caller's only in this:
+// BY with HAVING, SELECT DISTINCT, COUNT/SUM/AVG(DISTINCT ...), and
+// arithmetic over aggregates in the select list and ORDER BY (+, -, *, /,
+// negation, COALESCE/IFNULL, numeric constants: COUNT(*) * 2, SUM(a) /
+// COUNT(*)), computed after merging with the dialect's typing and
+// division. The SQL each target gets differs from the caller's only in
+// this:
 //
 //   - hidden columns are appended to the select list (named
 //     shardkey_hidden_N, removed from the result): ORDER BY terms that are
 //     not selected, AVG's SUM(x) and COUNT(x) (the AVG column itself stays,
 //     so its name and type are the database's), the values of a DISTINCT
-//     aggregate's argument, HAVING's aggregates and GROUP BY keys that are
-//     not selected;
+//     aggregate's argument, HAVING's aggregates, GROUP BY keys that are
+//     not selected, the aggregates an expression is computed from, and on
+//     SQLite the MIN, MAX and COUNT of each SUM's and AVG's argument;
 //   - the argument of a DISTINCT aggregate joins the GROUP BY (or a GROUP
 //     BY is added), so each target returns its distinct values;
 //   - HAVING is removed and evaluated on the merged groups;
@@ -139,7 +144,8 @@
 // collation declared with WithBinaryCollation (bytes; MySQL's *_bin
 // collations with trailing spaces insignificant) or written on the ORDER
 // BY term (COLLATE "C", "POSIX" or ucs_basic on PostgreSQL, utf8mb4_bin,
-// *_nopad_bin or binary on MySQL, "BINARY" on SQLite). Grouping, DISTINCT
+// *_nopad_bin or binary on MySQL, "BINARY", NOCASE or RTRIM on SQLite,
+// which the merge reproduces). Grouping, DISTINCT
 // and equality need the same on MySQL and SQLite; on PostgreSQL they are
 // allowed for every column, since deterministic collations (all but
 // nondeterministic ICU ones) make only identical strings equal: do not
@@ -151,10 +157,12 @@
 // the first Next that meets such a value; both match ErrUnsupported.
 //
 // Refused across several targets (ErrUnsupported, before anything runs):
-// an aggregate inside an expression (COUNT(*) + 1, COALESCE(SUM(x), 0))
-// and in HAVING anything but comparisons, IN, BETWEEN and IS NULL of
-// aggregates, GROUP BY keys and constants (integers, strings, NULL,
-// placeholders): the merged value would have to be computed; aggregates
+// an aggregate inside other functions or operators (ABS(MIN(x)),
+// COUNT(*) % 2), an expression mixing aggregates with columns, and in
+// HAVING anything but comparisons, IN, BETWEEN and IS NULL of aggregates,
+// GROUP BY keys and constants (integers, strings, NULL, placeholders):
+// the merged value would have to be computed by rules sqlhook does not
+// reproduce; aggregates
 // other than COUNT, SUM, MIN, MAX and AVG, and with FILTER or ORDER BY;
 // window functions and WINDOW; GROUP BY ROLLUP, CUBE, GROUPING SETS and
 // WITH ROLLUP; DISTINCT ON; FETCH ... WITH TIES; ORDER BY ... USING an
@@ -164,9 +172,11 @@
 // result to div_precision_increment, so the last digit would differ), and
 // an ORDER BY or GROUP BY expression naming an output alias (MySQL and
 // SQLite read the alias, a hidden copy in the select list would not);
-// outer joins that keep the rows of an unsharded table. On SQLite, a SUM
-// behind a merged AVG that overflows int64 on a target is refused where
-// SQLite's AVG would switch to floating point. SUM and AVG of
+// outer joins that keep the rows of an unsharded table. On SQLite, SUM
+// and AVG of integers are refused (from Query or Next) where some order
+// of the rows could take SQLite's running integer sum out of int64 (COUNT
+// times MAX or MIN beyond it): one table's AVG would go on in floating
+// point there, its SUM fail. SUM and AVG of
 // floating-point values are exact sums of each target's sum, which may
 // differ in the last bits from one table's floating-point accumulation. A
 // user-defined aggregate cannot be told from a function by name: do not

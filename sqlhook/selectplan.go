@@ -197,8 +197,13 @@ func binaryCollation(d Dialect, name string) merge.Text {
 			return merge.TextBinary
 		}
 	case SQLite:
-		if strings.EqualFold(name, "binary") {
+		switch strings.ToLower(name) {
+		case "binary":
 			return merge.TextBinary
+		case "nocase":
+			return merge.TextNoCase
+		case "rtrim":
+			return merge.TextRTrim
 		}
 	case MySQL:
 		n := strings.ToLower(name)

@@ -304,6 +304,8 @@ func TestScatterReadsPerDialect(t *testing.T) {
 			case "sqlite":
 				e.agree(t, `SELECT id, amount FROM t_sale ORDER BY amount NULLS LAST, id LIMIT 8`, true)
 				e.agree(t, `SELECT id, note FROM t_sale ORDER BY note COLLATE "BINARY", id LIMIT 10`, true)
+				e.agree(t, `SELECT id, note FROM t_sale ORDER BY note COLLATE NOCASE, id LIMIT 10`, true)
+				e.agree(t, `SELECT id, note FROM t_sale ORDER BY note COLLATE RTRIM DESC, id LIMIT 10`, true)
 				e.refused(t, `SELECT grp, COUNT(*) FROM t_sale GROUP BY grp`)
 				e.agree(t, `SELECT user_id, COUNT(*) AS n FROM t_sale GROUP BY user_id HAVING n > 6 ORDER BY n, user_id`, true)
 			}
