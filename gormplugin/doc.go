@@ -228,9 +228,11 @@
 // table's result may already be rounded), aggregates other than these five
 // (GROUP_CONCAT, STRING_AGG, ...), window functions and subqueries, a
 // select column neither grouped nor aggregated, ORDER BY a column or
-// expression DISTINCT does not select, SELECT * with grouping, HAVING of
-// other forms (arithmetic, LIKE, subqueries), placeholders in ORDER BY or
-// GROUP BY, named arguments in these clauses, values of types the
+// expression DISTINCT does not select, ORDER BY an alias beside * or an
+// expression over an alias, SELECT * with grouping, HAVING of other forms
+// (LIKE, functions, subqueries), placeholders in ORDER BY or GROUP BY,
+// named arguments in these clauses, ordering or grouping a MariaDB column
+// the model declares uuid or inet (reported as CHAR), values of types the
 // engine cannot order or group (PostgreSQL interval, money, json, enums;
 // MySQL ENUM, SET, JSON). An error the engine finds while merging (a text
 // value where none was allowed, too many groups) also wraps ErrUnsupported.
