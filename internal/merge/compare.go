@@ -28,6 +28,7 @@ const (
 	clsTime                     // time.Time by instant, or PostgreSQL's ±infinity
 	clsBool                     // false < true
 	clsDuration                 // MySQL TIME text: a signed duration
+	clsInterval                 // PostgreSQL interval text (IntervalStyle postgres): months, days, time
 	clsUnsupported              // text whose order the engine cannot reproduce
 )
 
@@ -68,6 +69,8 @@ func pgClass(t string) class {
 		return clsTime
 	case "BOOL":
 		return clsBool
+	case "INTERVAL":
+		return clsInterval
 	}
 	return clsUnsupported
 }
@@ -104,6 +107,7 @@ const (
 	dTime
 	dBool
 	dDuration
+	dInterval
 )
 
 // domainOf finds v's domain. Text of an unsupported type fails with
@@ -134,6 +138,8 @@ func domainOf(v driver.Value, c class) (domain, error) {
 			return dTime, nil
 		case clsDuration:
 			return dDuration, nil
+		case clsInterval:
+			return dInterval, nil
 		case clsSQLite:
 			if _, ok := v.([]byte); ok {
 				return dBytes, nil // a blob
@@ -211,6 +217,16 @@ func compareValues(a, b driver.Value, ca, cb class, t Text) (int, error) {
 			return 0, err
 		}
 		return cmp.Compare(x, y), nil
+	case dInterval:
+		x, err := intervalSpan(rawText(a))
+		if err != nil {
+			return 0, err
+		}
+		y, err := intervalSpan(rawText(b))
+		if err != nil {
+			return 0, err
+		}
+		return x.Cmp(y), nil
 	}
 	return cmp.Compare(b2i(a.(bool)), b2i(b.(bool))), nil
 }
@@ -423,6 +439,12 @@ func appendKey(buf []byte, v driver.Value, c class, t Text) ([]byte, error) {
 			return buf, err
 		}
 		return append(strconv.AppendInt(append(buf, 'D'), us, 10), 0), nil
+	case dInterval:
+		span, err := intervalSpan(rawText(v))
+		if err != nil {
+			return buf, err
+		}
+		return append(span.Append(append(buf, 'I'), 10), 0), nil
 	}
 	if v.(bool) {
 		return append(buf, 'B', 1), nil

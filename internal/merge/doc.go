@@ -52,12 +52,15 @@
 // (driver.RowsColumnTypeDatabaseTypeName) and the Go type of the value:
 // integers, unsigned integers, floats and decimal text compare exactly
 // (NaN above every number and equal to itself, -0 equal to 0, "1.0" equal
-// to "1.00"); times by instant; MySQL's TIME as a signed duration; false
-// before true; binary strings, uuid and PostgreSQL bit strings bytewise.
+// to "1.00"); times by instant; MySQL's TIME as a signed duration;
+// PostgreSQL's interval by its span (months as 30 days, days as 24 hours,
+// read from the default IntervalStyle's text; SUM and AVG of intervals are
+// refused); false before true; binary strings, uuid and PostgreSQL bit
+// strings bytewise.
 // Text is compared only as the plan's Text says (TextBinary,
 // TextPadSpace, SQLite's TextNoCase and TextRTrim, TextEqualOnly for
 // equality only); otherwise the query fails with ErrCollation. Text of
-// any other type (PostgreSQL interval, money, json, enum, inet, arrays;
+// any other type (PostgreSQL money, json, enum, inet, arrays;
 // MySQL JSON, ENUM, SET) fails with ErrUnsupportedType wherever it would
 // have to be ordered, grouped or compared. Where the column types alone
 // settle it, New refuses before any row is read. On SQLite values compare
@@ -95,10 +98,10 @@
 // Where SQL leaves a choice to the database the merge makes its own:
 // rows equal on every ORDER BY key come in shard order; of values equal
 // but written differently (numeric 1.0 and 1.00, 'b' and 'b ' under PAD
-// SPACE, SQLite times of one instant written with different text) a
-// group, MIN, MAX or DISTINCT shows the first one read, and
-// SUM(DISTINCT)/AVG(DISTINCT) of PostgreSQL numerics carry that one's
-// scale. The engine adds the per-shard results it is given: a per-shard
+// SPACE, PostgreSQL intervals of one span, SQLite times of one instant
+// written with different text) a group, MIN, MAX or DISTINCT shows the
+// first one read, and SUM(DISTINCT)/AVG(DISTINCT) of PostgreSQL numerics
+// carry that one's scale. The engine adds the per-shard results it is given: a per-shard
 // SUM the server already rounded (MariaDB's SUM(x / 3) keeps hidden
 // digits a shard's result has lost; PostgreSQL's sum(real) for
 // avg(real), which New refuses) cannot be made exact here, so the

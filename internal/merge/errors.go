@@ -15,8 +15,8 @@ var (
 		"or compare with an explicit COLLATE naming one")
 
 	// ErrUnsupportedType: values of a type whose order or equality the
-	// engine cannot reproduce (PostgreSQL interval, money, json, enum,
-	// inet, arrays; MySQL JSON, ENUM, SET...) would have to be
+	// engine cannot reproduce (PostgreSQL money, json, enum, inet,
+	// arrays, SUM of intervals; MySQL JSON, ENUM, SET...) would have to be
 	// ordered, compared or grouped. The error wrapping it names the column
 	// and its type (see ColumnError).
 	ErrUnsupportedType = errors.New("merge: values of this type cannot be ordered, compared or grouped across shards")

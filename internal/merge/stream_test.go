@@ -244,7 +244,7 @@ func TestTypesWhoseOrderIsUnknownAreRefusedNamingTheColumn(t *testing.T) {
 		typ  string
 		plan func(p *Plan)
 	}{
-		{PostgreSQL, "INTERVAL", func(p *Plan) { p.OrderBy = []Key{{Col: 0, Text: TextBinary}} }},
+		{PostgreSQL, "INET", func(p *Plan) { p.OrderBy = []Key{{Col: 0, Text: TextBinary}} }},
 		{PostgreSQL, "MONEY", func(p *Plan) { p.Grouped, p.Aggs = true, []Agg{{Col: 0, Func: Min, Text: TextBinary}} }},
 		{PostgreSQL, "JSONB", func(p *Plan) { p.Distinct, p.DistinctText = true, []Text{TextBinary} }},
 		{PostgreSQL, "_INT4", func(p *Plan) { p.Grouped, p.GroupBy, p.GroupText = true, []int{0}, []Text{TextBinary} }},
