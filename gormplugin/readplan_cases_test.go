@@ -3,7 +3,10 @@ package gormplugin_test
 import (
 	"database/sql"
 	"errors"
+	"fmt"
+	"reflect"
 	"strings"
+	"sync"
 	"testing"
 
 	"gorm.io/gorm"
@@ -410,4 +413,46 @@ func TestScatterReadRefusesOrderingMariaDBBinaryForms(t *testing.T) {
 	if err := e.bin.Table("read_orders").Model(&uuidOrder{}).Group("token").Pluck("count(*)", &n).Error; !errors.Is(err, gormplugin.ErrUnsupported) {
 		t.Errorf("GROUP BY a uuid column: %v; want ErrUnsupported", err)
 	}
+}
+
+// TestScatterReadsConcurrently: merged reads from many goroutines at once
+// each get their own rows (the merged rows reach GORM through one shared
+// in-process database/sql driver).
+func TestScatterReadsConcurrently(t *testing.T) {
+	e := newReadEnv(t, "sqlite")
+	q := func(db *gorm.DB, limit int) ([]ReadOrder, error) {
+		var rows []ReadOrder
+		err := db.Order("amount desc").Order("id").Limit(limit).Find(&rows).Error
+		return rows, err
+	}
+	var wg sync.WaitGroup
+	errs := make(chan error, 16)
+	for g := range 16 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := range 10 {
+				limit := 1 + (g+i)%20
+				got, err := q(e.db, limit)
+				want, werr := q(e.oracle, limit)
+				if err != nil || werr != nil || len(got) != limit || !reflect.DeepEqual(ids(got), ids(want)) {
+					errs <- fmt.Errorf("limit %d: %v %v; %v %v", limit, ids(got), err, ids(want), werr)
+					return
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Error(err)
+	}
+}
+
+func ids(rows []ReadOrder) []int64 {
+	out := make([]int64, len(rows))
+	for i, r := range rows {
+		out[i] = r.ID
+	}
+	return out
 }
