@@ -93,3 +93,13 @@ func TestCompareRowsLetsFloatKeysEqualToSevenDigitsTie(t *testing.T) {
 		t.Error("rows ordered against an exact key accepted")
 	}
 }
+
+func TestCompareRowsTiesExactNumbersByValueNotSpelling(t *testing.T) {
+	// PostgreSQL's AVG spells 1.5 with 20 decimals over one row, 16 over two: equal keys
+	c := canon{db: "postgres", kinds: []colKind{kInt, kDecimal}}
+	full := rowsOf([]any{int64(7), "1.5000000000000000"}, []any{int64(6), "1.50000000000000000000"})
+	got := rowsOf([]any{int64(6)}, []any{int64(7)})
+	if p := c.compareRows(full, 1, true, window{0, -1}, got); p != "" {
+		t.Errorf("rows tied on equal numbers spelled differently refused: %s", p)
+	}
+}

@@ -180,7 +180,11 @@ func (c canon) keyRow(r []any, from, to int) string {
 func (c canon) tieKey(r []any, npay int) string {
 	var parts []string
 	for i := npay; i < len(r); i++ {
-		parts = append(parts, c.key(i, r[i]))
+		k := c.key(i, r[i])
+		if x, ok := new(big.Rat).SetString(k); ok {
+			k = x.RatString() // tied by value: 1.5000 and 1.50 are equal keys
+		}
+		parts = append(parts, k)
 		if c.kind(i) == kFloat {
 			break
 		}
