@@ -359,6 +359,12 @@ func (rp *readPlan) orderExpr(text string, ts []token) (pcol, error) {
 	if rp.grouped && onlyAggregates(ts) {
 		return rp.computedCol(text, ts)
 	}
+	return rp.orderRowExpr(text, ts)
+}
+
+// orderRowExpr resolves an ORDER BY expression computed from one row: a
+// select item, a grouping key, or a hidden column.
+func (rp *readPlan) orderRowExpr(text string, ts []token) (pcol, error) {
 	if err := rowExpr(ts); err != nil {
 		return 0, fmt.Errorf("ORDER BY %q: %w", source(text, ts), err)
 	}

@@ -288,34 +288,17 @@ func (cp *condParser) between(x operandPlan) (*condPlan, error) {
 // OR x = b ..., which has the same three-valued result.
 func (cp *condParser) in(x operandPlan) (*condPlan, error) {
 	var items []operandPlan
-	list := func(v any) error {
-		vs, ok := sliceValues(v)
-		if !ok {
-			return fmt.Errorf("IN %T", v)
-		}
-		for _, e := range vs {
-			o, err := constOf(e)
-			if err != nil {
-				return err
-			}
-			items = append(items, o)
-		}
-		if len(vs) == 0 { // GORM writes IN (NULL)
-			items = append(items, operandPlan{isConst: true})
-		}
-		cp.vi++
-		return nil
-	}
 	paren := cp.peek().punct("(")
 	if paren {
 		cp.i++
 	}
 	switch {
 	case cp.peek().punct("?") && cp.vi < len(cp.vars) && isSlice(cp.vars[cp.vi]):
-		cp.i++
-		if err := list(cp.vars[cp.vi]); err != nil {
+		list, err := listArg(cp.vars[cp.vi])
+		if err != nil {
 			return nil, err
 		}
+		cp.i, cp.vi, items = cp.i+1, cp.vi+1, list
 	case !paren:
 		return nil, fmt.Errorf("%q", cp.src)
 	default:
@@ -345,6 +328,27 @@ func (cp *condParser) in(x operandPlan) (*condPlan, error) {
 		return out.kids[0], nil
 	}
 	return out, nil
+}
+
+// listArg is a list argument's values as constants; an empty list is
+// GORM's IN (NULL).
+func listArg(v any) ([]operandPlan, error) {
+	vs, ok := sliceValues(v)
+	if !ok {
+		return nil, fmt.Errorf("IN %T", v)
+	}
+	items := []operandPlan{}
+	for _, e := range vs {
+		o, err := constOf(e)
+		if err != nil {
+			return nil, err
+		}
+		items = append(items, o)
+	}
+	if len(vs) == 0 {
+		items = append(items, operandPlan{isConst: true})
+	}
+	return items, nil
 }
 
 // operandAhead reports whether a "(" starts a parenthesised operand

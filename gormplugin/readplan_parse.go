@@ -42,39 +42,12 @@ func tokenize(s string) ([]token, error) {
 		switch {
 		case c == ' ' || c == '\t' || c == '\n' || c == '\r':
 			i++
-		case c == '"' || c == '`' || c == '[':
-			end := byte(c)
-			if c == '[' {
-				end = ']'
+		case c == '"' || c == '`' || c == '[', c == '\'':
+			t, n, err := quoted(s, i)
+			if err != nil {
+				return nil, err
 			}
-			j := strings.IndexByte(s[i+1:], end)
-			if j < 0 {
-				return nil, fmt.Errorf("unterminated quote in %q", s)
-			}
-			out = append(out, token{kind: tokIdent, text: s[i+1 : i+1+j], quoted: true, pos: i})
-			i += j + 2
-		case c == '\'':
-			j := i + 1
-			var b strings.Builder
-			for ; j < len(s); j++ {
-				if s[j] == '\\' {
-					return nil, fmt.Errorf("a backslash in a string literal in %q", s)
-				}
-				if s[j] == '\'' {
-					if j+1 < len(s) && s[j+1] == '\'' {
-						b.WriteByte('\'')
-						j++
-						continue
-					}
-					break
-				}
-				b.WriteByte(s[j])
-			}
-			if j >= len(s) {
-				return nil, fmt.Errorf("unterminated string in %q", s)
-			}
-			out = append(out, token{kind: tokString, text: b.String(), pos: i})
-			i = j + 1
+			out, i = append(out, t), i+n
 		case isIdentByte(c) || c >= 0x80:
 			j := i
 			for j < len(s) && (isIdentByte(s[j]) || s[j] == '$' || s[j] >= 0x80) {
@@ -106,6 +79,38 @@ func tokenize(s string) ([]token, error) {
 		}
 	}
 	return out, nil
+}
+
+// quoted reads the quoted identifier or string literal at s[i:], and how
+// many bytes it takes.
+func quoted(s string, i int) (token, int, error) {
+	c := s[i]
+	if c != '\'' {
+		end := c
+		if c == '[' {
+			end = ']'
+		}
+		j := strings.IndexByte(s[i+1:], end)
+		if j < 0 {
+			return token{}, 0, fmt.Errorf("unterminated quote in %q", s)
+		}
+		return token{kind: tokIdent, text: s[i+1 : i+1+j], quoted: true, pos: i}, j + 2, nil
+	}
+	var b strings.Builder
+	for j := i + 1; j < len(s); j++ {
+		switch {
+		case s[j] == '\\':
+			return token{}, 0, fmt.Errorf("a backslash in a string literal in %q", s)
+		case s[j] == '\'' && j+1 < len(s) && s[j+1] == '\'':
+			b.WriteByte('\'')
+			j++
+		case s[j] == '\'':
+			return token{kind: tokString, text: b.String(), pos: i}, j + 1 - i, nil
+		default:
+			b.WriteByte(s[j])
+		}
+	}
+	return token{}, 0, fmt.Errorf("unterminated string in %q", s)
 }
 
 // splitTop splits tokens at top-level commas.
