@@ -17,7 +17,10 @@
 //     shards' sorted rows through a binary heap (one heap step per row);
 //     without, the shards' rows one shard after another. OFFSET rows are
 //     skipped, and reading stops as soon as LIMIT rows went out. Pushing
-//     "LIMIT offset+limit" down to each shard is the caller's.
+//     "LIMIT offset+limit" down to each shard is the caller's. A shard
+//     whose rows come out of the plan's order (its collation, NULL
+//     placement or direction is not what the plan says) fails the merge
+//     with ErrOrder as soon as it shows, rather than interleave wrongly.
 //   - Grouped (aggregates, GROUP BY): hash aggregation of every shard's
 //     rows; then HAVING, evaluated on the merged groups with three-valued
 //     logic; hidden columns dropped; DISTINCT; ORDER BY; OFFSET; LIMIT. An
@@ -109,8 +112,8 @@
 //
 // # Errors
 //
-// ErrCollation, ErrUnsupportedType, ErrTooManyGroups, ErrOverflow and
-// ErrDivisionByZero are sentinels, wrapped in a *ColumnError naming the
+// ErrCollation, ErrUnsupportedType, ErrOrder, ErrTooManyGroups,
+// ErrOverflow and ErrDivisionByZero are sentinels, wrapped in a *ColumnError naming the
 // column where there is one; callers wrap them with their own refusal
 // error (ErrOverflow and ErrDivisionByZero are where the database fails
 // the query too). ErrPlan reports a

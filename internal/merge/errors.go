@@ -33,6 +33,12 @@ var (
 	// database fails the query for it (PostgreSQL).
 	ErrDivisionByZero = errors.New("merge: division by zero")
 
+	// ErrOrder: a shard returned its rows out of the order the plan
+	// compares by (the plan's collation, NULL placement or direction is
+	// not the database's); the merge stops rather than interleave them
+	// wrongly.
+	ErrOrder = errors.New("merge: a shard's rows are not in the plan's ORDER BY order")
+
 	// ErrPlan: the plan does not fit the shards' rows (a column index out of
 	// range, shards with different columns, an aggregate without its
 	// arguments...). It is a bug of the planner, never of the data.

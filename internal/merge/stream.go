@@ -2,6 +2,7 @@ package merge
 
 import (
 	"cmp"
+	"fmt"
 	"database/sql/driver"
 	"io"
 )
@@ -37,6 +38,9 @@ type heapMerge struct {
 	bufs    [][]driver.Value
 	k0      []int64 // each shard's first sort key, when k0ok: an int64
 	k0ok    []bool
+	prev    [][]driver.Value // each shard's previous row's sort keys
+	prevBuf [][][]byte       // copies of prev's []byte keys (drivers reuse theirs)
+	prevOK  []bool
 	h       []int // shard indexes; h[0] holds the least row
 	started bool
 	top     bool  // h[0]'s row was returned: read its shard before the next row
@@ -46,10 +50,14 @@ type heapMerge struct {
 func newHeapMerge(r *Rows) *heapMerge {
 	m := &heapMerge{r: r, bufs: make([][]driver.Value, len(r.shards)), h: make([]int, 0, len(r.shards)),
 		k0: make([]int64, len(r.shards)), k0ok: make([]bool, len(r.shards))}
-	n := len(r.names)
-	flat := make([]driver.Value, len(r.shards)*n) // one allocation for all
+	n, nk := len(r.names), len(r.p.OrderBy)
+	flat := make([]driver.Value, len(r.shards)*(n+nk)) // one allocation for all
+	m.prev, m.prevBuf, m.prevOK = make([][]driver.Value, len(r.shards)), make([][][]byte, len(r.shards)), make([]bool, len(r.shards))
+	bufs := make([][]byte, len(r.shards)*nk)
 	for s := range m.bufs {
 		m.bufs[s] = flat[s*n : (s+1)*n : (s+1)*n]
+		m.prev[s] = flat[len(r.shards)*n+s*nk : len(r.shards)*n+(s+1)*nk : len(r.shards)*n+(s+1)*nk]
+		m.prevBuf[s] = bufs[s*nk : (s+1)*nk : (s+1)*nk]
 	}
 	return m
 }
@@ -130,10 +138,43 @@ func (m *heapMerge) down(i int) {
 // int64, the common case, compared without interfaces.
 func (m *heapMerge) pull(s int) (bool, error) {
 	ok, err := m.r.pull(s, m.bufs[s])
-	if ok {
-		m.k0[s], m.k0ok[s] = m.bufs[s][m.r.p.OrderBy[0].Col].(int64)
+	if !ok || err != nil {
+		return ok, err
 	}
-	return ok, err
+	m.k0[s], m.k0ok[s] = m.bufs[s][m.r.p.OrderBy[0].Col].(int64)
+	return true, m.checkOrder(s)
+}
+
+// checkOrder fails when shard s's row sorts before its previous one: the
+// shard sorted otherwise than the plan compares (a collation, NULL
+// placement or direction the plan got wrong), and merging would give a
+// plausible wrong order. It then keeps the row's keys for the next check.
+func (m *heapMerge) checkOrder(s int) error {
+	row, prev := m.bufs[s], m.prev[s]
+	if m.prevOK[s] {
+		for i, k := range m.r.p.OrderBy {
+			c, err := m.r.compareKey(k, prev[i], s, row[k.Col], s)
+			if err != nil {
+				return err
+			}
+			if c > 0 {
+				return m.r.colErr(k.Col, fmt.Errorf("%w: shard %d returned %v after %v", ErrOrder, s, row[k.Col], prev[i]))
+			}
+			if c < 0 {
+				break
+			}
+		}
+	}
+	for i, k := range m.r.p.OrderBy {
+		v := row[k.Col]
+		if b, ok := v.([]byte); ok {
+			m.prevBuf[s][i] = append(m.prevBuf[s][i][:0], b...)
+			v = m.prevBuf[s][i]
+		}
+		prev[i] = v
+	}
+	m.prevOK[s] = true
+	return nil
 }
 
 // less orders shards by their current rows, then by shard index.

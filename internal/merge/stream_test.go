@@ -427,3 +427,32 @@ func TestSQLiteNoCaseAndRTrimCollations(t *testing.T) {
 	r := Plan{Dialect: SQLite, Visible: 1, OrderBy: []Key{{Col: 0, Text: TextRTrim}}, Limit: -1}
 	expect(t, run(t, r, mk("a ", "a\t"), mk("a"), mk("a  ")), `["a "] ["a"] ["a  "] ["a\t"]`)
 }
+
+func TestShardRowsOutOfThePlansOrderAreAnError(t *testing.T) {
+	// The plan merges ascending, a shard sorted descending (ORDER BY x USING > read as ascending).
+	p := Plan{Dialect: PostgreSQL, Visible: 1, OrderBy: []Key{{Col: 0}}, Limit: -1}
+	_, err := runErr(t, p, ints([]string{"x"}, row(int64(3)), row(int64(2))), ints([]string{"x"}, row(int64(1))))
+	if !errors.Is(err, ErrOrder) {
+		t.Errorf("direction: %v", err)
+	}
+	// A case-insensitive collation's order ('a' < 'B') under a plan declaring it binary ('B' < 'a').
+	txt := func(vs ...string) *fakeRows {
+		s := shard([]string{"s"}, []string{"VARCHAR"})
+		for _, v := range vs {
+			s.rows = append(s.rows, row([]byte(v)))
+		}
+		s.reuse = true
+		return s
+	}
+	b := Plan{Dialect: MySQL, Visible: 1, OrderBy: []Key{{Col: 0, Text: TextPadSpace}}, Limit: -1}
+	if _, err := runErr(t, b, txt("a", "B", "c"), txt("b")); !errors.Is(err, ErrOrder) {
+		t.Errorf("collation: %v", err)
+	}
+	// NULL placement: the shard puts NULL last, the plan first.
+	n := Plan{Dialect: PostgreSQL, Visible: 1, OrderBy: []Key{{Col: 0, NullsFirst: true}}, Limit: -1}
+	if _, err := runErr(t, n, ints([]string{"x"}, row(int64(1)), row(nil))); !errors.Is(err, ErrOrder) {
+		t.Errorf("NULLs: %v", err)
+	}
+	// Ties on the keys are in order; reused buffers do not fool the check.
+	expect(t, run(t, b, txt("a", "a", "b"), txt("a ", "c")), `[b"a"] [b"a"] [b"a "] [b"b"] [b"c"]`)
+}
