@@ -2,8 +2,8 @@ package merge
 
 import (
 	"cmp"
-	"fmt"
 	"database/sql/driver"
+	"fmt"
 	"io"
 )
 
