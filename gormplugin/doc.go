@@ -213,9 +213,12 @@
 //
 // Text is ordered (ORDER BY, MIN, MAX, < in HAVING) or grouped (GROUP BY,
 // DISTINCT, COUNT(DISTINCT)) only where the comparison is known to be the
-// column's collation: with WithBinaryCollation, or a key written with an
-// explicit binary COLLATE (`"C"`/POSIX on PostgreSQL, *_bin or binary on
-// MySQL/MariaDB, BINARY on SQLite; SQLite's NOCASE and RTRIM too); on
+// column's collation: a collation the model declares in the field's type
+// tag (`gorm:"type:varchar(20) COLLATE utf8mb4_bin"`), a key written with
+// an explicit COLLATE, or WithBinaryCollation — the collation being binary
+// (`"C"`/POSIX on PostgreSQL, *_bin or binary on MySQL/MariaDB, BINARY on
+// SQLite) or SQLite's NOCASE and RTRIM. A declared collation the merge
+// does not reproduce is refused even under WithBinaryCollation. On
 // PostgreSQL grouping and DISTINCT are allowed without it (equality is
 // bytewise in deterministic collations; a column under a nondeterministic
 // collation, which PostgreSQL creates only on request, must not be

@@ -9,10 +9,11 @@ package gormplugin
 // such a merge is ErrUnsupported: a case-insensitive or locale-aware
 // collation orders and groups text differently from its bytes, and merged
 // rows would come back in an order, or in groups, no single table gives.
-// An explicit binary COLLATE in an Order string allows that one key
-// without the option; on PostgreSQL, grouping and DISTINCT on text are
-// allowed without it (its deterministic collations compare equality
-// bytewise).
+// An explicit binary COLLATE in an Order string, or one the model
+// declares in a field's type tag, allows that column without the option
+// (and a non-binary collation declared there is refused even with it); on
+// PostgreSQL, grouping and DISTINCT on text are allowed without it (its
+// deterministic collations compare equality bytewise).
 //
 // The declaration covers the columns a driver reports as text: MariaDB's
 // UUID and INET6 columns arrive as CHAR, and MariaDB orders them by their

@@ -101,6 +101,11 @@ type readPlan struct {
 
 	extraGroup []clause.Column // per-target GROUP BY additions (distinct aggregates' arguments)
 	ordered    []string        // columns whose values are ordered (sort keys, MIN/MAX arguments)
+
+	// colNames: the model column a plan column reads, where known, for the
+	// collation its field's type tag declares (declared).
+	colNames map[pcol]string
+	declared func(column string) (collation string, ok bool)
 }
 
 func dialectOf(db *gorm.DB) (merge.Dialect, error) {
@@ -147,7 +152,8 @@ func (p *Plugin) planRead(db *gorm.DB, logic string) (*readPlan, error) {
 	if err != nil {
 		return nil, err
 	}
-	rp := &readPlan{logic: logic, dialect: d, binary: p.binaryText, hiddenAt: map[string]int{}, limit: -1}
+	rp := &readPlan{logic: logic, dialect: d, binary: p.binaryText, hiddenAt: map[string]int{}, limit: -1,
+		colNames: map[pcol]string{}, declared: declaredCollation(db.Statement)}
 	rp.visible = gormSelect(db, logic)
 	if db.Error != nil {
 		return nil, db.Error
@@ -324,4 +330,35 @@ func (rp *readPlan) refuseBinaryForms(stmt *gorm.Statement) error {
 		}
 	}
 	return nil
+}
+
+// declaredCollation reads the collation a model field's type tag declares
+// (`gorm:"type:varchar(20) COLLATE utf8mb4_bin"`).
+func declaredCollation(stmt *gorm.Statement) func(string) (string, bool) {
+	return func(column string) (string, bool) {
+		if stmt.Schema == nil {
+			return "", false
+		}
+		f := stmt.Schema.LookUpField(column)
+		if f == nil {
+			return "", false
+		}
+		ts, err := tokenize(f.TagSettings["TYPE"])
+		if err != nil {
+			return "", false
+		}
+		for i := 0; i+1 < len(ts); i++ {
+			if ts[i].is("collate") {
+				return ts[i+1].text, true
+			}
+		}
+		return "", false
+	}
+}
+
+// nameCol records that plan column c reads model column name.
+func (rp *readPlan) nameCol(c pcol, name string) {
+	if name != "" && !strings.HasPrefix(name, "expr:") {
+		rp.colNames[c] = name
+	}
 }

@@ -456,3 +456,61 @@ func ids(rows []ReadOrder) []int64 {
 	}
 	return out
 }
+
+// Models declaring their columns' collations in the type tag.
+type pgTagged struct {
+	ID     int64 `gorm:"primaryKey"`
+	UserID int64
+	Code   string `gorm:"type:varchar(20) COLLATE \"C\""`
+	Status string `gorm:"type:varchar(20) COLLATE \"en-x-icu\""`
+}
+
+func (pgTagged) TableName() string { return "read_orders" }
+
+type mariaTagged struct {
+	ID     int64 `gorm:"primaryKey"`
+	UserID int64
+	Code   string `gorm:"type:varchar(20) COLLATE utf8mb4_bin"`
+	Status string `gorm:"type:varchar(20) COLLATE utf8mb4_general_ci"`
+}
+
+func (mariaTagged) TableName() string { return "read_orders" }
+
+// TestScatterReadFollowsTheCollationTheModelDeclares: a binary collation
+// in a field's type tag allows ordering that column without
+// WithBinaryCollation; a collation the merge does not reproduce is refused
+// even with it.
+func TestScatterReadFollowsTheCollationTheModelDeclares(t *testing.T) {
+	for _, be := range []string{"postgres", "mariadb"} {
+		t.Run(be, func(t *testing.T) {
+			e := newReadEnv(t, be)
+			var want []ReadOrder
+			if err := e.oracle.Order("code").Order("id").Limit(7).Find(&want).Error; err != nil {
+				t.Fatal(err)
+			}
+			var codes, statuses error
+			var got []int64
+			if be == "postgres" {
+				var rows []pgTagged
+				codes = e.db.Order("code").Order("id").Limit(7).Find(&rows).Error
+				for _, r := range rows {
+					got = append(got, r.ID)
+				}
+				statuses = e.bin.Order("status").Limit(3).Find(&[]pgTagged{}).Error
+			} else {
+				var rows []mariaTagged
+				codes = e.db.Order("code").Order("id").Limit(7).Find(&rows).Error
+				for _, r := range rows {
+					got = append(got, r.ID)
+				}
+				statuses = e.bin.Order("status").Limit(3).Find(&[]mariaTagged{}).Error
+			}
+			if codes != nil || !reflect.DeepEqual(got, ids(want)) {
+				t.Errorf("Order(code) declared binary: %v %v; want %v", got, codes, ids(want))
+			}
+			if !errors.Is(statuses, gormplugin.ErrUnsupported) {
+				t.Errorf("Order(status) declared %s under WithBinaryCollation: %v; want ErrUnsupported", "non-binary", statuses)
+			}
+		})
+	}
+}

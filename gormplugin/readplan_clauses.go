@@ -100,12 +100,16 @@ func (rp *readPlan) addGroup(name string, e clause.Expression) {
 	}
 	rp.groupBy = append(rp.groupBy, col)
 	rp.groupNames = append(rp.groupNames, name)
+	rp.nameCol(col, name)
 }
 
 // planItems checks the select list of a grouped read and plans its
 // aggregates.
 func (rp *readPlan) planItems() error {
 	for i, it := range rp.items {
+		if it.col != "" && !rp.star {
+			rp.nameCol(pcol(i), it.col)
+		}
 		switch {
 		case it.agg != nil:
 			if err := rp.planAgg(pcol(i), it.agg); err != nil {
@@ -158,6 +162,7 @@ func (rp *readPlan) planAgg(col pcol, a *aggCall) error {
 		ap.fn = merge.Count
 	case a.fn == "min", a.fn == "max":
 		rp.ordered = append(rp.ordered, a.argCol)
+		rp.nameCol(col, a.argCol)
 		ap.fn = merge.Min
 		if a.fn == "max" {
 			ap.fn = merge.Max
@@ -190,6 +195,11 @@ func (rp *readPlan) planAgg(col pcol, a *aggCall) error {
 // target's rows by it, so that each target returns its distinct values.
 func (rp *readPlan) distinctArg(text string) pcol {
 	col := rp.hideText("distinct", text)
+	if ts, err := tokenize(text); err == nil {
+		if name, ok := colRef(ts, rp.logic); ok {
+			rp.nameCol(col, name)
+		}
+	}
 	g := clause.Column{Name: text, Raw: true}
 	if !slices.Contains(rp.extraGroup, g) {
 		rp.extraGroup = append(rp.extraGroup, g)
@@ -267,8 +277,9 @@ func (rp *readPlan) addKey(k sortKey, nullsGiven bool) {
 }
 
 // orderColumn is the column an ORDER BY column reference sorts by.
-func (rp *readPlan) orderColumn(name string, e clause.Expression) (pcol, error) {
+func (rp *readPlan) orderColumn(name string, e clause.Expression) (c pcol, err error) {
 	rp.ordered = append(rp.ordered, name)
+	defer func() { rp.nameCol(c, name) }()
 	if rp.grouped {
 		if c, ok := rp.groupCol(name); ok {
 			return c, nil

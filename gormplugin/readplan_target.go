@@ -86,7 +86,16 @@ func (rp *readPlan) mergePlan(first colTypes) (merge.Plan, error) {
 	}
 	var refusal error
 	text := func(c pcol, u use, explicit *merge.Text) merge.Text {
-		t, err := rp.textMode(first.ColumnTypeDatabaseTypeName(at(c)), u, explicit)
+		other := ""
+		if coll, ok := rp.declared(rp.colNames[c]); ok && explicit == nil {
+			// The model declares the column's collation: it decides.
+			if t, ok := collateText(rp.dialect, coll); ok {
+				explicit = &t
+			} else {
+				other = coll
+			}
+		}
+		t, err := rp.textMode(first.ColumnTypeDatabaseTypeName(at(c)), u, explicit, other)
 		if err != nil && refusal == nil {
 			refusal = fmt.Errorf("%w: %s (column %s of %s)", ErrUnsupported, err, first.Columns()[at(c)], rp.logic)
 		}
@@ -167,7 +176,9 @@ func (rp *readPlan) mergeCond(c *condPlan, at func(pcol) int, text func(pcol, us
 
 // textMode is how text values of a column of type dbType compare, or why
 // they cannot be compared.
-func (rp *readPlan) textMode(dbType string, u use, explicit *merge.Text) (merge.Text, error) {
+// other is a collation the model declares for the column that the merge
+// does not implement.
+func (rp *readPlan) textMode(dbType string, u use, explicit *merge.Text, other string) (merge.Text, error) {
 	t := strings.ToUpper(dbType)
 	if binaryType(t) {
 		return merge.TextBinary, nil
@@ -190,6 +201,11 @@ func (rp *readPlan) textMode(dbType string, u use, explicit *merge.Text) (merge.
 	switch {
 	case explicit != nil:
 		return *explicit, nil
+	case other != "":
+		// Declared by the model, the collation is known to be one the merge
+		// cannot reproduce, whatever WithBinaryCollation says.
+		return merge.TextRefused, fmt.Errorf("the model declares COLLATE %s, which the merge does not reproduce; "+
+			"order with an explicit binary COLLATE (%s)", other, binaryCollateHint(rp.dialect))
 	case t == "NAME" && rp.dialect == merge.PostgreSQL:
 		return merge.TextBinary, nil // PostgreSQL's name type always uses "C"
 	case t == "CITEXT":
