@@ -200,10 +200,10 @@ func TestSQLiteLimitCommaIsLimitOffset(t *testing.T) {
 	}
 }
 
-// TestSQLiteNamedParametersRefusedUntilBound: a parameter the driver
-// binds by name cannot reach a plan by position, so sqliteToPG refuses it
-// rather than bind another argument.
-func TestSQLiteNamedParametersRefusedUntilBound(t *testing.T) {
+// TestSQLiteToPGRefusesNamedParameters: sqliteToPG, the respelling for
+// callers that bind by position only, refuses a parameter the driver
+// binds by name rather than bind another argument.
+func TestSQLiteToPGRefusesNamedParameters(t *testing.T) {
 	for _, q := range []string{`SELECT a FROM t WHERE b = :b`, `SELECT a FROM t WHERE b = @b`, `SELECT a FROM t WHERE b = $b`, `SELECT ?01`} {
 		if got, err := sqliteToPG(q); err == nil {
 			t.Errorf("%s: respelled as %q, want a refusal", q, got)
