@@ -221,9 +221,11 @@ type readConf struct {
 }
 
 // readMaxRefused is the refusal share above which the CI run fails: the
-// merge engine answers every generated form but those no merge answers
-// exactly, so this stays a little above what was measured.
-const readMaxRefused = 0.25
+// issue's bound. Measured with the fixed seed: 7.9-12.2% per database and
+// layer (and 7.6-11.7% over 20,000 statements each); what is left is text
+// under a locale collation, PostgreSQL interval and money, MySQL's SUM of a
+// division, SQLite's AVG over a sum that overflows.
+const readMaxRefused = 0.15
 
 func readConfFromEnv(t *testing.T) readConf {
 	c := readConf{steps: 600, rows: 300, seed: 20261126, dbs: []string{"postgres", "mariadb", "sqlite"},
