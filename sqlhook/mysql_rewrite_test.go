@@ -334,11 +334,11 @@ func TestMySQLLimitAcrossTargets(t *testing.T) {
 	h := mysqlTestHook(t, mysqlRulesYAML, WithScatter())
 	runMySQLCases(t, h, []mysqlCase{
 		{sql: "SELECT * FROM t_order WHERE user_id = 1 ORDER BY order_id LIMIT 5 OFFSET 2 FOR UPDATE",
-			want: "ds_1: SELECT *, order_id AS shardkey_hidden_0 FROM `t_order_0` WHERE user_id = 1 ORDER BY order_id LIMIT ? OFFSET 0 FOR UPDATE [7]\n" +
-				"ds_1: SELECT *, order_id AS shardkey_hidden_0 FROM `t_order_1` WHERE user_id = 1 ORDER BY order_id LIMIT ? OFFSET 0 FOR UPDATE [7]\n"},
+			want: "ds_1: SELECT *, (order_id) AS shardkey_hidden_0 FROM `t_order_0` WHERE user_id = 1 ORDER BY order_id LIMIT ? OFFSET 0 FOR UPDATE [7]\n" +
+				"ds_1: SELECT *, (order_id) AS shardkey_hidden_0 FROM `t_order_1` WHERE user_id = 1 ORDER BY order_id LIMIT ? OFFSET 0 FOR UPDATE [7]\n"},
 		{sql: "SELECT * FROM t_order WHERE user_id = ? ORDER BY order_id LIMIT 2 , ? LOCK IN SHARE MODE", args: []any{int64(0), int64(3)},
-			want: "ds_0: SELECT *, order_id AS shardkey_hidden_0 FROM `t_order_0` WHERE user_id = ? ORDER BY order_id LIMIT 0 , ? LOCK IN SHARE MODE [0] [5]\n" +
-				"ds_0: SELECT *, order_id AS shardkey_hidden_0 FROM `t_order_1` WHERE user_id = ? ORDER BY order_id LIMIT 0 , ? LOCK IN SHARE MODE [0] [5]\n"},
+			want: "ds_0: SELECT *, (order_id) AS shardkey_hidden_0 FROM `t_order_0` WHERE user_id = ? ORDER BY order_id LIMIT 0 , ? LOCK IN SHARE MODE [0] [5]\n" +
+				"ds_0: SELECT *, (order_id) AS shardkey_hidden_0 FROM `t_order_1` WHERE user_id = ? ORDER BY order_id LIMIT 0 , ? LOCK IN SHARE MODE [0] [5]\n"},
 		{sql: "SELECT * FROM t_order WHERE user_id = 1 AND order_id = 2 LIMIT ? OFFSET ?", args: []any{int64(3), int64(4)},
 			want: "ds_1: SELECT * FROM `t_order_0` WHERE user_id = 1 AND order_id = 2 LIMIT ? OFFSET ? [3] [4]\n"},
 		{sql: "SELECT id FROM t_order WHERE user_id = 1 AND order_id IN (SELECT 1 FROM dual LIMIT 1) LIMIT 3",

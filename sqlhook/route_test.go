@@ -125,11 +125,11 @@ func TestRouteCore(t *testing.T) {
 		{PostgreSQL, `SELECT * FROM t_order o JOIN t_order_item i ON o.order_id = i.order_id WHERE o.user_id = $1 AND o.order_id = $2 ORDER BY o.id LIMIT 5`, []any{int64(1), int64(2)},
 			"ds_1: SELECT * FROM \"t_order_0\" o JOIN \"t_order_item_0\" i ON o.order_id = i.order_id WHERE o.user_id = $1 AND o.order_id = $2 ORDER BY o.id LIMIT 5 [1] [2]\n"},
 		{PostgreSQL, `SELECT * FROM t_order WHERE user_id = $1 ORDER BY id LIMIT $2 OFFSET $3`, []any{int64(1), int64(10), int64(5)},
-			"ds_1: SELECT *, id AS shardkey_hidden_0 FROM \"t_order_0\" AS t_order WHERE user_id = $1 ORDER BY id LIMIT $2 OFFSET 0 [1] [15]\n" +
-				"ds_1: SELECT *, id AS shardkey_hidden_0 FROM \"t_order_1\" AS t_order WHERE user_id = $1 ORDER BY id LIMIT $2 OFFSET 0 [1] [15]\n"},
+			"ds_1: SELECT *, (id) AS shardkey_hidden_0 FROM \"t_order_0\" AS t_order WHERE user_id = $1 ORDER BY id LIMIT $2 OFFSET 0 [1] [15]\n" +
+				"ds_1: SELECT *, (id) AS shardkey_hidden_0 FROM \"t_order_1\" AS t_order WHERE user_id = $1 ORDER BY id LIMIT $2 OFFSET 0 [1] [15]\n"},
 		{MySQL, "SELECT * FROM t_order WHERE user_id = ? ORDER BY id LIMIT ?, ?", []any{int64(1), int64(5), int64(10)},
-			"ds_1: SELECT *, id AS shardkey_hidden_0 FROM `t_order_0` WHERE user_id = ? ORDER BY id LIMIT 0, ? [1] [15]\n" +
-				"ds_1: SELECT *, id AS shardkey_hidden_0 FROM `t_order_1` WHERE user_id = ? ORDER BY id LIMIT 0, ? [1] [15]\n"},
+			"ds_1: SELECT *, (id) AS shardkey_hidden_0 FROM `t_order_0` WHERE user_id = ? ORDER BY id LIMIT 0, ? [1] [15]\n" +
+				"ds_1: SELECT *, (id) AS shardkey_hidden_0 FROM `t_order_1` WHERE user_id = ? ORDER BY id LIMIT 0, ? [1] [15]\n"},
 		{PostgreSQL, `UPDATE t_dict SET v = $1 WHERE k = $2`, []any{"a", "b"},
 			"ds_0: UPDATE \"t_dict\" AS t_dict SET v = $1 WHERE k = $2 [a] [b]\n" +
 				"ds_1: UPDATE \"t_dict\" AS t_dict SET v = $1 WHERE k = $2 [a] [b]\n"},

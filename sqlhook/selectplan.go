@@ -634,9 +634,11 @@ func (b *selBuilder) edits() []selEdit {
 	if len(b.hidden) > 0 {
 		var ps []textPiece
 		for k, h := range b.hidden {
-			ps = append(ps, textPiece{lit: ", "})
+			// In parentheses: whatever ends the copy (9. in MySQL) stays
+			// apart from the alias.
+			ps = append(ps, textPiece{lit: ", ("})
 			ps = append(ps, h...)
-			ps = append(ps, textPiece{lit: " AS " + hiddenAlias(k)})
+			ps = append(ps, textPiece{lit: ") AS " + hiddenAlias(k)})
 		}
 		out = append(out, selEdit{at: b.lay.listEnd, pieces: ps})
 	}
@@ -704,6 +706,9 @@ func applySelectEdits(text string, edits []edit, sel []selEdit) []edit {
 			} else {
 				sub = append(sub, segment{text: p.lit})
 			}
+		}
+		if se.at < len(text) && !isSpace(text[se.at]) {
+			sub = append(sub, segment{text: " "}) // SELECT(0)FROM: keep the next word apart
 		}
 		add = append(add, edit{se.at, se.at, segment{hole: holeMergeAdd, sub: sub}})
 	}
