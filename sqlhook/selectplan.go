@@ -133,7 +133,7 @@ func buildMerge(d Dialect, binary bool, sh *selectShape, lay selectLayout, text 
 		b.mp.grouped = b.mp.grouped || it.expr.kind == exprAgg || it.expr.hasAgg
 	}
 	for _, o := range sh.orderBy {
-		b.mp.grouped = b.mp.grouped || o.expr.kind == exprAgg
+		b.mp.grouped = b.mp.grouped || o.expr.kind == exprAgg || o.expr.hasAgg
 	}
 	if b.mp.grouped && b.star >= 0 {
 		return nil, nil, "SELECT * with GROUP BY or aggregates"
