@@ -92,7 +92,9 @@
 // order rows are added in, so rows tied on a float key to 7 digits may
 // come either way); texts compare as the column's collation makes them
 // equal (MariaDB ignores trailing spaces, and case too in its default
-// collation). Result column names are compared as well. A statement is agreed, refused (an error wrapping
+// collation). Result column names are compared as well, and so are the
+// database type names the driver reports and each value's Go type (int64,
+// float64, string, time.Time, bool: what a scan into any sees). A statement is agreed, refused (an error wrapping
 // sqlhook.ErrUnsupported or gormplugin.ErrUnsupported), divergent (any
 // other difference, or any other error where the oracle answered) or
 // skipped (the oracle itself failed). Each divergence is printed with the

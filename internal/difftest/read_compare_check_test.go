@@ -103,3 +103,10 @@ func TestCompareRowsTiesExactNumbersByValueNotSpelling(t *testing.T) {
 		t.Errorf("rows tied on equal numbers spelled differently refused: %s", p)
 	}
 }
+
+func TestCompareRowsTellsAnIntegerFromItsText(t *testing.T) {
+	c := canon{db: "postgres", kinds: []colKind{kInt}}
+	if p := c.compareRows(rowsOf([]any{int64(5)}), 1, false, window{0, -1}, rowsOf([]any{"5"})); p == "" {
+		t.Error(`"5" accepted for int64 5: a scan into any tells them apart`)
+	}
+}

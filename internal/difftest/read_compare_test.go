@@ -164,13 +164,33 @@ func parseTime(s string) (time.Time, bool) {
 	return time.Time{}, false
 }
 
-// keyRow is the comparable form of columns [from, to) of a row.
-func (c canon) keyRow(r []any, from, to int) string {
+// rowKey is the comparable form of columns [from, to) of a row, each
+// value tagged with its Go type's class: a scan into any sees int64 5 and
+// "5" differently.
+func (c canon) rowKey(r []any, from, to int) string {
 	parts := make([]string, 0, to-from)
 	for i := from; i < to && i < len(r); i++ {
-		parts = append(parts, c.key(i, r[i]))
+		parts = append(parts, typeClass(r[i])+c.key(i, r[i]))
 	}
 	return strings.Join(parts, " | ")
+}
+
+func typeClass(v any) string {
+	switch v.(type) {
+	case nil:
+		return ""
+	case int64, int32, int, uint64, uint32:
+		return "i:"
+	case float64, float32:
+		return "f:"
+	case string, []byte:
+		return "s:"
+	case bool:
+		return "b:"
+	case time.Time:
+		return "t:"
+	}
+	return fmt.Sprintf("%T:", v)
 }
 
 // tieKey is the comparable form of a row's ORDER BY keys (from column
@@ -240,10 +260,10 @@ func (c canon) compareRows(full [][]any, npay int, ordered bool, w window, got [
 func (c canon) runAgrees(run, got [][]any, whole bool, npay int) string {
 	count := map[string]int{}
 	for _, r := range run {
-		count[c.keyRow(r, 0, npay)]++
+		count[c.rowKey(r, 0, npay)]++
 	}
 	for _, r := range got {
-		k := c.keyRow(r, 0, npay)
+		k := c.rowKey(r, 0, npay)
 		if count[k] == 0 {
 			return fmt.Sprintf("shard row (%s) is not among the oracle's rows here", k)
 		}

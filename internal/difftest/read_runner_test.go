@@ -84,6 +84,9 @@ func (rc readCase) judge(db string) outcome {
 	if !slices.Equal(sres.cols, ores.cols) {
 		return outcome{divergent, fmt.Sprintf("column names: shardkey %q, oracle %q", sres.cols, ores.cols)}
 	}
+	if p := sameTypes(sres, ores); p != "" {
+		return outcome{divergent, p}
+	}
 	full := ores
 	if rc.full != nil {
 		var err error
@@ -104,6 +107,16 @@ func (rc readCase) judge(db string) outcome {
 			from, c.show(tail(sres.rows, from), len(sres.cols)), from, c.show(tail(ores.rows, from), len(ores.cols)))}
 	}
 	return outcome{agreed, ""}
+}
+
+// sameTypes checks that shardkey reports each column's database type as
+// the database does, where the driver reports one. (The Go type of each
+// value is compared with the value, see canon.rowKey.)
+func sameTypes(sres, ores *readResult) string {
+	if len(sres.types) == len(ores.types) && !slices.Equal(sres.types, ores.types) {
+		return fmt.Sprintf("column types: shardkey %q, oracle %q", sres.types, ores.types)
+	}
+	return ""
 }
 
 var errReadPanic = errors.New("difftest: panic")
