@@ -1,6 +1,7 @@
 package sqlhook
 
 import (
+	"fmt"
 	"slices"
 	"strconv"
 	"strings"
@@ -599,6 +600,10 @@ func (b *selBuilder) operand(o shapeOperand) opTmpl {
 			return opTmpl{}
 		}
 		return opTmpl{col: b.hiddenAgg(e, b.lay.havingAggs[o.aggIndex])}
+	case exprOther:
+		if e.calc != nil {
+			return opTmpl{col: b.havingCalc(e.calc, o.aggIndex)}
+		}
 	case exprColumn:
 		group := -1
 		for k, g := range b.sh.groupBy {
@@ -626,6 +631,55 @@ func (b *selBuilder) operand(o shapeOperand) opTmpl {
 	}
 	b.fail("HAVING with an expression other than an aggregate, a GROUP BY column or a constant")
 	return opTmpl{}
+}
+
+// havingCalc is a HAVING operand over aggregates: a hidden column written
+// from its parts (HAVING's text is not kept), computed after merging.
+// first is the index of its first aggregate among HAVING's.
+func (b *selBuilder) havingCalc(n *calcNode, first int) colRef {
+	leaves := calcAggs(n, nil)
+	if first < 0 || first+len(leaves) > len(b.lay.havingAggs) {
+		b.fail("HAVING written in an unexpected form")
+		return 0
+	}
+	for k, l := range leaves {
+		l.col = b.hiddenAgg(l.agg, b.lay.havingAggs[first+k])
+	}
+	next := 0
+	pieces := b.calcText(n, b.lay.havingAggs[first:], &next)
+	size := len(b.hidden)
+	col := b.hide(pieces...)
+	if len(b.hidden) > size {
+		b.mp.calcs = append(b.mp.calcs, calcItem{col: col, tree: n})
+	}
+	return col
+}
+
+// calcText writes n, every operation in parentheses, its aggregates
+// copied from the spans calls (in text order, from *next).
+func (b *selBuilder) calcText(n *calcNode, calls []span, next *int) []textPiece {
+	lit := func(s string) textPiece { return textPiece{lit: s, key: s} }
+	switch n.op {
+	case merge.ExprCol:
+		*next++
+		return []textPiece{copyOf(calls[*next-1])}
+	case merge.ExprConst:
+		return []textPiece{lit(fmt.Sprint(n.con))}
+	case merge.ExprNeg:
+		return slices.Concat([]textPiece{lit("(-")}, b.calcText(n.kids[0], calls, next), []textPiece{lit(")")})
+	case merge.ExprCoalesce:
+		out := []textPiece{lit("COALESCE(")}
+		for i, k := range n.kids {
+			if i > 0 {
+				out = append(out, lit(", "))
+			}
+			out = append(out, b.calcText(k, calls, next)...)
+		}
+		return append(out, lit(")"))
+	}
+	op := map[merge.ExprOp]string{merge.ExprAdd: " + ", merge.ExprSub: " - ", merge.ExprMul: " * ", merge.ExprDiv: " / "}[n.op]
+	return slices.Concat([]textPiece{lit("(")}, b.calcText(n.kids[0], calls, next), []textPiece{lit(op)},
+		b.calcText(n.kids[1], calls, next), []textPiece{lit(")")})
 }
 
 // edits are the changes of the per-target SQL.

@@ -362,6 +362,8 @@ func TestScatterComputesExpressionsOverAggregates(t *testing.T) {
 			e.agree(t, `SELECT user_id, COUNT(*) * 2 AS c FROM t_sale GROUP BY user_id ORDER BY c, user_id`, true)
 			e.agree(t, `SELECT user_id FROM t_sale GROUP BY user_id ORDER BY MAX(amount) - MIN(amount) DESC, user_id LIMIT 4`, true)
 			e.agree(t, `SELECT SUM(amount) / COUNT(*), SUM(price) / 7 FROM t_sale`, true)
+			e.agree(t, `SELECT user_id, COUNT(*) FROM t_sale GROUP BY user_id HAVING SUM(amount) / COUNT(*) > 5 ORDER BY user_id`, true)
+			e.agree(t, `SELECT user_id FROM t_sale GROUP BY user_id HAVING COUNT(*) * 2 BETWEEN 10 AND 14 AND COALESCE(MAX(amount), 0) - MIN(amount) >= 10 ORDER BY 1`, true)
 			if b.name != "mariadb" {
 				// MariaDB 10.11 answers this over one table with one row,
 				// 8, though its groups count 6 and 7 rows: not an answer to

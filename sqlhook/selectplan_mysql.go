@@ -214,6 +214,9 @@ func myOperand(e ast.ExprNode, sh *selectShape, agg *int) shapeOperand {
 	case x.kind == exprAgg:
 		o.aggIndex = *agg
 		*agg++
+	case x.calc != nil:
+		o.aggIndex = *agg
+		*agg += len(calcAggs(x.calc, nil))
 	case x.kind != exprColumn:
 		sh.fail("HAVING with an expression other than an aggregate, a GROUP BY column or a constant")
 	}

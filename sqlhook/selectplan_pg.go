@@ -295,6 +295,9 @@ func (c *pgCompiler) pgOperand(n *pg.Node, sh *selectShape, agg *int) shapeOpera
 	case e.kind == exprAgg:
 		o.aggIndex = *agg
 		*agg++
+	case e.calc != nil:
+		o.aggIndex = *agg
+		*agg += len(calcAggs(e.calc, nil))
 	case e.kind != exprColumn:
 		sh.fail("HAVING with an expression other than an aggregate, a GROUP BY column or a constant")
 	}

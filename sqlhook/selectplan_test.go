@@ -64,6 +64,10 @@ func TestPerTargetSQLOfMergedSelects(t *testing.T) {
 		// merged, the expression computed after merging.
 		{PostgreSQL, `SELECT COUNT(*) * 2, SUM(amount) - MIN(amount) FROM t_order ` + twoTargets,
 			`SELECT COUNT(*) * 2, SUM(amount) - MIN(amount), (COUNT(*)) AS shardkey_hidden_0, (SUM(amount)) AS shardkey_hidden_1, (MIN(amount)) AS shardkey_hidden_2 FROM "t_order_0" AS t_order ` + twoTargets, false},
+		// HAVING over an expression of aggregates: a hidden column written
+		// from its parts.
+		{MySQL, "SELECT status FROM t_order " + twoTargets + " GROUP BY status HAVING SUM(amount) / COUNT(*) > -1",
+			"SELECT status, (SUM(amount)) AS shardkey_hidden_0, (COUNT(*)) AS shardkey_hidden_1, ((SUM(amount) / COUNT(*))) AS shardkey_hidden_2 FROM `t_order_0` " + twoTargets + " GROUP BY status ", false},
 		{MySQL, "SELECT IFNULL(MAX(amount), -1) FROM t_order " + twoTargets,
 			"SELECT IFNULL(MAX(amount), -1), (MAX(amount)) AS shardkey_hidden_0 FROM `t_order_0` " + twoTargets, false},
 		{SQLite, `SELECT AVG(amount) AS a FROM t_order ` + twoTargets + ` -- c`,
@@ -100,7 +104,7 @@ func TestMergeRefusesFormsNoMergeAnswers(t *testing.T) {
 		{PostgreSQL, `SELECT COUNT(*) * amount FROM t_order ` + twoTargets},
 		{PostgreSQL, `SELECT order_id FROM t_order ` + twoTargets + ` GROUP BY order_id ORDER BY abs(MAX(amount))`},
 		{PostgreSQL, `SELECT COUNT(*) FILTER (WHERE amount > 1) FROM t_order ` + twoTargets},
-		{PostgreSQL, `SELECT status FROM t_order ` + twoTargets + ` GROUP BY status HAVING SUM(amount) * 2 > 3`},
+		{PostgreSQL, `SELECT status FROM t_order ` + twoTargets + ` GROUP BY status HAVING abs(SUM(amount)) > 3`},
 		{PostgreSQL, `SELECT status FROM t_order ` + twoTargets + ` GROUP BY status HAVING SUM(amount) > 2.5`},
 		{PostgreSQL, `SELECT DISTINCT status FROM t_order ` + twoTargets + ` ORDER BY status, amount`},
 		{PostgreSQL, `SELECT * , COUNT(*) FROM t_order ` + twoTargets + ` GROUP BY order_id`},
