@@ -108,9 +108,9 @@
 // LIMIT and OFFSET, COUNT, SUM, MIN, MAX and AVG (exact for every numeric
 // type, AVG divided with the database's result type and rounding), GROUP
 // BY with HAVING, SELECT DISTINCT, COUNT/SUM/AVG(DISTINCT ...), and
-// arithmetic over aggregates in the select list and ORDER BY (+, -, *, /,
-// negation, COALESCE/IFNULL, numeric constants: COUNT(*) * 2, SUM(a) /
-// COUNT(*)), computed after merging with the dialect's typing and
+// arithmetic over aggregates in the select list, ORDER BY and HAVING (+,
+// -, *, /, negation, COALESCE/IFNULL, numeric constants: COUNT(*) * 2,
+// SUM(a) / COUNT(*)), computed after merging with the dialect's typing and
 // division. The SQL each target gets differs from the caller's only in
 // this:
 //
@@ -118,9 +118,10 @@
 //     shardkey_hidden_N, removed from the result): ORDER BY terms that are
 //     not selected, AVG's SUM(x) and COUNT(x) (the AVG column itself stays,
 //     so its name and type are the database's), the values of a DISTINCT
-//     aggregate's argument, HAVING's aggregates, GROUP BY keys that are
-//     not selected, the aggregates an expression is computed from, and on
-//     SQLite the MIN, MAX and COUNT of each SUM's and AVG's argument;
+//     aggregate's argument, HAVING's aggregates and arithmetic over them,
+//     GROUP BY keys that are not selected, the aggregates an expression
+//     is computed from, and on SQLite the MIN, MAX and COUNT of each
+//     SUM's and AVG's argument;
 //   - the argument of a DISTINCT aggregate joins the GROUP BY (or a GROUP
 //     BY is added), so each target returns its distinct values;
 //   - HAVING is removed and evaluated on the merged groups;
@@ -158,11 +159,12 @@
 //
 // Refused across several targets (ErrUnsupported, before anything runs):
 // an aggregate inside other functions or operators (ABS(MIN(x)),
-// COUNT(*) % 2), an expression mixing aggregates with columns, and in
-// HAVING anything but comparisons, IN, BETWEEN and IS NULL of aggregates,
-// GROUP BY keys and constants (integers, strings, NULL, placeholders):
-// the merged value would have to be computed by rules sqlhook does not
-// reproduce; aggregates
+// COUNT(*) % 2), an expression mixing aggregates with columns or
+// placeholders, and in HAVING anything but comparisons, IN, BETWEEN and
+// IS NULL of aggregates, arithmetic over them, GROUP BY keys and
+// constants (integers, strings, NULL, placeholders): the merged value
+// would have to be computed by rules sqlhook does not reproduce;
+// aggregates
 // other than COUNT, SUM, MIN, MAX and AVG, and with FILTER or ORDER BY;
 // window functions and WINDOW; GROUP BY ROLLUP, CUBE, GROUPING SETS and
 // WITH ROLLUP; DISTINCT ON; FETCH ... WITH TIES; ORDER BY ... USING an
