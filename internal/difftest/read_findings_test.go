@@ -37,6 +37,8 @@ var readFindings = []readFinding{
 			key("id", "id", kInt, false))},
 	{name: "F9 AVG of bigints near the limit", db: "sqlite", // positive only: no cancellation, so any order adds alike
 		sql: &sqlQuery{items: []sqlItem{{text: "AVG(big)", kind: kFloat}}, where: []cell{{text: "big > 0"}}, limit: -1, off: -1}},
+	{name: "F10 GROUP BY an output alias", db: "postgres",
+		sql: &sqlQuery{items: []sqlItem{{text: "k", kind: kInt, alias: "kk"}, {text: "COUNT(*)", kind: kInt}}, group: []string{"kk"}, limit: -1, off: -1}},
 	{name: "F5 Select subset ordered by a column not read",
 		gorm: &gormQ{dest: "rows", sel: []string{"k", "big"}, order: []gormOrder{{col: "user_id", desc: true}}, limit: -1, off: -1}},
 	{name: "F6 NULL-tied first key then the primary key",

@@ -51,6 +51,9 @@ type sqlReadGen struct {
 }
 
 func (g *sqlReadGen) build(rng *rand.Rand) readCase {
+	if rng.IntN(12) == 0 {
+		return g.genTricky(rng)
+	}
 	q := genQuery(rng, g.w.b.name)
 	return g.caseOf(q)
 }
