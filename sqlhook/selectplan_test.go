@@ -1,6 +1,7 @@
 package sqlhook
 
 import (
+	"database/sql/driver"
 	"errors"
 	"fmt"
 	"strings"
@@ -166,4 +167,39 @@ func FuzzSelectMergeRewriteParses(f *testing.F) {
 			}
 		}
 	})
+}
+
+// BenchmarkRouteMergedSelect is routing a cached grouped SELECT over two
+// targets: binding LIMIT and HAVING and rendering the per-target SQL.
+func BenchmarkRouteMergedSelect(b *testing.B) {
+	h := testHook(b, PostgreSQL)
+	q := `SELECT status, COUNT(*), AVG(amount) FROM t_order ` + twoTargets + ` GROUP BY status HAVING SUM(amount) > $1 ORDER BY MAX(order_id) DESC LIMIT $2`
+	a := args(int64(3), int64(10))
+	if _, err := h.route(q, a); err != nil {
+		b.Fatal(err)
+	}
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, err := h.route(q, a); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// BenchmarkMergePlanBind is binding a compiled merge to one execution's
+// result columns and arguments.
+func BenchmarkMergePlanBind(b *testing.B) {
+	h := testHook(b, PostgreSQL)
+	r, err := h.route(`SELECT status, COUNT(*), AVG(amount) FROM t_order `+twoTargets+` GROUP BY status HAVING SUM(amount) > $1 ORDER BY MAX(order_id) DESC LIMIT 5`, args(int64(3)))
+	if err != nil {
+		b.Fatal(err)
+	}
+	cols := []string{"status", "count", "avg", "h0", "h1", "h2", "h3"}
+	units := []driver.Rows{mk(cols, nil), mk(cols, nil)}
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, err := r.merge.plan(units); err != nil {
+			b.Fatal(err)
+		}
+	}
 }
