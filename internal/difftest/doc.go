@@ -103,8 +103,15 @@
 // counts, the share refused (of the statements the oracle answered) and
 // the refusals grouped by reason.
 //
+// A family of its own (sql.tricky) tries forms whose answer needs rows of
+// several shards at once: window functions, subqueries, CTEs and derived
+// tables on the logic table, UNION, self-joins, DISTINCT ON, FILTER,
+// ROLLUP, GROUP BY a position or an alias; they must be merged right or
+// refused, and most are refused, so the refusal share is given with and
+// without them.
+//
 // CI runs a fixed seed; it fails on any divergence or on a refusal share
-// above readMaxRefused. The environment sets a long run:
+// (sql.tricky aside) above readMaxRefused. The environment sets a long run:
 //
 //	SHARDKEY_REQUIRE_DB=1 SHARDKEY_DIFFREAD_STEPS=20000 SHARDKEY_DIFFREAD_SEED=7 \
 //	    go test ./internal/difftest/ -run TestReadsAgreeWithOracle -timeout 0 -v

@@ -16,6 +16,9 @@ type trickyRead struct {
 	strict bool // its ORDER BY is total: the rows compare in order
 }
 
+// trickyFamily is the summary's name of these reads.
+const trickyFamily = "sql.tricky"
+
 // trickyReads are the forms for a database; %d is a small number.
 func trickyReads(db string) []trickyRead {
 	forms := []trickyRead{
@@ -61,7 +64,7 @@ func trickyReads(db string) []trickyRead {
 func (g *sqlReadGen) genTricky(rng *rand.Rand) readCase {
 	f := pick(rng, trickyReads(g.w.b.name))
 	text := fmt.Sprintf(f.text, rng.IntN(8))
-	rc := readCase{family: "sql.tricky", desc: text, shard: queryOn(g.w.binHook, text, nil),
+	rc := readCase{family: trickyFamily, desc: text, shard: queryOn(g.w.binHook, text, nil),
 		oracle: queryOn(g.w.oracle, text, nil)}
 	if f.strict {
 		// every column is a key: the rows must come in the oracle's order
