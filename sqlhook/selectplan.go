@@ -611,11 +611,17 @@ func (b *selBuilder) operand(o shapeOperand) opTmpl {
 				group = k
 			}
 		}
+		// MySQL reads a HAVING name as an output alias first; SQLite as a
+		// column of the table first, which only the schema tells.
 		alias := -1
 		if len(e.ref) == 1 && b.d != PostgreSQL {
 			if m := b.aliasOf(e.ref[0]); len(m) == 1 && b.sh.items[m[0]].alias != "" {
 				alias = m[0]
 			}
+		}
+		if alias >= 0 && b.d == SQLite {
+			b.fail("HAVING " + e.ref[0] + ", an output alias SQLite reads as a column when the table has one,")
+			return opTmpl{}
 		}
 		switch {
 		case alias >= 0 && group >= 0:
