@@ -206,7 +206,7 @@ func compareValues(a, b driver.Value, ca, cb class, t Text) (int, error) {
 	case dBytes:
 		return compareRaw(a, b), nil
 	case dTime:
-		return compareTime(a, b, ca == clsSQLite)
+		return compareTime(a, b)
 	case dDuration:
 		x, err := durationOf(a)
 		if err != nil {
@@ -236,10 +236,7 @@ func compareText(a, b driver.Value, bpchar bool, t Text) (int, error) {
 	_, at := a.(time.Time)
 	_, bt := b.(time.Time)
 	if at || bt {
-		if !at || !bt {
-			return 0, fmt.Errorf("%w: SQLite compares a time's text, which the driver did not return", ErrUnsupportedType)
-		}
-		return compareTime(a, b, true)
+		return 0, errSQLiteTime
 	}
 	switch t {
 	case TextBinary:
@@ -344,20 +341,12 @@ func rawText(v driver.Value) string {
 
 // compareTime orders times by instant. Text in a time column is
 // PostgreSQL's ±infinity or MySQL's date text (read without parseTime),
-// which orders bytewise. SQLite keeps times as text and compares the
-// text: instants agree with it only when both carry the same offset.
-func compareTime(a, b driver.Value, sqlite bool) (int, error) {
+// which orders bytewise.
+func compareTime(a, b driver.Value) (int, error) {
 	x, xok := a.(time.Time)
 	y, yok := b.(time.Time)
 	switch {
 	case xok && yok:
-		if sqlite {
-			_, ox := x.Zone()
-			_, oy := y.Zone()
-			if ox != oy {
-				return 0, fmt.Errorf("%w: SQLite compares times stored with different offsets as text", ErrUnsupportedType)
-			}
-		}
 		return x.Compare(y), nil
 	case !xok && !yok:
 		rx, ry := infRank(a), infRank(b)
@@ -372,9 +361,17 @@ func compareTime(a, b driver.Value, sqlite bool) (int, error) {
 		}
 		return -r, nil
 	}
-	c, err := compareTime(b, a, sqlite)
+	c, err := compareTime(b, a)
 	return -c, err
 }
+
+// errSQLiteTime: SQLite orders, groups and compares a time by the text it
+// stores, which its driver parsed into a time.Time. One instant has many
+// spellings ("2024-01-01 10:00:00", "2024-01-01 10:00:00+00:00", with a
+// "T", a "Z"...): SQLite tells them apart and orders "T" after " " whatever
+// the instants; the parsed value cannot.
+var errSQLiteTime = fmt.Errorf("%w: SQLite compares a time by its stored text, which the driver parsed into a time.Time; "+
+	"select it as text (CAST(x AS TEXT)) to order, group or compare it", ErrUnsupportedType)
 
 // infRank is 1 for PostgreSQL's "infinity", -1 for "-infinity", else 0.
 func infRank(v driver.Value) int {
@@ -406,8 +403,8 @@ func appendKey(buf []byte, v driver.Value, c class, t Text) ([]byte, error) {
 		}
 		return append(appendNumKey(append(buf, 'n'), n), 0), nil
 	case dText:
-		if tm, ok := v.(time.Time); ok {
-			return appendTimeKey(append(buf, 'T'), tm, true), nil
+		if _, ok := v.(time.Time); ok {
+			return buf, errSQLiteTime
 		}
 		switch t {
 		case TextRefused:
@@ -430,7 +427,7 @@ func appendKey(buf []byte, v driver.Value, c class, t Text) ([]byte, error) {
 		return appendLen(append(buf, 'b'), v), nil
 	case dTime:
 		if tm, ok := v.(time.Time); ok {
-			return appendTimeKey(append(buf, 'T'), tm, false), nil
+			return appendTimeKey(append(buf, 'T'), tm), nil
 		}
 		return appendLen(append(buf, 'U'), v), nil
 	case dDuration:
@@ -462,13 +459,9 @@ func appendLen(buf []byte, v driver.Value) []byte {
 	return buf
 }
 
-func appendTimeKey(buf []byte, t time.Time, withOffset bool) []byte {
+func appendTimeKey(buf []byte, t time.Time) []byte {
 	buf = strconv.AppendInt(buf, t.Unix(), 10)
 	buf = strconv.AppendInt(append(buf, ':'), int64(t.Nanosecond()), 10)
-	if withOffset {
-		_, off := t.Zone()
-		buf = strconv.AppendInt(append(buf, ':'), int64(off), 10)
-	}
 	return append(buf, 0)
 }
 

@@ -68,9 +68,11 @@
 // have to be ordered, grouped or compared. Where the column types alone
 // settle it, New refuses before any row is read. On SQLite values compare
 // by storage class as SQLite does: NULL, then numbers, then text, then
-// blobs. SQLite keeps times as text; the driver parses them, and two
-// times compare by instant only when they carry the same offset (else
-// ErrUnsupportedType).
+// blobs. SQLite keeps times as text and compares that text; the driver
+// parses it into a time.Time, which has lost it (one instant is stored as
+// "2024-01-01 10:00:00", "...+00:00", "...Z" or with a "T", all different
+// to SQLite), so a time.Time from SQLite is never ordered, grouped or
+// compared (ErrUnsupportedType): read the column as text to merge it.
 //
 // AVG: PostgreSQL's avg of integers and numeric is numeric: the sum
 // divided by the count at the scale PostgreSQL's numeric division picks
@@ -101,8 +103,7 @@
 // Where SQL leaves a choice to the database the merge makes its own:
 // rows equal on every ORDER BY key come in shard order; of values equal
 // but written differently (numeric 1.0 and 1.00, 'b' and 'b ' under PAD
-// SPACE, PostgreSQL intervals of one span, SQLite times of one instant
-// written with different text) a group, MIN, MAX or DISTINCT shows the
+// SPACE, PostgreSQL intervals of one span) a group, MIN, MAX or DISTINCT shows the
 // first one read, and SUM(DISTINCT)/AVG(DISTINCT) of PostgreSQL numerics
 // carry that one's scale. The engine adds the per-shard results it is given: a per-shard
 // SUM the server already rounded (MariaDB's SUM(x / 3) keeps hidden
