@@ -106,6 +106,8 @@ type readPlan struct {
 	// collation its field's type tag declares (declared).
 	colNames map[pcol]string
 	declared func(column string) (collation string, ok bool)
+	// mayBeColumn: name may be a column of the table (true without a model).
+	mayBeColumn func(name string) bool
 }
 
 func dialectOf(db *gorm.DB) (merge.Dialect, error) {
@@ -153,7 +155,7 @@ func (p *Plugin) planRead(db *gorm.DB, logic string) (*readPlan, error) {
 		return nil, err
 	}
 	rp := &readPlan{logic: logic, dialect: d, binary: p.binaryText, hiddenAt: map[string]int{}, limit: -1,
-		colNames: map[pcol]string{}, declared: declaredCollation(db.Statement)}
+		colNames: map[pcol]string{}, declared: declaredCollation(db.Statement), mayBeColumn: mayBeColumn(db.Statement)}
 	rp.visible = gormSelect(db, logic)
 	if db.Error != nil {
 		return nil, db.Error
@@ -260,8 +262,12 @@ func (rp *readPlan) readItems(text string, vars []any) error {
 	if err != nil {
 		return fmt.Errorf("%w: select %q over several tables: %v", ErrUnsupported, text, err)
 	}
-	if len(ts) > 0 && ts[0].is("distinct") && len(rp.items) == 0 {
-		rp.distinct, ts = true, ts[1:]
+	if len(ts) > 0 && len(rp.items) == 0 && (ts[0].is("distinct") || ts[0].is("distinctrow") && rp.dialect == merge.MySQL) {
+		rp.distinct, ts = true, ts[1:] // MySQL's DISTINCTROW is DISTINCT
+	}
+	if len(ts) > 1 && len(rp.items) == 0 && rp.distinct && ts[0].is("on") && ts[1].punct("(") {
+		// PostgreSQL's DISTINCT ON keeps each table's first row per key.
+		return fmt.Errorf("%w: SELECT DISTINCT ON over several tables", ErrUnsupported)
 	}
 	for _, item := range splitTop(ts) {
 		it, err := rp.readItem(text, item)
@@ -353,6 +359,18 @@ func declaredCollation(stmt *gorm.Statement) func(string) (string, bool) {
 			}
 		}
 		return "", false
+	}
+}
+
+// mayBeColumn reports whether name may be a column of the statement's
+// table: one of its model's, or any name without a model.
+func mayBeColumn(stmt *gorm.Statement) func(string) bool {
+	return func(name string) bool {
+		if stmt.Schema == nil {
+			return true
+		}
+		_, ok := stmt.Schema.FieldsByDBName[name]
+		return ok
 	}
 }
 

@@ -258,7 +258,17 @@ func (rp *readPlan) planOrder(stmt *gorm.Statement) error {
 		if c.Column.Name == clause.PrimaryKey {
 			name = primaryColumn(stmt)
 		}
-		col, err := rp.orderColumn(name, clause.Expr{SQL: "?", Vars: []any{c.Column}})
+		var col pcol
+		var err error
+		found := false
+		if c.Column.Table == "" && c.Column.Name != clause.PrimaryKey {
+			// Unqualified, the name is an output column's first, as in
+			// ORDER BY text: every database sorts by the alias.
+			col, found, err = rp.orderName(name)
+		}
+		if err == nil && !found {
+			col, err = rp.orderColumn(name, clause.Expr{SQL: "?", Vars: []any{c.Column}})
+		}
 		if err != nil {
 			return err
 		}
@@ -351,14 +361,8 @@ func (rp *readPlan) orderExpr(text string, ts []token) (pcol, error) {
 		return pcol(pos - 1), nil
 	}
 	if len(ts) == 1 && ts[0].kind == tokIdent {
-		name := strings.ToLower(ts[0].text)
-		if c, ok := rp.aliasCol(name); ok {
-			return c, nil
-		}
-		for _, it := range rp.items {
-			if rp.star && it.alias == name { // its position behind the * is unknown
-				return 0, fmt.Errorf("ORDER BY %s, an alias beside *", name)
-			}
+		if c, ok, err := rp.orderName(strings.ToLower(ts[0].text)); ok || err != nil {
+			return c, err
 		}
 	}
 	if name, ok := colRef(ts, rp.logic); ok {
@@ -371,6 +375,20 @@ func (rp *readPlan) orderExpr(text string, ts []token) (pcol, error) {
 		return rp.computedCol(text, ts)
 	}
 	return rp.orderRowExpr(text, ts)
+}
+
+// orderName is the output column an unqualified ORDER BY name is the
+// alias of, if any (ok).
+func (rp *readPlan) orderName(name string) (c pcol, ok bool, err error) {
+	if c, ok := rp.aliasCol(name); ok {
+		return c, true, nil
+	}
+	for _, it := range rp.items {
+		if rp.star && it.alias == name { // its position behind the * is unknown
+			return 0, false, fmt.Errorf("ORDER BY %s, an alias beside *", name)
+		}
+	}
+	return 0, false, nil
 }
 
 // orderRowExpr resolves an ORDER BY expression computed from one row: a

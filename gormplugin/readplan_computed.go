@@ -174,6 +174,11 @@ func (ep *exprParser) column() (*exprPlan, error) {
 		return &exprPlan{op: merge.ExprCol, col: c}, nil
 	}
 	if c, ok := ep.rp.aliasCol(name); ok && ep.rp.dialect != merge.PostgreSQL && ep.i-start == 1 {
+		if ep.rp.dialect == merge.SQLite && ep.rp.mayBeColumn(name) {
+			// SQLite reads a table's column before an alias: an ungrouped
+			// column, whose value comes from some row of each table.
+			return nil, fmt.Errorf("%s, a select alias SQLite reads as the table's column", name)
+		}
 		return &exprPlan{op: merge.ExprCol, col: c}, nil
 	}
 	return nil, fmt.Errorf("column %s, which is neither grouped nor a select alias", name)

@@ -62,11 +62,14 @@ type readEnv struct {
 	oracle *gorm.DB // one unsharded read_orders table with the same rows
 }
 
-func newReadEnv(t *testing.T, be string) *readEnv {
+func newReadEnv(t *testing.T, be string) *readEnv { return newReadEnvIn(t, be, "gormread_") }
+
+// newReadEnvIn is newReadEnv on databases whose names start with prefix.
+func newReadEnvIn(t *testing.T, be, prefix string) *readEnv {
 	t.Helper()
-	d0 := dialectorFor(t, be, "gormread_"+be+"_ds0")
-	d1 := dialectorFor(t, be, "gormread_"+be+"_ds1")
-	e := &readEnv{be: be, db: reopen(t, d0, nil), oracle: reopen(t, dialectorFor(t, be, "gormread_"+be+"_oracle"), nil)}
+	d0 := dialectorFor(t, be, prefix+be+"_ds0")
+	d1 := dialectorFor(t, be, prefix+be+"_ds1")
+	e := &readEnv{be: be, db: reopen(t, d0, nil), oracle: reopen(t, dialectorFor(t, be, prefix+be+"_oracle"), nil)}
 	e.bin = reopen(t, d0, nil)
 	db1 := reopen(t, d1, nil)
 	p0, _ := e.db.DB()
@@ -254,7 +257,12 @@ func find[T any](q func(db *gorm.DB) *gorm.DB) func(db *gorm.DB) (any, error) {
 }
 
 func eachReadBackend(t *testing.T, f func(t *testing.T, e *readEnv)) {
+	eachReadBackendIn(t, "gormread_", f)
+}
+
+// eachReadBackendIn runs f on each backend, its databases named with prefix.
+func eachReadBackendIn(t *testing.T, prefix string, f func(t *testing.T, e *readEnv)) {
 	for _, be := range twoBackends {
-		t.Run(be, func(t *testing.T) { f(t, newReadEnv(t, be)) })
+		t.Run(be, func(t *testing.T) { f(t, newReadEnvIn(t, be, prefix)) })
 	}
 }

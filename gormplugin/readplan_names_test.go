@@ -1,0 +1,102 @@
+package gormplugin_test
+
+import (
+	"testing"
+
+	"gorm.io/gorm"
+	"gorm.io/gorm/clause"
+)
+
+// Names in the select list, ORDER BY and HAVING resolve as each database
+// resolves them (an alias before a column, a column before an alias), or
+// the read is refused: never merged by another column than the one each
+// table sorted, grouped or filtered by.
+
+func maps(q func(db *gorm.DB) *gorm.DB) func(db *gorm.DB) (any, error) {
+	return func(db *gorm.DB) (any, error) {
+		var out []map[string]any
+		err := q(db).Find(&out).Error
+		return out, err
+	}
+}
+
+var nameResolutionCases = []readCase{
+	{name: "ORDER BY a clause.Column named as another item's alias sorts by the alias", run: maps(func(db *gorm.DB) *gorm.DB {
+		return model(db).Select("id, -amount as amount").Order(clause.OrderByColumn{Column: clause.Column{Name: "amount"}}).Order("id").Limit(1)
+	})},
+	{name: "ORDER BY a clause.Column when two items swap their names", run: maps(func(db *gorm.DB) *gorm.DB {
+		return model(db).Select("id, big as amount, amount as big").Order(clause.OrderByColumn{Column: clause.Column{Name: "amount"}, Desc: true}).Order("id").Limit(3)
+	})},
+	{name: "ORDER BY text naming a swapped alias", run: maps(func(db *gorm.DB) *gorm.DB {
+		return model(db).Select("id, big as amount, amount as big").Order("amount desc").Order("id").Limit(3)
+	})},
+	{name: "ORDER BY a clause.Column alias of an aggregate in a grouped read", run: maps(func(db *gorm.DB) *gorm.DB {
+		return model(db).Select("user_id, count(*) as n, sum(amount) as total").Group("user_id").
+			Order(clause.OrderByColumn{Column: clause.Column{Name: "total"}, Desc: true}).Limit(2)
+	})},
+	{name: "max(amount) as amount, ordered by the alias", run: maps(func(db *gorm.DB) *gorm.DB {
+		return model(db).Select("user_id, max(amount) as amount").Group("user_id").Order("amount desc").Order("user_id")
+	})},
+	{name: "mixed-case aggregates and aliases", run: maps(func(db *gorm.DB) *gorm.DB {
+		return model(db).Select("user_id, SUM(Amount) AS Total, Count(*) as N, AVG(AMOUNT) Mean").Group("User_Id").Order("Total DESC, user_id")
+	})},
+	{name: "Distinct(ON ...) through GORM's Distinct", refused: []string{"*"}, run: maps(func(db *gorm.DB) *gorm.DB {
+		return model(db).Distinct("ON (user_id) user_id", "amount").Order("user_id, amount desc")
+	})},
+	{name: "HAVING an alias that is also a column of the table", refused: []string{"postgres", "sqlite"}, run: maps(func(db *gorm.DB) *gorm.DB {
+		return model(db).Select("user_id, max(amount) as amount").Group("user_id").Having("amount > ?", 11).Order("user_id")
+	})},
+	{name: "HAVING an aggregate expression over an alias that is also a column", refused: []string{"postgres", "sqlite"}, run: maps(func(db *gorm.DB) *gorm.DB {
+		return model(db).Select("user_id, min(amount) as amount").Group("user_id").Having("amount * 2 < ?", 2).Order("user_id")
+	})},
+	{name: "HAVING an alias that is no column", refused: []string{"postgres"}, run: maps(func(db *gorm.DB) *gorm.DB {
+		return model(db).Select("user_id, count(*) as n, max(amount) as hi").Group("user_id").Having("hi >= ? AND n > ?", 12, 3).Order("user_id")
+	})},
+	{name: "HAVING an alias of count(*) that is also a column", refused: []string{"postgres", "sqlite"}, run: maps(func(db *gorm.DB) *gorm.DB {
+		return model(db).Select("user_id, count(*) as amount").Group("user_id").Having("amount > ?", 9).Order("user_id")
+	})},
+	{name: "DISTINCT ON keeps one row per key (PostgreSQL)", refused: []string{"*"}, run: maps(func(db *gorm.DB) *gorm.DB {
+		return model(db).Select("DISTINCT ON (user_id) user_id, amount").Order("user_id, amount desc")
+	})},
+	{name: "DISTINCTROW is DISTINCT (MariaDB)", unordered: true, run: maps(func(db *gorm.DB) *gorm.DB {
+		return model(db).Select("DISTINCTROW user_id")
+	})},
+	{name: "ALL before the select list", unordered: true, run: maps(func(db *gorm.DB) *gorm.DB {
+		return model(db).Select("ALL user_id")
+	})},
+	{name: "SQL_CALC_FOUND_ROWS or another MySQL select modifier", unordered: true, run: maps(func(db *gorm.DB) *gorm.DB {
+		return model(db).Select("SQL_NO_CACHE user_id").Where("amount > ?", 5)
+	})},
+	{name: "Select(*, expression alias) ordered by a column", run: maps(func(db *gorm.DB) *gorm.DB {
+		return model(db).Select("*, amount*2 as d").Order("amount desc, id").Limit(3)
+	})},
+	{name: "Omit a column, ordered and limited", run: find[ReadOrder](func(db *gorm.DB) *gorm.DB {
+		return db.Omit("note", "big").Order("amount desc").Order("id").Limit(4)
+	})},
+	{name: "clause.OrderBy Expression text", run: find[ReadOrder](func(db *gorm.DB) *gorm.DB {
+		return db.Clauses(clause.OrderBy{Expression: clause.Expr{SQL: "amount desc, id"}}).Limit(5)
+	})},
+	{name: "Reorder replaces the earlier ORDER BY", run: find[ReadOrder](func(db *gorm.DB) *gorm.DB {
+		return db.Order("id").Order(clause.OrderByColumn{Column: clause.Column{Name: "amount"}, Desc: true, Reorder: true}).Order("id desc").Limit(5)
+	})},
+	{name: "ORDER BY a boolean expression", run: find[ReadOrder](func(db *gorm.DB) *gorm.DB {
+		return db.Order("amount > 5, id desc").Limit(9)
+	})},
+	{name: "Select with an argument, ordered by its alias", run: maps(func(db *gorm.DB) *gorm.DB {
+		return model(db).Select("id, amount + ? as a", 5).Order("a desc, id").Limit(3)
+	})},
+	{name: "ORDER BY positions of a grouped read", run: maps(func(db *gorm.DB) *gorm.DB {
+		return model(db).Select("user_id, count(*), sum(amount)").Group("user_id").Order("3 desc, 1").Limit(3)
+	})},
+	{name: "ORDER BY count(*) not selected", run: maps(func(db *gorm.DB) *gorm.DB {
+		return model(db).Select("amount").Group("amount").Order("count(*) desc, amount").Limit(4)
+	})},
+}
+
+func TestReadNamesResolveAsTheDatabaseDoes(t *testing.T) {
+	eachReadBackendIn(t, "gormatk_", func(t *testing.T, e *readEnv) {
+		for _, c := range nameResolutionCases {
+			e.check(t, c)
+		}
+	})
+}
