@@ -43,7 +43,8 @@
 //     their range and divide truncating, its numerics divide at
 //     select_div_scale; MySQL's / gives a DECIMAL at the column's scale and
 //     is allowed only as the outermost operation (inside an expression it
-//     keeps digits no shard returns); SQLite's integers divide truncating
+//     keeps digits no shard returns), and its +, - and * with an UNSIGNED
+//     operand fail below zero; SQLite's integers divide truncating
 //     and go on in floating point when they overflow. Division by zero
 //     fails on PostgreSQL (ErrDivisionByZero) and is NULL elsewhere. A
 //     result whose type differs from the one the database reports for the

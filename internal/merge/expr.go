@@ -86,7 +86,34 @@ func (r *Rows) eval1(e *Expr, g *group, c *compInfo, root bool) (xnum, error) {
 	if root {
 		scale = c.divScale
 	}
-	return r.arith(e.Op, x, y, scale)
+	z, err := r.arith(e.Op, x, y, scale)
+	if err == nil && z.kind == 'i' && z.v.Sign() < 0 && e.Op != ExprDiv && (r.unsigned(e.Args[0]) || r.unsigned(e.Args[1])) {
+		return z, fmt.Errorf("%w: %s is out of BIGINT UNSIGNED's range", ErrOverflow, z.v)
+	}
+	return z, err
+}
+
+// unsigned tells whether MySQL types e's integer value BIGINT UNSIGNED:
+// an UNSIGNED column's, or +, - or * with such an operand, or COALESCE of
+// such values only. A negative result of those fails in MySQL.
+func (r *Rows) unsigned(e *Expr) bool {
+	if r.p.Dialect != MySQL {
+		return false
+	}
+	switch e.Op {
+	case ExprCol:
+		return strings.HasPrefix(strings.ToUpper(r.types[e.Col]), "UNSIGNED ")
+	case ExprAdd, ExprSub, ExprMul:
+		return r.unsigned(e.Args[0]) || r.unsigned(e.Args[1])
+	case ExprCoalesce:
+		for _, a := range e.Args {
+			if !r.unsigned(a) {
+				return false
+			}
+		}
+		return true
+	}
+	return false // constants, unary minus and / are signed
 }
 
 // leaf reads a merged value as a number; integer types' text (MySQL's
