@@ -11,6 +11,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/glebarez/sqlite"
+	"gorm.io/driver/mysql"
+	"gorm.io/driver/postgres"
 	"gorm.io/gorm"
 	"gorm.io/gorm/logger"
 
@@ -54,6 +57,34 @@ type ReadAgg struct {
 type gormReadGen struct {
 	w                      *readWorld
 	bin, def, prep, oracle *gorm.DB // prep: bin with PrepareStmt
+	overHook               bool     // GORM on sqlhook: Raw reads too
+}
+
+// newGormOverHookGen reads through GORM opened on sqlhook's *sql.DB (the
+// way to run raw SQL on sharded tables under GORM): the builder's SQL and
+// Raw both go through sqlhook.
+func newGormOverHookGen(t testing.TB, w *readWorld) *gormReadGen {
+	t.Helper()
+	over := func(conn *sql.DB, prepare bool) *gorm.DB {
+		var d gorm.Dialector
+		switch w.b.name {
+		case "postgres":
+			d = postgres.New(postgres.Config{Conn: conn})
+		case "mariadb":
+			d = mysql.New(mysql.Config{Conn: conn, SkipInitializeWithVersion: true})
+		default:
+			d = sqlite.Dialector{Conn: conn}
+		}
+		db, err := gorm.Open(d, &gorm.Config{Logger: logger.Discard, PrepareStmt: prepare})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return db
+	}
+	g := newGormReadGen(t, w)
+	g.overHook = true
+	g.bin, g.def, g.prep = over(w.binHook, false), over(w.defHook, false), over(w.binHook, true)
+	return g
 }
 
 func newGormReadGen(t testing.TB, w *readWorld) *gormReadGen {
@@ -174,6 +205,9 @@ type gormQ struct {
 }
 
 func (g *gormReadGen) build(rng *rand.Rand) readCase {
+	if g.overHook && rng.IntN(4) == 0 {
+		return g.rawCase(rng)
+	}
 	return g.caseOf(genGormQ(rng, g.w.b.name))
 }
 

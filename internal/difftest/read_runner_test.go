@@ -253,7 +253,7 @@ const readMaxRefused = 0.15
 
 func readConfFromEnv(t *testing.T) readConf {
 	c := readConf{steps: 600, rows: 300, seed: 20261126, dbs: []string{"postgres", "mariadb", "sqlite"},
-		layers: []string{"sqlhook", "gorm"}, maxRefused: readMaxRefused}
+		layers: []string{"sqlhook", "gorm", "gorm+sqlhook"}, maxRefused: readMaxRefused}
 	num := func(k string, dst *int) {
 		if v := os.Getenv(k); v != "" {
 			n, err := strconv.Atoi(v)
@@ -317,6 +317,8 @@ func TestReadsAgreeWithOracle(t *testing.T) {
 						g = &sqlReadGen{w: w}
 					case "gorm":
 						g = newGormReadGen(t, w)
+					case "gorm+sqlhook":
+						g = newGormOverHookGen(t, w)
 					default:
 						t.Fatalf("unknown layer %q", layer)
 					}

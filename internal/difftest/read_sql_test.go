@@ -29,20 +29,21 @@ type sqlKey struct {
 
 // sqlQuery is a generated SELECT on t_read.
 type sqlQuery struct {
-	db          string
-	star        bool
-	distinct    bool
-	items       []sqlItem
-	where       []cell // AND-ed
-	group       []string
-	having      *cell
-	order       []sqlKey
-	limit, off  int // -1: none
-	limitArg    bool
-	commaLimit  bool // LIMIT off, n
-	numbered    bool // SQLite: placeholders spelled ?NNN
-	prepared    bool // run through Prepare
-	usesDefText bool // the merge compares label: run without WithBinaryCollation
+	db            string
+	star          bool
+	distinct      bool
+	items         []sqlItem
+	where         []cell // AND-ed
+	group         []string
+	having        *cell
+	order         []sqlKey
+	limit, off    int // -1: none
+	limitArg      bool
+	commaLimit    bool // LIMIT off, n
+	numbered      bool // SQLite: placeholders spelled ?NNN
+	prepared      bool // run through Prepare
+	questionMarks bool // placeholders left as ? (GORM's Raw spells them)
+	usesDefText   bool // the merge compares label: run without WithBinaryCollation
 }
 
 // sqlReadGen generates SELECTs through sqlhook.
@@ -130,6 +131,8 @@ func (q *sqlQuery) render(full bool) (string, []any) {
 		q.renderLimit(&c)
 	}
 	switch {
+	case q.questionMarks:
+		return c.text, c.args
 	case q.db == "postgres":
 		return numbered(c.text, "$"), c.args
 	case q.numbered:
