@@ -59,8 +59,9 @@
 // # Reads
 //
 // The differential read tester (TestReadsAgreeWithOracle) runs seeded
-// random SELECTs through sqlhook (WithScatter) and GORM query-builder
-// calls through gormplugin (WithScatter, WithDataSources) over t_read,
+// random SELECTs through sqlhook (WithScatter), GORM query-builder calls
+// through gormplugin (WithScatter, WithDataSources), and both (builder
+// calls and Raw SELECTs) through GORM opened on sqlhook's *sql.DB, over t_read,
 // sharded across two data sources by user_id MOD 2 and two tables in each
 // by k MOD 2, and the same statement, or the same GORM call, on one
 // unsharded oracle table holding the same seeded rows (a few hundred, with
@@ -117,7 +118,7 @@
 //	    go test ./internal/difftest/ -run TestReadsAgreeWithOracle -timeout 0 -v
 //
 // SHARDKEY_DIFFREAD_DB (postgres,mariadb,sqlite) and
-// SHARDKEY_DIFFREAD_LAYER (sqlhook,gorm) choose the runs;
+// SHARDKEY_DIFFREAD_LAYER (sqlhook,gorm,gorm+sqlhook) choose the runs;
 // SHARDKEY_DIFFREAD_ROWS sets the number of rows (300);
 // SHARDKEY_DIFFREAD_ONLY=N runs step N alone (to replay a divergence);
 // SHARDKEY_DIFFREAD_MAXREFUSED the share refused that fails the test;
