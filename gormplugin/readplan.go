@@ -221,7 +221,7 @@ func (rp *readPlan) readSelect(stmt *gorm.Statement) error {
 			if !c.Raw {
 				name := strings.ToLower(c.Name)
 				if c.Name == clause.PrimaryKey {
-					name = primaryColumn(stmt)
+					name = quotedPrimaryKey(stmt)
 				}
 				rp.items = append(rp.items, selItem{col: name, alias: strings.ToLower(c.Alias), text: name})
 				continue
@@ -360,6 +360,16 @@ func declaredCollation(stmt *gorm.Statement) func(string) (string, bool) {
 		}
 		return "", false
 	}
+}
+
+// quotedPrimaryKey is the column GORM writes for clause.PrimaryKey: the
+// prioritized primary key, else (a composite key) the model's first
+// column, as First and Last order by it.
+func quotedPrimaryKey(stmt *gorm.Statement) string {
+	if c := primaryColumn(stmt); c != "" || stmt.Schema == nil || len(stmt.Schema.DBNames) == 0 {
+		return c
+	}
+	return stmt.Schema.DBNames[0]
 }
 
 // mayBeColumn reports whether name may be a column of the statement's

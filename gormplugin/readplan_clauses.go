@@ -62,7 +62,7 @@ func (rp *readPlan) planGroups(stmt *gorm.Statement, gb clause.GroupBy) error {
 		if !c.Raw {
 			name := strings.ToLower(c.Name)
 			if c.Name == clause.PrimaryKey {
-				name = primaryColumn(stmt)
+				name = quotedPrimaryKey(stmt)
 			}
 			rp.addGroup(name, clause.Expr{SQL: "?", Vars: []any{c}})
 			continue
@@ -256,7 +256,7 @@ func (rp *readPlan) planOrder(stmt *gorm.Statement) error {
 		}
 		name := strings.ToLower(c.Column.Name)
 		if c.Column.Name == clause.PrimaryKey {
-			name = primaryColumn(stmt)
+			name = quotedPrimaryKey(stmt)
 		}
 		var col pcol
 		var err error
