@@ -37,7 +37,7 @@ rules:
 
 // Money is embedded in TypedItem.
 type Money struct {
-	Price    string `gorm:"type:decimal(12,3)"`
+	Price    string         `gorm:"type:decimal(12,3)"`
 	Discount sql.NullString `gorm:"column:disc;type:decimal(8,2)"`
 }
 
