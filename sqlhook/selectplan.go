@@ -402,6 +402,18 @@ func (b *selBuilder) itemWithRef(ref []string) int {
 	return -1
 }
 
+// namesOther reports whether name is the output name of a select item
+// other than a column of that name.
+func (b *selBuilder) namesOther(name string) bool {
+	for _, i := range b.aliasOf(name) {
+		e := b.sh.items[i].expr
+		if e.kind != exprColumn || e.ref[len(e.ref)-1] != name {
+			return true
+		}
+	}
+	return false
+}
+
 // sameAsItem finds a select item written as the expression at s (up to
 // spacing, comments and case): the databases read such an ORDER BY term as
 // that output column.
@@ -462,8 +474,11 @@ func (b *selBuilder) groups() {
 			return
 		case g.kind == exprColumn && b.itemWithRef(g.ref) >= 0:
 			col = colRef(b.itemWithRef(g.ref))
-		case b.readsAlias(g) || g.kind == exprColumn && len(g.ref) == 1 && b.d != PostgreSQL && len(b.aliasOf(g.ref[0])) > 0:
-			b.fail("GROUP BY a name that is also an output alias")
+		case b.readsAlias(g) || g.kind == exprColumn && len(g.ref) == 1 && b.namesOther(g.ref[0]):
+			// The databases group by a table column of that name when
+			// there is one, else by the output column: only the schema
+			// tells which.
+			b.fail("GROUP BY " + strings.Join(g.ref, ".") + ", an output name (GROUP BY the expression or its position)")
 			return
 		default:
 			col = b.hide(copyOf(b.lay.groupBy[k]))

@@ -342,6 +342,9 @@ func TestScatterGroupsHavingAndEmptyResults(t *testing.T) {
 			e.agree(t, `SELECT user_id, SUM(amount) AS s FROM t_sale GROUP BY user_id HAVING user_id > 3 AND NOT (SUM(amount) < 20) ORDER BY s DESC, user_id`, true)
 			e.agree(t, `SELECT user_id % 3, COUNT(DISTINCT amount) FROM t_sale GROUP BY 1 HAVING COUNT(DISTINCT amount) >= 2 ORDER BY 1`, true)
 			e.agree(t, `SELECT COUNT(*) FROM t_sale GROUP BY user_id ORDER BY user_id DESC LIMIT 3`, true)
+			e.agree(t, `SELECT t_sale.user_id, COUNT(*) FROM t_sale GROUP BY user_id ORDER BY 1`, true)
+			e.agree(t, `SELECT user_id AS user_id, COUNT(*) FROM t_sale GROUP BY user_id ORDER BY 1`, true)
+			e.refused(t, `SELECT user_id % 3 AS m, COUNT(*) FROM t_sale GROUP BY m`)
 			e.agree(t, `SELECT DISTINCT user_id, amount FROM t_sale ORDER BY user_id, amount DESC LIMIT 5 OFFSET 3`, true)
 			// No row: one row of the empty aggregates; no group.
 			e.agree(t, `SELECT COUNT(*), SUM(amount), AVG(amount), MIN(id), COUNT(DISTINCT amount) FROM t_sale WHERE id < 0`, true)
