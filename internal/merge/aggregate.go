@@ -48,6 +48,19 @@ type sumAcc struct {
 	scale   int
 	f       float64
 	special int8 // PostgreSQL numeric NaN/Infinity: bit 1 +Inf, bit 2 -Inf, bit 4 NaN
+	// overflow: a float sum became infinite adding finite values, which
+	// PostgreSQL fails on and MariaDB turns into 0 (see floatOverflow).
+	overflow bool
+}
+
+// floatOverflow fails a float sum the merge took beyond float64's range
+// from finite values: PostgreSQL fails the query ("value out of range"),
+// MariaDB returns 0 for it; SQLite returns the infinity.
+func (a *sumAcc) floatOverflow(d Dialect) error {
+	if a.overflow && d != SQLite {
+		return fmt.Errorf("%w: a floating-point sum beyond the range of double precision", ErrOverflow)
+	}
+	return nil
 }
 
 // add adds v, a value of a column of class c; NULL adds nothing.
@@ -127,14 +140,18 @@ func (a *sumAcc) addFloat(n num) {
 		a.f = a.float()
 		a.kind = 'f'
 	}
+	f := float64(n.i)
 	switch n.kind {
 	case 'f':
-		a.f += n.f
+		f = n.f
 	case 'i':
-		a.f += float64(n.i)
 	default:
-		f, _ := n.ext().float()
-		a.f += f
+		f, _ = n.ext().float()
+	}
+	before := a.f
+	a.f += f
+	if math.IsInf(a.f, 0) && !math.IsInf(before, 0) && !math.IsInf(f, 0) {
+		a.overflow = true
 	}
 }
 
@@ -481,8 +498,14 @@ func (r *Rows) sumValue(a *aggInfo, sum *sumAcc) (driver.Value, error) {
 	if r.p.Dialect == SQLite {
 		k = 0 // SQLite types each value: an integer sum unless a float was added
 	}
+	if err := sum.floatOverflow(r.p.Dialect); err != nil {
+		return nil, err
+	}
 	v, err := sum.value(k, r.p.Dialect)
 	if f, ok := v.(float64); ok && r.p.Dialect == PostgreSQL && r.types[a.Col] == "FLOAT4" {
+		if f32 := float32(f); math.IsInf(float64(f32), 0) && !math.IsInf(f, 0) {
+			return nil, fmt.Errorf("%w: a sum beyond the range of real", ErrOverflow)
+		}
 		v = float64(float32(f))
 	}
 	return v, err

@@ -58,6 +58,9 @@ func average(sum *sumAcc, count int64, mode avgMode, scale int, k goKind, d Dial
 	if count < 0 {
 		return nil, fmt.Errorf("%w: a negative count %d", ErrOverflow, count)
 	}
+	if err := sum.floatOverflow(d); err != nil {
+		return nil, err
+	}
 	if mode == avgFloat {
 		return floatValue(sum.float()/float64(count), k, d), nil
 	}

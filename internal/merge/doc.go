@@ -84,7 +84,10 @@
 // half away from zero, or DOUBLE for floating-point arguments. SQLite's is
 // a float64 division of the (exact, when integer) sum. A sum of floats is
 // added in float64 in shard order, so it may differ from the database's
-// in the last bits.
+// in the last bits; one that leaves float64's range from finite values
+// fails with ErrOverflow on PostgreSQL (which fails it too) and MySQL
+// (where MariaDB returns 0), as does a computed float out of range
+// (and, on PostgreSQL, a product or quotient underflowing to 0).
 //
 // # Memory
 //

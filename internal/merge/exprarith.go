@@ -53,18 +53,36 @@ func (x xnum) dec() decimal {
 }
 
 func (r *Rows) floatArith(op ExprOp, a, b float64) (xnum, error) {
+	var f float64
 	switch op {
 	case ExprAdd:
-		return xnum{kind: 'f', f: a + b}, nil
+		f = a + b
 	case ExprSub:
-		return xnum{kind: 'f', f: a - b}, nil
+		f = a - b
 	case ExprMul:
-		return xnum{kind: 'f', f: a * b}, nil
+		f = a * b
+	default:
+		if b == 0 {
+			return r.byZero()
+		}
+		f = a / b
 	}
-	if b == 0 {
-		return r.byZero()
+	return r.floatRange(op, f, a, b)
+}
+
+// floatRange fails a float result the way PostgreSQL and MySQL fail it:
+// infinite from finite operands (both), or zero from a product or
+// quotient of non-zero ones (PostgreSQL's underflow). SQLite goes on.
+func (r *Rows) floatRange(op ExprOp, f, a, b float64) (xnum, error) {
+	if r.p.Dialect != SQLite {
+		if math.IsInf(f, 0) && !math.IsInf(a, 0) && !math.IsInf(b, 0) {
+			return xnum{}, fmt.Errorf("%w: a double precision result out of range", ErrOverflow)
+		}
+		if r.p.Dialect == PostgreSQL && f == 0 && a != 0 && b != 0 && (op == ExprMul || op == ExprDiv) {
+			return xnum{}, fmt.Errorf("%w: a double precision result underflows", ErrOverflow)
+		}
 	}
-	return xnum{kind: 'f', f: a / b}, nil
+	return xnum{kind: 'f', f: f}, nil
 }
 
 // byZero is a division by zero: PostgreSQL fails, MySQL and SQLite give
