@@ -107,12 +107,13 @@
 // A family of its own (sql.tricky) tries forms whose answer needs rows of
 // several shards at once: window functions, subqueries, CTEs and derived
 // tables on the logic table, UNION, self-joins, DISTINCT ON, FILTER,
-// ROLLUP, GROUP BY a position or an alias; they must be merged right or
-// refused, and most are refused, so the refusal share is given with and
-// without them.
+// ROLLUP, GROUP BY a position or an alias (and gorm.tricky the like in
+// GORM: subqueries, Joins, Table over a subquery); they must be merged
+// right or refused, and most are refused, so the refusal share is given
+// with and without them.
 //
 // CI runs a fixed seed; it fails on any divergence or on a refusal share
-// (sql.tricky aside) above readMaxRefused. The environment sets a long run:
+// (the tricky families aside) above readMaxRefused. The environment sets a long run:
 //
 //	SHARDKEY_REQUIRE_DB=1 SHARDKEY_DIFFREAD_STEPS=20000 SHARDKEY_DIFFREAD_SEED=7 \
 //	    go test ./internal/difftest/ -run TestReadsAgreeWithOracle -timeout 0 -v

@@ -208,6 +208,9 @@ func (g *gormReadGen) build(rng *rand.Rand) readCase {
 	if g.overHook && rng.IntN(4) == 0 {
 		return g.rawCase(rng)
 	}
+	if rng.IntN(16) == 0 {
+		return g.trickyCase(rng)
+	}
 	return g.caseOf(genGormQ(rng, g.w.b.name))
 }
 
