@@ -354,6 +354,7 @@ func TestScatterGroupsHavingAndEmptyResults(t *testing.T) {
 			e.agree(t, `SELECT id FROM t_sale WHERE user_id IN (1, 2) ORDER BY price DESC, id`, true)
 			// Placeholders copied into hidden columns and removed with HAVING.
 			e.agree(t, `SELECT id FROM t_sale WHERE id > ? ORDER BY amount * ? DESC, id LIMIT ?`, true, 3, 2, 6)
+			e.agree(t, `SELECT id FROM t_sale ORDER BY amount * ?, amount * ?, id LIMIT 9`, true, 0, -1)
 			e.agree(t, `SELECT user_id, COUNT(*) FROM t_sale WHERE id > ? GROUP BY user_id HAVING SUM(amount) > ? ORDER BY MAX(amount) + 1 DESC, user_id LIMIT ?`, true, 4, 10, 3)
 		})
 	}

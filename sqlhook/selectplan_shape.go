@@ -1,6 +1,7 @@
 package sqlhook
 
 import (
+	"fmt"
 	"slices"
 	"strings"
 
@@ -387,9 +388,13 @@ func normText(text string, toks []stok, s span) string {
 	var b strings.Builder
 	for _, t := range toks {
 		if t.start >= s.a && t.end <= s.b {
-			if t.kind == 'w' {
+			switch {
+			case t.kind == 'w':
 				b.WriteString(t.word)
-			} else {
+			case t.kind == '?' && text[t.start:t.end] == "?":
+				// Each bare ? is an argument of its own.
+				fmt.Fprintf(&b, "?%d", t.start)
+			default:
 				b.WriteString(text[t.start:t.end])
 			}
 			b.WriteByte(' ')
