@@ -149,7 +149,7 @@ func newReadWorld(t testing.TB, db string, seed uint64, nrows int) *readWorld {
 	if db == "sqlite" {
 		amts = readAmtsSQLite
 	}
-	w.rows = readRows0(seed, nrows, amts)
+	w.rows = tableRows(seed, nrows, amts)
 	w.load(t, r)
 	hook := func(opts ...sqlhook.Option) *sql.DB {
 		d, err := sqlhook.Open(cfg, append(opts, sqlhook.WithScatter())...)
@@ -245,9 +245,9 @@ var (
 	}
 )
 
-// readRows0 is the seeded rows of t_read: ids 1..n in a shuffled order
+// tableRows is the seeded rows of t_read: ids 1..n in a shuffled order
 // of insertion (so that no table is read in id order by chance).
-func readRows0(seed uint64, n int, amts []any) [][]any {
+func tableRows(seed uint64, n int, amts []any) [][]any {
 	rng := rand.New(rand.NewPCG(seed, 0x5eed))
 	out := make([][]any, 0, n)
 	for _, id := range rng.Perm(n) {
