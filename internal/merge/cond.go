@@ -83,6 +83,12 @@ func (r *Rows) evalCompare(c *Cond, g *group) (tri, error) {
 	if a == nil || b == nil {
 		return tUnknown, nil
 	}
+	if r.p.Dialect == SQLite {
+		var err error
+		if a, b, err = r.sqliteAffinity(ca, cb, a, b); err != nil {
+			return tUnknown, err
+		}
+	}
 	clsA, clsB := r.operandClass(ca, cb, g.shard), r.operandClass(cb, ca, g.shard)
 	t := c.Text
 	if (c.Cmp == Eq || c.Cmp == Ne) && t == TextEqualOnly {
