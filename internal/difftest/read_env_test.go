@@ -104,6 +104,7 @@ type readWorld struct {
 	rows    [][]any // the rows, in readCols order
 	binHook *sql.DB // sqlhook with WithScatter and WithBinaryCollation
 	defHook *sql.DB // sqlhook with WithScatter only
+	txHook  *sql.DB // binHook's options and WithMultiSourceTx, for reads in a transaction
 }
 
 func (b backend) readConfig(t testing.TB) *shardconf.Config {
@@ -161,6 +162,7 @@ func newReadWorld(t testing.TB, db string, seed uint64, nrows int) *readWorld {
 		return d
 	}
 	w.binHook, w.defHook = hook(sqlhook.WithBinaryCollation()), hook()
+	w.txHook = hook(sqlhook.WithBinaryCollation(), sqlhook.WithMultiSourceTx())
 	return w
 }
 

@@ -1,6 +1,7 @@
 package difftest
 
 import (
+	"context"
 	"database/sql"
 	"fmt"
 	"math/rand/v2"
@@ -42,6 +43,7 @@ type sqlQuery struct {
 	commaLimit    bool // LIMIT off, n
 	numbered      bool // SQLite: placeholders spelled ?NNN
 	prepared      bool // run through Prepare
+	inTx          bool // run in a read-only transaction
 	questionMarks bool // placeholders left as ? (GORM's Raw spells them)
 	usesDefText   bool // the merge compares label: run without WithBinaryCollation
 }
@@ -204,6 +206,22 @@ func queryOn(db *sql.DB, text string, args []any) func() (*readResult, error) {
 	}
 }
 
+// queryInTx runs the statement in a read-only transaction, rolled back.
+func queryInTx(db *sql.DB, text string, args []any) func() (*readResult, error) {
+	return func() (*readResult, error) {
+		tx, err := db.BeginTx(context.Background(), &sql.TxOptions{ReadOnly: true})
+		if err != nil {
+			return nil, err
+		}
+		defer tx.Rollback()
+		rs, err := tx.Query(text, args...)
+		if err != nil {
+			return nil, err
+		}
+		return scanAll(rs)
+	}
+}
+
 // preparedOn runs the statement through Prepare and Stmt.Query, the
 // other path database/sql takes.
 func preparedOn(db *sql.DB, text string, args []any) func() (*readResult, error) {
@@ -239,7 +257,10 @@ func (g *sqlReadGen) caseOf(q *sqlQuery) readCase {
 		fam = "sql.order"
 	}
 	run, how := queryOn, ""
-	if q.prepared {
+	switch {
+	case q.inTx && !q.usesDefText:
+		run, how, hook = queryInTx, "in a transaction: ", g.w.txHook
+	case q.prepared:
 		run, how = preparedOn, "prepared: "
 	}
 	rc := readCase{family: fam, desc: how + describe(text, args), kinds: q.kinds(),
@@ -366,6 +387,7 @@ func genQuery(rng *rand.Rand, db string) *sqlQuery {
 	q.usesDefText = q.comparesLabel()
 	q.numbered = db == "sqlite" && rng.IntN(4) == 0
 	q.prepared = rng.IntN(4) == 0
+	q.inTx = rng.IntN(6) == 0
 	return q
 }
 
