@@ -513,6 +513,9 @@ func genGrouped(rng *rand.Rand, q *sqlQuery) {
 	}
 	if rng.IntN(3) == 0 {
 		h := genHaving(rng, q.db)
+		if rng.IntN(3) == 0 {
+			h = genKeyHaving(rng, q.group)
+		}
 		q.having = &h
 	}
 	if rng.IntN(3) > 0 {
@@ -603,6 +606,28 @@ func genHaving(rng *rand.Rand, db string) cell {
 		c.add(fmt.Sprintf("MAX(id) < %d", 50+rng.IntN(250)))
 	default:
 		c.add(fmt.Sprintf("AVG(qty) > %d OR COUNT(*) = 1", rng.IntN(8)))
+	}
+	return c
+}
+
+// genKeyHaving is a HAVING condition on a GROUP BY key: a number, a text
+// compared under its collation, a time, IN.
+func genKeyHaving(rng *rand.Rand, group []string) cell {
+	var c cell
+	g := pick(rng, group)
+	switch groupKind(g) {
+	case kInt, kDecimal:
+		c.add(g+pick(rng, []string{" > ?", " <= ?", " IN (?, ?)"}), int64(rng.IntN(6)), int64(rng.IntN(6)))
+		c.args = c.args[:strings.Count(c.text, "?")]
+	case kTextBin, kTextDef:
+		c.add(g + pick(rng, []string{" > 'a'", " < 'b '", " IN ('a', 'X', 'bob')", " IS NOT NULL"}))
+	case kTime:
+		c.add(g+" >= ?", pick(rng, readTimes))
+	default:
+		c.add(g + " IS NOT NULL")
+	}
+	if rng.IntN(3) == 0 {
+		c.add(" AND COUNT(*) > 1")
 	}
 	return c
 }
