@@ -15,6 +15,7 @@ import (
 	"gorm.io/driver/mysql"
 	"gorm.io/driver/postgres"
 	"gorm.io/gorm"
+	"gorm.io/gorm/clause"
 	"gorm.io/gorm/logger"
 
 	"github.com/shardkey/shardkey/gormplugin"
@@ -170,6 +171,7 @@ type gormOrder struct {
 	col     string
 	desc    bool
 	collate string // an explicit COLLATE on the key
+	column  bool   // given as a clause.OrderByColumn rather than text
 }
 
 // text is the Order argument.
@@ -228,6 +230,9 @@ func genGormQ(rng *rand.Rand, db string) *gormQ {
 		"maps", "batches", "distinct", "agg1", "groupcount"})
 	q.genDest(rng, db)
 	q.prepared = rng.IntN(4) == 0
+	for i := range q.order {
+		q.order[i].column = rng.IntN(3) == 0
+	}
 	return q
 }
 
@@ -403,6 +408,10 @@ func (q *gormQ) chain(db *gorm.DB, full bool) *gorm.DB {
 		tx = tx.Having(q.having.text, q.having.args...)
 	}
 	for _, o := range q.order {
+		if o.column && o.collate == "" {
+			tx = tx.Order(clause.OrderByColumn{Column: clause.Column{Name: o.col}, Desc: o.desc})
+			continue
+		}
 		tx = tx.Order(o.text())
 	}
 	if !full {
@@ -448,6 +457,10 @@ func (q *gormQ) describe() string {
 		fmt.Fprintf(&b, ".Having(%q%s)", q.having.text, goArgs(q.having.args))
 	}
 	for _, o := range q.order {
+		if o.column && o.collate == "" {
+			fmt.Fprintf(&b, ".Order(clause.OrderByColumn{Column: clause.Column{Name: %q}, Desc: %v})", o.col, o.desc)
+			continue
+		}
 		fmt.Fprintf(&b, ".Order(%q)", o.text())
 	}
 	if q.limit >= 0 {
