@@ -60,6 +60,8 @@ type readEnv struct {
 	db     *gorm.DB // plugin with WithScatter
 	bin    *gorm.DB // the same, with WithBinaryCollation
 	oracle *gorm.DB // one unsharded read_orders table with the same rows
+	pools  [2]*sql.DB
+	plain  [2]*gorm.DB // each data source without the plugin
 }
 
 func newReadEnv(t *testing.T, be string) *readEnv { return newReadEnvIn(t, be, "gormread_") }
@@ -74,6 +76,7 @@ func newReadEnvIn(t *testing.T, be, prefix string) *readEnv {
 	db1 := reopen(t, d1, nil)
 	p0, _ := e.db.DB()
 	p1, _ := db1.DB()
+	e.pools = [2]*sql.DB{p0, p1}
 	pools := map[string]gorm.ConnPool{"ds_0": p0, "ds_1": p1}
 	rules := rulesOf(t, readRules)
 	for _, x := range []struct {
@@ -95,6 +98,7 @@ func newReadEnvIn(t *testing.T, be, prefix string) *readEnv {
 		t.Fatal(err)
 	}
 	plain0, plain1 := reopen(t, d0, nil), reopen(t, d1, nil)
+	e.plain = [2]*gorm.DB{plain0, plain1}
 	for _, x := range []struct {
 		db    *gorm.DB
 		table string
