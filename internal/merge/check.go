@@ -215,6 +215,12 @@ func (r *Rows) checkComputed() error {
 	for _, a := range r.p.Aggs {
 		isAgg[a.Col] = true
 	}
+	avgCols := map[int]bool{} // MySQL DECIMAL AVGs, and computed columns holding one
+	for _, a := range r.aggs {
+		if (a.Func == Avg || a.Func == AvgDistinct) && a.mode == avgMySQLDecimal {
+			avgCols[a.Col] = true
+		}
+	}
 	r.comps = make([]compInfo, len(r.p.Computed))
 	for i, c := range r.p.Computed {
 		if c.Col < 0 || c.Col >= len(r.names) || isAgg[c.Col] {
@@ -225,6 +231,12 @@ func (r *Rows) checkComputed() error {
 				return err
 			}
 			return r.colErr(c.Col, err)
+		}
+		if r.hiddenAvgDigits(c.Expr, false, avgCols) {
+			return r.colErr(c.Col, fmt.Errorf("%w: arithmetic on a DECIMAL AVG on MySQL (it computes with digits beyond the AVG's scale, which no shard returns)", ErrUnsupportedType))
+		}
+		if r.hiddenAvgDigits(c.Expr, true, avgCols) {
+			avgCols[c.Col] = true
 		}
 		ci := &r.comps[i]
 		ci.Computed = c
@@ -280,4 +292,27 @@ func (r *Rows) checkExpr(e *Expr, root bool, depth int) error {
 		}
 	}
 	return nil
+}
+
+// hiddenAvgDigits tells whether e does arithmetic (under) on a MySQL
+// DECIMAL AVG (a column of avgCols): MariaDB's AVG(x) * 3 multiplies the
+// average with 9 digits kept past its scale (1.333333333 * 3 = 4.0000),
+// the merged one has only the AVG column's (1.3333 * 3 = 3.9999). Alone,
+// negated or in COALESCE it is returned at its scale, as merged.
+func (r *Rows) hiddenAvgDigits(e *Expr, under bool, avgCols map[int]bool) bool {
+	if e == nil || r.p.Dialect != MySQL {
+		return false
+	}
+	switch e.Op {
+	case ExprCol:
+		return under && avgCols[e.Col]
+	case ExprAdd, ExprSub, ExprMul, ExprDiv:
+		under = true
+	}
+	for _, a := range e.Args {
+		if r.hiddenAvgDigits(a, under, avgCols) {
+			return true
+		}
+	}
+	return false
 }

@@ -45,8 +45,11 @@
 //     select_div_scale; MySQL's / gives a DECIMAL at the column's scale and
 //     is allowed only as the outermost operation (inside an expression it
 //     keeps digits no shard returns), and its +, - and * with an UNSIGNED
-//     operand fail below zero; SQLite's integers divide truncating
-//     and go on in floating point when they overflow. Division by zero
+//     operand fail below zero, and arithmetic on a DECIMAL AVG is refused
+//     (MariaDB computes it from the average with 9 digits past the AVG's
+//     scale: AVG(x) * 3 is 4.0000 where 1.3333 * 3 is 3.9999); SQLite's
+//     integers divide truncating and go on in floating point when they
+//     overflow. Division by zero
 //     fails on PostgreSQL (ErrDivisionByZero) and is NULL elsewhere. A
 //     result whose type differs from the one the database reports for the
 //     column is refused.
