@@ -545,6 +545,12 @@ func genAgg(rng *rand.Rand, db string) sqlItem {
 	}
 	switch rng.IntN(10) {
 	case 9:
+		if rng.IntN(4) == 0 { // functions and casts over aggregates
+			cast := map[string]string{"postgres": "SUM(qty)::bigint", "mariadb": "CAST(SUM(qty) AS SIGNED)",
+				"sqlite": "CAST(SUM(qty) AS INTEGER)"}[db]
+			return pick(rng, []sqlItem{{text: cast, kind: kInt}, {text: "ROUND(AVG(qty), 2)", kind: kDecimal},
+				{text: "ABS(MIN(big))", kind: kInt}, {text: "MAX(qty) % 5", kind: kInt}})
+		}
 		return pick(rng, []sqlItem{{text: "COUNT(*) * 2", kind: kInt}, {text: "SUM(qty) - MIN(qty)", kind: kDecimal},
 			{text: "MAX(qty) + 1", kind: kInt}, {text: "SUM(amount) / COUNT(*)", kind: kDecimal}, {text: "COALESCE(MAX(qty), -1)", kind: kInt}})
 	case 8:
