@@ -295,6 +295,9 @@ func (rp *readPlan) readItem(text string, ts []token) (selItem, error) {
 		return selItem{star: true}, nil
 	}
 	expr, alias := cutAlias(ts)
+	if alias != "" {
+		alias = rp.identKey(ts[len(ts)-1])
+	}
 	it := selItem{alias: alias, text: normTokens(expr)}
 	if col, ok := colRef(expr, rp.logic); ok {
 		it.col = col
@@ -315,6 +318,16 @@ func (rp *readPlan) readItem(text string, ts []token) (selItem, error) {
 		return it, fmt.Errorf("%s", p)
 	}
 	return it, nil // an expression computed per row
+}
+
+// identKey is the name an identifier token stands for, as names compare:
+// PostgreSQL keeps a quoted name's case ("N" and n are two columns);
+// MySQL's aliases and SQLite's names compare without case.
+func (rp *readPlan) identKey(t token) string {
+	if rp.dialect == merge.PostgreSQL && t.quoted {
+		return t.text
+	}
+	return strings.ToLower(t.text)
 }
 
 // refuseBinaryForms refuses ordering a MariaDB UUID or INET6 column, as

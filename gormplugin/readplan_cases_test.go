@@ -153,7 +153,9 @@ var aggregateCases = []readCase{
 		err := model(db).Select("user_id, count(*) * ? + ? as n, ? as tag", 3, 1, "t").Group("user_id").Order("user_id").Find(&out).Error
 		return out, err
 	}},
-	{name: "count(*) + 1 without GROUP BY", run: func(db *gorm.DB) (any, error) {
+	// MariaDB computes AVG(x) / 7 from the average with more digits than
+	// the AVG's scale, which no table returns: refused there.
+	{name: "count(*) + 1 without GROUP BY", refused: []string{"mariadb"}, run: func(db *gorm.DB) (any, error) {
 		var out []map[string]any
 		err := model(db).Select("count(*) + 1 as n, sum(qty) / 3 as total, avg(qty) / 7 as mean").Find(&out).Error
 		return out, err

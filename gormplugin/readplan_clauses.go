@@ -361,7 +361,7 @@ func (rp *readPlan) orderExpr(text string, ts []token) (pcol, error) {
 		return pcol(pos - 1), nil
 	}
 	if len(ts) == 1 && ts[0].kind == tokIdent {
-		if c, ok, err := rp.orderName(strings.ToLower(ts[0].text)); ok || err != nil {
+		if c, ok, err := rp.orderName(rp.identKey(ts[0])); ok || err != nil {
 			return c, err
 		}
 	}
