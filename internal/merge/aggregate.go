@@ -379,7 +379,12 @@ func (r *Rows) minMax(a *aggInfo, st *aggState, v driver.Value, s int) error {
 	if err != nil {
 		return err
 	}
-	if (a.Func == Min && c < 0) || (a.Func == Max && c > 0) {
+	// Of equal values written differently (numeric 0 and 0.0, float -0
+	// and 0), PostgreSQL's min and max keep the last one read
+	// (numeric_smaller returns its second argument on a tie); MariaDB and
+	// SQLite keep the first.
+	tie := c == 0 && r.p.Dialect == PostgreSQL
+	if (a.Func == Min && c < 0) || (a.Func == Max && c > 0) || tie {
 		st.best, st.bestS = cloneValue(v), s
 	}
 	return nil

@@ -111,8 +111,9 @@
 // Where SQL leaves a choice to the database the merge makes its own:
 // rows equal on every ORDER BY key come in shard order; of values equal
 // but written differently (numeric 1.0 and 1.00, 'b' and 'b ' under PAD
-// SPACE, PostgreSQL intervals of one span) a group, MIN, MAX or DISTINCT shows the
-// first one read, and SUM(DISTINCT)/AVG(DISTINCT) of PostgreSQL numerics
+// SPACE, PostgreSQL intervals of one span) a group or DISTINCT shows the
+// first one read, as do MIN and MAX but on PostgreSQL, whose own keep the
+// last one read, and SUM(DISTINCT)/AVG(DISTINCT) of PostgreSQL numerics
 // carry that one's scale. The engine adds the per-shard results it is given: a per-shard
 // SUM the server already rounded (MariaDB's SUM(x / 3) keeps hidden
 // digits a shard's result has lost; PostgreSQL's sum(real) for
