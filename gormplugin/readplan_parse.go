@@ -171,9 +171,18 @@ var aggregateNames = map[string]bool{
 // is: an aggregate, a window, a subquery. "" when it can.
 func opaqueProblem(ts []token) string {
 	for i, t := range ts {
+		next := token{}
+		if i+1 < len(ts) {
+			next = ts[i+1]
+		}
 		switch {
-		case t.kind == tokIdent && !t.quoted && i+1 < len(ts) && ts[i+1].punct("(") && aggregateNames[strings.ToLower(t.text)]:
+		case t.kind == tokIdent && next.punct("(") && aggregateNames[strings.ToLower(t.text)]:
+			// Quoted too: PostgreSQL and SQLite call "count"(*) as count(*).
 			return "an aggregate inside an expression"
+		case t.is("within") && next.is("group"):
+			return "an ordered-set aggregate (WITHIN GROUP)"
+		case t.is("filter") && next.punct("(") && i > 0 && ts[i-1].punct(")"):
+			return "an aggregate with FILTER"
 		case t.is("over"):
 			return "a window function"
 		case t.is("select"):
