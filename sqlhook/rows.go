@@ -17,7 +17,8 @@ import (
 // by internal/merge as the query's mergeSpec says.
 type mergedRows struct {
 	*merge.Rows
-	spec mergeSpec
+	units []driver.Rows // the targets' rows, which the engine owns
+	spec  mergeSpec
 	// With SQLite's sum guards the engine also returns the hidden columns
 	// up to the last guard; the caller sees the first visible.
 	guards  []sumGuardCols
@@ -39,7 +40,7 @@ func newMergedRows(units []driver.Rows, spec mergeSpec) (*mergedRows, error) {
 	if err != nil {
 		return nil, engineError(err)
 	}
-	m := &mergedRows{Rows: r, spec: spec, visible: p.Visible}
+	m := &mergedRows{Rows: r, units: units, spec: spec, visible: p.Visible}
 	if mp := spec.merge; mp != nil && len(mp.guards) > 0 {
 		m.visible = len(units[0].Columns()) - mp.hidden
 		col := func(c colRef) int { return m.visible + int(-c-1) }
@@ -53,6 +54,21 @@ func newMergedRows(units []driver.Rows, spec mergeSpec) (*mergedRows, error) {
 
 // Columns are the query's own columns.
 func (m *mergedRows) Columns() []string { return m.Rows.Columns()[:m.visible] }
+
+// ColumnTypeScanType is the first target's answer, else another's: some
+// drivers (SQLite's) answer only while a row is current, and the first
+// target's rows may be at their end.
+func (m *mergedRows) ColumnTypeScanType(i int) reflect.Type {
+	if t := m.Rows.ColumnTypeScanType(i); t != nil {
+		return t
+	}
+	for _, u := range m.units {
+		if t := colScanType(u, i); t != nil {
+			return t
+		}
+	}
+	return nil
+}
 
 // checkGuards refuses a row whose sums SQLite could have overflowed
 // while adding the rows of one table: COUNT * MAX or COUNT * MIN beyond
@@ -277,6 +293,15 @@ func materialize(r driver.Rows) (*bufferedRows, error) {
 		if err != nil {
 			r.Close()
 			return nil, err
+		}
+		if len(b.rows) == 0 {
+			// Some drivers (SQLite's) report a column's scan type only
+			// while a row is current.
+			for i := range b.info {
+				if t := colScanType(r, i); t != nil {
+					b.info[i].scanType = t
+				}
+			}
 		}
 		b.rows = append(b.rows, cloneRow(buf))
 	}

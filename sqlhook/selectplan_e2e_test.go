@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"math"
 	"path/filepath"
+	"reflect"
 	"slices"
 	"strconv"
 	"strings"
@@ -405,5 +406,41 @@ func TestSQLiteSumsThatMayOverflowAreRefused(t *testing.T) {
 		e.refused(t, `SELECT AVG(amount) FROM t_sale WHERE id > 100`)
 		e.refused(t, `SELECT user_id, SUM(amount) FROM t_sale WHERE id > 100 GROUP BY user_id`)
 		e.agree(t, `SELECT user_id, AVG(amount), SUM(amount) FROM t_sale WHERE id < 100 GROUP BY user_id ORDER BY user_id`, true)
+	}
+}
+
+// SQLite's driver reports a column's scan type only while a row is
+// current; merged rows report it as a single target's do (GORM builds map
+// values from it).
+func TestMergedRowsReportTheDriversScanTypes(t *testing.T) {
+	for _, b := range selBackends(t) {
+		if b.name != "sqlite" {
+			continue
+		}
+		e := openSel(t, b)
+		if _, err := e.db.Exec(`ALTER TABLE t_sale ADD COLUMN flag BOOLEAN`); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := e.db.Exec(`UPDATE t_sale SET flag = id % 2 = 0`); err != nil {
+			t.Fatal(err)
+		}
+		for _, q := range []string{`SELECT id, flag FROM t_sale WHERE user_id = 1 AND id = 7`, `SELECT id, flag FROM t_sale WHERE user_id = 1`,
+			`SELECT id, flag FROM t_sale ORDER BY id`} {
+			rows, err := e.db.Query(q)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for rows.Next() {
+				cts, err := rows.ColumnTypes()
+				if err != nil {
+					t.Fatal(err)
+				}
+				if st := cts[1].ScanType(); st == nil || st.Kind() != reflect.Bool {
+					t.Errorf("%s: flag's scan type %v, want bool", q, st)
+					break
+				}
+			}
+			rows.Close()
+		}
 	}
 }
