@@ -219,11 +219,17 @@ func (rp *readPlan) readSelect(stmt *gorm.Statement) error {
 		rp.distinct = s.Distinct
 		for _, c := range s.Columns {
 			if !c.Raw {
-				name := strings.ToLower(c.Name)
-				if c.Name == clause.PrimaryKey {
-					name = quotedPrimaryKey(stmt)
+				it := selItem{alias: strings.ToLower(c.Alias)}
+				if rp.dialect == merge.PostgreSQL {
+					it.alias = c.Alias // GORM quotes it
 				}
-				rp.items = append(rp.items, selItem{col: name, alias: strings.ToLower(c.Alias), text: name})
+				name, isCol := rp.columnKey(stmt, c)
+				if isCol {
+					it.col, it.text = name, name
+				} else { // another table's column: an expression to the merge
+					it.text = strings.TrimPrefix(name, "expr:")
+				}
+				rp.items = append(rp.items, it)
 				continue
 			}
 			if err := rp.readItems(c.Name, nil); err != nil {
@@ -318,6 +324,28 @@ func (rp *readPlan) readItem(text string, ts []token) (selItem, error) {
 		return it, fmt.Errorf("%s", p)
 	}
 	return it, nil // an expression computed per row
+}
+
+// columnKey is the name a GORM column stands for among the plan's
+// columns (isCol): a column of the logic table by its name; another
+// table's column (Table set, or "t.col" given as one name, which GORM
+// quotes part by part) as an expression, named as one written in text.
+func (rp *readPlan) columnKey(stmt *gorm.Statement, c clause.Column) (name string, isCol bool) {
+	if c.Name == clause.PrimaryKey {
+		return quotedPrimaryKey(stmt), true
+	}
+	if t := c.Table; t != "" && t != clause.CurrentTable && !strings.EqualFold(t, rp.logic) {
+		return "expr:" + strings.ToLower(t) + " . " + strings.ToLower(c.Name), false
+	}
+	if strings.Contains(c.Name, ".") {
+		if ts, err := tokenize(c.Name); err == nil {
+			if name, ok := colRef(ts, rp.logic); ok {
+				return name, true
+			}
+			return exprName(ts), false
+		}
+	}
+	return strings.ToLower(c.Name), true
 }
 
 // identKey is the name an identifier token stands for, as names compare:

@@ -60,10 +60,7 @@ func (rp *readPlan) planGroups(stmt *gorm.Statement, gb clause.GroupBy) error {
 	}
 	for _, c := range gb.Columns {
 		if !c.Raw {
-			name := strings.ToLower(c.Name)
-			if c.Name == clause.PrimaryKey {
-				name = quotedPrimaryKey(stmt)
-			}
+			name, _ := rp.columnKey(stmt, c)
 			rp.addGroup(name, clause.Expr{SQL: "?", Vars: []any{c}})
 			continue
 		}
@@ -254,14 +251,14 @@ func (rp *readPlan) planOrder(stmt *gorm.Statement) error {
 		if t := c.Column.Table; t != "" && t != clause.CurrentTable && !strings.EqualFold(t, rp.logic) {
 			return fmt.Errorf("ORDER BY a column of table %s", t)
 		}
-		name := strings.ToLower(c.Column.Name)
-		if c.Column.Name == clause.PrimaryKey {
-			name = quotedPrimaryKey(stmt)
+		name, isCol := rp.columnKey(stmt, c.Column)
+		if !isCol {
+			return fmt.Errorf("ORDER BY %s, a column of another table", c.Column.Name)
 		}
 		var col pcol
 		var err error
 		found := false
-		if c.Column.Table == "" && c.Column.Name != clause.PrimaryKey {
+		if c.Column.Table == "" && c.Column.Name != clause.PrimaryKey && !strings.Contains(c.Column.Name, ".") {
 			// Unqualified, the name is an output column's first, as in
 			// ORDER BY text: every database sorts by the alias.
 			col, found, err = rp.orderName(name)

@@ -34,6 +34,12 @@ var nameResolutionCases = []readCase{
 		return model(db).Select("user_id, count(*) as n, sum(amount) as total").Group("user_id").
 			Order(clause.OrderByColumn{Column: clause.Column{Name: "total"}, Desc: true}).Limit(2)
 	})},
+	{name: "Group on a column GORM quotes as logic_table.column", run: maps(func(db *gorm.DB) *gorm.DB {
+		return model(db).Select("user_id, count(*) as n").Group("read_orders.user_id").Order("read_orders.user_id desc")
+	})},
+	{name: "ORDER BY a clause.Column written logic_table.column", run: maps(func(db *gorm.DB) *gorm.DB {
+		return model(db).Select("id, -amount as amount").Order(clause.OrderByColumn{Column: clause.Column{Name: "read_orders.amount"}}).Order("id").Limit(3)
+	})},
 	{name: "max(amount) as amount, ordered by the alias", run: maps(func(db *gorm.DB) *gorm.DB {
 		return model(db).Select("user_id, max(amount) as amount").Group("user_id").Order("amount desc").Order("user_id")
 	})},
