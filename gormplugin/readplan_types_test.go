@@ -4,6 +4,7 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"math"
 	"testing"
 	"time"
 
@@ -29,6 +30,10 @@ rules:
       actualDataNodes: ds_${0..1}.typed_lines_${0..1}
       databaseStrategy: {standard: {shardingColumn: user_id, shardingAlgorithmName: by_user}}
       tableStrategy: {standard: {shardingColumn: order_id, shardingAlgorithmName: by_order}}
+    typed_units:
+      actualDataNodes: ds_${0..1}.typed_units_${0..1}
+      databaseStrategy: {standard: {shardingColumn: user_id, shardingAlgorithmName: by_user}}
+      tableStrategy: {standard: {shardingColumn: id, shardingAlgorithmName: by_id}}
   shardingAlgorithms:
     by_user: {type: MOD, props: {sharding-count: 2}}
     by_id: {type: MOD, props: {sharding-count: 2}}
@@ -233,5 +238,106 @@ func TestTypedValuesMergeAsOneTableHoldsThem(t *testing.T) {
 				e.check(t, c)
 			}
 		})
+	}
+}
+
+// PostgreSQL's NaN is larger than every number (and equal to itself) in
+// ORDER BY, MIN, MAX and GROUP BY, for double precision and numeric alike.
+func TestNaNAndInfinityMergeAsPostgreSQLOrdersThem(t *testing.T) {
+	e := newTypedEnv(t, "postgres")
+	for _, db := range []*gorm.DB{e.db, e.oracle} {
+		for _, u := range []struct {
+			id, user int64
+			col      string
+			v        any
+		}{{3, 3, "ratio", math.NaN()}, {6, 2, "ratio", math.NaN()}, {7, 3, "ratio", math.Inf(1)}, {9, 1, "ratio", math.Inf(-1)},
+			{11, 3, "price", gorm.Expr("'NaN'::numeric")}, {13, 1, "price", gorm.Expr("'NaN'::numeric")}} {
+			if err := db.Model(&TypedItem{}).Where("user_id = ? AND id = ?", u.user, u.id).Update(u.col, u.v).Error; err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	for _, c := range []readCase{
+		{name: "ORDER BY a double with NaN and infinities, limited", run: func(db *gorm.DB) (any, error) {
+			var ids []int64
+			err := db.Model(&TypedItem{}).Order("ratio desc").Order("id").Limit(6).Pluck("id", &ids).Error
+			return ids, err
+		}},
+		{name: "ORDER BY a double with NaN ascending, all", run: func(db *gorm.DB) (any, error) {
+			var ids []int64
+			err := db.Model(&TypedItem{}).Order("ratio").Order("id").Pluck("id", &ids).Error
+			return ids, err
+		}},
+		{name: "ORDER BY a numeric with NaN", run: func(db *gorm.DB) (any, error) {
+			var ids []int64
+			err := db.Model(&TypedItem{}).Order("price desc").Order("id").Limit(5).Pluck("id", &ids).Error
+			return ids, err
+		}},
+		{name: "MIN, MAX, SUM, AVG, COUNT(DISTINCT) with NaN", run: func(db *gorm.DB) (any, error) {
+			var out []map[string]any
+			err := db.Model(&TypedItem{}).Select("user_id, min(ratio) as lo, max(ratio) as hi, max(price) as mp, min(price) as lp, sum(price) as sp, count(distinct ratio) as d").
+				Group("user_id").Order("user_id").Find(&out).Error
+			return fmt.Sprint(out), err
+		}},
+		{name: "GROUP BY a double with NaN", run: func(db *gorm.DB) (any, error) {
+			var out []map[string]any
+			err := db.Model(&TypedItem{}).Select("ratio, count(*) as n").Group("ratio").Order("ratio").Find(&out).Error
+			return fmt.Sprint(out), err
+		}},
+		{name: "DISTINCT numeric with NaN", run: func(db *gorm.DB) (any, error) {
+			var out []string
+			err := db.Model(&TypedItem{}).Distinct("price").Order("price").Pluck("price", &out).Error
+			return out, err
+		}},
+	} {
+		e.check(t, c)
+	}
+}
+
+// TypedUnit holds unsigned integers above int64 (MariaDB's BIGINT UNSIGNED).
+type TypedUnit struct {
+	ID     int64 `gorm:"primaryKey;autoIncrement:false"`
+	UserID int64
+	U      uint64
+	Small  uint8
+}
+
+// Unsigned values above int64 order, add up and compare as numbers.
+func TestUnsignedAboveInt64MergeAsMariaDBHoldsThem(t *testing.T) {
+	e := newTypedEnv(t, "mariadb")
+	for _, db := range []*gorm.DB{e.db, e.oracle} {
+		if err := db.AutoMigrate(&TypedUnit{}); err != nil {
+			t.Fatal(err)
+		}
+		for i := int64(1); i <= 16; i++ {
+			u := TypedUnit{ID: i, UserID: i % 4, U: math.MaxUint64 - uint64(i*i*1000), Small: uint8(i * 15)}
+			if i%3 == 0 {
+				u.U = uint64(i)
+			}
+			if err := db.Create(&u).Error; err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	for _, c := range []readCase{
+		{name: "ORDER BY an unsigned above int64", run: find[TypedUnit](func(db *gorm.DB) *gorm.DB { return db.Order("u desc").Order("id").Limit(7) })},
+		{name: "SUM, AVG, MIN, MAX of unsigned above int64", run: func(db *gorm.DB) (any, error) {
+			var out []map[string]any
+			err := db.Model(&TypedUnit{}).Select("user_id, sum(u) as s, avg(u) as a, min(u) as lo, max(u) as hi, sum(small) as ss, max(small) - min(small) as d").
+				Group("user_id").Order("s desc").Find(&out).Error
+			return out, err
+		}},
+		{name: "HAVING on an unsigned sum (an argument above int64 is refused)", refused: []string{"mariadb"}, run: func(db *gorm.DB) (any, error) {
+			var out []map[string]any
+			err := db.Model(&TypedUnit{}).Select("user_id, count(*) as n").Group("user_id").Having("sum(u) > ?", uint64(math.MaxUint64)).Order("user_id").Find(&out).Error
+			return out, err
+		}},
+		{name: "DISTINCT unsigned into uint64", run: func(db *gorm.DB) (any, error) {
+			var us []uint64
+			err := db.Model(&TypedUnit{}).Distinct("u").Order("u").Pluck("u", &us).Error
+			return us, err
+		}},
+	} {
+		e.check(t, c)
 	}
 }
