@@ -15,7 +15,7 @@ import (
 // PostgreSQL "C" (and character(n)), MariaDB utf8mb4_bin (PAD SPACE) and
 // utf8mb4_nopad_bin, SQLite BINARY and NOCASE.
 
-var textValues = []any{"a", "A", "b", "b ", "b  ", "B", "a\t", "", "é", "e\u0301", "z", "Z ", "ab", nil}
+var textValues = []any{"a", "A", "b", "b ", "b  ", "B", "a\t", "", "é", "É", "e\u0301", "z", "Z ", "ab", "a\x1f", "a\x1f ", "_", "[", nil}
 
 func textRows() [][]any {
 	rng := rand.New(rand.NewPCG(7, 11))
