@@ -163,6 +163,27 @@ var finisherFormCases = []readCase{
 	{name: "a subquery built by GORM in WHERE", refused: []string{"*"}, run: find[ReadOrder](func(db *gorm.DB) *gorm.DB {
 		return db.Where("amount > (?)", db.Session(&gorm.Session{NewDB: true}).Model(&ReadOrder{}).Select("avg(amount)")).Order("id")
 	})},
+	{name: "FindInBatches with Limit and Offset", run: func(db *gorm.DB) (any, error) {
+		var batches [][]int64
+		var rows []ReadOrder
+		err := db.Where("amount <> ?", 4).Order("id").Limit(13).Offset(3).FindInBatches(&rows, 5, func(*gorm.DB, int) error {
+			var ids []int64
+			for _, r := range rows {
+				ids = append(ids, r.ID)
+			}
+			batches = append(batches, ids)
+			return nil
+		}).Error
+		return batches, err
+	}},
+	{name: "an aggregate with Limit(0)", run: maps(func(db *gorm.DB) *gorm.DB { return model(db).Select("count(*) as n").Limit(0) })},
+	{name: "an aggregate with Offset(1)", run: maps(func(db *gorm.DB) *gorm.DB { return model(db).Select("count(*) as n").Offset(1).Limit(5) })},
+	{name: "DISTINCT over per-group counts", run: maps(func(db *gorm.DB) *gorm.DB {
+		return model(db).Distinct().Select("count(*) as n").Group("amount").Order("n")
+	})},
+	{name: "Count of a grouped Select with HAVING", run: count(func(db *gorm.DB) *gorm.DB {
+		return model(db).Select("user_id").Group("user_id").Having("sum(amount) > ?", 55)
+	})},
 	{name: "Where with OR over several users, ordered", run: find[ReadOrder](func(db *gorm.DB) *gorm.DB {
 		return db.Where("user_id = ? OR user_id = ?", 1, 3).Order("amount desc, id").Limit(6)
 	})},
