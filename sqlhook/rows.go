@@ -24,6 +24,12 @@ type mergedRows struct {
 	guards  []sumGuardCols
 	visible int
 	row     []driver.Value
+	cur     []reflect.Type // SQLite: the scan types of the row last returned
+
+	// SQLite: the first row, read ahead by newMergedRows.
+	pending  bool
+	ahead    []driver.Value
+	aheadErr error
 }
 
 // sumGuardCols is a sumGuard's columns in the merged rows.
@@ -49,16 +55,34 @@ func newMergedRows(units []driver.Rows, spec mergeSpec) (*mergedRows, error) {
 		}
 		m.row = make([]driver.Value, p.Visible)
 	}
+	if spec.dialect == merge.SQLite {
+		m.prefetch()
+	}
 	return m, nil
+}
+
+// prefetch reads the first merged row ahead, as SQLite's driver steps to
+// the first row in Query: its scan types are then the ones reported
+// before the first Next, as over one table.
+func (m *mergedRows) prefetch() {
+	m.ahead = make([]driver.Value, m.visible)
+	m.aheadErr = m.Next(m.ahead)
+	m.pending = true
 }
 
 // Columns are the query's own columns.
 func (m *mergedRows) Columns() []string { return m.Rows.Columns()[:m.visible] }
 
-// ColumnTypeScanType is the first target's answer, else another's: some
-// drivers (SQLite's) answer only while a row is current, and the first
-// target's rows may be at their end.
+// ColumnTypeScanType is the first target's answer, else another's. On
+// SQLite, whose driver answers from the storage class of the current row's
+// value, it is the answer for the merged row last returned.
 func (m *mergedRows) ColumnTypeScanType(i int) reflect.Type {
+	if m.spec.dialect == merge.SQLite {
+		if i < len(m.cur) {
+			return m.cur[i]
+		}
+		return nil
+	}
 	if t := m.Rows.ColumnTypeScanType(i); t != nil {
 		return t
 	}
@@ -95,17 +119,55 @@ func (m *mergedRows) checkGuards() error {
 // driver returned it; the engine's refusals (a collation or type it
 // cannot compare, too many groups) match ErrUnsupported.
 func (m *mergedRows) Next(dest []driver.Value) error {
+	if m.pending {
+		m.pending = false
+		copy(dest, m.ahead)
+		if m.aheadErr == nil {
+			m.sqliteScanTypes(dest)
+		}
+		return m.aheadErr
+	}
 	if m.guards == nil {
-		return m.next(dest)
+		if err := m.next(dest); err != nil {
+			return err
+		}
+	} else {
+		if err := m.next(m.row); err != nil {
+			return err
+		}
+		if err := m.checkGuards(); err != nil {
+			return err
+		}
+		copy(dest, m.row[:m.visible])
 	}
-	if err := m.next(m.row); err != nil {
-		return err
+	if m.spec.dialect == merge.SQLite {
+		m.sqliteScanTypes(dest)
 	}
-	if err := m.checkGuards(); err != nil {
-		return err
-	}
-	copy(dest, m.row[:m.visible])
 	return nil
+}
+
+// sqliteScanTypes records the scan types SQLite's driver gives for a row
+// holding these values: by the value's storage class, BOOLEAN integers as
+// bool.
+func (m *mergedRows) sqliteScanTypes(row []driver.Value) {
+	if m.cur == nil {
+		m.cur = make([]reflect.Type, len(row))
+	}
+	for i, v := range row {
+		switch v.(type) {
+		case nil:
+			m.cur[i] = nil
+		case []byte:
+			m.cur[i] = reflect.SliceOf(reflect.TypeFor[[]byte]())
+		case int64:
+			m.cur[i] = reflect.TypeFor[int64]()
+			if strings.EqualFold(m.Rows.ColumnTypeDatabaseTypeName(i), "boolean") {
+				m.cur[i] = reflect.TypeFor[bool]()
+			}
+		default:
+			m.cur[i] = reflect.TypeOf(v)
+		}
+	}
 }
 
 func (m *mergedRows) next(dest []driver.Value) error {
