@@ -40,6 +40,15 @@ var nameResolutionCases = []readCase{
 	{name: "ORDER BY a clause.Column written logic_table.column", run: maps(func(db *gorm.DB) *gorm.DB {
 		return model(db).Select("id, -amount as amount").Order(clause.OrderByColumn{Column: clause.Column{Name: "read_orders.amount"}}).Order("id").Limit(3)
 	})},
+	{name: "a hidden sort column named as a select alias the ORDER BY names", run: maps(func(db *gorm.DB) *gorm.DB {
+		return model(db).Select("id, amount as qty").Order("qty").Order("read_orders.qty desc").Order("id").Limit(1)
+	})},
+	{name: "a hidden sort column named as a select alias, all rows", run: maps(func(db *gorm.DB) *gorm.DB {
+		return model(db).Select("id, amount as qty").Order("qty desc").Order("read_orders.qty").Order("id")
+	})},
+	{name: "a hidden grouping column named as a select alias", run: maps(func(db *gorm.DB) *gorm.DB {
+		return model(db).Select("count(*) as user_id, max(amount) as amount").Group("read_orders.user_id").Order("user_id, amount")
+	})},
 	{name: "max(amount) as amount, ordered by the alias", run: maps(func(db *gorm.DB) *gorm.DB {
 		return model(db).Select("user_id, max(amount) as amount").Group("user_id").Order("amount desc").Order("user_id")
 	})},

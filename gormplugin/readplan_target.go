@@ -3,6 +3,7 @@ package gormplugin
 import (
 	"fmt"
 	"slices"
+	"strconv"
 	"strings"
 
 	"gorm.io/gorm"
@@ -57,13 +58,21 @@ type hiddenSelect struct {
 	hidden  []clause.Expression
 }
 
+// Each hidden column gets an alias of its own, so that its output name
+// (amount, for a hidden sort key amount) never meets a select alias an
+// ORDER BY names (ambiguous, or another column, to the database).
 func (h hiddenSelect) Build(b clause.Builder) {
 	h.visible.Build(b)
-	for _, e := range h.hidden {
+	for i, e := range h.hidden {
 		b.WriteString(", ")
 		e.Build(b)
+		b.WriteString(" AS ")
+		b.WriteQuoted(hiddenAlias + strconv.Itoa(i))
 	}
 }
+
+// hiddenAlias starts the aliases of hidden columns.
+const hiddenAlias = "shardkey_hidden_"
 
 // colTypes is what the plan needs of the first target's result.
 type colTypes interface {
