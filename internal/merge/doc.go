@@ -120,6 +120,16 @@
 // avg(real), which New refuses) cannot be made exact here, so the
 // planner must not push it down.
 //
+// Where the database's own answer depends on the order it reads rows in,
+// or is itself out of range, the merge gives the exact one: a float sum
+// (any order of adding rounds differently); MariaDB's DECIMAL sum whose
+// running total passes 65 digits (MariaDB then returns a wrong value);
+// PostgreSQL's avg(float8), which fails when its sum of squares
+// overflows although the average does not. A MySQL TIMESTAMP read in a
+// session time zone with daylight saving shows two instants of the
+// repeated hour as one text, which the merge cannot tell apart (MariaDB
+// orders them by instant): read such columns with time_zone '+00:00'.
+//
 // # Errors
 //
 // ErrCollation, ErrUnsupportedType, ErrOrder, ErrTooManyGroups,
