@@ -264,7 +264,7 @@ func (rp *readPlan) readSelect(stmt *gorm.Statement) error {
 // readItems reads a select list written as text, whose ? placeholders
 // take vars in order.
 func (rp *readPlan) readItems(text string, vars []any) error {
-	ts, err := tokenize(text)
+	ts, err := rp.tokenize(text)
 	if err != nil {
 		return fmt.Errorf("%w: select %q over several tables: %v", ErrUnsupported, text, err)
 	}
@@ -346,6 +346,19 @@ func (rp *readPlan) columnKey(stmt *gorm.Statement, c clause.Column) (name strin
 		}
 	}
 	return strings.ToLower(c.Name), true
+}
+
+// tokenize reads a fragment of the statement. MySQL (without
+// ANSI_QUOTES) reads "..." as a string, not a name: refused rather than
+// merged as the column it would name elsewhere.
+func (rp *readPlan) tokenize(text string) ([]token, error) {
+	ts, err := tokenize(text)
+	for _, t := range ts {
+		if err == nil && t.dquote && rp.dialect == merge.MySQL {
+			err = fmt.Errorf("%s in %q: a string on MySQL, not a name", source(text, []token{t}), text)
+		}
+	}
+	return ts, err
 }
 
 // identKey is the name an identifier token stands for, as names compare:

@@ -64,7 +64,7 @@ func (rp *readPlan) planGroups(stmt *gorm.Statement, gb clause.GroupBy) error {
 			rp.addGroup(name, clause.Expr{SQL: "?", Vars: []any{c}})
 			continue
 		}
-		ts, err := tokenize(c.Name)
+		ts, err := rp.tokenize(c.Name)
 		if err != nil {
 			return err
 		}
@@ -304,7 +304,7 @@ func (rp *readPlan) orderColumn(name string, e clause.Expression) (c pcol, err e
 
 // orderText reads ORDER BY terms written as text ("a desc, b").
 func (rp *readPlan) orderText(text string, desc bool) error {
-	ts, err := tokenize(text)
+	ts, err := rp.tokenize(text)
 	if err != nil {
 		return err
 	}

@@ -46,7 +46,7 @@ func (rp *readPlan) condAll(op merge.CondOp, es []clause.Expression) (*condPlan,
 func (rp *readPlan) condOf(e clause.Expression) (*condPlan, error) {
 	switch x := e.(type) {
 	case clause.Expr:
-		ts, err := tokenize(x.SQL)
+		ts, err := rp.tokenize(x.SQL)
 		if err != nil {
 			return nil, err
 		}
@@ -109,7 +109,7 @@ func (rp *readPlan) columnCmp(column any, op merge.CmpOp, v any) (*condPlan, err
 	default:
 		return nil, fmt.Errorf("a condition on %T", column)
 	}
-	ts, err := tokenize(text)
+	ts, err := rp.tokenize(text)
 	if err != nil {
 		return nil, err
 	}

@@ -49,6 +49,12 @@ var nameResolutionCases = []readCase{
 	{name: "a hidden grouping column named as a select alias", run: maps(func(db *gorm.DB) *gorm.DB {
 		return model(db).Select("count(*) as user_id, max(amount) as amount").Group("read_orders.user_id").Order("user_id, amount")
 	})},
+	{name: "a double-quoted name (a string on MySQL) grouped", binary: true, refused: []string{"mariadb"}, run: maps(func(db *gorm.DB) *gorm.DB {
+		return model(db).Select(`"user_id", count(*) as n`).Where("amount <> ?", 5).Group("user_id").Order("n, user_id")
+	})},
+	{name: "a double-quoted name (a string on MySQL) ordered", refused: []string{"mariadb"}, run: maps(func(db *gorm.DB) *gorm.DB {
+		return model(db).Select("id").Order(`"amount" desc`).Order("id").Limit(4)
+	})},
 	{name: "max(amount) as amount, ordered by the alias", run: maps(func(db *gorm.DB) *gorm.DB {
 		return model(db).Select("user_id, max(amount) as amount").Group("user_id").Order("amount desc").Order("user_id")
 	})},

@@ -24,6 +24,7 @@ type token struct {
 	kind   tokKind
 	text   string
 	quoted bool // a quoted identifier: never a keyword
+	dquote bool // quoted with "...": a string literal on MySQL
 	pos    int  // offset in the source
 }
 
@@ -94,7 +95,7 @@ func quoted(s string, i int) (token, int, error) {
 		if j < 0 {
 			return token{}, 0, fmt.Errorf("unterminated quote in %q", s)
 		}
-		return token{kind: tokIdent, text: s[i+1 : i+1+j], quoted: true, pos: i}, j + 2, nil
+		return token{kind: tokIdent, text: s[i+1 : i+1+j], quoted: true, dquote: c == '"', pos: i}, j + 2, nil
 	}
 	var b strings.Builder
 	for j := i + 1; j < len(s); j++ {
