@@ -58,3 +58,25 @@ func TestAggregatesOverNullsAndNoRowsAgreeWithOneTable(t *testing.T) {
 		}
 	})
 }
+
+// MariaDB returns GROUP BY groups in the order of their keys when no
+// ORDER BY is given; a merged grouped read on MariaDB does the same.
+func TestGroupsComeInKeyOrderOnMariaDBWithoutOrderBy(t *testing.T) {
+	e := newReadEnvIn(t, "mariadb", "gormatk_grouporder_")
+	for _, c := range []readCase{
+		{name: "Group(amount) without ORDER BY", run: maps(func(db *gorm.DB) *gorm.DB {
+			return model(db).Select("amount, count(*) as n").Group("amount")
+		})},
+		{name: "Group(user_id, amount % 3) without ORDER BY", run: maps(func(db *gorm.DB) *gorm.DB {
+			return model(db).Select("amount % 3 as k, user_id, sum(amount) as s").Group("user_id, amount % 3")
+		})},
+		{name: "Group(qty) with NULLs without ORDER BY", run: maps(func(db *gorm.DB) *gorm.DB {
+			return model(db).Select("qty, count(*) as n").Group("qty")
+		})},
+		{name: "DISTINCT without ORDER BY", unordered: true, run: maps(func(db *gorm.DB) *gorm.DB {
+			return model(db).Distinct("amount")
+		})},
+	} {
+		e.check(t, c)
+	}
+}
