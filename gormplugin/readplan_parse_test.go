@@ -109,11 +109,18 @@ func FuzzFragmentReader(f *testing.F) {
 			_ = opaqueProblem(expr)
 			_ = normTokens(expr)
 			_ = arithmetic(expr)
-			ep := &exprParser{rp: &readPlan{hiddenAt: map[string]int{}}, src: s, ts: expr}
+			ep := &exprParser{rp: fuzzPlan(), src: s, ts: expr}
 			_, _ = ep.sum()
 		}
-		rp := &readPlan{hiddenAt: map[string]int{}, groupBy: []pcol{0}, groupNames: []string{"a"}, items: []selItem{{col: "a"}}}
+		rp := fuzzPlan()
+		rp.groupBy, rp.groupNames, rp.items = []pcol{0}, []string{"a"}, []selItem{{col: "a"}}
 		cp := &condParser{rp: rp, src: s, ts: ts, vars: []any{1, []int{1, 2}, "x"}}
 		_, _ = cp.or()
 	})
+}
+
+// fuzzPlan is an empty plan as planRead starts one.
+func fuzzPlan() *readPlan {
+	return &readPlan{logic: "t", hiddenAt: map[string]int{}, colNames: map[pcol]string{}, limit: -1,
+		mayBeColumn: func(string) bool { return true }}
 }
