@@ -290,9 +290,26 @@ func (rp *readPlan) readItems(text string, vars []any) error {
 			return fmt.Errorf("%w: select %q has more ? than arguments", ErrUnsupported, text)
 		}
 		it.vars, vars = vars[:n], vars[n:]
+		for _, v := range it.vars {
+			if sqlArgument(v) {
+				// gorm.Expr or a subquery is SQL each table runs (an
+				// aggregate, a window), not a value the same in every row.
+				return fmt.Errorf("%w: select %q with a %T argument over several tables", ErrUnsupported, text, v)
+			}
+		}
 		rp.items = append(rp.items, it)
 	}
 	return nil
+}
+
+// sqlArgument reports whether a placeholder's argument is SQL GORM writes
+// in its place rather than a value it binds.
+func sqlArgument(v any) bool {
+	switch v.(type) {
+	case clause.Expression, *gorm.DB, []clause.Expression:
+		return true
+	}
+	return false
 }
 
 func (rp *readPlan) readItem(text string, ts []token) (selItem, error) {
