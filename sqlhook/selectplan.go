@@ -619,6 +619,13 @@ func (b *selBuilder) operand(o shapeOperand) opTmpl {
 		if e.calc != nil {
 			return opTmpl{col: b.havingCalc(e.calc, o.aggIndex)}
 		}
+		// A GROUP BY expression (GROUP BY qty % 3 HAVING qty % 3 > 1);
+		// MySQL's HAVING reads only names.
+		for k, g := range b.sh.groupBy {
+			if b.d != MySQL && e.print != "" && g.print == e.print && !e.hasAgg && k < len(b.mp.groupBy) {
+				return opTmpl{col: b.mp.groupBy[k]}
+			}
+		}
 	case exprColumn:
 		group := -1
 		for k, g := range b.sh.groupBy {

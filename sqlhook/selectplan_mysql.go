@@ -4,6 +4,7 @@ import (
 	"strings"
 
 	"github.com/pingcap/tidb/pkg/parser/ast"
+	"github.com/pingcap/tidb/pkg/parser/format"
 	"github.com/pingcap/tidb/pkg/parser/opcode"
 	"github.com/pingcap/tidb/pkg/parser/test_driver"
 
@@ -35,7 +36,9 @@ func (c *myCompiler) myShape(s *ast.SelectStmt) *selectShape {
 			sh.fail("GROUP BY ... WITH ROLLUP")
 		}
 		for _, it := range g.Items {
-			sh.groupBy = append(sh.groupBy, myKey(it.Expr, sh))
+			g := myKey(it.Expr, sh)
+			g.print = myPrint(it.Expr)
+			sh.groupBy = append(sh.groupBy, g)
 		}
 	}
 	if s.Having != nil && s.Having.Expr != nil {
@@ -209,6 +212,7 @@ func myOperand(e ast.ExprNode, sh *selectShape, agg *int) shapeOperand {
 		return shapeOperand{isConst: true, val: v}
 	}
 	x := myExpr(e, sh)
+	x.print = myPrint(e)
 	o := shapeOperand{expr: x, aggIndex: -1}
 	switch {
 	case x.kind == exprAgg:
@@ -217,10 +221,20 @@ func myOperand(e ast.ExprNode, sh *selectShape, agg *int) shapeOperand {
 	case x.calc != nil:
 		o.aggIndex = *agg
 		*agg += len(calcAggs(x.calc, nil))
-	case x.kind != exprColumn:
+	case x.kind != exprColumn && x.hasAgg:
 		sh.fail("HAVING with an expression other than an aggregate, a GROUP BY column or a constant")
 	}
 	return o
+}
+
+// myPrint is an expression written back by the grammar: two spellings of
+// one expression print alike.
+func myPrint(e ast.ExprNode) string {
+	var b strings.Builder
+	if err := e.Restore(format.NewRestoreCtx(format.DefaultRestoreFlags, &b)); err != nil {
+		return ""
+	}
+	return b.String()
 }
 
 // myStoks converts the MySQL tokens for the select layout.

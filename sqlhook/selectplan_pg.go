@@ -4,6 +4,7 @@ import (
 	"strings"
 
 	pg "github.com/pganalyze/pg_query_go/v6"
+	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/reflect/protoreflect"
 
 	"github.com/shardkey/shardkey/internal/merge"
@@ -46,7 +47,9 @@ func (c *pgCompiler) pgShape(s *pg.SelectStmt) *selectShape {
 			sh.fail("GROUP BY ROLLUP, CUBE or GROUPING SETS")
 			continue
 		}
-		sh.groupBy = append(sh.groupBy, c.pgKey(n, sh))
+		g := c.pgKey(n, sh)
+		g.print = pgPrint(n)
+		sh.groupBy = append(sh.groupBy, g)
 	}
 	if s.HavingClause != nil {
 		agg := 0
@@ -84,6 +87,22 @@ func (c *pgCompiler) pgOrder(n *pg.Node, sh *selectShape) shapeOrder {
 		o.nullsSet = true
 	}
 	return o
+}
+
+// pgPrint is a node's shape without its text positions: two spellings of
+// one expression print alike.
+func pgPrint(n *pg.Node) string {
+	c := proto.Clone(n)
+	walkMessages(c.ProtoReflect(), func(m protoreflect.Message) {
+		if fd := m.Descriptor().Fields().ByName("location"); fd != nil && fd.Kind() == protoreflect.Int32Kind {
+			m.Set(fd, protoreflect.ValueOfInt32(0))
+		}
+	})
+	b, err := proto.MarshalOptions{Deterministic: true}.Marshal(c)
+	if err != nil {
+		return ""
+	}
+	return string(b)
 }
 
 // pgKey reads a GROUP BY or ORDER BY term: a position, or an expression
@@ -153,6 +172,8 @@ func (c *pgCompiler) pgClass(n *pg.Node, sh *selectShape) shapeExpr {
 		qualified := len(fc.Funcname) > 2 || len(fc.Funcname) == 2 && fc.Funcname[0].GetString_().GetSval() != "pg_catalog"
 		switch {
 		case !e.hasAgg || fc.Over != nil:
+		case !mergeableAggNames[fn] && !isAggregateName(fn) && pgHasAggregate(fc.Args):
+			// A function of aggregates (ROUND(AVG(x), 2)): an expression.
 		case !mergeableAggNames[fn] || qualified:
 			sh.fail("aggregate " + strings.ToUpper(fn))
 		case fc.AggFilter != nil || len(fc.AggOrder) > 0 || fc.AggWithinGroup:
@@ -290,6 +311,7 @@ func (c *pgCompiler) pgOperand(n *pg.Node, sh *selectShape, agg *int) shapeOpera
 		return shapeOperand{isConst: true, val: v}
 	}
 	e := c.pgExpr(n, sh)
+	e.print = pgPrint(n)
 	o := shapeOperand{expr: e, aggIndex: -1}
 	switch {
 	case e.kind == exprAgg:
@@ -298,7 +320,7 @@ func (c *pgCompiler) pgOperand(n *pg.Node, sh *selectShape, agg *int) shapeOpera
 	case e.calc != nil:
 		o.aggIndex = *agg
 		*agg += len(calcAggs(e.calc, nil))
-	case e.kind != exprColumn:
+	case e.kind != exprColumn && e.hasAgg:
 		sh.fail("HAVING with an expression other than an aggregate, a GROUP BY column or a constant")
 	}
 	return o

@@ -45,6 +45,7 @@ type shapeExpr struct {
 	collate  string    // an explicit COLLATE around it, as written
 	hasParam bool      // a placeholder occurs in it
 	calc     *calcNode // exprOther with aggregates: the arithmetic the engine computes, or nil
+	print    string    // GROUP BY terms and HAVING operands: the expression's shape, to match them
 }
 
 // shapeItem is a select list entry.
