@@ -83,23 +83,7 @@ func (q *sqlQuery) render(full bool) (string, []any) {
 	if q.distinct {
 		c.add("DISTINCT ")
 	}
-	var proj []string
-	if q.star {
-		proj = append(proj, "*")
-	}
-	for _, it := range q.items {
-		if it.alias != "" {
-			proj = append(proj, it.text+" AS "+it.alias)
-		} else {
-			proj = append(proj, it.text)
-		}
-	}
-	if full {
-		for i, k := range q.order {
-			proj = append(proj, fmt.Sprintf("%s AS dr_k%d", k.expr, i))
-		}
-	}
-	c.add(strings.Join(proj, ", ") + " FROM t_read")
+	c.add(strings.Join(q.projection(full), ", ") + " FROM t_read")
 	for i, w := range q.where {
 		if i == 0 {
 			c.add(" WHERE ")
@@ -141,6 +125,28 @@ func (q *sqlQuery) render(full bool) (string, []any) {
 		return numbered(c.text, "?"), c.args
 	}
 	return c.text, c.args
+}
+
+// projection is the select list; full: the ORDER BY keys appended as
+// dr_k0, dr_k1...
+func (q *sqlQuery) projection(full bool) []string {
+	var proj []string
+	if q.star {
+		proj = append(proj, "*")
+	}
+	for _, it := range q.items {
+		if it.alias != "" {
+			proj = append(proj, it.text+" AS "+it.alias)
+		} else {
+			proj = append(proj, it.text)
+		}
+	}
+	if full {
+		for i, k := range q.order {
+			proj = append(proj, fmt.Sprintf("%s AS dr_k%d", k.expr, i))
+		}
+	}
+	return proj
 }
 
 // renderLimit spells LIMIT/OFFSET: literals or placeholders, and LIMIT
@@ -527,6 +533,30 @@ func genGrouped(rng *rand.Rand, q *sqlQuery) {
 	genLimit(rng, q)
 }
 
+// aggInExpr is an aggregate inside an expression, a function or a cast.
+func aggInExpr(rng *rand.Rand, db string) sqlItem {
+	if rng.IntN(4) == 0 { // functions and casts over aggregates
+		cast := map[string]string{"postgres": "SUM(qty)::bigint", "mariadb": "CAST(SUM(qty) AS SIGNED)",
+			"sqlite": "CAST(SUM(qty) AS INTEGER)"}[db]
+		return pick(rng, []sqlItem{{text: cast, kind: kInt}, {text: "ROUND(AVG(qty), 2)", kind: kDecimal},
+			{text: "ABS(MIN(big))", kind: kInt}, {text: "MAX(qty) % 5", kind: kInt}})
+	}
+	return pick(rng, []sqlItem{{text: "COUNT(*) * 2", kind: kInt}, {text: "SUM(qty) - MIN(qty)", kind: kDecimal},
+		{text: "MAX(qty) + 1", kind: kInt}, {text: "SUM(amount) / COUNT(*)", kind: kDecimal}, {text: "COALESCE(MAX(qty), -1)", kind: kInt}})
+}
+
+// aggOfExpr is an aggregate of an expression (on PostgreSQL now and then
+// of intervals and money, values that arrive as text).
+func aggOfExpr(rng *rand.Rand, db string) sqlItem {
+	if db == "postgres" && rng.IntN(3) == 0 {
+		return pick(rng, []sqlItem{{text: "MIN(ts - TIMESTAMP '2023-06-01 00:00:00')"}, {text: "MAX(amount::money)"},
+			{text: "SUM(amount::money)"}, {text: "MAX(ts - TIMESTAMP '2023-06-01 00:00:00')"}})
+	}
+	return pick(rng, []sqlItem{{text: "SUM(qty / 3)", kind: kDecimal}, {text: "SUM(amount * k)", kind: kDecimal},
+		{text: "MAX(qty + 1)", kind: kInt}, {text: "AVG(score * 2)", kind: kFloat}, {text: "MIN(amount - 1)", kind: kDecimal},
+		{text: "AVG(qty * 1.5)", kind: kDecimal}, {text: "COUNT(qty + k)", kind: kInt}})
+}
+
 // groupKind is the kind of a GROUP BY column or expression.
 func groupKind(g string) colKind {
 	switch g {
@@ -545,22 +575,9 @@ func genAgg(rng *rand.Rand, db string) sqlItem {
 	}
 	switch rng.IntN(10) {
 	case 9:
-		if rng.IntN(4) == 0 { // functions and casts over aggregates
-			cast := map[string]string{"postgres": "SUM(qty)::bigint", "mariadb": "CAST(SUM(qty) AS SIGNED)",
-				"sqlite": "CAST(SUM(qty) AS INTEGER)"}[db]
-			return pick(rng, []sqlItem{{text: cast, kind: kInt}, {text: "ROUND(AVG(qty), 2)", kind: kDecimal},
-				{text: "ABS(MIN(big))", kind: kInt}, {text: "MAX(qty) % 5", kind: kInt}})
-		}
-		return pick(rng, []sqlItem{{text: "COUNT(*) * 2", kind: kInt}, {text: "SUM(qty) - MIN(qty)", kind: kDecimal},
-			{text: "MAX(qty) + 1", kind: kInt}, {text: "SUM(amount) / COUNT(*)", kind: kDecimal}, {text: "COALESCE(MAX(qty), -1)", kind: kInt}})
+		return aggInExpr(rng, db)
 	case 8:
-		if db == "postgres" && rng.IntN(3) == 0 {
-			return pick(rng, []sqlItem{{text: "MIN(ts - TIMESTAMP '2023-06-01 00:00:00')"}, {text: "MAX(amount::money)"},
-				{text: "SUM(amount::money)"}, {text: "MAX(ts - TIMESTAMP '2023-06-01 00:00:00')"}})
-		}
-		return pick(rng, []sqlItem{{text: "SUM(qty / 3)", kind: kDecimal}, {text: "SUM(amount * k)", kind: kDecimal},
-			{text: "MAX(qty + 1)", kind: kInt}, {text: "AVG(score * 2)", kind: kFloat}, {text: "MIN(amount - 1)", kind: kDecimal},
-			{text: "AVG(qty * 1.5)", kind: kDecimal}, {text: "COUNT(qty + k)", kind: kInt}})
+		return aggOfExpr(rng, db)
 	case 0:
 		return sqlItem{text: "COUNT(*)", kind: kInt}
 	case 1:
