@@ -126,7 +126,9 @@ dataSources:
 		if q == "" {
 			continue
 		}
-		ordered := strings.Contains(q, "ORDER BY")
+		// MariaDB returns groups in GROUP BY order unless told ORDER BY NULL.
+		ordered := (strings.Contains(q, "ORDER BY") || (drv == "mysql" && strings.Contains(q, "GROUP BY"))) &&
+			!strings.Contains(q, "ORDER BY NULL")
 		rs, err := db.QueryContext(ctx, q)
 		var got []string
 		if err == nil {
@@ -215,6 +217,11 @@ SELECT order_id FROM t_order ORDER BY created NULLS FIRST, order_id LIMIT 5 OFFS
 `
 
 const myQueries = `
+SELECT k, COUNT(*) FROM t_order GROUP BY k ORDER BY NULL
+SELECT DISTINCT k FROM t_order ORDER BY k DESC LIMIT 2
+SELECT SQL_NO_CACHE k, COUNT(*) FROM t_order GROUP BY k
+SELECT k, COUNT(*) FROM t_order GROUP BY k HAVING COUNT(*) > 1.5 ORDER BY 1
+SELECT k, MAX(amount) - MIN(amount) FROM t_order GROUP BY k ORDER BY 2, 1
 SELECT DISTINCT created FROM t_order
 SELECT created, COUNT(*) FROM t_order GROUP BY created
 SELECT order_id, created FROM t_order ORDER BY created DESC, order_id
