@@ -310,6 +310,7 @@ func TestScatterReadsPerDialect(t *testing.T) {
 			case "sqlite":
 				e.agree(t, `SELECT id, amount FROM t_sale ORDER BY amount NULLS LAST, id LIMIT 8`, true)
 				e.agree(t, `SELECT id, note FROM t_sale ORDER BY note COLLATE "BINARY", id LIMIT 10`, true)
+				e.agree(t, `SELECT id, note FROM t_sale ORDER BY note COLLATE BINARY DESC, id LIMIT 10`, true)
 				e.agree(t, `SELECT id, note FROM t_sale ORDER BY note COLLATE NOCASE, id LIMIT 10`, true)
 				e.agree(t, `SELECT id, note FROM t_sale ORDER BY note COLLATE RTRIM DESC, id LIMIT 10`, true)
 				e.refused(t, `SELECT grp, COUNT(*) FROM t_sale GROUP BY grp`)
