@@ -74,6 +74,8 @@ type selItem struct {
 	ts       []token
 	src      string
 	vars     []any // the arguments of its ? placeholders
+	// collateIn: its expression's tokens, when they hold a COLLATE.
+	collateIn []token
 }
 
 // readPlan is the plan of one read over several targets.
@@ -322,6 +324,9 @@ func (rp *readPlan) readItem(text string, ts []token) (selItem, error) {
 		alias = rp.identKey(ts[len(ts)-1])
 	}
 	it := selItem{alias: alias, text: normTokens(expr)}
+	if _, ok := collationOf(expr); ok {
+		it.collateIn = expr
+	}
 	if col, ok := colRef(expr, rp.logic); ok {
 		it.col = col
 		return it, nil

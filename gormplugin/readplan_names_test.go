@@ -121,3 +121,31 @@ func TestReadNamesResolveAsTheDatabaseDoes(t *testing.T) {
 		}
 	})
 }
+
+// A COLLATE inside a select or ORDER BY expression decides how its text
+// compares, whatever WithBinaryCollation declares for columns.
+func TestCollateInsideAnExpressionDecidesItsComparison(t *testing.T) {
+	eachReadBackendIn(t, "gormatk_coll_", func(t *testing.T, e *readEnv) {
+		other := map[string]string{"postgres": `"und-x-icu"`, "mariadb": "utf8mb4_general_ci", "sqlite": "NOCASE"}[e.be]
+		binary := map[string]string{"postgres": `"C"`, "mariadb": "utf8mb4_bin", "sqlite": "BINARY"}[e.be]
+		for _, c := range []readCase{
+			{name: "a select alias over a non-binary COLLATE, ordered", binary: true, refused: []string{"postgres", "mariadb"}, run: maps(func(db *gorm.DB) *gorm.DB {
+				return model(db).Select("id, code COLLATE " + other + " as s").Order("s").Order("id").Limit(5)
+			})},
+			{name: "an ORDER BY expression holding a non-binary COLLATE", binary: true, refused: []string{"postgres", "mariadb"}, run: maps(func(db *gorm.DB) *gorm.DB {
+				return model(db).Select("id, code").Order("(code COLLATE " + other + ")").Order("id").Limit(5)
+			})},
+			{name: "MIN of an expression holding a non-binary COLLATE", binary: true, refused: []string{"postgres", "mariadb"}, run: maps(func(db *gorm.DB) *gorm.DB {
+				return model(db).Select("user_id, min(code COLLATE " + other + ") as m").Group("user_id").Order("user_id")
+			})},
+			{name: "a select item ending in a non-binary COLLATE, ordered by position", binary: true, refused: []string{"postgres", "mariadb"}, run: maps(func(db *gorm.DB) *gorm.DB {
+				return model(db).Select("id, code COLLATE " + other).Order("2 desc").Order("id").Limit(5)
+			})},
+			{name: "a select alias over a binary COLLATE, ordered without the option", run: maps(func(db *gorm.DB) *gorm.DB {
+				return model(db).Select("id, status COLLATE " + binary + " as s").Order("s").Order("id").Limit(5)
+			})},
+		} {
+			e.check(t, c)
+		}
+	})
+}

@@ -307,6 +307,9 @@ func cutAlias(ts []token) (expr []token, alias string) {
 	}
 	if n >= 2 && ts[n-1].kind == tokIdent && !reservedWords[strings.ToLower(ts[n-1].text)] {
 		prev := ts[n-2]
+		if prev.is("collate") { // x COLLATE "C": the collation's name
+			return ts, ""
+		}
 		if prev.punct(")") || prev.kind == tokIdent || prev.kind == tokNumber || prev.kind == tokString {
 			return ts[:n-1], strings.ToLower(ts[n-1].text)
 		}

@@ -74,6 +74,36 @@ func (h hiddenSelect) Build(b clause.Builder) {
 // hiddenAlias starts the aliases of hidden columns.
 const hiddenAlias = "shardkey_hidden_"
 
+// innerCollation is the collation a COLLATE inside plan column c's
+// expression names (the last one; "several" when they differ).
+func (rp *readPlan) innerCollation(c pcol) (string, bool) {
+	var ts []token
+	switch {
+	case c >= 0 && !rp.star && int(c) < len(rp.items):
+		ts = rp.items[c].collateIn
+	case c < 0 && -int(c)-1 < len(rp.hidden):
+		if e, ok := rp.hidden[-int(c)-1].(clause.Expr); ok {
+			ts, _ = tokenize(e.SQL)
+		}
+	}
+	return collationOf(ts)
+}
+
+// collationOf is the collation the COLLATE clauses in ts name.
+func collationOf(ts []token) (string, bool) {
+	coll := ""
+	for i := 0; i+1 < len(ts); i++ {
+		if !ts[i].is("collate") {
+			continue
+		}
+		if coll != "" && !strings.EqualFold(coll, ts[i+1].text) {
+			return "several", true
+		}
+		coll = ts[i+1].text
+	}
+	return coll, coll != ""
+}
+
 // colTypes is what the plan needs of the first target's result.
 type colTypes interface {
 	Columns() []string
@@ -96,7 +126,14 @@ func (rp *readPlan) mergePlan(first colTypes) (merge.Plan, error) {
 	var refusal error
 	text := func(c pcol, u use, explicit *merge.Text) merge.Text {
 		other := ""
-		if coll, ok := rp.declared(rp.colNames[c]); ok && explicit == nil {
+		if coll, ok := rp.innerCollation(c); ok && explicit == nil {
+			// A COLLATE inside the column's expression decides.
+			if t, ok := collateText(rp.dialect, coll); ok {
+				explicit = &t
+			} else {
+				other = coll
+			}
+		} else if coll, ok := rp.declared(rp.colNames[c]); ok && explicit == nil {
 			// The model declares the column's collation: it decides.
 			if t, ok := collateText(rp.dialect, coll); ok {
 				explicit = &t
@@ -196,11 +233,13 @@ func (rp *readPlan) textMode(dbType string, u use, explicit *merge.Text, other s
 		// An expression: SQLite gives it no type. Its text values compare
 		// in BINARY unless a COLLATE says otherwise; without a declaration
 		// the engine refuses any text value it meets.
-		if rp.binary {
-			return merge.TextBinary, nil
-		}
-		if explicit != nil {
+		switch {
+		case explicit != nil:
 			return *explicit, nil
+		case other != "":
+			return merge.TextRefused, fmt.Errorf("COLLATE %s, which the merge does not reproduce", other)
+		case rp.binary:
+			return merge.TextBinary, nil
 		}
 		return merge.TextRefused, nil
 	}
