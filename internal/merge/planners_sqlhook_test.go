@@ -193,6 +193,17 @@ SELECT k, SUM(amount) FROM t_order GROUP BY k HAVING SUM(amount) IS NOT NULL AND
 `
 
 const pgQueries = `
+SELECT k, COUNT(*) FROM t_order GROUP BY k ORDER BY k DESC NULLS LAST
+SELECT DISTINCT k FROM t_order ORDER BY k NULLS FIRST
+SELECT status, COUNT(*) FROM t_order GROUP BY status
+SELECT k, MIN(status), MAX(status) FROM t_order GROUP BY k ORDER BY k
+SELECT k, COUNT(*) FROM t_order GROUP BY k HAVING k IN (1, 2) ORDER BY 1
+SELECT order_id FROM t_order ORDER BY amount DESC NULLS LAST, order_id LIMIT 5 OFFSET 40
+SELECT k, COUNT(*) c FROM t_order GROUP BY k ORDER BY c DESC, k NULLS FIRST LIMIT 3
+SELECT k, SUM(d), AVG(d), MIN(d) FROM t_order GROUP BY k HAVING SUM(d) > 55 ORDER BY 1
+SELECT COUNT(*), COUNT(DISTINCT k), SUM(DISTINCT d) FROM t_order
+SELECT DISTINCT d FROM t_order ORDER BY d DESC LIMIT 5
+SELECT order_id, created FROM t_order ORDER BY created, order_id LIMIT 8
 SELECT DISTINCT created FROM t_order ORDER BY 1
 SELECT created, COUNT(*) FROM t_order GROUP BY created ORDER BY 1 NULLS FIRST
 SELECT order_id, created FROM t_order ORDER BY created DESC NULLS LAST, order_id
@@ -217,6 +228,22 @@ SELECT order_id FROM t_order ORDER BY created NULLS FIRST, order_id LIMIT 5 OFFS
 `
 
 const myQueries = `
+SELECT DISTINCT status FROM t_order ORDER BY status DESC
+SELECT k, AVG(DISTINCT d), SUM(DISTINCT d), COUNT(DISTINCT d, k) FROM t_order GROUP BY k
+SELECT k, MIN(created), MAX(created) FROM t_order GROUP BY k
+SELECT COUNT(*) FROM t_order LIMIT 0
+SELECT k FROM t_order GROUP BY k HAVING k IN (1, 2)
+SELECT k, COUNT(*) AS c FROM t_order GROUP BY k HAVING c > 9
+SELECT k, COUNT(*) FROM t_order GROUP BY 1 ORDER BY 2 DESC, 1 LIMIT 2 OFFSET 1
+SELECT order_id FROM t_order ORDER BY IF(k IS NULL, 1, 0), k, order_id LIMIT 5
+SELECT DISTINCT k, k FROM t_order
+SELECT k, COUNT(*) FROM t_order GROUP BY k, k
+SELECT COUNT(DISTINCT k), COUNT(DISTINCT status) FROM t_order
+SELECT status, COUNT(*), MIN(order_id) FROM t_order GROUP BY status ORDER BY status
+SELECT k, COUNT(*) FROM t_order GROUP BY k HAVING MIN(status) = 'a'
+SELECT order_id, amount FROM t_order ORDER BY amount DESC, order_id DESC LIMIT 4 OFFSET 50
+SELECT k, SUM(k), SUM(order_id), MAX(order_id) - MIN(order_id) FROM t_order GROUP BY k
+SELECT k, COUNT(*) FROM t_order WHERE created >= '2024-01-01 10:00:00' GROUP BY k
 SELECT k, COUNT(*) FROM t_order GROUP BY k ORDER BY NULL
 SELECT DISTINCT k FROM t_order ORDER BY k DESC LIMIT 2
 SELECT SQL_NO_CACHE k, COUNT(*) FROM t_order GROUP BY k
