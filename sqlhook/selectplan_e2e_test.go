@@ -453,3 +453,40 @@ func TestMergedRowsReportTheDriversScanTypes(t *testing.T) {
 		}
 	}
 }
+
+// A prepared statement binds its merge (HAVING's constants, LIMIT) on
+// each execution.
+func TestPreparedMergedSelectBindsEachExecution(t *testing.T) {
+	for _, b := range selBackends(t) {
+		t.Run(b.name, func(t *testing.T) {
+			e := openSel(t, b)
+			q := e.q(`SELECT user_id, COUNT(*), AVG(amount) FROM t_sale GROUP BY user_id HAVING COUNT(*) > ? ORDER BY SUM(amount) DESC, user_id LIMIT ?`)
+			st, err := e.db.Prepare(q)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer st.Close()
+			for _, a := range [][2]int{{6, 3}, {0, 10}, {7, 1}} {
+				rows, err := st.Query(a[0], a[1])
+				if err != nil {
+					t.Fatal(err)
+				}
+				got, err := readResult(rows)
+				if err != nil {
+					t.Fatal(err)
+				}
+				orows, err := e.oracle.Query(strings.ReplaceAll(q, "t_sale", "o_sale"), a[0], a[1])
+				if err != nil {
+					t.Fatal(err)
+				}
+				want, err := readResult(orows)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if !slices.Equal(got.rows, want.rows) || !slices.Equal(got.cols, want.cols) {
+					t.Errorf("%v: got %q %q, want %q %q", a, got.cols, got.rows, want.cols, want.rows)
+				}
+			}
+		})
+	}
+}
