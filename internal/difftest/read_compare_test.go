@@ -53,9 +53,10 @@ func scanAll(rs *sql.Rows) (*readResult, error) {
 // canon is how values of a column compare: its kind and the database
 // (whose collations decide which texts are equal).
 type canon struct {
-	db    string
-	kinds []colKind // per column; 0: unknown (compared as numbers when both are)
-	float []bool    // per column: the oracle says it is a floating-point column
+	db      string
+	kinds   []colKind // per column; 0: unknown (compared as numbers when both are)
+	float   []bool    // per column: the oracle says it is a floating-point column
+	untyped bool      // values' Go types not compared (see readCase.untyped)
 }
 
 func floatType(t string) bool {
@@ -170,6 +171,10 @@ func parseTime(s string) (time.Time, bool) {
 func (c canon) rowKey(r []any, from, to int) string {
 	parts := make([]string, 0, to-from)
 	for i := from; i < to && i < len(r); i++ {
+		if c.untyped {
+			parts = append(parts, c.key(i, r[i]))
+			continue
+		}
 		parts = append(parts, typeClass(r[i])+c.key(i, r[i]))
 	}
 	return strings.Join(parts, " | ")

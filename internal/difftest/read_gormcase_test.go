@@ -29,6 +29,7 @@ func (g *gormReadGen) caseOf(q *gormQ) readCase {
 		shard:  func() (*readResult, error) { return q.run(shard) },
 		oracle: func() (*readResult, error) { return q.run(g.oracle) }}
 	rc.kinds = q.payloadKinds()
+	rc.untyped = q.db == "sqlite" && (q.dest == "maps" || q.dest == "aggmaps")
 	keys := q.keyCols()
 	for i, k := range keys {
 		if i < len(q.order) && q.order[i].collate != "" {

@@ -49,7 +49,7 @@ func (g *gormReadGen) rawCase(rng *rand.Rand) readCase {
 	rc := readCase{family: "gorm.raw", desc: "Raw(" + describe(text, args) + ").Scan(&[]map[string]any{})",
 		shard:   func() (*readResult, error) { return run(shard, text, args) },
 		oracle:  func() (*readResult, error) { return run(g.oracle, text, args) },
-		ordered: len(q.order) > 0, win: window{max(q.off, 0), q.limit}}
+		ordered: len(q.order) > 0, win: window{max(q.off, 0), q.limit}, untyped: q.db == "sqlite"}
 	for _, c := range rawPayload(kinds) {
 		rc.kinds = append(rc.kinds, kinds[c])
 	}

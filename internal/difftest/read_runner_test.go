@@ -30,6 +30,11 @@ type readCase struct {
 	full    func() (*readResult, error)
 	ordered bool
 	win     window
+	// untyped: the Go types of the values depend on which row comes first
+	// (GORM types a map scan's column by the first row's value, and SQLite's
+	// driver answers by that row's storage class, NULL included), which SQL
+	// leaves free; values are compared, their types not.
+	untyped bool
 	// shrink returns smaller variants of the case, for a divergence.
 	shrink func() []readCase
 }
@@ -77,7 +82,7 @@ func (rc readCase) judge(db string) outcome {
 		return outcome{divergent, fmt.Sprintf("shardkey failed where the oracle answered:\n    error: %v\n    oracle:\n%s",
 			serr, canon{db: db}.show(ores.rows, len(ores.cols)))}
 	}
-	c := canon{db: db, kinds: rc.kinds}
+	c := canon{db: db, kinds: rc.kinds, untyped: rc.untyped}
 	for _, t := range ores.types {
 		c.float = append(c.float, floatType(t))
 	}
