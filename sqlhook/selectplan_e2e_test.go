@@ -307,6 +307,7 @@ func TestScatterReadsPerDialect(t *testing.T) {
 				// MySQL reads a HAVING name as an output alias first, even
 				// when the table has a column of that name.
 				e.agree(t, `SELECT user_id, COUNT(*) AS amount FROM t_sale GROUP BY user_id HAVING amount > 6 ORDER BY user_id`, true)
+				e.agree(t, `SELECT user_id, SUM(amount) / COUNT(*) AS r FROM t_sale GROUP BY user_id HAVING r > 5 ORDER BY r DESC, user_id`, true)
 			case "sqlite":
 				e.agree(t, `SELECT id, amount FROM t_sale ORDER BY amount NULLS LAST, id LIMIT 8`, true)
 				e.agree(t, `SELECT id, note FROM t_sale ORDER BY note COLLATE "BINARY", id LIMIT 10`, true)
