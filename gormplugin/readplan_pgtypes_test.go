@@ -75,7 +75,7 @@ func TestPostgreSQLTypesMergeInTheirOwnOrder(t *testing.T) {
 	// compares as text in the default collation: refused without the option.
 	refused := map[string][]string{"tz": {"*"}, "arr": {"*"}, "net": {"*"}, "ch": {"*"}}
 	groupRefused := map[string][]string{"tz": {"*"}, "arr": {"*"}, "net": {"*"}} // equality of "char" is bytewise
-	noMinMax := map[string]bool{"bits": true, "u": true} // PostgreSQL 15 has no min(uuid), min(varbit)
+	noMinMax := map[string]bool{"bits": true, "u": true}                         // PostgreSQL 15 has no min(uuid), min(varbit)
 	for _, col := range []string{"tz", "arr", "net", "bits", "u", "num", "ch", "d", "ts"} {
 		agg := fmt.Sprintf("user_id, min(%[1]s) as lo, max(%[1]s) as hi, count(distinct %[1]s) as d", col)
 		if noMinMax[col] {
@@ -84,7 +84,7 @@ func TestPostgreSQLTypesMergeInTheirOwnOrder(t *testing.T) {
 		for _, c := range []readCase{
 			{name: "ORDER BY " + col + " desc, limited", refused: refused[col], run: func(db *gorm.DB) (any, error) {
 				var ids []int64
-				err := db.Model(&PgValue{}).Order(col + " desc").Order("id").Limit(7).Pluck("id", &ids).Error
+				err := db.Model(&PgValue{}).Order(col+" desc").Order("id").Limit(7).Pluck("id", &ids).Error
 				return ids, err
 			}},
 			{name: "MIN, MAX, COUNT(DISTINCT) of " + col, refused: refused[col], run: func(db *gorm.DB) (any, error) {
