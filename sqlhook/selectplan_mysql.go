@@ -36,6 +36,11 @@ func (c *myCompiler) myShape(s *ast.SelectStmt) *selectShape {
 			sh.fail("GROUP BY ... WITH ROLLUP")
 		}
 		for _, it := range g.Items {
+			if it.Desc {
+				// MariaDB orders the groups by it when there is no ORDER BY;
+				// the merge's implicit order is ascending.
+				sh.fail("GROUP BY ... DESC (write the order as ORDER BY)")
+			}
 			g := myKey(it.Expr, sh)
 			g.print = myPrint(it.Expr)
 			sh.groupBy = append(sh.groupBy, g)

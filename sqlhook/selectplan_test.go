@@ -113,6 +113,7 @@ func TestMergeRefusesFormsNoMergeAnswers(t *testing.T) {
 		{MySQL, `SELECT SUM(amount) DIV 2 FROM t_order ` + twoTargets},
 		{MySQL, `SELECT status, COUNT(*) FROM t_order ` + twoTargets + ` GROUP BY status WITH ROLLUP`},
 		{MySQL, `SELECT GROUP_CONCAT(status) FROM t_order ` + twoTargets},
+		{MySQL, `SELECT status, COUNT(*) FROM t_order ` + twoTargets + ` GROUP BY status DESC`},
 		{MySQL, `SELECT amount + 1 AS status FROM t_order ` + twoTargets + ` GROUP BY status`},
 		{PostgreSQL, `SELECT status AS s, COUNT(*) FROM t_order ` + twoTargets + ` GROUP BY s`},
 		{MySQL, `SELECT amount AS a FROM t_order ` + twoTargets + ` ORDER BY a + 1`},
