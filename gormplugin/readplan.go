@@ -359,7 +359,7 @@ func (rp *readPlan) columnKey(stmt *gorm.Statement, c clause.Column) (name strin
 	if t := c.Table; t != "" && t != clause.CurrentTable && !strings.EqualFold(t, rp.logic) {
 		return "expr:" + strings.ToLower(t) + " . " + strings.ToLower(c.Name), false
 	}
-	if strings.Contains(c.Name, ".") {
+	if strings.ContainsAny(c.Name, ".`\"") { // t.col, or a name quoted inside
 		if ts, err := tokenize(c.Name); err == nil {
 			if name, ok := colRef(ts, rp.logic); ok {
 				return name, true

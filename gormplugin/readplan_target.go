@@ -155,6 +155,12 @@ func (rp *readPlan) mergePlan(first colTypes) (merge.Plan, error) {
 	}
 	for _, a := range rp.aggs {
 		ag := merge.Agg{Col: at(a.col), Func: a.fn}
+		if rp.dialect == merge.MySQL && (a.fn == merge.Min || a.fn == merge.Max) &&
+			strings.EqualFold(first.ColumnTypeDatabaseTypeName(at(a.col)), "BIT") && refusal == nil {
+			// MariaDB returns MIN/MAX of a BIT as its bytes or, in some
+			// plans (beside COUNT(DISTINCT)), as decimal digits, both typed BIT.
+			refusal = fmt.Errorf("%w: MIN/MAX of a BIT column over several tables of %s", ErrUnsupported, rp.logic)
+		}
 		if a.fn != merge.Count && a.fn != merge.Sum && a.fn != merge.Avg {
 			// Values compared: MIN/MAX, distinct values. One Text serves
 			// every argument of COUNT(DISTINCT a, b): the text ones must agree.
