@@ -73,7 +73,7 @@ func TestMariaDBTypesMergeInTheirOwnOrder(t *testing.T) {
 		for _, c := range []readCase{
 			{name: "ORDER BY " + col + " desc, limited", run: func(db *gorm.DB) (any, error) {
 				var ids []int64
-				err := db.Model(&MyValue{}).Order(col + " desc").Order("id").Limit(7).Pluck("id", &ids).Error
+				err := db.Model(&MyValue{}).Order(col+" desc").Order("id").Limit(7).Pluck("id", &ids).Error
 				return ids, err
 			}},
 			{name: "MIN, MAX, COUNT(DISTINCT) of " + col, refused: minMaxRefused[col], run: func(db *gorm.DB) (any, error) {
