@@ -231,7 +231,8 @@ func (w *readWorld) load(t testing.TB, r *shardconf.Router) {
 // Value domains of t_read: small, so that values tie, with NULLs, case
 // variants and trailing spaces, and numbers at their limits.
 var (
-	readUsers = []int64{0, 1, 2, 3, 4, 5, 6, 7, 8, 9}
+	// negative and large sharding values route too (MOD of a negative)
+	readUsers = []int64{0, 1, 2, 3, 4, 5, 6, 7, 8, 9, -1, -2, -7, 1<<40 + 1}
 	readBigs  = []any{int64(0), int64(-1), int64(42), int64(1<<53 + 1), int64(math.MaxInt64), int64(math.MinInt64), int64(math.MaxInt64 - 1), nil}
 	readAmts  = []any{"0.000", "1.500", "1.5", "-2.250", "0.001", "999999999.999", "-999999999.999", "3.333", "10", nil, nil}
 	// SQLite stores DECIMAL as a double and sums it in floating point,

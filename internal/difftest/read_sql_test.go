@@ -785,7 +785,12 @@ func genKeyPred(rng *rand.Rand, r int) cell {
 			c.add(strconv.FormatInt(v, 10))
 		}
 	}
-	user := func() int64 { return int64(rng.IntN(11)) }
+	user := func() int64 { // a stored user now and then one no row has
+		if rng.IntN(8) == 0 {
+			return pick(rng, []int64{10, -5})
+		}
+		return pick(rng, readUsers)
+	}
 	switch {
 	case r <= 3:
 		c.add("user_id = ")
