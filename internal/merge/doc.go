@@ -42,7 +42,8 @@
 //     and COALESCE over merged aggregates and constants, with the
 //     dialect's typing and range: PostgreSQL's integer types fail beyond
 //     their range and divide truncating, its numerics divide at
-//     select_div_scale; MySQL's / gives a DECIMAL at the column's scale and
+//     select_div_scale, its reals round to real at every step (real with
+//     real; with anything else it is double precision); MySQL's / gives a DECIMAL at the column's scale and
 //     is allowed only as the outermost operation (inside an expression it
 //     keeps digits no shard returns), and its +, - and * with an UNSIGNED
 //     operand fail below zero, and arithmetic on a DECIMAL AVG is refused

@@ -18,6 +18,7 @@ type xnum struct {
 	scale int      // 'd'
 	f     float64  // 'f'
 	width int      // 'i' on PostgreSQL: bytes of the integer type (2, 4, 8), its range
+	f4    bool     // 'f' on PostgreSQL: a real, which real arithmetic rounds at every step
 }
 
 // compInfo is a Computed column with what New resolved for it.
@@ -67,7 +68,7 @@ func (r *Rows) eval1(e *Expr, g *group, c *compInfo, root bool) (xnum, error) {
 			return x, err
 		}
 		if x.kind == 'f' {
-			return xnum{kind: 'f', f: -x.f}, nil
+			return xnum{kind: 'f', f: -x.f, f4: x.f4}, nil
 		}
 		return r.arith(ExprSub, xnum{kind: x.kind, v: new(big.Int), width: 2}, x, 0)
 	}
@@ -131,7 +132,7 @@ func (r *Rows) leaf(v driver.Value, c class, typ string) (xnum, error) {
 	}
 	switch n.kind {
 	case 'f':
-		return xnum{kind: 'f', f: n.f}, nil
+		return xnum{kind: 'f', f: n.f, f4: r.p.Dialect == PostgreSQL && typ == "FLOAT4"}, nil
 	case 'i', 'u':
 		d := n.dec()
 		return xnum{kind: 'i', v: d.unscaled, width: intWidth(typ)}, nil
@@ -197,9 +198,15 @@ func (r *Rows) constant(v driver.Value) (xnum, error) {
 
 // pgParamType: PostgreSQL types a parameter by the other operand, so a
 // float argument next to an integer or numeric is a numeric (pgx sends its
-// shortest decimal text).
+// shortest decimal text), and next to a real is a real.
 func pgParamType(e *Expr, x, other xnum) xnum {
-	if e.Op != ExprConst || x.kind != 'f' || other.kind == 'f' || math.IsNaN(x.f) || math.IsInf(x.f, 0) {
+	if e.Op != ExprConst || x.kind != 'f' || math.IsNaN(x.f) || math.IsInf(x.f, 0) {
+		return x
+	}
+	if other.kind == 'f' {
+		if other.f4 {
+			return xnum{kind: 'f', f: float64(float32(x.f)), f4: true}
+		}
 		return x
 	}
 	n, _, err := numOf(strconv.FormatFloat(x.f, 'f', -1, 64), clsNumber)

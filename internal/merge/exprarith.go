@@ -13,7 +13,7 @@ import (
 func (r *Rows) arith(op ExprOp, x, y xnum, divScale int) (xnum, error) {
 	switch {
 	case x.kind == 'f' || y.kind == 'f':
-		return r.floatArith(op, x.float(), y.float())
+		return r.floatArith(op, x.float(), y.float(), x.f4 && y.f4)
 	case op == ExprDiv:
 		return r.divide(x, y, divScale)
 	case x.kind == 'i' && y.kind == 'i':
@@ -52,7 +52,9 @@ func (x xnum) dec() decimal {
 	return decimal{unscaled: x.v, scale: x.scale}
 }
 
-func (r *Rows) floatArith(op ExprOp, a, b float64) (xnum, error) {
+// floatArith computes in double precision; f4 (PostgreSQL, two reals)
+// rounds the result to real, as real arithmetic does at every step.
+func (r *Rows) floatArith(op ExprOp, a, b float64, f4 bool) (xnum, error) {
 	var f float64
 	switch op {
 	case ExprAdd:
@@ -67,7 +69,12 @@ func (r *Rows) floatArith(op ExprOp, a, b float64) (xnum, error) {
 		}
 		f = a / b
 	}
-	return r.floatRange(op, f, a, b)
+	if f4 {
+		f = float64(float32(f))
+	}
+	x, err := r.floatRange(op, f, a, b)
+	x.f4 = f4
+	return x, err
 }
 
 // floatRange fails a float result the way PostgreSQL and MySQL fail it:
@@ -112,7 +119,7 @@ func (r *Rows) intArith(op ExprOp, x, y xnum) (xnum, error) {
 		return xnum{kind: 'i', v: v, width: w}, nil
 	}
 	if r.p.Dialect == SQLite {
-		return r.floatArith(op, x.float(), y.float())
+		return r.floatArith(op, x.float(), y.float(), false)
 	}
 	return xnum{}, fmt.Errorf("%w: %s is out of the integer type's range", ErrOverflow, v)
 }
@@ -148,7 +155,7 @@ func (r *Rows) divide(x, y xnum, divScale int) (xnum, error) {
 			return xnum{kind: 'i', v: v, width: w}, nil
 		}
 		if r.p.Dialect == SQLite {
-			return r.floatArith(ExprDiv, x.float(), y.float())
+			return r.floatArith(ExprDiv, x.float(), y.float(), false)
 		}
 		return xnum{}, fmt.Errorf("%w: %s is out of the integer type's range", ErrOverflow, v)
 	case r.p.Dialect == PostgreSQL:

@@ -1,0 +1,42 @@
+package merge
+
+import (
+	"testing"
+
+	"github.com/shardkey/shardkey/internal/dbtest"
+)
+
+// PostgreSQL's real op real is a real, rounded at every step:
+// MAX(a) + MAX(b) + MAX(c) over 2^24, 1, 1 is 16777216, not the double's
+// 16777218. Real with anything else is double precision.
+func TestPostgresRealArithmeticRoundsAtEveryStep(t *testing.T) {
+	saved := shardRanges
+	shardRanges = [][2]int{{0, 1}, {1, 2}, {2, 3}}
+	defer func() { shardRanges = saved }()
+	rows := [][]any{{0, 16777216.0, nil, nil}, {1, nil, 1.0, nil}, {2, nil, nil, 1.0}}
+	pg := dbtest.Postgres(t, "mergeatk_real")
+	fill(t, "pgx", pg, `CREATE TABLE t (id int PRIMARY KEY, a real, b real, c real)`, rows, "$")
+	d := &dialectDB{name: "postgres", dialect: PostgreSQL, drv: driverOf(t, "pgx", pg), dsn: pg}
+	col := func(c int) *Expr { return &Expr{Op: ExprCol, Col: c} }
+	bin := func(op ExprOp, a, b *Expr) *Expr { return &Expr{Op: op, Args: []*Expr{a, b}} }
+	for _, c := range []struct {
+		expr string
+		e    *Expr
+	}{
+		{"MAX(a) + MAX(b) + MAX(c)", bin(ExprAdd, bin(ExprAdd, col(1), col(2)), col(3))},
+		{"MAX(a) + MAX(b) - MAX(c)", bin(ExprSub, bin(ExprAdd, col(1), col(2)), col(3))},
+		{"-(MAX(a) + MAX(b)) * 2", bin(ExprMul, &Expr{Op: ExprNeg, Args: []*Expr{bin(ExprAdd, col(1), col(2))}}, &Expr{Op: ExprConst, Const: int64(2)})},
+		{"(MAX(a) + MAX(b)) / MAX(c)", bin(ExprDiv, bin(ExprAdd, col(1), col(2)), col(3))},
+		{"MAX(a) * 1.0000001", bin(ExprMul, col(1), &Expr{Op: ExprConst, Const: "1.0000001"})},
+	} {
+		p := Plan{Dialect: PostgreSQL, Visible: 1, Grouped: true, Limit: -1,
+			Aggs:     []Agg{{Col: 1, Func: Max}, {Col: 2, Func: Max}, {Col: 3, Func: Max}},
+			Computed: []Computed{{Col: 0, Expr: c.e}}}
+		got, _, err := d.mergeShards(t, "SELECT "+c.expr+", MAX(a), MAX(b), MAX(c) FROM t WHERE id >= ? AND id < ?", p)
+		if err != nil {
+			t.Errorf("%s: %v", c.expr, err)
+			continue
+		}
+		sameResult(t, c.expr, got, readAll(t, d.query(t, d.conn(t, 7), "SELECT "+c.expr+" FROM t")), noFloats)
+	}
+}
