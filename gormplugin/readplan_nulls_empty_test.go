@@ -80,3 +80,35 @@ func TestGroupsComeInKeyOrderOnMariaDBWithoutOrderBy(t *testing.T) {
 		e.check(t, c)
 	}
 }
+
+// Values the database takes as equal whatever their storage (2 and 2.0)
+// form one group, one DISTINCT row and ties in ORDER BY.
+func TestEqualNumbersOfDifferentStorageGroupTogether(t *testing.T) {
+	eachReadBackendIn(t, "gormatk_numeq_", func(t *testing.T, e *readEnv) {
+		k := "case when amount % 2 = 0 then 2 else 2.0 end"
+		for _, c := range []readCase{
+			{name: "GROUP BY 2 and 2.0", run: func(db *gorm.DB) (any, error) {
+				var out []struct{ N int64 }
+				err := model(db).Select("count(*) as n").Group(k).Find(&out).Error
+				return out, err
+			}},
+			{name: "COUNT(DISTINCT) of an expression (refused)", refused: []string{"*"}, run: func(db *gorm.DB) (any, error) {
+				var n int64
+				err := model(db).Select("count(distinct " + k + ")").Scan(&n).Error
+				return n, err
+			}},
+			{name: "ORDER BY 2 and 2.0, then id", run: func(db *gorm.DB) (any, error) {
+				var ids []int64
+				err := model(db).Order(k + " desc").Order("id desc").Limit(6).Pluck("id", &ids).Error
+				return ids, err
+			}},
+			{name: "DISTINCT 2 and 2.0", run: func(db *gorm.DB) (any, error) {
+				var out []map[string]any
+				err := model(db).Distinct(k + " as k").Find(&out).Error
+				return len(out), err
+			}},
+		} {
+			e.check(t, c)
+		}
+	})
+}
