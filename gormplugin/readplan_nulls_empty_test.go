@@ -99,7 +99,7 @@ func TestEqualNumbersOfDifferentStorageGroupTogether(t *testing.T) {
 			}},
 			{name: "ORDER BY 2 and 2.0, then id", run: func(db *gorm.DB) (any, error) {
 				var ids []int64
-				err := model(db).Order(k + " desc").Order("id desc").Limit(6).Pluck("id", &ids).Error
+				err := model(db).Order(k+" desc").Order("id desc").Limit(6).Pluck("id", &ids).Error
 				return ids, err
 			}},
 			{name: "DISTINCT 2 and 2.0", run: func(db *gorm.DB) (any, error) {
