@@ -155,6 +155,16 @@ func (a *sumAcc) addFloat(n num) {
 	}
 }
 
+// toReal rounds a float sum to real (float32), noting an overflow of
+// real's range.
+func (a *sumAcc) toReal() {
+	r := float64(float32(a.f))
+	if math.IsInf(r, 0) && !math.IsInf(a.f, 0) {
+		a.overflow = true
+	}
+	a.f = r
+}
+
 // float is the sum as the nearest float64.
 func (a *sumAcc) float() float64 {
 	switch a.kind {
@@ -342,7 +352,13 @@ func (r *Rows) accumulateOne(a *aggInfo, st *aggState, row []driver.Value, s int
 	case Count:
 		return held, addCount(st, row[a.Col])
 	case Sum:
-		return held, st.sum.add(row[a.Col], r.cls[s][a.Col])
+		if err := st.sum.add(row[a.Col], r.cls[s][a.Col]); err != nil {
+			return held, err
+		}
+		if st.sum.kind == 'f' && r.p.Dialect == PostgreSQL && r.types[a.Col] == "FLOAT4" {
+			st.sum.toReal() // sum(real) adds in real, rounding every step
+		}
+		return held, nil
 	case Min, Max:
 		return held, r.minMax(a, st, row[a.Col], s)
 	case Avg:
@@ -496,8 +512,8 @@ func (r *Rows) sumDistinct(a *aggInfo, st *aggState) (*sumAcc, error) {
 
 // sumValue is a merged sum in the Go type of its column (SQLite: of its
 // value). PostgreSQL's
-// sum(real) is a real: the float64 sum is rounded to float32, as the
-// database's own sum is (which adds in float32, in its scan order).
+// sum(real) is a real: the shards' sums are added in float32, rounding
+// every step as the database's own sum does (in its scan order).
 func (r *Rows) sumValue(a *aggInfo, sum *sumAcc) (driver.Value, error) {
 	k := a.kind
 	if r.p.Dialect == SQLite {

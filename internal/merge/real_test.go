@@ -40,3 +40,21 @@ func TestPostgresRealArithmeticRoundsAtEveryStep(t *testing.T) {
 		sameResult(t, c.expr, got, readAll(t, d.query(t, d.conn(t, 7), "SELECT "+c.expr+" FROM t")), noFloats)
 	}
 }
+
+// PostgreSQL's sum(real) adds in real: over 2^24, 1, 1 read in that
+// order it is 16777216. The merge adds the shards' sums in real too.
+func TestPostgresSumOfRealAddsInReal(t *testing.T) {
+	saved := shardRanges
+	shardRanges = [][2]int{{0, 1}, {1, 2}, {2, 3}}
+	defer func() { shardRanges = saved }()
+	rows := [][]any{{0, 16777216.0}, {1, 1.0}, {2, 1.0}}
+	pg := dbtest.Postgres(t, "mergeatk_sumreal")
+	fill(t, "pgx", pg, `CREATE TABLE t (id int PRIMARY KEY, a real)`, rows, "$")
+	d := &dialectDB{name: "postgres", dialect: PostgreSQL, drv: driverOf(t, "pgx", pg), dsn: pg}
+	p := Plan{Dialect: PostgreSQL, Visible: 1, Grouped: true, Limit: -1, Aggs: []Agg{{Col: 0, Func: Sum}}}
+	got, _, err := d.mergeShards(t, "SELECT SUM(a) FROM t WHERE id >= ? AND id < ?", p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sameResult(t, "SUM(a)", got, readAll(t, d.query(t, d.conn(t, 7), "SELECT SUM(a) FROM t")), noFloats)
+}
