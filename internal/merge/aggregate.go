@@ -502,9 +502,13 @@ func (r *Rows) sumDistinct(a *aggInfo, st *aggState) (*sumAcc, error) {
 		return n
 	})
 	sum := &sumAcc{}
+	real := r.p.Dialect == PostgreSQL && r.types[a.Col] == "FLOAT4" // sum(DISTINCT real) adds in real
 	for _, dv := range vals {
 		if err := sum.add(dv.v, r.cls[dv.s][c]); err != nil {
 			return nil, err
+		}
+		if real && sum.kind == 'f' {
+			sum.toReal()
 		}
 	}
 	return sum, nil

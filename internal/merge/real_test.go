@@ -58,3 +58,19 @@ func TestPostgresSumOfRealAddsInReal(t *testing.T) {
 	}
 	sameResult(t, "SUM(a)", got, readAll(t, d.query(t, d.conn(t, 7), "SELECT SUM(a) FROM t")), noFloats)
 }
+
+// sum(DISTINCT real) adds the sorted distinct values in real too:
+// -2^25 + 1 rounds back to -2^25 before + 2.
+func TestPostgresSumOfDistinctRealsAddsInReal(t *testing.T) {
+	mk := func(vs ...float64) *fakeRows {
+		s := shard([]string{"sum", "a"}, []string{"FLOAT4", "FLOAT4"})
+		for _, v := range vs {
+			s.rows = append(s.rows, row(v, v))
+		}
+		return s
+	}
+	p := Plan{Dialect: PostgreSQL, Visible: 1, Grouped: true, Limit: -1, Aggs: []Agg{{Col: 0, Func: SumDistinct, Args: []int{1}}}}
+	if got := run(t, p, mk(2, -33554432), mk(1, 2)); got[0][0] != float64(-33554430) { // PostgreSQL's answer
+		t.Errorf("got %v, want -33554430", got[0][0])
+	}
+}
