@@ -5,6 +5,8 @@ import (
 	"database/sql/driver"
 	"fmt"
 	"maps"
+	"slices"
+	"strings"
 
 	"gorm.io/gorm"
 	"gorm.io/gorm/callbacks"
@@ -101,6 +103,10 @@ func (p *Plugin) scatterRows(db *gorm.DB, r routed) (driver.Rows, error) {
 		}
 		shards = append(shards, shard)
 	}
+	if err := sameColumns(shards, r.logic); err != nil {
+		closeAll()
+		return nil, err
+	}
 	plan, err := rp.mergePlan(shards[0].(colTypes))
 	if err != nil {
 		closeAll()
@@ -112,6 +118,21 @@ func (p *Plugin) scatterRows(db *gorm.DB, r routed) (driver.Rows, error) {
 		return nil, fmt.Errorf("%w: %w", ErrUnsupported, err)
 	}
 	return refusing{m}, nil
+}
+
+// sameColumns checks that every target returned the columns in the same
+// order: a SELECT * over tables whose columns were created or moved in
+// another order would otherwise merge one table's values into another
+// column.
+func sameColumns(shards []driver.Rows, logic string) error {
+	first := shards[0].Columns()
+	for _, s := range shards[1:] {
+		if !slices.Equal(s.Columns(), first) {
+			return fmt.Errorf("%w: the tables of %s return their columns in different orders (%s; %s): select the columns by name",
+				ErrUnsupported, logic, strings.Join(first, ", "), strings.Join(s.Columns(), ", "))
+		}
+	}
+	return nil
 }
 
 // queryTarget builds and runs one target's SELECT (the statement already
