@@ -89,6 +89,9 @@ func (r *Rows) evalCompare(c *Cond, g *group) (tri, error) {
 			return tUnknown, err
 		}
 	}
+	if r.p.Dialect == PostgreSQL {
+		a, b = r.pgRealParam(ca, cb, a), r.pgRealParam(cb, ca, b)
+	}
 	clsA, clsB := r.operandClass(ca, cb, g.shard), r.operandClass(cb, ca, g.shard)
 	t := c.Text
 	if (c.Cmp == Eq || c.Cmp == Ne) && t == TextEqualOnly {
@@ -155,6 +158,16 @@ func floatAsNumeric(f float64) num {
 		return num{kind: 'd', s: "-Infinity"}
 	}
 	return num{kind: 'd', s: strconv.FormatFloat(f, 'f', -1, 64)}
+}
+
+// pgRealParam: PostgreSQL types a parameter compared with a real as a
+// real, so a float argument is rounded to float32 first (MAX(a) > $1 with
+// a real 0.1 and the argument 0.1 is false).
+func (r *Rows) pgRealParam(col, other int, v driver.Value) driver.Value {
+	if f, ok := v.(float64); ok && col < 0 && other >= 0 && r.types[other] == "FLOAT4" {
+		return float64(float32(f))
+	}
+	return v
 }
 
 func (r *Rows) operandClass(col, other, shard int) class {

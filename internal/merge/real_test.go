@@ -1,6 +1,8 @@
 package merge
 
 import (
+	"database/sql"
+	"fmt"
 	"testing"
 
 	"github.com/shardkey/shardkey/internal/dbtest"
@@ -72,5 +74,47 @@ func TestPostgresSumOfDistinctRealsAddsInReal(t *testing.T) {
 	p := Plan{Dialect: PostgreSQL, Visible: 1, Grouped: true, Limit: -1, Aggs: []Agg{{Col: 0, Func: SumDistinct, Args: []int{1}}}}
 	if got := run(t, p, mk(2, -33554432), mk(1, 2)); got[0][0] != float64(-33554430) { // PostgreSQL's answer
 		t.Errorf("got %v, want -33554430", got[0][0])
+	}
+}
+
+// A float argument compared with a real is a real to PostgreSQL:
+// HAVING MAX(a) > $1 with a = 0.1 (real) and $1 = 0.1 is false, though
+// the real 0.1 is above the double 0.1.
+func TestPostgresFloatArgumentComparedWithARealIsAReal(t *testing.T) {
+	pg := dbtest.Postgres(t, "mergeatk_realarg")
+	fill(t, "pgx", pg, `CREATE TABLE t (id int PRIMARY KEY, g int, a real)`, [][]any{{0, 1, 0.1}, {1, 2, 0.2}}, "$")
+	db, err := sql.Open("pgx", pg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	for _, op := range []struct {
+		sql string
+		cmp CmpOp
+	}{{">", Gt}, {"=", Eq}, {"<", Lt}} {
+		var want []int64
+		rows, err := db.Query("SELECT g FROM t GROUP BY g HAVING MAX(a) "+op.sql+" $1 ORDER BY g", 0.1)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for rows.Next() {
+			var g int64
+			if err := rows.Scan(&g); err != nil {
+				t.Fatal(err)
+			}
+			want = append(want, g)
+		}
+		rows.Close()
+		d := &dialectDB{name: "postgres", dialect: PostgreSQL, drv: driverOf(t, "pgx", pg), dsn: pg}
+		p := Plan{Dialect: PostgreSQL, Visible: 1, Grouped: true, GroupBy: []int{0}, Aggs: []Agg{{Col: 1, Func: Max}},
+			Having:  &Cond{Op: Compare, Cmp: op.cmp, L: Operand{Col: 1}, R: Operand{Const: 0.1, IsConst: true}},
+			OrderBy: []Key{{Col: 0}}, Limit: -1}
+		got, _, err := d.mergeShards(t, "SELECT g, MAX(a) FROM t WHERE id >= ? AND id < ? GROUP BY g", p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if fmt.Sprint(show(got)) != fmt.Sprint(show(int64Rows(want))) {
+			t.Errorf("MAX(a) %s 0.1: got %s, want %v", op.sql, show(got), want)
+		}
 	}
 }
