@@ -61,59 +61,67 @@
 // The differential read tester (TestReadsAgreeWithOracle) runs seeded
 // random SELECTs through sqlhook (WithScatter), GORM query-builder calls
 // through gormplugin (WithScatter, WithDataSources), and both (builder
-// calls and Raw SELECTs) through GORM opened on sqlhook's *sql.DB, over t_read,
-// sharded across two data sources by user_id MOD 2 and two tables in each
-// by k MOD 2, and the same statement, or the same GORM call, on one
-// unsharded oracle table holding the same seeded rows (a few hundred, with
-// NULLs, ties, case variants, trailing spaces, bigints at their limits,
-// DECIMAL(12,3), DOUBLE, TIMESTAMP and BOOLEAN columns). The column name is in
-// a binary collation (utf8mb4_bin on MariaDB, "C" on PostgreSQL, BINARY
-// on SQLite) declared with sqlhook.WithBinaryCollation; label is in one
-// that orders otherwise (MariaDB's default, ICU on PostgreSQL, NOCASE on
-// SQLite), and a statement naming it runs without the declaration, so
-// that ordering it across shards must be refused.
+// calls and Raw SELECTs) through GORM opened on sqlhook's *sql.DB. They
+// read t_read, sharded across two data sources by user_id MOD 2 and two
+// tables in each by k MOD 2, and the same statement, or the same GORM
+// call, reads one unsharded oracle table holding the same generated rows
+// (a few hundred, with NULLs, ties, case variants, trailing spaces,
+// negative sharding values, bigints at their limits, DECIMAL(12,3),
+// DOUBLE, TIMESTAMP and BOOLEAN columns). The column name is in a binary
+// collation (utf8mb4_bin on MariaDB, "C" on PostgreSQL, BINARY on SQLite)
+// declared with WithBinaryCollation; label is in one that orders otherwise
+// (MariaDB's default, ICU on PostgreSQL, NOCASE on SQLite), and a read
+// whose merge may compare it (ordering, grouping, aggregating or DISTINCT
+// over it) runs without the declaration, so that it must be refused.
 //
 // The statements cover projections (columns, *, expressions, aliases),
-// COUNT(*), COUNT(x), COUNT(DISTINCT x), SUM, MIN, MAX, AVG, DISTINCT,
-// GROUP BY with HAVING, ORDER BY by column, expression, position and alias
-// with ASC/DESC and NULLS FIRST/LAST, LIMIT/OFFSET as literals and
-// placeholders (and LIMIT m, n), and WHERE with =, IN, ranges, BETWEEN,
-// OR, NOT and IS NULL on sharding and other columns; the GORM calls cover
-// Find, First, Last, Take, Count, Pluck, Distinct, Select aggregates with
-// Group and Having into structs (Find and Scan) and maps, Order, Limit,
-// Offset and FindInBatches.
+// COUNT(*), COUNT(x), COUNT(DISTINCT x), SUM, MIN, MAX, AVG (DISTINCT
+// too), aggregates of and inside expressions, functions and casts, DISTINCT,
+// GROUP BY columns and expressions with HAVING, ORDER BY by column,
+// expression, position and alias with ASC/DESC, NULLS FIRST/LAST, USING
+// and explicit COLLATE, LIMIT/OFFSET as literals and placeholders (and
+// LIMIT m, n), and WHERE with =, IN, ranges, BETWEEN, OR, NOT and IS NULL
+// on sharding and other columns; some run through Prepare or in a
+// transaction. The GORM calls cover Find, First, Last, Take, Count,
+// Pluck, Distinct, Select aggregates with Group and Having into structs
+// (Find and Scan) and maps, Order (text and clause.OrderByColumn), Limit,
+// Offset and FindInBatches, with conditions as text, named arguments,
+// slices, maps and structs, some in PrepareStmt mode.
 //
 // Results are compared as SQL allows: as multisets without ORDER BY; in
 // order with ORDER BY, rows tied on the ORDER BY keys in any order among
 // themselves; where LIMIT/OFFSET cuts a run of tied rows, the rows shown
 // may be any of that run's (the oracle's rows without LIMIT, with the
 // ORDER BY keys appended, say which rows tie). Exact numbers compare as
-// the database spells them (a DECIMAL's scale included), floating-point
-// ones to 7 significant digits (a float sum's rounding depends on the
-// order rows are added in, so rows tied on a float key to 7 digits may
-// come either way); texts compare as the column's collation makes them
-// equal (MariaDB ignores trailing spaces, and case too in its default
-// collation). Result column names are compared as well, and so are the
-// database type names the driver reports and each value's Go type (int64,
-// float64, string, time.Time, bool: what a scan into any sees). A statement is agreed, refused (an error wrapping
-// sqlhook.ErrUnsupported or gormplugin.ErrUnsupported), divergent (any
-// other difference, or any other error where the oracle answered) or
-// skipped (the oracle itself failed). Each divergence is printed with the
-// seed, the step, the statement and both results, and a smaller statement
-// that still diverges. The summary gives, per database and layer, the
-// counts, the share refused (of the statements the oracle answered) and
-// the refusals grouped by reason.
+// the database spells them (a DECIMAL's scale included; as keys, by
+// value), floating-point ones to 7 significant digits (a float sum's
+// rounding depends on the order rows are added in, so rows tied on a
+// float key to 7 digits may come either way); texts compare as the
+// column's collation makes them equal (MariaDB ignores trailing spaces,
+// and case too in its default collation). Result column names are
+// compared as well, and so are the database type names the driver reports
+// and each value's Go type (what a scan into any sees; not for GORM map
+// scans on SQLite, whose types follow whichever row comes first). A
+// statement is agreed, refused (an error wrapping sqlhook.ErrUnsupported
+// or gormplugin.ErrUnsupported), divergent (any other difference, or any
+// other error where the oracle answered) or skipped (the oracle itself
+// failed). Each divergence is printed with the seed, the step, the
+// statement, both results, a smaller statement that still diverges and
+// the command that replays it. The summary gives, per database and layer,
+// the counts, the share refused (of the statements the oracle answered)
+// and the refusals grouped by reason.
 //
-// A family of its own (sql.tricky) tries forms whose answer needs rows of
-// several shards at once: window functions, subqueries, CTEs and derived
-// tables on the logic table, UNION, self-joins, DISTINCT ON, FILTER,
-// ROLLUP, GROUP BY a position or an alias (and gorm.tricky the like in
-// GORM: subqueries, Joins, Table over a subquery); they must be merged
-// right or refused, and most are refused, so the refusal share is given
-// with and without them.
+// Families of their own (sql.tricky, gorm.tricky) try forms whose answer
+// needs rows of several shards at once: window functions, subqueries,
+// CTEs and derived tables on the logic table, UNION, self-joins, DISTINCT
+// ON, FILTER, ROLLUP, GROUP BY a position or an alias; they must be
+// merged right or refused, and most are refused, so the refusal share is
+// given with and without them. TestReadsOnceFoundWrongAgreeOrAreRefused
+// replays the smallest form of every wrong answer the tester has found.
 //
 // CI runs a fixed seed; it fails on any divergence or on a refusal share
-// (the tricky families aside) above readMaxRefused. The environment sets a long run:
+// (the tricky families aside) above readMaxRefused. The environment sets
+// a long run:
 //
 //	SHARDKEY_REQUIRE_DB=1 SHARDKEY_DIFFREAD_STEPS=20000 SHARDKEY_DIFFREAD_SEED=7 \
 //	    go test ./internal/difftest/ -run TestReadsAgreeWithOracle -timeout 0 -v
