@@ -24,7 +24,8 @@
 //   - Grouped (aggregates, GROUP BY): hash aggregation of every shard's
 //     rows; then HAVING, evaluated on the merged groups with three-valued
 //     logic (on SQLite after its comparison affinity, from the columns'
-//     declared types: k > '5' on an INTEGER k compares numbers); hidden columns dropped; DISTINCT; ORDER BY; OFFSET; LIMIT. An
+//     declared types: k > '5' on an INTEGER k compares numbers; on
+//     PostgreSQL a float argument compared with a real is a real); hidden columns dropped; DISTINCT; ORDER BY; OFFSET; LIMIT. An
 //     aggregate query without GROUP BY returns exactly one row, even when
 //     no shard returned one. Without ORDER BY on MySQL/MariaDB, groups come
 //     in ascending order of the GROUP BY columns, as MariaDB returns them.
