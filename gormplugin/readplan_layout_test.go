@@ -53,3 +53,31 @@ func TestSelectStarOverTablesWithColumnsInAnotherOrder(t *testing.T) {
 		}
 	})
 }
+
+// A column whose type differs between the tables (a migration done in one
+// table only) is refused rather than read as the first table's type.
+func TestColumnOfAnotherTypeInOneTableIsRefused(t *testing.T) {
+	eachReadBackendIn(t, "gormatk_coltype_", func(t *testing.T, e *readEnv) {
+		alter := map[string][]string{
+			"mariadb":  {"ALTER TABLE read_orders_1 MODIFY amount varchar(10)"},
+			"postgres": {"ALTER TABLE read_orders_1 ALTER COLUMN amount TYPE varchar(10)"},
+			"sqlite": {"ALTER TABLE read_orders_1 RENAME TO read_orders_old",
+				"CREATE TABLE read_orders_1 (id integer PRIMARY KEY, user_id integer, amount text, big integer, status varchar(20), code varchar(20), note varchar(20), qty integer)",
+				"INSERT INTO read_orders_1 SELECT * FROM read_orders_old", "DROP TABLE read_orders_old"},
+		}[e.be]
+		for _, stmt := range alter {
+			if err := e.plain[1].Exec(stmt).Error; err != nil {
+				t.Fatal(err)
+			}
+		}
+		for _, p := range e.pools { // see TestSelectStarOverTablesWithColumnsInAnotherOrder
+			p.SetMaxIdleConns(0)
+			p.SetMaxIdleConns(2)
+		}
+		var ids []int64
+		err := model(e.db).Order("amount desc").Order("id").Limit(1).Pluck("id", &ids).Error
+		if !errors.Is(err, gormplugin.ErrUnsupported) {
+			t.Errorf("ORDER BY a column of two types: %v, %v; want ErrUnsupported", ids, err)
+		}
+	})
+}

@@ -120,16 +120,26 @@ func (p *Plugin) scatterRows(db *gorm.DB, r routed) (driver.Rows, error) {
 	return refusing{m}, nil
 }
 
-// sameColumns checks that every target returned the columns in the same
-// order: a SELECT * over tables whose columns were created or moved in
-// another order would otherwise merge one table's values into another
-// column.
+// sameColumns checks that every target returned the same columns in the
+// same order, of the same types: a SELECT * over tables whose columns were
+// created or moved in another order would otherwise merge one table's
+// values into another column, and a column migrated in one table only
+// would be read as another type.
 func sameColumns(shards []driver.Rows, logic string) error {
 	first := shards[0].Columns()
 	for _, s := range shards[1:] {
 		if !slices.Equal(s.Columns(), first) {
 			return fmt.Errorf("%w: the tables of %s return their columns in different orders (%s; %s): select the columns by name",
 				ErrUnsupported, logic, strings.Join(first, ", "), strings.Join(s.Columns(), ", "))
+		}
+		// The merge reads every table's values as the first table's types.
+		a, okA := shards[0].(colTypes)
+		b, okB := s.(colTypes)
+		for i := range first {
+			if okA && okB && a.ColumnTypeDatabaseTypeName(i) != b.ColumnTypeDatabaseTypeName(i) {
+				return fmt.Errorf("%w: column %s has type %s in one table of %s and %s in another",
+					ErrUnsupported, first[i], a.ColumnTypeDatabaseTypeName(i), logic, b.ColumnTypeDatabaseTypeName(i))
+			}
 		}
 	}
 	return nil
