@@ -156,6 +156,8 @@ dataSources:
 }
 
 const queries = `
+SELECT t_order.k * 2 FROM t_order
+SELECT MAX(t_order.k), t_order.status FROM t_order GROUP BY t_order.status
 SELECT CAST(k AS INTEGER), COUNT(*) FROM t_order GROUP BY CAST(k AS INTEGER) HAVING CAST(k AS INTEGER) > '2' ORDER BY 1
 SELECT k + 0, COUNT(*) FROM t_order GROUP BY k + 0 HAVING k + 0 > '2' ORDER BY 1
 SELECT status, COUNT(*) FROM t_order GROUP BY status HAVING status > 5 ORDER BY 1
@@ -193,6 +195,8 @@ SELECT k, SUM(amount) FROM t_order GROUP BY k HAVING SUM(amount) IS NOT NULL AND
 `
 
 const pgQueries = `
+SELECT t_order.k * 2 FROM t_order
+SELECT MAX(t_order.k), t_order.status FROM t_order GROUP BY t_order.status
 SELECT k, COUNT(*) FROM t_order GROUP BY k ORDER BY k DESC NULLS LAST
 SELECT DISTINCT k FROM t_order ORDER BY k NULLS FIRST
 SELECT status, COUNT(*) FROM t_order GROUP BY status
@@ -228,6 +232,9 @@ SELECT order_id FROM t_order ORDER BY created NULLS FIRST, order_id LIMIT 5 OFFS
 `
 
 const myQueries = `
+SELECT t_order.k * 2 FROM t_order
+SELECT MAX(t_order.k), t_order.status FROM t_order GROUP BY t_order.status
+SELECT t_order.k * 2 FROM t_order ORDER BY t_order.k * 2, 1
 SELECT DISTINCT status FROM t_order ORDER BY status DESC
 SELECT k, AVG(DISTINCT d), SUM(DISTINCT d), COUNT(DISTINCT d, k) FROM t_order GROUP BY k
 SELECT k, MIN(created), MAX(created) FROM t_order GROUP BY k

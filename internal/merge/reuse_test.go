@@ -2,6 +2,7 @@ package merge
 
 import (
 	"database/sql/driver"
+	"errors"
 	"fmt"
 	"testing"
 )
@@ -108,5 +109,22 @@ func TestOffsetBeyondTheRowsGivesNothing(t *testing.T) {
 		if err != nil || len(got) != 0 {
 			t.Errorf("%+v: %v, %v", p, show(got), err)
 		}
+	}
+}
+
+// Physical tables whose columns are in different orders (one altered
+// differently) return SELECT * in different orders: New refuses them
+// rather than merge one shard's amount under another's id.
+func TestShardsWithColumnsInDifferentOrdersAreRefused(t *testing.T) {
+	a := ints([]string{"id", "amount"}, row(int64(1), int64(50)))
+	b := ints([]string{"amount", "id"}, row(int64(70), int64(2)))
+	_, err := New(Plan{Dialect: PostgreSQL, Visible: 2, OrderBy: []Key{{Col: 0}}, Limit: -1}, []driver.Rows{a, b})
+	if !errors.Is(err, ErrPlan) {
+		t.Fatalf("err %v, want ErrPlan", err)
+	}
+	// Names differing only in case (MySQL's, on one table) are the same column.
+	c := ints([]string{"ID", "Amount"}, row(int64(3), int64(9)))
+	if _, err := runErr(t, Plan{Dialect: PostgreSQL, Visible: 2, Limit: -1}, a, c); err != nil {
+		t.Fatal(err)
 	}
 }

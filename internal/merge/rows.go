@@ -5,6 +5,7 @@ import (
 	"errors"
 	"io"
 	"reflect"
+	"strings"
 )
 
 // Rows is the merged result: a driver.Rows over the shards' rows combined
@@ -43,7 +44,8 @@ var (
 )
 
 // New merges the shards' rows as p says. The shards' rows must have the
-// same columns: p.Visible columns of the query, then the planner's hidden
+// same columns (names equal but for case, in the same order: physical
+// tables altered into different column orders are refused with ErrPlan): p.Visible columns of the query, then the planner's hidden
 // ones; with p.OrderBy and no grouping each shard's rows must arrive
 // sorted by p.OrderBy.
 //
@@ -72,8 +74,14 @@ func newRows(p Plan, shards []driver.Rows) (*Rows, error) {
 	}
 	names := shards[0].Columns()
 	for i, s := range shards[1:] {
-		if n := len(s.Columns()); n != len(names) {
-			return nil, planErr("shard 0 returns %d columns, shard %d returns %d", len(names), i+1, n)
+		cols := s.Columns()
+		if len(cols) != len(names) {
+			return nil, planErr("shard 0 returns %d columns, shard %d returns %d", len(names), i+1, len(cols))
+		}
+		for c := range cols {
+			if !strings.EqualFold(cols[c], names[c]) {
+				return nil, planErr("shard %d's column %d is %q where shard 0's is %q", i+1, c, cols[c], names[c])
+			}
 		}
 	}
 	r := &Rows{p: p, shards: shards, names: names, max: p.MaxGroups}
