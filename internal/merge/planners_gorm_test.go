@@ -31,7 +31,9 @@ type GOrder struct {
 // one table's, or are refused: HAVING on a group column against a text
 // argument (SQLite's affinity), times (refused), text orders, First/Last,
 // Distinct Count, Pluck with Limit/Offset.
-func TestGORMReadsOnSQLiteEqualOneTableOrAreRefused(t *testing.T) {
+// gormSQLiteWorld is a sharded GORM over two SQLite data sources of two
+// tables each and an unsharded oracle, both holding the same GOrders.
+func gormSQLiteWorld(t *testing.T) (sharded, oracle *gorm.DB) {
 	dir := t.TempDir()
 	open := func(n string) *gorm.DB {
 		db, err := gorm.Open(sqlite.Open(filepath.Join(dir, n)), &gorm.Config{Logger: logger.Discard})
@@ -71,6 +73,12 @@ rules:
 			t.Fatal(err)
 		}
 	}
+	fillGOrders(t, db0, orc)
+	return db0, orc
+}
+
+// fillGOrders writes the same 60 orders, with NULLs, into each database.
+func fillGOrders(t *testing.T, dbs ...*gorm.DB) {
 	sts := []string{"a", "B", "10", "9", "", "a "}
 	base := time.Date(2024, 1, 1, 10, 0, 0, 0, time.UTC)
 	for i := 0; i < 60; i++ {
@@ -91,72 +99,80 @@ rules:
 			c := base.Add(time.Duration(i%6) * time.Hour)
 			o.Created = &c
 		}
-		for _, db := range []*gorm.DB{db0, orc} {
+		for _, db := range dbs {
 			if err := db.Create(&o).Error; err != nil {
 				t.Fatal(err)
 			}
 		}
 	}
-	type res struct {
-		K   *int64
-		N   int64
-		S   *float64
-		A   *float64
-		Mx  *string
-		Cnt int64
-	}
-	cases := []struct {
-		name    string
-		ordered bool
-		q       func(db *gorm.DB) (any, error)
-	}{
-		{"order created", true, func(db *gorm.DB) (any, error) {
-			var out []GOrder
-			return out, db.Order("created desc").Order("id").Find(&out).Error
-		}},
-		{"distinct created", false, func(db *gorm.DB) (any, error) {
-			var out []time.Time
-			return out, db.Model(&GOrder{}).Distinct("created").Pluck("created", &out).Error
-		}},
-		{"group k", true, func(db *gorm.DB) (any, error) {
-			var out []res
-			return out, db.Model(&GOrder{}).Select("k, COUNT(*) AS n, SUM(amount) AS s, AVG(amount) AS a, MAX(status) AS mx, COUNT(DISTINCT status) AS cnt").
-				Group("k").Having("k > ?", "1").Order("k").Find(&out).Error
-		}},
-		{"group k having text", true, func(db *gorm.DB) (any, error) {
-			var out []res
-			return out, db.Model(&GOrder{}).Select("k, COUNT(*) AS n").Group("k").Having("MAX(status) > ?", 5).Order("k").Find(&out).Error
-		}},
-		{"group cast", true, func(db *gorm.DB) (any, error) {
-			var out []res
-			return out, db.Model(&GOrder{}).Select("CAST(k AS INTEGER) AS k, COUNT(*) AS n").Group("CAST(k AS INTEGER)").Having("CAST(k AS INTEGER) > ?", "2").Order("k").Find(&out).Error
-		}},
-		{"group cast text", true, func(db *gorm.DB) (any, error) {
-			var out []res
-			return out, db.Model(&GOrder{}).Select("k, COUNT(*) AS n").Group("k").Having("CAST(MAX(status) AS TEXT) > ?", 5).Order("k").Find(&out).Error
-		}},
-		{"first by amount", true, func(db *gorm.DB) (any, error) {
-			var out GOrder
-			return out, db.Order("amount").First(&out).Error
-		}},
-		{"last", true, func(db *gorm.DB) (any, error) {
-			var out GOrder
-			return out, db.Where("amount > ?", 1).Last(&out).Error
-		}},
-		{"count distinct", true, func(db *gorm.DB) (any, error) {
-			var n int64
-			return n, db.Model(&GOrder{}).Distinct("k").Count(&n).Error
-		}},
-		{"pluck ordered", true, func(db *gorm.DB) (any, error) {
-			var out []*float64
-			return out, db.Model(&GOrder{}).Order("amount desc").Order("id").Limit(7).Offset(3).Pluck("amount", &out).Error
-		}},
-		{"status order", true, func(db *gorm.DB) (any, error) {
-			var out []GOrder
-			return out, db.Order("status").Order("id desc").Limit(15).Find(&out).Error
-		}},
-	}
-	for _, c := range cases {
+}
+
+// gres is a grouped GORM read's row.
+type gres struct {
+	K   *int64
+	N   int64
+	S   *float64
+	A   *float64
+	Mx  *string
+	Cnt int64
+}
+
+// gormCases are the GORM reads compared; ordered: the result is a sequence.
+var gormCases = []struct {
+	name    string
+	ordered bool
+	q       func(db *gorm.DB) (any, error)
+}{
+	{"order created", true, func(db *gorm.DB) (any, error) {
+		var out []GOrder
+		return out, db.Order("created desc").Order("id").Find(&out).Error
+	}},
+	{"distinct created", false, func(db *gorm.DB) (any, error) {
+		var out []time.Time
+		return out, db.Model(&GOrder{}).Distinct("created").Pluck("created", &out).Error
+	}},
+	{"group k", true, func(db *gorm.DB) (any, error) {
+		var out []gres
+		return out, db.Model(&GOrder{}).Select("k, COUNT(*) AS n, SUM(amount) AS s, AVG(amount) AS a, MAX(status) AS mx, COUNT(DISTINCT status) AS cnt").
+			Group("k").Having("k > ?", "1").Order("k").Find(&out).Error
+	}},
+	{"group k having text", true, func(db *gorm.DB) (any, error) {
+		var out []gres
+		return out, db.Model(&GOrder{}).Select("k, COUNT(*) AS n").Group("k").Having("MAX(status) > ?", 5).Order("k").Find(&out).Error
+	}},
+	{"group cast", true, func(db *gorm.DB) (any, error) {
+		var out []gres
+		return out, db.Model(&GOrder{}).Select("CAST(k AS INTEGER) AS k, COUNT(*) AS n").Group("CAST(k AS INTEGER)").Having("CAST(k AS INTEGER) > ?", "2").Order("k").Find(&out).Error
+	}},
+	{"group cast text", true, func(db *gorm.DB) (any, error) {
+		var out []gres
+		return out, db.Model(&GOrder{}).Select("k, COUNT(*) AS n").Group("k").Having("CAST(MAX(status) AS TEXT) > ?", 5).Order("k").Find(&out).Error
+	}},
+	{"first by amount", true, func(db *gorm.DB) (any, error) {
+		var out GOrder
+		return out, db.Order("amount").First(&out).Error
+	}},
+	{"last", true, func(db *gorm.DB) (any, error) {
+		var out GOrder
+		return out, db.Where("amount > ?", 1).Last(&out).Error
+	}},
+	{"count distinct", true, func(db *gorm.DB) (any, error) {
+		var n int64
+		return n, db.Model(&GOrder{}).Distinct("k").Count(&n).Error
+	}},
+	{"pluck ordered", true, func(db *gorm.DB) (any, error) {
+		var out []*float64
+		return out, db.Model(&GOrder{}).Order("amount desc").Order("id").Limit(7).Offset(3).Pluck("amount", &out).Error
+	}},
+	{"status order", true, func(db *gorm.DB) (any, error) {
+		var out []GOrder
+		return out, db.Order("status").Order("id desc").Limit(15).Find(&out).Error
+	}},
+}
+
+func TestGORMReadsOnSQLiteEqualOneTableOrAreRefused(t *testing.T) {
+	db0, orc := gormSQLiteWorld(t)
+	for _, c := range gormCases {
 		got, err := c.q(db0)
 		want, werr := c.q(orc)
 		if err != nil {
