@@ -131,6 +131,9 @@
 // session time zone with daylight saving shows two instants of the
 // repeated hour as one text, which the merge cannot tell apart (MariaDB
 // orders them by instant): read such columns with time_zone '+00:00'.
+// Likewise a DATETIME parsed in a driver location with daylight saving
+// (go-sql-driver's loc): a wall clock in the spring gap becomes the hour
+// after it, equal to that hour's own values, which MariaDB keeps apart.
 //
 // # Errors
 //
