@@ -112,6 +112,7 @@ type selBuilder struct {
 	addSeen  map[string]bool
 	star     int // the first * item, -1 when none
 	why      string
+	prefix   string // of the hidden columns' aliases
 }
 
 func (b *selBuilder) fail(why string) { setOnce(&b.why, why) }
@@ -123,7 +124,8 @@ func buildMerge(d Dialect, binary bool, sh *selectShape, lay selectLayout, text 
 		return nil, nil, sh.refuse
 	}
 	b := &selBuilder{d: d, binary: binary, sh: sh, lay: lay, text: text, toks: toks,
-		mp: &mergePlan{dialect: mergeDialect(d), distinct: sh.distinct}, seen: map[string]colRef{}, addSeen: map[string]bool{}, star: -1}
+		mp: &mergePlan{dialect: mergeDialect(d), distinct: sh.distinct}, seen: map[string]colRef{}, addSeen: map[string]bool{}, star: -1,
+		prefix: hiddenPrefix(text)}
 	for i, it := range sh.items {
 		if it.expr.kind == exprStar && b.star < 0 {
 			b.star = i
@@ -139,10 +141,17 @@ func buildMerge(d Dialect, binary bool, sh *selectShape, lay selectLayout, text 
 	if b.mp.grouped && b.star >= 0 {
 		return nil, nil, "SELECT * with GROUP BY or aggregates"
 	}
+	if d == SQLite && b.mp.grouped && len(sh.groupBy) == 0 && !slices.ContainsFunc(sh.items, isAggItem) {
+		// SQLite fails it ("HAVING clause on a non-aggregate query",
+		// "misuse of aggregate"); each target would not, given the hidden
+		// aggregates.
+		return nil, nil, "an aggregate in HAVING or ORDER BY without GROUP BY or one in the select list on SQLite"
+	}
 	b.mp.distinctText = b.eqText("")
 	b.sumGuards()
 	b.items()
 	b.groups()
+	b.bareItems()
 	if sh.having != nil {
 		b.mp.having = b.cond(sh.having)
 	}
@@ -153,6 +162,8 @@ func buildMerge(d Dialect, binary bool, sh *selectShape, lay selectLayout, text 
 	b.mp.hidden = len(b.hidden)
 	return b.mp, b.edits(), ""
 }
+
+func isAggItem(it shapeItem) bool { return it.expr.kind == exprAgg || it.expr.hasAgg }
 
 func mergeDialect(d Dialect) merge.Dialect {
 	switch d {
@@ -458,6 +469,53 @@ func (b *selBuilder) readsAlias(e shapeExpr) bool {
 	return false
 }
 
+// bareItems refuses, on MySQL and SQLite, a grouped select item that
+// reads a column neither grouped nor aggregated: MariaDB returns any row's
+// value (NULL from a target without rows), SQLite the row of the MIN or
+// MAX; the first target's value is neither. PostgreSQL allows only
+// columns the groups determine.
+func (b *selBuilder) bareItems() {
+	for i, it := range b.sh.items {
+		if b.star >= 0 && i >= b.star {
+			return
+		}
+		if !b.groupedValue(it.expr, b.lay.items[i]) && !slices.ContainsFunc(b.sh.groupBy, func(g shapeExpr) bool {
+			return g.kind == exprOrdinal && g.ordinal == i+1
+		}) {
+			b.fail("a select item that is neither grouped nor aggregated")
+			return
+		}
+	}
+}
+
+// groupedValue reports whether the expression at s has one value per
+// group: an aggregate, a GROUP BY term, or reading only GROUP BY columns.
+// Any value passes where nothing is grouped, and on PostgreSQL, which
+// checks it itself.
+func (b *selBuilder) groupedValue(e shapeExpr, s span) bool {
+	if !b.mp.grouped || b.d == PostgreSQL || e.kind == exprAgg || e.hasAgg || e.kind == exprOrdinal {
+		return true
+	}
+	key := normText(b.text, b.toks, s)
+	for k := range b.sh.groupBy {
+		if normText(b.text, b.toks, b.lay.groupBy[k]) == key {
+			return true
+		}
+	}
+	names := e.names
+	if e.kind == exprColumn {
+		names = e.ref[len(e.ref)-1:]
+	}
+	for _, n := range names {
+		if !slices.ContainsFunc(b.sh.groupBy, func(g shapeExpr) bool {
+			return g.kind == exprColumn && g.ref[len(g.ref)-1] == n
+		}) {
+			return false
+		}
+	}
+	return true
+}
+
 // groups records the GROUP BY keys.
 func (b *selBuilder) groups() {
 	for k, g := range b.sh.groupBy {
@@ -526,7 +584,9 @@ func (b *selBuilder) orderCol(e shapeExpr, s span) (colRef, bool) {
 		}
 		return b.hiddenAgg(e, s), true
 	case exprColumn:
-		if len(e.ref) == 1 {
+		// PostgreSQL reads x COLLATE c as an expression, over the input
+		// columns only; MySQL and SQLite still see the output alias.
+		if len(e.ref) == 1 && (e.collate == "" || b.d != PostgreSQL) {
 			switch m := b.aliasOf(e.ref[0]); {
 			case len(m) > 1 && !b.sameItems(m):
 				b.fail("ORDER BY " + e.ref[0] + ", an ambiguous output name,")
@@ -560,6 +620,10 @@ func (b *selBuilder) orderCol(e shapeExpr, s span) (colRef, bool) {
 	}
 	// A term not in the select list (with its COLLATE, if any: the values
 	// are the same) is read as a hidden column.
+	if !b.groupedValue(e, s) {
+		b.fail("ORDER BY a column that is neither grouped nor aggregated")
+		return 0, false
+	}
 	return b.hide(copyOf(s)), true
 }
 
@@ -720,7 +784,7 @@ func (b *selBuilder) edits() []selEdit {
 			// apart from the alias.
 			ps = append(ps, textPiece{lit: ", ("})
 			ps = append(ps, h...)
-			ps = append(ps, textPiece{lit: ") AS " + hiddenAlias(k)})
+			ps = append(ps, textPiece{lit: ") AS " + b.prefix + strconv.Itoa(k)})
 		}
 		out = append(out, selEdit{at: b.lay.listEnd, pieces: ps})
 	}
@@ -747,9 +811,18 @@ func (b *selBuilder) edits() []selEdit {
 	return out
 }
 
-// hiddenAlias names hidden column k; the name only has to differ from the
-// query's own output names.
-func hiddenAlias(k int) string { return "shardkey_hidden_" + strconv.Itoa(k) }
+// hiddenPrefix starts the aliases of hidden columns (shardkey_hidden_N):
+// they must differ from every name the statement writes, or the targets'
+// ORDER BY, GROUP BY or HAVING could read a hidden column for the query's
+// own (or fail as ambiguous), so the prefix grows while the text holds it.
+func hiddenPrefix(text string) string {
+	low := strings.ToLower(text)
+	p := "shardkey_hidden_"
+	for strings.Contains(low, p) {
+		p = "shardkey_" + p
+	}
+	return p
+}
 
 // applySelectEdits adds the merge edits to a statement's template edits.
 // A copied span takes the holes inside it (table names, placeholders); a

@@ -53,15 +53,19 @@ type selBackend struct {
 	dollar       bool
 }
 
-func selBackends(t *testing.T) []selBackend {
+func selBackends(t *testing.T) []selBackend { return selBackendsNamed(t, "sqlsel") }
+
+// selBackendsNamed is selBackends on databases named prefix_0, prefix_1
+// and prefix_oracle.
+func selBackendsNamed(t *testing.T, prefix string) []selBackend {
 	dir := t.TempDir()
 	return []selBackend{
 		{name: "postgres", driver: "pgx", dollar: true,
-			dsn: [3]string{dbtest.Postgres(t, "sqlsel_0"), dbtest.Postgres(t, "sqlsel_1"), dbtest.Postgres(t, "sqlsel_oracle")},
+			dsn: [3]string{dbtest.Postgres(t, prefix+"_0"), dbtest.Postgres(t, prefix+"_1"), dbtest.Postgres(t, prefix+"_oracle")},
 			schema: `CREATE TABLE %s (id BIGINT PRIMARY KEY, user_id BIGINT NOT NULL, grp TEXT, amount INT,
 				price NUMERIC(10,2), score DOUBLE PRECISION, note TEXT, dur INTERVAL)`},
 		{name: "mariadb", driver: "mysql",
-			dsn: [3]string{dbtest.MySQL(t, "sqlsel_0"), dbtest.MySQL(t, "sqlsel_1"), dbtest.MySQL(t, "sqlsel_oracle")},
+			dsn: [3]string{dbtest.MySQL(t, prefix+"_0"), dbtest.MySQL(t, prefix+"_1"), dbtest.MySQL(t, prefix+"_oracle")},
 			schema: `CREATE TABLE %s (id BIGINT PRIMARY KEY, user_id BIGINT NOT NULL, grp VARCHAR(10), amount INT,
 				price DECIMAL(10,2), score DOUBLE, note VARCHAR(20), dur TIME)`},
 		{name: "sqlite", driver: "sqlite",

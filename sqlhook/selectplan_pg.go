@@ -35,7 +35,7 @@ func (c *pgCompiler) pgShape(s *pg.SelectStmt) *selectShape {
 			sh.fail("a select list written in an unexpected form")
 			continue
 		}
-		it := shapeItem{expr: c.pgExpr(rt.Val, sh), alias: strings.ToLower(rt.Name)}
+		it := shapeItem{expr: c.pgExpr(rt.Val, sh), alias: c.fold(rt.Name)}
 		it.outName = it.alias
 		if it.alias == "" {
 			it.outName = c.pgColname(rt.Val)
@@ -145,7 +145,7 @@ func (c *pgCompiler) pgClass(n *pg.Node, sh *selectShape) shapeExpr {
 		switch x := m.Interface().(type) {
 		case *pg.ColumnRef:
 			if f := x.Fields; len(f) > 0 && f[len(f)-1].GetString_() != nil {
-				e.names = append(e.names, strings.ToLower(f[len(f)-1].GetString_().GetSval()))
+				e.names = append(e.names, c.fold(f[len(f)-1].GetString_().GetSval()))
 			}
 		case *pg.ParamRef:
 			e.hasParam = true
@@ -163,7 +163,7 @@ func (c *pgCompiler) pgClass(n *pg.Node, sh *selectShape) shapeExpr {
 				e.kind = exprStar
 				return e
 			}
-			e.ref = append(e.ref, strings.ToLower(f.GetString_().GetSval()))
+			e.ref = append(e.ref, c.fold(f.GetString_().GetSval()))
 		}
 		e.kind = exprColumn
 	case *pg.Node_FuncCall:
@@ -188,6 +188,16 @@ func (c *pgCompiler) pgClass(n *pg.Node, sh *selectShape) shapeExpr {
 	return e
 }
 
+// fold is a name as the dialect matches it: PostgreSQL's parser has
+// already folded the unquoted ones, and a quoted "Amount" is not amount;
+// SQLite matches names in any case, quoted or not.
+func (c *pgCompiler) fold(name string) string {
+	if c.h.dialect == SQLite {
+		return strings.ToLower(name)
+	}
+	return name
+}
+
 func funcName(fc *pg.FuncCall) string {
 	return strings.ToLower(fc.Funcname[len(fc.Funcname)-1].GetString_().GetSval())
 }
@@ -202,7 +212,7 @@ func (c *pgCompiler) pgColname(n *pg.Node) string {
 	case *pg.Node_ColumnRef:
 		f := x.ColumnRef.Fields
 		if s := f[len(f)-1].GetString_(); s != nil {
-			return strings.ToLower(s.Sval)
+			return c.fold(s.Sval)
 		}
 	case *pg.Node_TypeCast:
 		if name := c.pgColname(x.TypeCast.Arg); name != "" && name != "?column?" {
@@ -230,7 +240,7 @@ func (c *pgCompiler) pgColname(n *pg.Node) string {
 		ind := x.AIndirection.Indirection
 		if len(ind) > 0 {
 			if s := ind[len(ind)-1].GetString_(); s != nil {
-				return strings.ToLower(s.Sval)
+				return c.fold(s.Sval)
 			}
 		}
 	}

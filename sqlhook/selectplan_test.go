@@ -52,8 +52,8 @@ func TestPerTargetSQLOfMergedSelects(t *testing.T) {
 		// One target: the statement as written.
 		{PostgreSQL, `SELECT status, AVG(amount) FROM t_order WHERE user_id = 1 AND order_id = 2 GROUP BY status HAVING COUNT(*) > 1 ORDER BY 2 LIMIT 1`,
 			`SELECT status, AVG(amount) FROM "t_order_0" AS t_order WHERE user_id = 1 AND order_id = 2 GROUP BY status HAVING COUNT(*) > 1 ORDER BY 2 LIMIT 1`, true},
-		{MySQL, "SELECT status, COUNT(*) AS n FROM t_order " + twoTargets + " GROUP BY status HAVING n > 1 ORDER BY t_order.amount LIMIT 2, 3",
-			"SELECT status, COUNT(*) AS n, (`t_order_0`.amount) AS shardkey_hidden_0 FROM `t_order_0` " + twoTargets + " GROUP BY status  ORDER BY `t_order_0`.amount LIMIT 0, ? [18446744073709551615]", false},
+		{MySQL, "SELECT status, COUNT(*) AS n FROM t_order " + twoTargets + " GROUP BY status, amount HAVING n > 1 ORDER BY t_order.amount LIMIT 2, 3",
+			"SELECT status, COUNT(*) AS n, (amount) AS shardkey_hidden_0, (`t_order_0`.amount) AS shardkey_hidden_1 FROM `t_order_0` " + twoTargets + " GROUP BY status, amount  ORDER BY `t_order_0`.amount LIMIT 0, ? [18446744073709551615]", false},
 		{MySQL, "SELECT COUNT(*), SUM(amount) FROM t_order " + twoTargets,
 			"SELECT COUNT(*), SUM(amount) FROM `t_order_0` " + twoTargets, false},
 		{MySQL, "SELECT COUNT(DISTINCT status, note) FROM t_order " + twoTargets + " /* end */",
