@@ -10,10 +10,13 @@ import (
 	"time"
 
 	"github.com/glebarez/sqlite"
+	"gorm.io/driver/mysql"
+	"gorm.io/driver/postgres"
 	"gorm.io/gorm"
 	"gorm.io/gorm/logger"
 
 	"github.com/shardkey/shardkey/gormplugin"
+	"github.com/shardkey/shardkey/internal/dbtest"
 	"github.com/shardkey/shardkey/shardconf"
 )
 
@@ -35,14 +38,21 @@ type GOrder struct {
 // tables each and an unsharded oracle, both holding the same GOrders.
 func gormSQLiteWorld(t *testing.T) (sharded, oracle *gorm.DB) {
 	dir := t.TempDir()
+	return gormWorld(t, func(n string) gorm.Dialector { return sqlite.Open(filepath.Join(dir, n+".db")) }, true)
+}
+
+// gormWorld is gormSQLiteWorld over the databases dial opens; binary
+// declares their text binary (SQLite's BINARY, PostgreSQL's C; not
+// MariaDB's default utf8mb4_general_ci, whose text orders are refused).
+func gormWorld(t *testing.T, dial func(name string) gorm.Dialector, binary bool) (sharded, oracle *gorm.DB) {
 	open := func(n string) *gorm.DB {
-		db, err := gorm.Open(sqlite.Open(filepath.Join(dir, n)), &gorm.Config{Logger: logger.Discard})
+		db, err := gorm.Open(dial(n), &gorm.Config{Logger: logger.Discard})
 		if err != nil {
 			t.Fatal(err)
 		}
 		return db
 	}
-	db0, db1, orc := open("a.db"), open("b.db"), open("o.db")
+	db0, db1, orc := open("mergeatk_gorm0"), open("mergeatk_gorm1"), open("mergeatk_gormo")
 	p0, _ := db0.DB()
 	p1, _ := db1.DB()
 	cfg, err := shardconf.Parse([]byte(`
@@ -64,8 +74,12 @@ rules:
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := db0.Use(gormplugin.New(nil, gormplugin.WithRules(r), gormplugin.WithDataSources(map[string]gorm.ConnPool{"ds_0": p0, "ds_1": p1}),
-		gormplugin.WithScatter(), gormplugin.WithBinaryCollation())); err != nil {
+	opts := []gormplugin.Option{gormplugin.WithRules(r), gormplugin.WithDataSources(map[string]gorm.ConnPool{"ds_0": p0, "ds_1": p1}),
+		gormplugin.WithScatter()}
+	if binary {
+		opts = append(opts, gormplugin.WithBinaryCollation())
+	}
+	if err := db0.Use(gormplugin.New(nil, opts...)); err != nil {
 		t.Fatal(err)
 	}
 	for _, db := range []*gorm.DB{db0, orc} {
@@ -172,6 +186,19 @@ var gormCases = []struct {
 
 func TestGORMReadsOnSQLiteEqualOneTableOrAreRefused(t *testing.T) {
 	db0, orc := gormSQLiteWorld(t)
+	compareGORMReads(t, db0, orc)
+}
+
+// The same GORM reads on PostgreSQL and MariaDB.
+func TestGORMReadsOnPostgreSQLAndMariaDBEqualOneTableOrAreRefused(t *testing.T) {
+	db0, orc := gormWorld(t, func(n string) gorm.Dialector { return postgres.Open(dbtest.Postgres(t, n)) }, true)
+	compareGORMReads(t, db0, orc)
+	db0, orc = gormWorld(t, func(n string) gorm.Dialector { return mysql.Open(dbtest.MySQL(t, n)) }, false)
+	compareGORMReads(t, db0, orc)
+}
+
+// compareGORMReads runs gormCases on db0 (sharded) and orc (one table).
+func compareGORMReads(t *testing.T, db0, orc *gorm.DB) {
 	for _, c := range gormCases {
 		got, err := c.q(db0)
 		want, werr := c.q(orc)
