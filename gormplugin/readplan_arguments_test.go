@@ -43,3 +43,36 @@ func TestSQLArgumentsAreReadAsSQL(t *testing.T) {
 		}
 	})
 }
+
+// HAVING compares an aggregate with an argument of another type as the
+// database does (a string compared with a number converts as the
+// database converts it), or is refused.
+func TestHavingArgumentsOfAnotherTypeCompareAsTheDatabase(t *testing.T) {
+	eachReadBackendIn(t, "gormatk_hargs_", func(t *testing.T, e *readEnv) {
+		for _, c := range []readCase{
+			{name: "sum > a string", run: maps(func(db *gorm.DB) *gorm.DB {
+				return model(db).Select("user_id, sum(amount) as s").Group("user_id").Having("sum(amount) > ?", "60").Order("user_id")
+			})},
+			{name: "max = a string with spaces", refused: []string{"postgres", "mariadb"}, run: maps(func(db *gorm.DB) *gorm.DB {
+				return model(db).Select("user_id, max(amount) as m").Group("user_id").Having("max(amount) = ?", " 12").Order("user_id")
+			})},
+			{name: "count between floats", run: maps(func(db *gorm.DB) *gorm.DB {
+				return model(db).Select("amount, count(*) as n").Group("amount").Having("count(*) BETWEEN ? AND ?", 2.5, 4.0).Order("amount")
+			})},
+			{name: "avg = a decimal literal", run: maps(func(db *gorm.DB) *gorm.DB {
+				return model(db).Select("user_id").Group("user_id").Having("avg(amount) >= 6.1").Order("user_id")
+			})},
+			{name: "sum > a string that is no number", refused: []string{"postgres", "mariadb"}, run: maps(func(db *gorm.DB) *gorm.DB {
+				return model(db).Select("user_id, sum(amount) as s").Group("user_id").Having("sum(amount) > ?", "6x").Order("user_id")
+			})},
+			{name: "grouped column = a string", run: maps(func(db *gorm.DB) *gorm.DB {
+				return model(db).Select("user_id, count(*) as n").Group("user_id").Having("user_id = ?", "2").Order("user_id")
+			})},
+			{name: "grouped column IN strings", run: maps(func(db *gorm.DB) *gorm.DB {
+				return model(db).Select("user_id, count(*) as n").Group("user_id").Having("user_id IN ?", []string{"1", "3"}).Order("user_id")
+			})},
+		} {
+			e.check(t, c)
+		}
+	})
+}
