@@ -142,7 +142,7 @@ var gormCases = []struct {
 		return out, db.Order("created desc").Order("id").Find(&out).Error
 	}},
 	{"distinct created", false, func(db *gorm.DB) (any, error) {
-		var out []time.Time
+		var out []*time.Time
 		return out, db.Model(&GOrder{}).Distinct("created").Pluck("created", &out).Error
 	}},
 	{"group k", true, func(db *gorm.DB) (any, error) {
@@ -161,6 +161,34 @@ var gormCases = []struct {
 	{"group cast text", true, func(db *gorm.DB) (any, error) {
 		var out []gres
 		return out, db.Model(&GOrder{}).Select("k, COUNT(*) AS n").Group("k").Having("CAST(MAX(status) AS TEXT) > ?", 5).Order("k").Find(&out).Error
+	}},
+	{"having avg", true, func(db *gorm.DB) (any, error) {
+		var out []gres
+		return out, db.Model(&GOrder{}).Select("k, COUNT(*) AS n, AVG(amount) AS a").Group("k").Having("AVG(amount) > ?", 0.9).Order("k").Find(&out).Error
+	}},
+	{"avg times two", true, func(db *gorm.DB) (any, error) {
+		var out []gres
+		return out, db.Model(&GOrder{}).Select("k, AVG(amount) * 2 AS a, SUM(amount) / COUNT(*) AS s").Group("k").Order("k").Find(&out).Error
+	}},
+	{"count groups", true, func(db *gorm.DB) (any, error) {
+		var n int64
+		return n, db.Model(&GOrder{}).Group("k").Count(&n).Error
+	}},
+	{"limit zero", true, func(db *gorm.DB) (any, error) {
+		var out []GOrder
+		return out, db.Order("id").Limit(0).Find(&out).Error
+	}},
+	{"offset beyond", true, func(db *gorm.DB) (any, error) {
+		var out []GOrder
+		return out, db.Order("id").Offset(1000).Limit(3).Find(&out).Error
+	}},
+	{"k desc then amount", true, func(db *gorm.DB) (any, error) {
+		var out []GOrder
+		return out, db.Order("k desc").Order("amount").Order("id").Find(&out).Error
+	}},
+	{"sum and max per user", true, func(db *gorm.DB) (any, error) {
+		var out []gres
+		return out, db.Model(&GOrder{}).Select("user_id AS k, SUM(k) AS n, MAX(amount) - MIN(amount) AS s").Group("user_id").Order("user_id").Find(&out).Error
 	}},
 	{"first by amount", true, func(db *gorm.DB) (any, error) {
 		var out GOrder
