@@ -68,6 +68,15 @@ func TestHavingArgumentsOfAnotherTypeCompareAsTheDatabase(t *testing.T) {
 			{name: "grouped column = a string", run: maps(func(db *gorm.DB) *gorm.DB {
 				return model(db).Select("user_id, count(*) as n").Group("user_id").Having("user_id = ?", "2").Order("user_id")
 			})},
+			{name: "a text group compared with a number", binary: true, refused: []string{"postgres", "mariadb"}, run: maps(func(db *gorm.DB) *gorm.DB {
+				return model(db).Select("code, count(*) as n").Group("code").Having("code = ?", 0).Order("n")
+			})},
+			{name: "a text group compared with a number by <", binary: true, refused: []string{"postgres", "mariadb"}, run: maps(func(db *gorm.DB) *gorm.DB {
+				return model(db).Select("code, count(*) as n").Group("code").Having("code < ?", 1).Order("n")
+			})},
+			{name: "MAX of text compared with a number", binary: true, refused: []string{"postgres", "mariadb"}, run: maps(func(db *gorm.DB) *gorm.DB {
+				return model(db).Select("user_id, max(code) as m").Group("user_id").Having("max(code) >= ?", 0).Order("user_id")
+			})},
 			{name: "grouped column IN strings", run: maps(func(db *gorm.DB) *gorm.DB {
 				return model(db).Select("user_id, count(*) as n").Group("user_id").Having("user_id IN ?", []string{"1", "3"}).Order("user_id")
 			})},
