@@ -184,6 +184,23 @@ var finisherFormCases = []readCase{
 	{name: "Count of a grouped Select with HAVING", run: count(func(db *gorm.DB) *gorm.DB {
 		return model(db).Select("user_id").Group("user_id").Having("sum(amount) > ?", 55)
 	})},
+	{name: "QueryFields: qualified columns, ordered and limited", run: find[ReadOrder](func(db *gorm.DB) *gorm.DB {
+		return db.Session(&gorm.Session{QueryFields: true}).Order("amount desc").Order("read_orders.id").Limit(5)
+	})},
+	{name: "QueryFields: grouped into maps", run: maps(func(db *gorm.DB) *gorm.DB {
+		return model(db.Session(&gorm.Session{QueryFields: true})).Select("user_id, count(*) as n").Group("user_id").Order("n desc, user_id")
+	})},
+	{name: "QueryFields: Distinct and Pluck", run: func(db *gorm.DB) (any, error) {
+		var xs []int
+		err := model(db.Session(&gorm.Session{QueryFields: true})).Distinct("amount").Order("amount desc").Pluck("amount", &xs).Error
+		return xs, err
+	}},
+	{name: "Find into a scalar slice", run: func(db *gorm.DB) (any, error) {
+		var xs []int64
+		err := model(db).Select("amount").Order("amount desc, id").Limit(7).Find(&xs).Error
+		return xs, err
+	}},
+	{name: "Find into one struct, ordered", run: one(func(db *gorm.DB, o *ReadOrder) error { return db.Order("amount, id desc").Find(o).Error })},
 	{name: "Where with OR over several users, ordered", run: find[ReadOrder](func(db *gorm.DB) *gorm.DB {
 		return db.Where("user_id = ? OR user_id = ?", 1, 3).Order("amount desc, id").Limit(6)
 	})},
