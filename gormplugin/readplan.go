@@ -323,6 +323,9 @@ func (rp *readPlan) readItem(text string, ts []token) (selItem, error) {
 	if alias != "" {
 		alias = rp.identKey(ts[len(ts)-1])
 	}
+	if strings.HasPrefix(strings.ToLower(alias), hiddenAlias) {
+		return selItem{}, fmt.Errorf("the alias %s, which hidden columns take", alias)
+	}
 	it := selItem{alias: alias, text: normTokens(expr)}
 	if _, ok := collationOf(expr); ok {
 		it.collateIn = expr

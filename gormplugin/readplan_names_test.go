@@ -55,6 +55,9 @@ var nameResolutionCases = []readCase{
 	{name: "a double-quoted name (a string on MySQL) ordered", refused: []string{"mariadb"}, run: maps(func(db *gorm.DB) *gorm.DB {
 		return model(db).Select("id").Order(`"amount" desc`).Order("id").Limit(4)
 	})},
+	{name: "an alias hidden columns take", refused: []string{"*"}, run: maps(func(db *gorm.DB) *gorm.DB {
+		return model(db).Select("id, amount as shardkey_hidden_0").Order("qty").Order("shardkey_hidden_0").Limit(3)
+	})},
 	{name: "max(amount) as amount, ordered by the alias", run: maps(func(db *gorm.DB) *gorm.DB {
 		return model(db).Select("user_id, max(amount) as amount").Group("user_id").Order("amount desc").Order("user_id")
 	})},
