@@ -76,6 +76,35 @@ func TestMergedReadReleasesConnectionsOnCancelAndEarlyClose(t *testing.T) {
 			_ = rows.Close()
 			settled(t, e, base)
 		})
+		t.Run("cancelled midway on pools of one connection", func(t *testing.T) {
+			base := goroutines(e)
+			for _, p := range e.pools {
+				p.SetMaxOpenConns(1)
+			}
+			defer func() {
+				for _, p := range e.pools {
+					p.SetMaxOpenConns(0)
+				}
+			}()
+			ctx, cancel := context.WithCancel(context.Background())
+			defer cancel()
+			rows, err := e.db.WithContext(ctx).Model(&ReadOrder{}).Order("amount desc").Order("id").Rows()
+			if err != nil {
+				t.Fatal(err)
+			}
+			n := 0
+			for rows.Next() {
+				if n++; n == 2 {
+					cancel()
+				}
+			}
+			_ = rows.Close()
+			var all []ReadOrder // the pools still serve a merged read
+			if err := e.db.Order("id").Find(&all).Error; err != nil || len(all) != len(warm) {
+				t.Errorf("after a cancelled read on pools of one connection: %d rows, %v", len(all), err)
+			}
+			settled(t, e, base)
+		})
 		t.Run("closed after one row", func(t *testing.T) {
 			base := goroutines(e)
 			rows, err := e.db.Model(&ReadOrder{}).Order("id desc").Rows()
