@@ -260,22 +260,21 @@ func (h *hook) bindBroadcast(p *plan, args []driver.NamedValue) (*routed, error)
 // dialect's "no limit" (grouping and DISTINCT need every row).
 func (h *hook) mergeOf(sel *selectPlan, args []driver.NamedValue) (mergeSpec, any, error) {
 	m := mergeSpec{merge: sel.merge, dialect: mergeDialect(h.dialect), limit: -1, args: args}
+	var err error
 	if sel.offset != nil {
-		n, err := toInt64(value(*sel.offset, args))
-		if err != nil {
+		if m.offset, err = h.limitValue(value(*sel.offset, args), 0); err != nil {
 			return m, 0, fmt.Errorf("sqlhook: OFFSET: %w", err)
-		}
-		m.offset = n
-		if value(*sel.offset, args) == nil {
-			m.offset = 0 // OFFSET NULL: none
 		}
 	}
 	if sel.limit != nil {
-		n, err := toInt64(value(*sel.limit, args))
-		if err != nil {
+		// LIMIT NULL: none on PostgreSQL, 0 on MySQL.
+		none := int64(-1)
+		if h.dialect == MySQL {
+			none = 0
+		}
+		if m.limit, err = h.limitValue(value(*sel.limit, args), none); err != nil {
 			return m, 0, fmt.Errorf("sqlhook: LIMIT: %w", err)
 		}
-		m.limit = n
 	}
 	if h.dialect == SQLite {
 		// SQLite reads any negative LIMIT as none and a negative OFFSET as 0.
@@ -296,6 +295,30 @@ func (h *hook) mergeOf(sel *selectPlan, args []driver.NamedValue) (mergeSpec, an
 	return m, uint64(math.MaxUint64), nil // MySQL's documented "all rows"
 }
 
+// limitValue reads a LIMIT or OFFSET value as the dialect does: NULL is
+// null (SQLite fails it), an integral float its integer, on MySQL an
+// unsigned beyond int64 (its "all rows") the largest int64.
+func (h *hook) limitValue(v any, null int64) (int64, error) {
+	switch x := v.(type) {
+	case nil:
+		if h.dialect == SQLite {
+			return 0, errors.New("NULL (SQLite fails it: datatype mismatch)")
+		}
+		return null, nil
+	case float64:
+		if x != math.Trunc(x) || math.Abs(x) >= 1<<63 {
+			return 0, fmt.Errorf("not an integer: %v", x)
+		}
+		return int64(x), nil
+	case float32:
+		return h.limitValue(float64(x), null)
+	}
+	if rv := reflect.ValueOf(v); h.dialect == MySQL && rv.CanUint() && rv.Uint() > math.MaxInt64 {
+		return math.MaxInt64, nil
+	}
+	return toInt64(v)
+}
+
 func toInt64(v any) (int64, error) {
 	switch x := v.(type) {
 	case int64:
@@ -303,9 +326,9 @@ func toInt64(v any) (int64, error) {
 	case nil:
 		return -1, nil // LIMIT NULL / LIMIT ALL
 	case string:
-		return strconv.ParseInt(x, 10, 64)
+		return strconv.ParseInt(strings.TrimSpace(x), 10, 64)
 	case []byte:
-		return strconv.ParseInt(string(x), 10, 64)
+		return strconv.ParseInt(strings.TrimSpace(string(x)), 10, 64)
 	}
 	rv := reflect.ValueOf(v)
 	switch {
