@@ -488,6 +488,11 @@ func collateText(d merge.Dialect, name string) (merge.Text, bool) {
 			return merge.TextRTrim, true
 		}
 	case merge.MySQL:
+		if n != "binary" && !strings.HasPrefix(n, "utf8") && !strings.HasPrefix(n, "ascii") {
+			// The driver returns UTF-8: another character set's bytes
+			// (latin1 is cp1252: € is 0x80) order otherwise.
+			return merge.TextRefused, false
+		}
 		switch {
 		case n == "binary", strings.Contains(n, "nopad_bin"), strings.HasSuffix(n, "_0900_bin"):
 			return merge.TextBinary, true

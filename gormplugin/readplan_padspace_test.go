@@ -57,3 +57,36 @@ func TestBinaryTextComparesAsTheDatabaseAtTheEdges(t *testing.T) {
 		}
 	})
 }
+
+// Latin1Row declares a latin1 binary collation: MariaDB's latin1 is
+// cp1252, whose bytes (€ is 0x80) order differently from the UTF-8 the
+// driver returns (€ is E2 82 AC, after é's C3 A9).
+type Latin1Row struct {
+	ID     int64 `gorm:"primaryKey;autoIncrement:false"`
+	UserID int64
+	L      string `gorm:"type:varchar(10) CHARACTER SET latin1 COLLATE latin1_bin"`
+}
+
+func (Latin1Row) TableName() string { return "read_orders" }
+
+func TestBinaryCollationOfAnotherCharsetIsRefusedOnMariaDB(t *testing.T) {
+	e := newReadEnvIn(t, "mariadb", "gormatk_latin1_")
+	for _, db := range append([]*gorm.DB{e.oracle}, e.plain[:]...) {
+		for _, table := range []string{"read_orders", "read_orders_0", "read_orders_1"} {
+			_ = db.Exec("ALTER TABLE " + table + " ADD COLUMN l varchar(10) CHARACTER SET latin1 COLLATE latin1_bin").Error
+		}
+	}
+	for _, db := range []*gorm.DB{e.db, e.oracle} {
+		for i, l := range []string{"é", "€", "a", "ÿ", "Z", "€€"} {
+			if err := db.Model(&ReadOrder{}).Where("user_id = ? AND amount = ?", 1+i%4, i%13).Update("l", l).Error; err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	(&readEnv{be: "mariadb", db: e.db, oracle: e.oracle}).check(t, readCase{name: "ORDER BY a latin1_bin column",
+		refused: []string{"mariadb"}, run: func(db *gorm.DB) (any, error) {
+			var ls []string
+			err := db.Model(&Latin1Row{}).Where("l IS NOT NULL").Order("l").Limit(4).Pluck("l", &ls).Error
+			return ls, err
+		}})
+}

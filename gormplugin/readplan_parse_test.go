@@ -79,6 +79,8 @@ func TestExplicitCollationsTheMergeImplements(t *testing.T) {
 		{merge.MySQL, "utf8mb4_0900_bin", merge.TextBinary, true},
 		{merge.MySQL, "binary", merge.TextBinary, true},
 		{merge.MySQL, "utf8mb4_general_ci", 0, false},
+		{merge.MySQL, "latin1_bin", 0, false}, // cp1252 bytes, not the UTF-8 the driver returns
+		{merge.MySQL, "utf8mb3_bin", merge.TextPadSpace, true},
 		{merge.SQLite, "BINARY", merge.TextBinary, true},
 		{merge.SQLite, "NOCASE", merge.TextNoCase, true},
 		{merge.SQLite, "RTRIM", merge.TextRTrim, true},
