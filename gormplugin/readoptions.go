@@ -15,6 +15,10 @@ package gormplugin
 // PostgreSQL, grouping and DISTINCT on text are allowed without it (its
 // deterministic collations compare equality bytewise).
 //
+// Bytewise means the bytes of the UTF-8 text the driver returns: on MySQL
+// and MariaDB the columns must be utf8mb3, utf8mb4 or ascii (a latin1
+// column's cp1252 bytes order otherwise: € is 0x80, after é in UTF-8).
+//
 // The declaration covers the columns a driver reports as text: MariaDB's
 // UUID and INET6 columns arrive as CHAR, and MariaDB orders them by their
 // binary form, not their text, so they must not be ordered (ORDER BY, MIN,
