@@ -90,3 +90,34 @@ func TestBinaryCollationOfAnotherCharsetIsRefusedOnMariaDB(t *testing.T) {
 			return ls, err
 		}})
 }
+
+// SQLite's NOCASE folds ASCII letters only and RTRIM ignores trailing
+// spaces: named in ORDER BY, DISTINCT and GROUP BY they merge as SQLite
+// compares.
+func TestSQLiteNoCaseAndRTrimMergeAsSQLiteCompares(t *testing.T) {
+	e := newReadEnvIn(t, "sqlite", "gormatk_nocase_")
+	codes := []string{"ä", "Ä", "a ", "A", "a", "b  ", "B", "é", "É", "z"}
+	for _, db := range []*gorm.DB{e.db, e.oracle} {
+		for i, c := range codes {
+			if err := db.Create(&ReadOrder{UserID: int64(1 + i%4), Amount: 100 + i, Code: c}).Error; err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	for _, coll := range []string{"NOCASE", "RTRIM"} {
+		for _, c := range []readCase{
+			{name: "ORDER BY code COLLATE " + coll, run: func(db *gorm.DB) (any, error) {
+				var amounts []int
+				err := model(db).Where("amount >= ?", 100).Order("code COLLATE " + coll + " desc").Order("amount").Pluck("amount", &amounts).Error
+				return amounts, err
+			}},
+			{name: "GROUP BY code COLLATE " + coll, run: func(db *gorm.DB) (any, error) {
+				var out []struct{ N, Lo int }
+				err := model(db).Select("count(*) as n, min(amount) as lo").Where("amount >= ?", 100).Group("code COLLATE " + coll).Order("lo").Find(&out).Error
+				return out, err
+			}},
+		} {
+			(&readEnv{be: "sqlite", db: e.db, oracle: e.oracle}).check(t, c)
+		}
+	}
+}
