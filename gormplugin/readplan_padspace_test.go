@@ -108,7 +108,7 @@ func TestSQLiteNoCaseAndRTrimMergeAsSQLiteCompares(t *testing.T) {
 		for _, c := range []readCase{
 			{name: "ORDER BY code COLLATE " + coll, run: func(db *gorm.DB) (any, error) {
 				var amounts []int
-				err := model(db).Where("amount >= ?", 100).Order("code COLLATE " + coll + " desc").Order("amount").Pluck("amount", &amounts).Error
+				err := model(db).Where("amount >= ?", 100).Order("code COLLATE "+coll+" desc").Order("amount").Pluck("amount", &amounts).Error
 				return amounts, err
 			}},
 			{name: "GROUP BY code COLLATE " + coll, run: func(db *gorm.DB) (any, error) {
