@@ -195,6 +195,11 @@ var finisherFormCases = []readCase{
 		err := model(db.Session(&gorm.Session{QueryFields: true})).Distinct("amount").Order("amount desc").Pluck("amount", &xs).Error
 		return xs, err
 	}},
+	{name: "Pluck of a qualified column, distinct and ordered", run: func(db *gorm.DB) (any, error) {
+		var xs []int
+		err := model(db).Distinct().Order("read_orders.amount desc").Pluck("read_orders.amount", &xs).Error
+		return xs, err
+	}},
 	{name: "Find into a scalar slice", run: func(db *gorm.DB) (any, error) {
 		var xs []int64
 		err := model(db).Select("amount").Order("amount desc, id").Limit(7).Find(&xs).Error
