@@ -200,6 +200,23 @@ var finisherFormCases = []readCase{
 		err := model(db).Distinct().Order("read_orders.amount desc").Pluck("read_orders.amount", &xs).Error
 		return xs, err
 	}},
+	{name: "Count chained after Find", run: func(db *gorm.DB) (any, error) {
+		var rows []ReadOrder
+		var n int64
+		err := db.Where("amount > ?", 5).Order("amount, id").Limit(4).Find(&rows).Count(&n).Error
+		return []any{rows, n}, err
+	}},
+	{name: "Find chained after Count", run: func(db *gorm.DB) (any, error) {
+		var rows []ReadOrder
+		var n int64
+		err := model(db).Where("amount < ?", 5).Count(&n).Order("amount desc, id").Offset(2).Find(&rows).Error
+		return []any{rows, n}, err
+	}},
+	{name: "Find chained after Find with another Limit", run: func(db *gorm.DB) (any, error) {
+		var a, b []ReadOrder
+		err := db.Order("id desc").Find(&a).Limit(3).Find(&b).Error
+		return []any{len(a), b}, err
+	}},
 	{name: "Find into a scalar slice", run: func(db *gorm.DB) (any, error) {
 		var xs []int64
 		err := model(db).Select("amount").Order("amount desc, id").Limit(7).Find(&xs).Error
