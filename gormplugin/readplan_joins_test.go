@@ -71,6 +71,10 @@ var joinedCases = []readCase{
 		return db.Table("bound_orders").Clauses(clause.Select{Columns: []clause.Column{{Table: "bound_items", Name: "id"}, {Table: "bound_orders", Name: "amount"}}}).
 			Joins("JOIN bound_items ON bound_items.order_id = bound_orders.id").Order("bound_orders.id desc").Order("bound_items.id").Limit(4)
 	})},
+	{name: "JOIN grouped by the joined table's column", run: maps(func(db *gorm.DB) *gorm.DB {
+		return db.Table("bound_orders").Select("bound_items.qty, count(*) as n, max(bound_orders.amount) as m").
+			Joins("JOIN bound_items ON bound_items.order_id = bound_orders.id").Group("bound_items.qty").Order("bound_items.qty desc")
+	})},
 	{name: "JOIN counted", run: count(func(db *gorm.DB) *gorm.DB {
 		return db.Table("bound_orders").Joins("JOIN bound_items ON bound_items.order_id = bound_orders.id").Where("bound_items.qty > ?", 1)
 	})},
