@@ -115,7 +115,8 @@
 // this:
 //
 //   - hidden columns are appended to the select list (named
-//     shardkey_hidden_N, removed from the result): ORDER BY terms that are
+//     shardkey_hidden_N, prefixed with shardkey_ again while the statement
+//     writes that name, removed from the result): ORDER BY terms that are
 //     not selected, AVG's SUM(x) and COUNT(x) (the AVG column itself stays,
 //     so its name and type are the database's), the values of a DISTINCT
 //     aggregate's argument, HAVING's aggregates and arithmetic over them,
@@ -128,6 +129,9 @@
 //   - LIMIT n OFFSET m becomes LIMIT n+m OFFSET 0 where the merge streams
 //     (no grouping, no DISTINCT); a grouped or DISTINCT query reads every
 //     row (LIMIT becomes "no limit").
+//
+// LIMIT and OFFSET bound to placeholders are read as the database reads
+// them: NULL is no limit on PostgreSQL, 0 on MySQL and an error on SQLite.
 //
 // Result column names and types are the database's: the visible columns
 // are written as the caller wrote them. A query that reaches one target
@@ -174,7 +178,12 @@
 // result to div_precision_increment, so the last digit would differ), and
 // an ORDER BY or GROUP BY expression naming an output alias (MySQL and
 // SQLite read the alias, a hidden copy in the select list would not);
-// outer joins that keep the rows of an unsharded table. On SQLite, SUM
+// outer joins that keep the rows of an unsharded table; on MySQL and
+// SQLite, a grouped select item or ORDER BY term reading a column that is
+// neither grouped nor aggregated (MariaDB returns any row's value, SQLite
+// the row of the MIN or MAX: the merge cannot tell which), and on SQLite
+// an aggregate in HAVING or ORDER BY of a query whose select list has none
+// and no GROUP BY (SQLite fails it). On SQLite, SUM
 // and AVG of integers are refused (from Query or Next) where some order
 // of the rows could take SQLite's running integer sum out of int64 (COUNT
 // times MAX or MIN beyond it): one table's AVG would go on in floating

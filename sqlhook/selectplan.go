@@ -502,11 +502,15 @@ func (b *selBuilder) groupedValue(e shapeExpr, s span) bool {
 			return true
 		}
 	}
-	names := e.names
 	if e.kind == exprColumn {
-		names = e.ref[len(e.ref)-1:]
+		// s.id is not l.id; an unqualified name is the one column it
+		// resolves to.
+		return slices.ContainsFunc(b.sh.groupBy, func(g shapeExpr) bool {
+			return g.kind == exprColumn && g.ref[len(g.ref)-1] == e.ref[len(e.ref)-1] &&
+				(len(g.ref) == 1 || len(e.ref) == 1 || slices.Equal(g.ref, e.ref))
+		})
 	}
-	for _, n := range names {
+	for _, n := range e.names {
 		if !slices.ContainsFunc(b.sh.groupBy, func(g shapeExpr) bool {
 			return g.kind == exprColumn && g.ref[len(g.ref)-1] == n
 		}) {
