@@ -103,6 +103,13 @@ func (ep *exprParser) factor() (*exprPlan, error) {
 		return &exprPlan{op: merge.ExprConst, val: c.val}, err
 	case t.is("coalesce") && ep.ahead(1).punct("("):
 		return ep.coalesce()
+	case t.is("ifnull") && ep.ahead(1).punct("(") && ep.rp.dialect != merge.PostgreSQL:
+		// MySQL's and SQLite's IFNULL(a, b) is COALESCE of two.
+		x, err := ep.coalesce()
+		if err == nil && len(x.args) != 2 {
+			err = fmt.Errorf("%q: IFNULL of %d arguments", ep.src, len(x.args))
+		}
+		return x, err
 	case t.kind == tokIdent && !t.quoted && ep.ahead(1).punct("("):
 		return ep.aggregate()
 	case t.kind == tokIdent:

@@ -112,3 +112,24 @@ func TestEqualNumbersOfDifferentStorageGroupTogether(t *testing.T) {
 		}
 	})
 }
+
+// MySQL's and SQLite's IFNULL over aggregates merges as COALESCE.
+func TestIfNullOverAggregatesMergesAsCoalesce(t *testing.T) {
+	eachReadBackendIn(t, "gormatk_ifnull_", func(t *testing.T, e *readEnv) {
+		for _, c := range []readCase{
+			{name: "IFNULL(SUM(x), 0) per group", refused: []string{"postgres"}, run: maps(func(db *gorm.DB) *gorm.DB {
+				return model(db).Select("big % 5 as k, IFNULL(SUM(qty), 0) as s, ifnull(max(qty), -1) + 1 as m").Where("big < ?", 100).Group("big % 5").Order("k")
+			})},
+			{name: "IFNULL(SUM(x), 0) over no rows", refused: []string{"postgres"}, run: func(db *gorm.DB) (any, error) {
+				var n int64
+				err := model(db).Select("IFNULL(SUM(amount), 0)").Where("amount > ?", 100).Scan(&n).Error
+				return n, err
+			}},
+			{name: "IFNULL of three arguments", refused: []string{"*"}, run: maps(func(db *gorm.DB) *gorm.DB {
+				return model(db).Select("IFNULL(SUM(qty), 0, 1) as s")
+			})},
+		} {
+			e.check(t, c)
+		}
+	})
+}
