@@ -211,6 +211,12 @@
 //   - Destinations of any type GORM scans: the model, another struct
 //     (GORM selects its fields), maps, Pluck's slices, scalars.
 //
+// Names resolve as the database resolves them: an unqualified ORDER BY
+// name (text or clause.Column) is a select alias first; PostgreSQL's
+// quoted aliases keep their case ("N" and n are two columns). MySQL's
+// DISTINCTROW merges as DISTINCT. Hidden columns are aliased
+// shardkey_hidden_<n>; a select alias of that form is refused.
+//
 // Text is ordered (ORDER BY, MIN, MAX, < in HAVING) or grouped (GROUP BY,
 // DISTINCT, COUNT(DISTINCT)) only where the comparison is known to be the
 // column's collation: a collation the model declares in the field's type
@@ -237,8 +243,26 @@
 // named arguments in these clauses, ordering or grouping a MariaDB column
 // the model declares uuid or inet (reported as CHAR), values of types the
 // engine cannot order or group (PostgreSQL interval, money, json, enums;
-// MySQL ENUM, SET, JSON). An error the engine finds while merging (a text
-// value where none was allowed, too many groups) also wraps ErrUnsupported.
+// MySQL ENUM, SET, JSON), PostgreSQL's DISTINCT ON, an aggregate called
+// by a quoted name ("count"(*)), ordered-set aggregates (WITHIN GROUP) and
+// FILTER, a Select argument that is SQL (gorm.Expr, a subquery: each table
+// would run it), on MySQL a double-quoted "name" in Select, Order, Group or
+// Having (MySQL reads it as a string), on SQLite a HAVING name that is
+// both a select alias and a column (SQLite reads the column), MIN/MAX of a
+// MariaDB BIT column, and tables that return different column types or
+// orders (a migration done on one table only). An error the engine finds
+// while merging (a text value where none was allowed, too many groups)
+// also wraps ErrUnsupported.
+//
+// Limits. A binary collation is trusted to order the UTF-8 bytes the
+// driver returns: true of utf8, utf8mb4 and ascii columns; a MySQL latin1
+// column must not be declared with WithBinaryCollation (a declared or
+// explicit latin1_bin is refused). An aggregate the reader does not know
+// by name (a PostgreSQL CREATE AGGREGATE, a MySQL aggregate UDF) passes as
+// a per-row expression and returns one row per table: do not read custom
+// aggregates across tables. SUM and AVG of floating-point columns add in
+// another order than one table would, so their last digits may differ, as
+// they may between two plans of one table.
 //
 // Memory: an ORDER BY merge streams (one row per table in a heap) when
 // every table's result can stay open at once, that is when the pool is a
