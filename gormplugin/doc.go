@@ -100,10 +100,10 @@
 //   - Create: each row goes to the table its (generated) key selects; a
 //     batch over several tables becomes one INSERT per table in the same
 //     transaction.
-//   - Find, First, Take, Last, Count, Pluck and FindInBatches over several
-//     tables run on each and merge into the answer one table would give
-//     (see Reads over several tables). Update and Delete run on each table;
-//     RowsAffected adds up. Row, Rows and Scan need a single table.
+//   - Find, First, Take, Last, Count, Pluck, FindInBatches, Scan, Row and
+//     Rows over several tables run on each and merge into the answer one
+//     table would give (see Reads over several tables). Update and Delete
+//     run on each table; RowsAffected adds up.
 //   - Preload routes its IN query like any other. A JOIN between binding
 //     tables (db.Table("orders").Joins("JOIN order_items ON ...")) runs on
 //     each pair of same-index tables, with the logic names as aliases, so the
