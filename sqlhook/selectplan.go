@@ -502,22 +502,35 @@ func (b *selBuilder) groupedValue(e shapeExpr, s span) bool {
 			return true
 		}
 	}
+	keys := b.groupColumns()
 	if e.kind == exprColumn {
 		// s.id is not l.id; an unqualified name is the one column it
 		// resolves to.
-		return slices.ContainsFunc(b.sh.groupBy, func(g shapeExpr) bool {
-			return g.kind == exprColumn && g.ref[len(g.ref)-1] == e.ref[len(e.ref)-1] &&
-				(len(g.ref) == 1 || len(e.ref) == 1 || slices.Equal(g.ref, e.ref))
+		return slices.ContainsFunc(keys, func(g []string) bool {
+			return g[len(g)-1] == e.ref[len(e.ref)-1] && (len(g) == 1 || len(e.ref) == 1 || slices.Equal(g, e.ref))
 		})
 	}
 	for _, n := range e.names {
-		if !slices.ContainsFunc(b.sh.groupBy, func(g shapeExpr) bool {
-			return g.kind == exprColumn && g.ref[len(g.ref)-1] == n
-		}) {
+		if !slices.ContainsFunc(keys, func(g []string) bool { return g[len(g)-1] == n }) {
 			return false
 		}
 	}
 	return true
+}
+
+// groupColumns are the columns GROUP BY names, by name or by the position
+// of a select item that is a column.
+func (b *selBuilder) groupColumns() [][]string {
+	var out [][]string
+	for _, g := range b.sh.groupBy {
+		if g.kind == exprOrdinal && g.ordinal >= 1 && g.ordinal <= len(b.sh.items) {
+			g = b.sh.items[g.ordinal-1].expr
+		}
+		if g.kind == exprColumn {
+			out = append(out, g.ref)
+		}
+	}
+	return out
 }
 
 // groups records the GROUP BY keys.

@@ -17,6 +17,8 @@ func TestUngroupedColumnsOfGroupedReadsAreRefused(t *testing.T) {
 			e.agree(t, `SELECT t_sale.user_id, COUNT(*) FROM t_sale GROUP BY user_id ORDER BY 1`, true)
 			e.agree(t, `SELECT user_id, COUNT(*) FROM t_sale GROUP BY t_sale.user_id ORDER BY user_id + 1`, true)
 			e.agree(t, `SELECT 'x', COUNT(*) FROM t_sale WHERE id > 1000`, true)
+			e.agree(t, `SELECT user_id, COUNT(*) FROM t_sale GROUP BY 1 ORDER BY user_id + 1 DESC`, true)
+			e.agree(t, `SELECT user_id, user_id * 2, COUNT(*) FROM t_sale GROUP BY 1 ORDER BY 1`, true)
 			if b.name == "postgres" {
 				return
 			}
