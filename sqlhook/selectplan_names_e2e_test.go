@@ -1,6 +1,10 @@
 package sqlhook_test
 
-import "testing"
+import (
+	"testing"
+
+	"github.com/shardkey/shardkey/sqlhook"
+)
 
 // An ORDER BY name is the output column only where the dialect reads it
 // so: PostgreSQL folds unquoted names and keeps quoted ones ("AMOUNT" is
@@ -42,5 +46,21 @@ func TestHiddenColumnNamesNeverCollideWithTheQuerysNames(t *testing.T) {
 			e.agree(t, `SELECT id AS shardkey_hidden_0, amount FROM t_sale ORDER BY user_id, id LIMIT 5`, true)
 			e.agree(t, `SELECT user_id AS shardkey_hidden_1, AVG(amount) AS shardkey_shardkey_hidden_0 FROM t_sale GROUP BY user_id ORDER BY shardkey_hidden_1`, true)
 		})
+	}
+}
+
+// SQLite names an unaliased expression by its text, so ORDER BY id is the
+// table's id even when the select list has CAST(id AS TEXT), which
+// PostgreSQL would name id. Merged by the text, ids 9 and 10 (one per
+// target) came back as "10" first.
+func TestSQLiteOrderByNameIsNotAnExpressionsColumn(t *testing.T) {
+	for _, b := range selBackendsNamed(t, "sqlatk") {
+		if b.name != "sqlite" {
+			continue
+		}
+		e := openSel(t, b, sqlhook.WithBinaryCollation())
+		e.agree(t, `SELECT CAST(id AS TEXT) FROM t_sale WHERE id IN (9, 10) ORDER BY id LIMIT 1`, true)
+		e.agree(t, `SELECT CAST(score AS INTEGER), id FROM t_sale ORDER BY score, id LIMIT 8`, true)
+		e.agree(t, `SELECT t_sale.id, note FROM t_sale ORDER BY id DESC LIMIT 3`, true)
 	}
 }

@@ -37,7 +37,10 @@ func (c *pgCompiler) pgShape(s *pg.SelectStmt) *selectShape {
 		}
 		it := shapeItem{expr: c.pgExpr(rt.Val, sh), alias: c.fold(rt.Name)}
 		it.outName = it.alias
-		if it.alias == "" {
+		if it.alias == "" && (c.h.dialect != SQLite || rt.Val.GetColumnRef() != nil) {
+			// SQLite names an expression by its text, and an ORDER BY
+			// name is an AS alias or a table column: CAST(id AS TEXT) is
+			// not the id of ORDER BY id, as it is to PostgreSQL.
 			it.outName = c.pgColname(rt.Val)
 		}
 		sh.items = append(sh.items, it)
