@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"maps"
 	"reflect"
 	"regexp"
 	"slices"
@@ -1013,6 +1014,7 @@ func (p *Plugin) each(f func(*gorm.DB)) func(*gorm.DB) {
 		table, dest, rv := stmt.Table, stmt.Dest, stmt.ReflectValue
 		defer func() { stmt.Table, stmt.Dest, stmt.ReflectValue = table, dest, rv }()
 		keep := callerClauses(stmt)
+		defer oneNow(db)()
 		var total int64
 		if len(r.groups) > 0 {
 			base := reflect.Indirect(rv)
@@ -1063,16 +1065,10 @@ func (p *Plugin) runOn(db *gorm.DB, t shardconf.Target, dest any, rv reflect.Val
 		defer func() { stmt.ConnPool = saved }()
 	}
 	if keep != nil {
-		// GORM's create and delete add to these clauses as they build (a
-		// DELETE's key conditions are qualified with the table it runs
-		// on): each target starts again from the caller's.
-		for _, name := range []string{"VALUES", "ON CONFLICT", "RETURNING", "WHERE"} {
-			if c, ok := keep[name]; ok {
-				stmt.Clauses[name] = c
-			} else {
-				delete(stmt.Clauses, name)
-			}
-		}
+		// GORM's write callbacks add to the clauses as they build (see
+		// callerClauses): each target starts again from the caller's.
+		clear(stmt.Clauses)
+		maps.Copy(stmt.Clauses, keep)
 	}
 	if err := p.pointAt(db, r, t); err != nil {
 		return db.AddError(err)

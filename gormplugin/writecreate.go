@@ -2,6 +2,7 @@ package gormplugin
 
 import (
 	"fmt"
+	"maps"
 	"reflect"
 	"slices"
 	"strings"
@@ -15,18 +16,18 @@ import (
 // Checks of creates: the values the INSERT carries, named physical
 // tables, and the update part of upserts.
 
-// callerClauses keeps the clauses of a write that GORM's create and
-// delete callbacks extend as they build: an ON CONFLICT (UpdateAll becomes
-// a list of assignments), a RETURNING, the WHERE clause (a DELETE adds its
-// rows' keys, qualified with the table it runs on).
+// callerClauses is a copy of a write's clauses as the caller gave them,
+// for each target to start from (runOn). GORM's callbacks extend the
+// clauses as they build: a DELETE adds its rows' keys to WHERE, qualified
+// with the table it runs on; UpdateAll in an ON CONFLICT becomes a list of
+// assignments; soft delete adds a SET, "deleted_at IS NULL" to WHERE and a
+// "soft_delete_enabled" marker that stops a second run from adding that
+// condition again. Left over from the previous target, the marker made the
+// next table's DELETE fail with gorm.ErrMissingWhereConditions or, when
+// the WHERE held loaded rows' keys, soft-delete again rows deleted before
+// (counted, their deleted_at overwritten). Every clause starts afresh.
 func callerClauses(stmt *gorm.Statement) map[string]clause.Clause {
-	keep := map[string]clause.Clause{}
-	for _, name := range []string{"ON CONFLICT", "RETURNING", "WHERE"} {
-		if c, ok := stmt.Clauses[name]; ok {
-			keep[name] = c
-		}
-	}
-	return keep
+	return maps.Clone(stmt.Clauses)
 }
 
 // createRows lists the struct rows a create inserts (none for maps).

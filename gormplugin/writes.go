@@ -7,6 +7,7 @@ import (
 	"reflect"
 	"slices"
 	"strings"
+	"time"
 
 	"gorm.io/gorm"
 	"gorm.io/gorm/callbacks"
@@ -403,5 +404,32 @@ func (p *Plugin) refuseIfMoved(db *gorm.DB, table string, at shardconf.Target, z
 			err = fmt.Errorf("%w (the model's zero %s was taken as its value: %w)", missing, col, err)
 		}
 		p.fail(db, err)
+	}
+}
+
+// oneNow makes the statement's NowFunc return one time until the returned
+// function is called: a write run once per target then stamps every table
+// alike (soft delete's deleted_at, a create's CreatedAt), as one statement
+// on one table would. The statement gets its own copy of the config, as
+// Session(&gorm.Session{NowFunc: ...}) gives; the shared one is untouched.
+func oneNow(db *gorm.DB) (undo func()) {
+	now := db.NowFunc()
+	fixed := func() time.Time { return now }
+	saved, stmtDB := db.Config, db.Statement.DB
+	cfg := *saved
+	cfg.NowFunc = fixed
+	db.Config = &cfg
+	var stmtSaved *gorm.Config
+	if stmtDB != nil && stmtDB != db {
+		stmtSaved = stmtDB.Config
+		own := *stmtSaved
+		own.NowFunc = fixed
+		stmtDB.Config = &own
+	}
+	return func() {
+		db.Config = saved
+		if stmtSaved != nil {
+			stmtDB.Config = stmtSaved
+		}
 	}
 }
