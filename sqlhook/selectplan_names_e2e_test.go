@@ -28,6 +28,9 @@ func TestOrderByNamesResolveAsTheDialectReadsThem(t *testing.T) {
 				e.agree(t, `SELECT -amount AS "AMOUNT", id FROM t_sale ORDER BY "AMOUNT", id LIMIT 3`, true)
 				e.agree(t, `SELECT upper(note) AS note, id FROM t_sale ORDER BY note COLLATE "C", id LIMIT 1`, true)
 				e.agree(t, `SELECT upper(note) AS note, id FROM t_sale ORDER BY note COLLATE "C" DESC, id LIMIT 4`, true)
+			case "mariadb":
+				e.agree(t, `SELECT upper(note) AS note, id FROM t_sale ORDER BY note COLLATE utf8mb4_bin, id LIMIT 4`, true)
+				e.agree(t, `SELECT upper(note) AS note, id FROM t_sale ORDER BY note COLLATE utf8mb4_bin DESC, id LIMIT 1`, true)
 			case "sqlite":
 				e.agree(t, `SELECT upper(note) AS note, id FROM t_sale ORDER BY note COLLATE BINARY, id LIMIT 4`, true)
 			}
