@@ -389,7 +389,11 @@
 // mysql.Config{DisableWithReturning: true}, or use gormplugin.
 //
 // SQLite statements are read by the PostgreSQL grammar after respelling
-// `quoted` names and ? placeholders: SQLite shares PostgreSQL's shapes
+// `quoted` and [bracketed] names, SQLite's LIMIT offset, count (as LIMIT
+// count OFFSET offset), an unquoted collation name after COLLATE, and its
+// parameters: ?, ?NNN and $NNN bind the arguments SQLite binds (a bare ?
+// takes one above the largest number so far), :name, @name and $name bind
+// sql.Named arguments. SQLite shares PostgreSQL's shapes
 // (RETURNING, ON CONFLICT, "quoted" names), which MySQL's grammar does not
 // read. SQLite-only syntax (INSERT OR REPLACE, REPLACE INTO, AUTOINCREMENT)
 // on a logic table is ErrParse.
