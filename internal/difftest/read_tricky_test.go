@@ -52,7 +52,8 @@ func trickyReads(db string) []trickyRead {
 			trickyRead{text: "SELECT k, COUNT(*) FROM t_read WHERE qty > %d GROUP BY k WITH ROLLUP"},
 			trickyRead{text: "SELECT SQL_CALC_FOUND_ROWS id FROM t_read ORDER BY id LIMIT %d", strict: true},
 			trickyRead{text: "SELECT GROUP_CONCAT(id ORDER BY id) FROM t_read WHERE qty = %d"},
-			trickyRead{text: "SELECT k, COUNT(*) FROM t_read WHERE qty > %d GROUP BY k ORDER BY NULL"})
+			trickyRead{text: "SELECT k, COUNT(*) FROM t_read WHERE qty > %d GROUP BY k ORDER BY NULL"},
+			trickyRead{text: "SELECT k, COUNT(*) FROM t_read WHERE qty > %d GROUP BY k DESC", strict: true})
 	case "sqlite":
 		forms = append(forms,
 			trickyRead{text: "SELECT group_concat(id) FROM (SELECT id FROM t_read WHERE qty = %d ORDER BY id)"},
