@@ -489,7 +489,7 @@ func (c *conn) queryRouted(ctx context.Context, query string, r *routed, s *stmt
 				if e := r.merge.refine(err); e != err {
 					return nil, e
 				}
-				return nil, c.unitError("query", i, r.units, err)
+				return nil, c.queryUnitError(i, r, write, err)
 			}
 			rows[j] = b
 		}
@@ -502,7 +502,7 @@ func (c *conn) queryRouted(ctx context.Context, query string, r *routed, s *stmt
 			if e := r.merge.refine(err); e != err {
 				return nil, e
 			}
-			return nil, c.unitError("query", i, r.units, err)
+			return nil, c.queryUnitError(i, r, write, err)
 		}
 		open[u.ds] = len(rows)
 		rows = append(rows, rs)
@@ -574,6 +574,23 @@ func (c *conn) unitError(what string, i int, units []unit, err error) error {
 	}
 	return fmt.Errorf("sqlhook: %s unit %d of %d failed on data source %s; %d earlier unit(s) succeeded (on %s) and %s: "+verb,
 		what, i+1, len(units), units[i].ds, i, strings.Join(done, ", "), after, err)
+}
+
+// queryUnitError is unitError for a query. A query that writes nothing
+// changed nothing on the units that ran before the failing one, so a
+// transaction goes on as after a failure on one data source
+// (statementFailed) rather than failing until ROLLBACK TO.
+func (c *conn) queryUnitError(i int, r *routed, write bool, err error) error {
+	if write || r.copies || i == 0 {
+		return c.unitError("query", i, r.units, err)
+	}
+	c.statementFailed(err)
+	verb := "%w"
+	if errors.Is(err, driver.ErrBadConn) {
+		c.bad = true // the other data sources' conns are retired with it
+		verb = "%v"
+	}
+	return fmt.Errorf("sqlhook: query unit %d of %d failed on data source %s: "+verb, i+1, len(r.units), r.units[i].ds, err)
 }
 
 // statementFailed notes a statement that failed in a transaction across
