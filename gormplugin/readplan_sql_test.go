@@ -1,25 +1,53 @@
 package gormplugin_test
 
 import (
+	"context"
+	"database/sql"
 	"testing"
 
 	"gorm.io/gorm"
+	"gorm.io/gorm/logger"
+
+	"github.com/shardkey/shardkey/gormplugin"
 )
 
+// recordingPool records the queries a statement sends to its pool.
+type recordingPool struct {
+	gorm.ConnPool
+	queries []string
+}
+
+func (p *recordingPool) QueryContext(ctx context.Context, query string, args ...any) (*sql.Rows, error) {
+	p.queries = append(p.queries, query)
+	return p.ConnPool.QueryContext(ctx, query, args...)
+}
+
 // TestScatterReadAsksEachTableForWhatTheMergeNeeds: the SELECT each table
-// runs (DryRun shows the first table's) carries the hidden sort keys, AVG's
-// SUM and COUNT and distinct values, no HAVING, and LIMIT n+m only when
-// the merge streams; hidden columns are aliased apart from the select
-// list's names.
+// runs (the first table's, as recorded by its pool) carries the hidden
+// sort keys, AVG's SUM and COUNT and distinct values, no HAVING, and LIMIT
+// n+m only when the merge streams; hidden columns are aliased apart from
+// the select list's names.
 func TestScatterReadAsksEachTableForWhatTheMergeNeeds(t *testing.T) {
 	e := newReadEnv(t, "sqlite")
+	rec := [2]*recordingPool{{ConnPool: e.pools[0]}, {ConnPool: e.pools[1]}}
+	db, err := gorm.Open(e.plain[0].Dialector, &gorm.Config{Logger: logger.Discard})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := db.Use(gormplugin.New(nil, gormplugin.WithRules(rulesOf(t, readRules)), gormplugin.WithScatter(),
+		gormplugin.WithDataSources(map[string]gorm.ConnPool{"ds_0": rec[0], "ds_1": rec[1]}))); err != nil {
+		t.Fatal(err)
+	}
 	dry := func(q func(db *gorm.DB) *gorm.DB) string {
+		rec[0].queries = nil
 		var rows []ReadOrder
-		stmt := q(e.db.Session(&gorm.Session{DryRun: true})).Find(&rows).Statement
-		if stmt.Error != nil {
-			t.Fatal(stmt.Error)
+		if err := q(db).Find(&rows).Error; err != nil {
+			t.Fatal(err)
 		}
-		return stmt.SQL.String()
+		if len(rec[0].queries) == 0 {
+			t.Fatal("no query reached ds_0's pool")
+		}
+		return rec[0].queries[0]
 	}
 	for _, c := range []struct {
 		q    func(db *gorm.DB) *gorm.DB

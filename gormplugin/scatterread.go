@@ -28,7 +28,7 @@ func (p *Plugin) mergeQuery(db *gorm.DB) {
 		return
 	}
 	merged, err := p.scatterRows(db, r)
-	if err != nil || merged == nil { // nil: DryRun built the SQL, nothing ran
+	if err != nil || merged == nil {
 		p.fail(db, err)
 		return
 	}
@@ -71,10 +71,20 @@ func (p *Plugin) mergeRow(row func(*gorm.DB)) func(*gorm.DB) {
 	}
 }
 
-// scatterRows runs the statement on every target and merges the results
-// (nil in DryRun).
+// scatterRows runs the statement on every target and merges the results.
+// A DryRun (and so a subquery) over several targets is refused.
 func (p *Plugin) scatterRows(db *gorm.DB, r routed) (driver.Rows, error) {
 	stmt := db.Statement
+	if db.DryRun {
+		// GORM builds a subquery (db.Table("(?) AS s", sub), Where("x IN
+		// (?)", sub)) as a DryRun and drops its error: the text it takes
+		// must fail in the database, for no one table's SQL answers over
+		// several (SQLite would read an empty "IN ()" as no rows).
+		stmt.SQL.Reset()
+		stmt.SQL.WriteString(dryRunRefused)
+		return nil, fmt.Errorf("%w: a read over %d tables of %s built without running it (DryRun, or a subquery of another statement): no one SQL text answers it",
+			ErrUnsupported, len(r.targets), r.logic)
+	}
 	rp, err := p.planRead(db, r.logic)
 	if err != nil {
 		return nil, err
@@ -98,9 +108,6 @@ func (p *Plugin) scatterRows(db *gorm.DB, r routed) (driver.Rows, error) {
 			closeAll()
 			return nil, err
 		}
-		if db.DryRun {
-			return nil, nil
-		}
 		shards = append(shards, shard)
 	}
 	if err := sameColumns(shards, r.logic); err != nil {
@@ -119,6 +126,10 @@ func (p *Plugin) scatterRows(db *gorm.DB, r routed) (driver.Rows, error) {
 	}
 	return refusing{m}, nil
 }
+
+// dryRunRefused is the SQL a DryRun over several tables builds: a call of
+// a function no database has, so a statement embedding it fails.
+const dryRunRefused = "SELECT shardkey_refused_a_read_over_several_tables()"
 
 // sameColumns checks that every target returned the same columns in the
 // same order, of the same types: a SELECT * over tables whose columns were
