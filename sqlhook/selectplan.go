@@ -109,10 +109,14 @@ type selBuilder struct {
 	hidden   [][]textPiece
 	seen     map[string]colRef // normalized text of a hidden column
 	groupAdd [][]textPiece
-	addSeen  map[string]bool
-	star     int // the first * item, -1 when none
-	why      string
-	prefix   string // of the hidden columns' aliases
+	// groupDecl: each GROUP BY key as the query names it, not its raw
+	// copy: HAVING compares with the column's affinity, which on SQLite
+	// comes from the declared type the raw copy does not have.
+	groupDecl []colRef
+	addSeen   map[string]bool
+	star      int // the first * item, -1 when none
+	why       string
+	prefix    string // of the hidden columns' aliases
 }
 
 func (b *selBuilder) fail(why string) { setOnce(&b.why, why) }
@@ -156,6 +160,7 @@ func buildMerge(d Dialect, binary bool, sh *selectShape, lay selectLayout, text 
 		b.mp.having = b.cond(sh.having)
 	}
 	b.order()
+	b.distinctByGroups()
 	if b.why != "" {
 		return nil, nil, b.why
 	}
@@ -556,11 +561,31 @@ func (b *selBuilder) groups() {
 			b.fail("GROUP BY " + strings.Join(g.ref, ".") + ", an output name (GROUP BY the expression or its position)")
 			return
 		default:
+			raw, ok := b.rawCopy(g, b.lay.groupBy[k])
+			if ok {
+				b.groupDecl = append(b.groupDecl, noDecl)
+				b.mp.groupBy = append(b.mp.groupBy, raw)
+				b.mp.groupText = append(b.mp.groupText, b.eqText(g.collate))
+				continue
+			}
 			col = b.hide(copyOf(b.lay.groupBy[k]))
 		}
-		b.mp.groupBy = append(b.mp.groupBy, col)
+		b.groupDecl = append(b.groupDecl, col)
+		b.mp.groupBy = append(b.mp.groupBy, b.rawItem(col))
 		b.mp.groupText = append(b.mp.groupText, b.eqText(g.collate))
 	}
+}
+
+// noDecl: a GROUP BY key read only through its raw copy so far.
+const noDecl colRef = -1 << 30
+
+// declGroup is GROUP BY key k as the query names it, a hidden copy added
+// when only the raw one was read.
+func (b *selBuilder) declGroup(k int) colRef {
+	if c := b.groupDecl[k]; c != noDecl {
+		return c
+	}
+	return b.hide(copyOf(b.lay.groupBy[k]))
 }
 
 // order records the ORDER BY keys.
@@ -574,7 +599,7 @@ func (b *selBuilder) order() {
 			b.fail("SELECT DISTINCT ordered by a term not selected")
 			return
 		}
-		key := keyTmpl{col: col, desc: o.desc, text: b.orderText(o.expr.collate)}
+		key := keyTmpl{col: b.rawItem(col), desc: o.desc, text: b.orderText(o.expr.collate)}
 		// PostgreSQL sorts NULL as the largest value, MySQL and SQLite as
 		// the smallest.
 		key.nullsFirst = o.desc == (b.d == PostgreSQL)
@@ -641,7 +666,58 @@ func (b *selBuilder) orderCol(e shapeExpr, s span) (colRef, bool) {
 		b.fail("ORDER BY a column that is neither grouped nor aggregated")
 		return 0, false
 	}
+	if col, ok := b.rawCopy(e, s); ok {
+		return col, true
+	}
 	return b.hide(copyOf(s)), true
+}
+
+// rawCopy is, on SQLite, a hidden copy +(x) of the column reference x
+// written at s. The driver parses a DATE, DATETIME or TIMESTAMP column's
+// text into a time.Time, while SQLite orders, groups and compares the
+// stored text ('T' or ' ', 'Z' or '+00:00' are different values); an
+// expression has no declared type, so the copy comes as stored (text,
+// integer, real), which the engine compares as SQLite does. ok is false on
+// the other dialects and for other expressions.
+func (b *selBuilder) rawCopy(e shapeExpr, s span) (colRef, bool) {
+	if b.d != SQLite || e.kind != exprColumn {
+		return 0, false
+	}
+	return b.hide(textPiece{lit: "+(", key: "+("}, copyOf(s), textPiece{lit: ")", key: ")"}), true
+}
+
+// rawItem is rawCopy of output column c when its select item is a column
+// reference, else c.
+func (b *selBuilder) rawItem(c colRef) colRef {
+	if c < 0 || int(c) >= len(b.sh.items) || b.star >= 0 && int(c) >= b.star {
+		return c // hidden already, or not an item of its own after *
+	}
+	if raw, ok := b.rawCopy(b.sh.items[c].expr, b.lay.items[c]); ok {
+		return raw
+	}
+	return c
+}
+
+// distinctByGroups merges a SQLite SELECT DISTINCT as groups of the
+// items' raw copies (rawItem): DISTINCT would compare the values the
+// driver parsed. Each group keeps its first row, the row DISTINCT returns.
+func (b *selBuilder) distinctByGroups() {
+	if b.d != SQLite || !b.mp.distinct || b.mp.grouped || b.star >= 0 {
+		return
+	}
+	keys := make([]colRef, len(b.sh.items))
+	raw := false
+	for i := range keys {
+		keys[i] = b.rawItem(colRef(i))
+		raw = raw || keys[i] < 0
+	}
+	if !raw {
+		return
+	}
+	b.mp.grouped, b.mp.distinct, b.mp.groupBy = true, false, keys
+	for range keys {
+		b.mp.groupText = append(b.mp.groupText, b.mp.distinctText)
+	}
 }
 
 // computedKey is an ORDER BY expression over aggregates: a hidden copy,
@@ -703,8 +779,8 @@ func (b *selBuilder) operand(o shapeOperand) opTmpl {
 		// A GROUP BY expression (GROUP BY qty % 3 HAVING qty % 3 > 1);
 		// MySQL's HAVING reads only names.
 		for k, g := range b.sh.groupBy {
-			if b.d != MySQL && e.print != "" && g.print == e.print && !e.hasAgg && k < len(b.mp.groupBy) {
-				return opTmpl{col: b.mp.groupBy[k]}
+			if b.d != MySQL && e.print != "" && g.print == e.print && !e.hasAgg && k < len(b.groupDecl) {
+				return opTmpl{col: b.declGroup(k)}
 			}
 		}
 	case exprColumn:
@@ -731,8 +807,8 @@ func (b *selBuilder) operand(o shapeOperand) opTmpl {
 			b.fail("HAVING " + e.ref[0] + ", both an output alias and a GROUP BY column,")
 		case alias >= 0:
 			return opTmpl{col: colRef(alias)}
-		case group >= 0 && group < len(b.mp.groupBy):
-			return opTmpl{col: b.mp.groupBy[group]}
+		case group >= 0 && group < len(b.groupDecl):
+			return opTmpl{col: b.declGroup(group)}
 		default:
 			b.fail("HAVING on a column that is not a GROUP BY key")
 		}

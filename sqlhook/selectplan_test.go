@@ -74,7 +74,13 @@ func TestPerTargetSQLOfMergedSelects(t *testing.T) {
 		{SQLite, `SELECT AVG(amount) AS a FROM t_order ` + twoTargets + ` -- c`,
 			`SELECT AVG(amount) AS a, (MIN(amount)) AS shardkey_hidden_0, (MAX(amount)) AS shardkey_hidden_1, (COUNT(amount)) AS shardkey_hidden_2, (SUM(amount)) AS shardkey_hidden_3, (COUNT(amount)) AS shardkey_hidden_4 FROM "t_order_0" AS t_order ` + twoTargets + ` -- c`, false},
 		{SQLite, `SELECT order_id FROM t_order ` + twoTargets + ` ORDER BY amount NULLS FIRST LIMIT 4`,
-			`SELECT order_id, (amount) AS shardkey_hidden_0 FROM "t_order_0" AS t_order ` + twoTargets + ` ORDER BY amount NULLS FIRST LIMIT ? [4]`, false},
+			`SELECT order_id, (+(amount)) AS shardkey_hidden_0 FROM "t_order_0" AS t_order ` + twoTargets + ` ORDER BY amount NULLS FIRST LIMIT ? [4]`, false},
+		// SQLite: keys that are columns are read raw, through +(x), which
+		// has no declared type the driver would parse a time by.
+		{SQLite, `SELECT DISTINCT status, amount + 1 FROM t_order ` + twoTargets + ` ORDER BY 1`,
+			`SELECT DISTINCT status, amount + 1, (+(status)) AS shardkey_hidden_0 FROM "t_order_0" AS t_order ` + twoTargets + ` ORDER BY 1`, false},
+		{SQLite, `SELECT t.status, COUNT(*) FROM t_order t ` + twoTargets + ` GROUP BY t.status, note`,
+			`SELECT t.status, COUNT(*), (+(t.status)) AS shardkey_hidden_0, (+(note)) AS shardkey_hidden_1 FROM "t_order_0" t ` + twoTargets + ` GROUP BY t.status, note`, false},
 	} {
 		got, n, err := firstTarget(t, c.d, c.q)
 		switch {
