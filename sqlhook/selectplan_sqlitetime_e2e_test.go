@@ -89,3 +89,13 @@ func TestSQLiteDatetimeTextNeedsAKnownCollation(t *testing.T) {
 	e.agree(t, `SELECT id, ts FROM t_sale ORDER BY ts COLLATE BINARY, id LIMIT 30`, true)
 	e.agree(t, `SELECT ts, COUNT(*) FROM t_sale GROUP BY ts COLLATE BINARY ORDER BY 1 COLLATE BINARY`, true)
 }
+
+// HAVING compares a GROUP BY column with the affinity of its declared type
+// (amount INT > '5' compares numbers), which the raw copy the groups are
+// merged by does not have: HAVING reads the column as declared.
+func TestSQLiteHavingOnARawGroupedColumnKeepsItsAffinity(t *testing.T) {
+	e := openSel(t, selBackendsNamed(t, "sqltimeh")[2], sqlhook.WithBinaryCollation())
+	e.agree(t, `SELECT amount, COUNT(*) FROM t_sale GROUP BY amount HAVING amount > '5' ORDER BY amount`, true)
+	e.agree(t, `SELECT COUNT(*), MIN(id) FROM t_sale GROUP BY amount HAVING amount > '5' ORDER BY 2`, true)
+	e.agree(t, `SELECT COUNT(*) FROM t_sale GROUP BY amount HAVING amount IS NULL OR amount < '0'`, false)
+}
