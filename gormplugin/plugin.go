@@ -31,6 +31,9 @@ type Plugin struct {
 	// before committing (association saves).
 	txSources sync.Map
 	rw        *readWrite // readwrite-splitting groups' pools, dbresolver guard (replicas.go)
+	// subquerySchemas caches the schemas of subqueries' models, parsed to
+	// find the tables they read (route.go shardedSubquery).
+	subquerySchemas sync.Map
 
 	// binaryText: WithBinaryCollation (readoptions.go); text read across
 	// several tables compares bytewise.

@@ -13,6 +13,7 @@ import (
 	"gorm.io/gorm"
 	"gorm.io/gorm/callbacks"
 	"gorm.io/gorm/clause"
+	"gorm.io/gorm/schema"
 
 	"github.com/shardkey/shardkey/shardconf"
 )
@@ -707,12 +708,104 @@ func anyContainsDB(es []clause.Expression) bool {
 	return slices.ContainsFunc(es, func(e clause.Expression) bool { return containsDB(e) })
 }
 
+// shardedSubquery returns the sharded or broadcast table a subquery of the
+// statement reads ("" when none does): in its clauses, its table
+// expression (db.Table("(?) AS s", sub)) or its joins' conditions.
+func (p *Plugin) shardedSubquery(db *gorm.DB) string {
+	stmt := db.Statement
+	var found string
+	visit := func(sub *gorm.DB) {
+		if found == "" {
+			found = p.subqueryTable(db, sub)
+		}
+	}
+	for _, c := range stmt.Clauses {
+		eachDB(c.Expression, visit)
+	}
+	if stmt.TableExpr != nil {
+		eachDB(*stmt.TableExpr, visit)
+	}
+	for _, j := range stmt.Joins {
+		for _, c := range j.Conds {
+			eachDB(c, visit)
+		}
+		if j.Expression != nil {
+			eachDB(j.Expression, visit)
+		}
+	}
+	return found
+}
+
+// subqueryTable is the sharded or broadcast table sub reads, or "".
+func (p *Plugin) subqueryTable(db *gorm.DB, sub *gorm.DB) string {
+	names := []string{sub.Statement.Table}
+	if sub.Statement.Model != nil {
+		if s, err := schema.Parse(sub.Statement.Model, &p.subquerySchemas, db.Config.NamingStrategy); err == nil {
+			names = append(names, s.Table)
+		}
+	}
+	for _, n := range names {
+		if n != "" && (p.rules.IsSharded(n) || p.rules.IsBroadcast(n) || p.mentionsSharded(n) || p.mentionsPhysical(n)) {
+			return n
+		}
+	}
+	if e := sub.Statement.TableExpr; e != nil && (p.mentionsSharded(e.SQL) || p.mentionsPhysical(e.SQL)) {
+		return e.SQL
+	}
+	return ""
+}
+
+// eachDB calls f with every *gorm.DB inside e (containsDB's walk).
+func eachDB(e any, f func(*gorm.DB)) {
+	switch x := e.(type) {
+	case *gorm.DB:
+		f(x)
+	case clause.Where:
+		eachDBs(x.Exprs, f)
+	case clause.AndConditions:
+		eachDBs(x.Exprs, f)
+	case clause.OrConditions:
+		eachDBs(x.Exprs, f)
+	case clause.NotConditions:
+		eachDBs(x.Exprs, f)
+	case clause.Expr:
+		for _, v := range x.Vars {
+			eachDB(v, f)
+		}
+	case clause.NamedExpr:
+		for _, v := range x.Vars {
+			eachDB(v, f)
+		}
+	case clause.Eq:
+		eachDB(x.Value, f)
+	case clause.Neq:
+		eachDB(x.Value, f)
+	case clause.IN:
+		for _, v := range x.Values {
+			eachDB(v, f)
+		}
+	}
+}
+
+func eachDBs(es []clause.Expression, f func(*gorm.DB)) {
+	for _, e := range es {
+		eachDB(e, f)
+	}
+}
+
 // refuseShardedReferences fails a statement on an unsharded table that
 // joins or subqueries a sharded one (GORM would read the logic table), or
 // whose table expression or joins name a physical table of one (it would
 // run unrouted on the default data source).
 func (p *Plugin) refuseShardedReferences(db *gorm.DB) {
 	stmt := db.Statement
+	if table := p.shardedSubquery(db); table != "" {
+		// GORM builds a subquery as a DryRun and drops its error: a refused
+		// one would leave "()" in the SQL, which SQLite reads as an empty
+		// IN list. Refused here, where the error reaches the caller.
+		p.fail(db, fmt.Errorf("%w: a subquery on sharded table %s", ErrUnsupported, table))
+		return
+	}
 	if e := stmt.TableExpr; e != nil && (p.mentionsSharded(e.SQL) || p.mentionsPhysical(e.SQL)) {
 		p.fail(db, fmt.Errorf("%w: table expression %q names a sharded table", ErrUnsupported, e.SQL))
 		return
