@@ -6,7 +6,7 @@ import (
 	"testing"
 )
 
-// TestImports enforces DESIGN.md's dependency direction: entmixin builds on
+// TestImports keeps the packages' dependency direction: entmixin builds on
 // keygen and ent, and on no router, driver or other ORM.
 func TestImports(t *testing.T) {
 	out, err := exec.Command("go", "list", "-deps", "-f", "{{if not .Standard}}{{.ImportPath}}{{end}}", ".").Output()

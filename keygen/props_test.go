@@ -120,7 +120,7 @@ func TestRegistry(t *testing.T) {
 	}
 }
 
-// TestImportsStandardLibraryOnly enforces DESIGN.md's dependency rule:
+// TestImportsStandardLibraryOnly keeps the packages' dependency rule:
 // keygen is the bottom layer and imports nothing outside the standard
 // library.
 func TestImportsStandardLibraryOnly(t *testing.T) {

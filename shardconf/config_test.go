@@ -142,7 +142,7 @@ func TestConfigErrorFormat(t *testing.T) {
 	}
 }
 
-// TestImports enforces DESIGN.md's dependency direction: shardconf builds
+// TestImports keeps the packages' dependency direction: shardconf builds
 // on keygen and a YAML parser, and on no ORM or database driver.
 func TestImports(t *testing.T) {
 	out, err := exec.Command("go", "list", "-deps", "-f", "{{if not .Standard}}{{.ImportPath}}{{end}}", ".").Output()

@@ -1,6 +1,6 @@
 // Package dbtest gives tests their own database on the PostgreSQL and
-// MariaDB/MySQL servers every development and CI machine runs (see
-// DESIGN.md). Servers are found through SHARDKEY_PG_DSN and
+// MariaDB/MySQL servers every development and CI machine runs (.ci/run
+// starts them). Servers are found through SHARDKEY_PG_DSN and
 // SHARDKEY_MYSQL_DSN, defaulting to the loopback servers. When a server is
 // unreachable the test is skipped with the reason, unless
 // SHARDKEY_REQUIRE_DB=1 (set by .ci/run), which makes it fail.
