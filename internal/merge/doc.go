@@ -25,7 +25,8 @@
 //     rows; then HAVING, evaluated on the merged groups with three-valued
 //     logic (on SQLite after its comparison affinity, from the columns'
 //     declared types: k > '5' on an INTEGER k compares numbers; on
-//     PostgreSQL a float argument compared with a real is a real); hidden columns dropped; DISTINCT; ORDER BY; OFFSET; LIMIT. An
+//     PostgreSQL a float argument compared with a real is a real); hidden
+//     columns dropped; DISTINCT; ORDER BY; OFFSET; LIMIT. An
 //     aggregate query without GROUP BY returns exactly one row, even when
 //     no shard returned one. Without ORDER BY on MySQL/MariaDB, groups come
 //     in ascending order of the GROUP BY columns, as MariaDB returns them.
@@ -44,8 +45,9 @@
 //     dialect's typing and range: PostgreSQL's integer types fail beyond
 //     their range and divide truncating, its numerics divide at
 //     select_div_scale, its reals round to real at every step (real with
-//     real; with anything else it is double precision); MySQL's / gives a DECIMAL at the column's scale and
-//     is allowed only as the outermost operation (inside an expression it
+//     real; with anything else it is double precision); MySQL's / gives a
+//     DECIMAL at the column's scale and is allowed only as the outermost
+//     operation (inside an expression it
 //     keeps digits no shard returns), and its +, - and * with an UNSIGNED
 //     operand fail below zero, and arithmetic on a DECIMAL AVG is refused
 //     (MariaDB computes it from the average with 9 digits past the AVG's
