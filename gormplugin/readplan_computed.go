@@ -29,9 +29,9 @@ type computedPlan struct {
 	expr *exprPlan
 }
 
-// exprParser reads + - * /, unary minus, parentheses, COALESCE, numeric
-// literals, ? arguments (in HAVING), aggregates and grouped columns.
-type exprParser struct {
+// tokenCursor is a parser's place in a template's tokens and its ?
+// arguments.
+type tokenCursor struct {
 	rp   *readPlan
 	src  string
 	ts   []token
@@ -40,12 +40,16 @@ type exprParser struct {
 	vi   int
 }
 
-func (ep *exprParser) peek() token {
-	if ep.i < len(ep.ts) {
-		return ep.ts[ep.i]
+func (c *tokenCursor) peek() token {
+	if c.i < len(c.ts) {
+		return c.ts[c.i]
 	}
 	return token{}
 }
+
+// exprParser reads + - * /, unary minus, parentheses, COALESCE, numeric
+// literals, ? arguments (in HAVING), aggregates and grouped columns.
+type exprParser struct{ tokenCursor }
 
 func (ep *exprParser) sum() (*exprPlan, error) {
 	return ep.chain(ep.product, map[string]merge.ExprOp{"+": merge.ExprAdd, "-": merge.ExprSub})
@@ -198,7 +202,7 @@ func (rp *readPlan) planComputed(col pcol, src string, ts []token, vars []any) e
 			return errors.New("a window or subquery")
 		}
 	}
-	ep := &exprParser{rp: rp, src: src, ts: ts, vars: vars}
+	ep := &exprParser{tokenCursor{rp: rp, src: src, ts: ts, vars: vars}}
 	e, err := ep.sum()
 	if err != nil {
 		return err

@@ -50,7 +50,7 @@ func (rp *readPlan) condOf(e clause.Expression) (*condPlan, error) {
 		if err != nil {
 			return nil, err
 		}
-		cp := &condParser{rp: rp, src: x.SQL, ts: ts, vars: x.Vars}
+		cp := &condParser{tokenCursor{rp: rp, src: x.SQL, ts: ts, vars: x.Vars}}
 		c, err := cp.or()
 		if err == nil && (cp.i != len(ts) || cp.vi != len(x.Vars)) {
 			err = fmt.Errorf("%q", x.SQL)
@@ -113,7 +113,7 @@ func (rp *readPlan) columnCmp(column any, op merge.CmpOp, v any) (*condPlan, err
 	if err != nil {
 		return nil, err
 	}
-	cp := &condParser{rp: rp, src: text, ts: ts}
+	cp := &condParser{tokenCursor{rp: rp, src: text, ts: ts}}
 	l, err := cp.operand()
 	if err != nil || cp.i != len(ts) {
 		return nil, fmt.Errorf("%q", text)
@@ -145,21 +145,7 @@ func constOf(v any) (operandPlan, error) {
 
 // condParser reads a HAVING template: comparisons of aggregates, grouped
 // columns, ? arguments and literals, joined by AND, OR, NOT, parentheses.
-type condParser struct {
-	rp   *readPlan
-	src  string
-	ts   []token
-	i    int
-	vars []any
-	vi   int
-}
-
-func (cp *condParser) peek() token {
-	if cp.i < len(cp.ts) {
-		return cp.ts[cp.i]
-	}
-	return token{}
-}
+type condParser struct{ tokenCursor }
 
 func (cp *condParser) or() (*condPlan, error) {
 	return cp.chain("or", merge.Or, cp.and)
@@ -401,7 +387,7 @@ func (cp *condParser) operand() (operandPlan, error) {
 		}
 	}
 	start, vi := cp.i, cp.vi
-	ep := &exprParser{rp: cp.rp, src: cp.src, ts: cp.ts, i: cp.i, vars: cp.vars, vi: cp.vi}
+	ep := &exprParser{cp.tokenCursor}
 	e, err := ep.sum()
 	if err != nil {
 		return operandPlan{}, err

@@ -111,12 +111,12 @@ func FuzzFragmentReader(f *testing.F) {
 			_ = opaqueProblem(expr)
 			_ = normTokens(expr)
 			_ = arithmetic(expr)
-			ep := &exprParser{rp: fuzzPlan(), src: s, ts: expr}
+			ep := &exprParser{tokenCursor{rp: fuzzPlan(), src: s, ts: expr}}
 			_, _ = ep.sum()
 		}
 		rp := fuzzPlan()
 		rp.groupBy, rp.groupNames, rp.items = []pcol{0}, []string{"a"}, []selItem{{col: "a"}}
-		cp := &condParser{rp: rp, src: s, ts: ts, vars: []any{1, []int{1, 2}, "x"}}
+		cp := &condParser{tokenCursor{rp: rp, src: s, ts: ts, vars: []any{1, []int{1, 2}, "x"}}}
 		_, _ = cp.or()
 	})
 }
