@@ -38,7 +38,7 @@ type snowflake struct {
 	maxTick   int64
 	flagShift uint
 	flagMask  int64 // clock-back flag, 0 when the layout has none
-	tolNs     int64 // backwards steps up to this wait; beyond, error or flag bump
+	tolNs     int64 // backwards steps shorter than this wait; from it on, error or flag bump (ShardingSphere's `<`)
 	vibMod    int64 // max-vibration-offset + 1
 	lease     Lease // the worker id's lease; nil for a fixed worker-id
 	floorTick int64 // with a lease: the tick its worker id was last used in, never issued again
@@ -145,8 +145,8 @@ func newSnowflake(c snowflakeConfig, o Options) (*snowflake, error) {
 
 // adoptLease makes the generator issue keys only while lease is valid and
 // never at or before the time its worker id was last used: a later time
-// within the tolerance is waited for at the first key, a later one beyond
-// it refuses the generator.
+// less than the tolerance ahead is waited for at the first key, one at or
+// beyond it refuses the generator (the same rule as a clock step back).
 func (g *snowflake) adoptLease(lease Lease, worker int64) error {
 	g.lease = lease
 	g.floorTick = -1
@@ -154,7 +154,7 @@ func (g *snowflake) adoptLease(lease Lease, worker int64) error {
 		lastT := g.tick(last.UnixNano())
 		g.floorTick = lastT
 		now := g.now()
-		if behind := (lastT - g.tick(now)) * g.unitNs; behind > g.tolNs {
+		if behind := (lastT - g.tick(now)) * g.unitNs; behind > 0 && behind >= g.tolNs {
 			return &ClockBackwardsError{Last: last, Now: time.Unix(0, now), Tolerance: time.Duration(g.tolNs),
 				Reason: fmt.Sprintf("worker id %d was last used later than this clock reads", worker)}
 		}
@@ -383,7 +383,9 @@ func (g *snowflake) tryReserve(ctx context.Context, n int64, once bool) (first, 
 				}
 				first = old + 1
 			default:
-				if (oldT-t)*g.unitNs <= g.tolNs {
+				// A step equal to the tolerance is refused, as ShardingSphere's
+				// SnowflakeKeyGenerateAlgorithm checks timeDifference < tolerance.
+				if (oldT-t)*g.unitNs < g.tolNs {
 					g.state.clockWaits.Add(1)
 					g.logger.Warn("keygen: clock moved backwards; waiting", "type", g.typ, "step", time.Duration((oldT-t)*g.unitNs))
 					if err := g.wait(ctx, time.Duration(g.epochNs+oldT*g.unitNs-now)); err != nil {

@@ -3,6 +3,7 @@ package keygen_test
 import (
 	"context"
 	"errors"
+	"math"
 	"slices"
 	"strings"
 	"sync"
@@ -98,6 +99,43 @@ func TestSnowflakeSequenceExhaustionWaits(t *testing.T) {
 	}
 	if s := clk.Sleeps(); len(s) != 1 || s[0] != time.Millisecond {
 		t.Fatalf("sleeps = %v, want one of 1ms", s)
+	}
+}
+
+// TestSnowflakeClockStepEqualToToleranceIsRefused: a step back shorter
+// than max-tolerate-time-difference-milliseconds is waited out, one equal
+// to it is a *ClockBackwardsError, as in ShardingSphere, whose
+// SnowflakeKeyGenerateAlgorithm waits only while timeDifferenceMillis <
+// maxTolerateTimeDifferenceMillis (infra/algorithm/type/key-generator/type/
+// snowflake/src/test/java/org/apache/shardingsphere/infra/algorithm/keygen/
+// snowflake/SnowflakeKeyGenerateAlgorithmTest.java,
+// assertGenerateKeyWithClockCallBackBeyondTolerateTime: tolerance 0 throws).
+func TestSnowflakeClockStepEqualToToleranceIsRefused(t *testing.T) {
+	g, clk := newFake(t, "SNOWFLAKE", keygen.Props{"worker-id": "1", "max-tolerate-time-difference-milliseconds": "10"})
+	a := next(t, g)
+	clk.Add(-9 * time.Millisecond) // one below the tolerance: wait
+	if b := next(t, g); b <= a {
+		t.Fatalf("after a 9ms step back: %d <= %d", b, a)
+	}
+	if s := clk.Sleeps(); len(s) != 1 || s[0] != 9*time.Millisecond {
+		t.Fatalf("sleeps = %v, want one of 9ms", s)
+	}
+	clk.Add(-10 * time.Millisecond) // exactly the tolerance: refuse
+	_, err := g.NextID(ctx)
+	var cb *keygen.ClockBackwardsError
+	if !errors.As(err, &cb) || cb.Last.Sub(cb.Now) != 10*time.Millisecond || cb.Tolerance != 10*time.Millisecond {
+		t.Fatalf("step of exactly 10ms: err = %v, want *ClockBackwardsError of 10ms", err)
+	}
+	if s := clk.Sleeps(); len(s) != 1 {
+		t.Fatalf("sleeps = %v: the refused step was waited for", s)
+	}
+
+	// Tolerance 0 (the Java test's setting): any step back is refused.
+	g0, clk0 := newFake(t, "SNOWFLAKE", keygen.Props{"worker-id": "1", "max-tolerate-time-difference-milliseconds": "0"})
+	next(t, g0)
+	clk0.Add(-time.Millisecond)
+	if _, err := g0.NextID(ctx); !errors.As(err, &cb) {
+		t.Fatalf("tolerance 0, step 1ms: err = %v, want *ClockBackwardsError", err)
 	}
 }
 
@@ -422,5 +460,25 @@ func TestLayoutFor(t *testing.T) {
 	}
 	if _, err := keygen.LayoutFor("UUID", nil); !errors.Is(err, keygen.ErrNoLayout) {
 		t.Fatalf("UUID err = %v", err)
+	}
+}
+
+// TestSnowflakeWorkerLastUsedAtToleranceAheadIsRefused: a worker id last
+// used exactly the tolerance later than the clock reads is refused at
+// start, the same rule as a step back; one millisecond less is waited for.
+func TestSnowflakeWorkerLastUsedAtToleranceAheadIsRefused(t *testing.T) {
+	props := keygen.Props{"worker-id": "auto", "max-tolerate-time-difference-milliseconds": "10"}
+	for _, c := range []struct {
+		ahead   time.Duration
+		refused bool
+	}{{9 * time.Millisecond, false}, {10 * time.Millisecond, true}} {
+		lease := &fakeLease{worker: 3, last: w0.Add(c.ahead)}
+		lease.validUntil.Store(math.MaxInt64)
+		_, err := keygen.NewID("SNOWFLAKE", props, keygen.WithClock(keygentest.NewClock(w0)),
+			keygen.WithWorkerSource(&fakeSource{lease: lease}))
+		var cb *keygen.ClockBackwardsError
+		if got := errors.As(err, &cb); got != c.refused || (!c.refused && err != nil) {
+			t.Errorf("last use %v ahead: err = %v, want refused=%v", c.ahead, err, c.refused)
+		}
 	}
 }
