@@ -55,6 +55,15 @@ type Config struct {
 	// DefaultDataSource, for errors (absent for a Config built in code)
 	broadcastPos, bindingPos []Pos
 	defaultDSPos             Pos
+	// singlePlaces: the data sources a !SINGLE rule names, with where
+	singlePlaces []singlePlace
+}
+
+// singlePlace is a data source a !SINGLE rule puts unsharded tables on
+// ("*" for any).
+type singlePlace struct {
+	dataSource string
+	pos        Pos
 }
 
 // broadcastAt is the position of Broadcast[i], if known.

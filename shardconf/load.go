@@ -27,7 +27,8 @@ func Load(path string) (*Config, error) {
 // (shardingRule:). Other rules (encryption, shadow, masking, ...) are
 // refused: ignoring them could put rows elsewhere than ShardingSphere. Keys
 // it does not know are errors; keys ShardingSphere uses for things that do
-// not affect routing (props, mode, auditors) are accepted and ignored.
+// not affect routing (props, mode, auditors, the global rules such as
+// sqlFederation: or - !SQL_PARSER, and !SINGLE) are accepted and ignored.
 func Parse(data []byte) (*Config, error) { return parse("", data) }
 
 func parse(file string, data []byte) (*Config, error) {
@@ -363,8 +364,44 @@ func (l *loader) top(root *yaml.Node) {
 	if !m.has("rules") && !m.has("shardingRule") {
 		l.errorf(root, "", "no sharding rules: want rules: (ShardingSphere 5) or shardingRule: (4.x)")
 	}
-	// Keys with no effect on routing.
-	m.done("props", "mode", "databaseName", "schemaName", "authority", "sqlParser", "sqlTranslator", "transaction", "globalClock", "logging")
+	m.done(ignoredTopKeys...)
+}
+
+// ignoredTopKeys are the keys of ShardingSphere 5.x's YamlJDBCConfiguration
+// (and 4.x's props) that do not decide where a row goes: settings of the
+// Java runtime, and the global rules written as top-level keys.
+var ignoredTopKeys = []string{"props", "mode", "databaseName", "schemaName", "authority", "sqlParser",
+	"sqlTranslator", "transaction", "globalClock", "logging", "sqlFederation", "traffic"}
+
+// ignoredRuleTags are the rules: entries that do not decide where a row
+// goes: the global rules in their 5.x list form.
+var ignoredRuleTags = []string{"!AUTHORITY", "!SQL_PARSER", "!TRANSACTION", "!GLOBAL_CLOCK", "!SQL_FEDERATION",
+	"!SQL_TRANSLATOR", "!TRAFFIC", "!LOGGING"}
+
+// single reads a !SINGLE rule (tables: [ds.table, ds.*, *.*, ds.schema.table],
+// defaultDataSource:) for the data sources it names; the router accepts it
+// only where it agrees with where unsharded tables go (compiler.single).
+func (l *loader) single(n *yaml.Node, path string) {
+	m := l.mapping(n, path)
+	if t := deref(m.get("tables")); t != nil && t.Kind == yaml.SequenceNode {
+		for i, c := range t.Content {
+			c = deref(c)
+			p := fmt.Sprintf("%s[%d]", joinPath(path, "tables"), i)
+			if c.Kind != yaml.ScalarNode {
+				l.errorf(c, p, "want ds.table, found %s", kindName(c))
+				continue
+			}
+			ds, _, _ := strings.Cut(strings.TrimSpace(c.Value), ".")
+			l.cfg.singlePlaces = append(l.cfg.singlePlaces, singlePlace{dataSource: ds, pos: pos(c, p)})
+		}
+	} else if t != nil && !isNull(t) {
+		l.errorf(t, joinPath(path, "tables"), "want a list, found %s", kindName(t))
+	}
+	if m.has("defaultDataSource") {
+		p := joinPath(path, "defaultDataSource")
+		l.cfg.singlePlaces = append(l.cfg.singlePlaces, singlePlace{dataSource: m.str("defaultDataSource"), pos: pos(m.kpos["defaultDataSource"], p)})
+	}
+	m.done()
 }
 
 var goDrivers = []string{"pgx", "mysql", "sqlite"}
@@ -428,7 +465,12 @@ func (l *loader) rules(n *yaml.Node, path string) {
 				continue
 			}
 			l.readwriteSplitting(r, p)
+		case "!SINGLE":
+			l.single(r, p)
 		default:
+			if contains(ignoredRuleTags, tag) {
+				continue
+			}
 			if tag == "" || strings.HasPrefix(tag, "!!") {
 				tag = "an untagged entry"
 			}

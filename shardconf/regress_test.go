@@ -75,15 +75,21 @@ rules:
 	})
 }
 
+// TestRegressionSingleRuleRefused: a !SINGLE rule that puts a table on
+// another data source than the one unsharded tables route to is refused
+// (here ds_0, the only one the file shows, while Java holds t_config on ds_1).
 func TestRegressionSingleRuleRefused(t *testing.T) {
-	_, err := shardconf.Parse([]byte(`
+	cfg, err := shardconf.Parse([]byte(`
 rules:
 - !SHARDING
   tables: {t_order: {actualDataNodes: "ds_0.t_order"}}
 - !SINGLE
   tables: [ds_1.t_config]
 `))
-	if !errors.Is(err, shardconf.ErrInvalidConfig) || !strings.Contains(err.Error(), "!SINGLE is not supported") {
+	if err == nil {
+		_, err = shardconf.NewRouter(cfg)
+	}
+	if !errors.Is(err, shardconf.ErrInvalidConfig) || !strings.Contains(err.Error(), `rules:6:12: rules[1].tables[0]: !SINGLE puts tables on data source "ds_1"`) {
 		t.Fatalf("err = %v", err)
 	}
 }

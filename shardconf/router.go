@@ -118,6 +118,21 @@ func (c *compiler) errorf(p Pos, format string, args ...any) {
 	c.errs = append(c.errs, c.cfg.errAt(p, format, args...))
 }
 
+// single refuses a !SINGLE rule that places a table elsewhere than the
+// data source unsharded tables route to. Without such a data source they
+// are refused (ErrUnknownTable), so the rule cannot be contradicted. "*"
+// (any data source) agrees only when the file lists its data sources, so
+// that the one shardkey uses is the only one there is.
+func (c *compiler) single(r *Router) {
+	for _, s := range c.cfg.singlePlaces {
+		if r.fallbackDS == "" || s.dataSource == r.fallbackDS || (s.dataSource == "*" && c.cfg.dataSourcesGiven) {
+			continue
+		}
+		c.errorf(s.pos, "!SINGLE puts tables on data source %q, but shardkey sends tables the rules do not shard to %q; "+
+			"list the data sources under dataSources: or remove the entry", s.dataSource, r.fallbackDS)
+	}
+}
+
 func (c *compiler) compile() *Router {
 	cfg := c.cfg
 	r := &Router{cfg: cfg, tables: map[string]*tableRoute{}, broadcast: map[string][]Target{},
@@ -131,6 +146,7 @@ func (c *compiler) compile() *Router {
 	case len(r.dataSources) == 1:
 		r.fallbackDS = r.dataSources[0]
 	}
+	c.single(r)
 	c.keyGenerators(r)
 	for _, t := range cfg.Tables {
 		if tr := c.table(r, t); tr != nil {
