@@ -34,10 +34,11 @@
 // runs backwards while the process lives (it is anchored on Go's monotonic
 // clock) and adopts forward corrections of the wall clock. Every wait goes
 // through Clock.Sleep, so tests with keygentest.Clock never block. A custom
-// clock may step backwards: SNOWFLAKE waits out steps up to
-// max-tolerate-time-difference-milliseconds and beyond it returns a
-// *ClockBackwardsError (or bumps its clock-back flag when the layout has
-// clock-back bits); UID refuses any step, as Baidu does.
+// clock may step backwards: SNOWFLAKE waits out steps shorter than
+// max-tolerate-time-difference-milliseconds and at or beyond it returns a
+// *ClockBackwardsError, as ShardingSphere does (or bumps its clock-back
+// flag when the layout has clock-back bits); UID refuses any step, as
+// Baidu does.
 //
 // # Worker ids
 //

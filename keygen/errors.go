@@ -81,7 +81,7 @@ func (e *LayoutError) Is(target error) bool { return target == ErrInvalidLayout 
 type ClockBackwardsError struct {
 	Last      time.Time     // time of the last issued key
 	Now       time.Time     // what the clock read
-	Tolerance time.Duration // the step the generator would have waited out
+	Tolerance time.Duration // steps shorter than this are waited out
 	Reason    string        // extra context, e.g. "clock-back flag exhausted"
 }
 
