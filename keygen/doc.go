@@ -23,7 +23,7 @@
 //     (sign 1 | time 41 ms | worker 10 | sequence 12), with custom layouts,
 //     a configurable epoch, ShardingSphere's sequence vibration and seed
 //     001's clock-back flag bits.
-//   - SNOWFLAKE_JS: seed 000's 53-bit JavaScript-safe layout with a backup
+//   - SNOWFLAKE_JS: a 53-bit JavaScript-safe layout with a backup
 //     worker id that takes over on clock steps and busy seconds.
 //   - UID: Baidu UidGenerator's DefaultUidGenerator (seconds-based).
 //   - UUID: string keys, version 4 or 7.

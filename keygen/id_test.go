@@ -36,7 +36,7 @@ func TestIDEncodings(t *testing.T) {
 	}
 }
 
-// TestIDJSONPrecision is seed 000's problem: a 64-bit key as a JSON number
+// TestIDJSONPrecision: a 64-bit key as a JSON number
 // loses its last digits in JavaScript. As a string it survives.
 func TestIDJSONPrecision(t *testing.T) {
 	type order struct {

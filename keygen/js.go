@@ -8,11 +8,11 @@ import (
 	"time"
 )
 
-// JSEpoch is SNOWFLAKE_JS's epoch, 2019-01-01 00:00 UTC (seed 000).
+// JSEpoch is SNOWFLAKE_JS's epoch, 2019-01-01 00:00 UTC.
 var JSEpoch = time.Date(2019, 1, 1, 0, 0, 0, 0, time.UTC)
 
 // JSLayout is SNOWFLAKE_JS's 53-bit layout: 32-bit seconds, a backup flag
-// and a 4-bit worker (together seed 000's 5-bit worker field, where 16..31
+// and a 4-bit worker (together a 5-bit worker field, where 16..31
 // are the backups of 0..15), and a 16-bit sequence. Every ID is at most
 // 2^53-1, so JavaScript's Number holds it exactly.
 var JSLayout = Layout{Epoch: JSEpoch, Unit: time.Second, TimeBits: 32, BackupBits: 1, WorkerBits: 4, SequenceBits: 16}

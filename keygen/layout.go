@@ -14,7 +14,7 @@ import (
 //
 // Time counts Units since Epoch. Datacenter and worker together identify
 // the issuing generator. Backup is SNOWFLAKE_JS's one-bit backup worker
-// flag (seed 000). Clock-back is the flag seed 001 bumps on every backwards
+// flag. Clock-back is the flag SNOWFLAKE bumps (clock-back-bits) on every backwards
 // clock step. Fields of width 0 are absent.
 type Layout struct {
 	Epoch          time.Time

@@ -8,7 +8,7 @@
 // order. keygen.ID therefore marshals as a string ("id":"1331112646153367553")
 // and parses from a string or a bare number.
 //
-// With -type SNOWFLAKE_JS the keys come from seed 000's 53-bit layout
+// With -type SNOWFLAKE_JS the keys come from the 53-bit JavaScript-safe layout
 // (32-bit seconds, 5-bit worker, 16-bit sequence): every key is at most
 // 2^53-1, so this mode writes the id as a plain JSON number.
 //
