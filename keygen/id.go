@@ -9,7 +9,8 @@ import (
 
 // ID is a 64-bit key with the encodings applications need. Its JSON form
 // is a quoted decimal string: JavaScript's Number loses precision above
-// 2^53, which turns a Snowflake ID's last digits into zeros. UnmarshalJSON accepts the quoted form and a bare number.
+// 2^53, which turns a Snowflake ID's last digits into zeros.
+// UnmarshalJSON accepts the quoted form and a bare number.
 type ID int64
 
 // Int64 returns id as an int64.
