@@ -57,6 +57,15 @@ func (e *PropError) Error() string {
 	return fmt.Sprintf("keygen: %s prop %q = %q: %s; allowed: %s", e.Type, e.Key, e.Value, e.Reason, e.Allowed)
 }
 
+// reasonUnknownProp is PropError.Reason for a key the type does not take.
+const reasonUnknownProp = "unknown prop"
+
+// Unknown reports whether the error says the generator type does not take
+// the prop at all (as opposed to a missing, duplicated or bad value).
+// Callers offering one set of props to several types use it to learn which
+// types accept which props.
+func (e *PropError) Unknown() bool { return e.Reason == reasonUnknownProp }
+
 // Is reports whether target is ErrInvalidProps.
 func (e *PropError) Is(target error) bool { return target == ErrInvalidProps }
 

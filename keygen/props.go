@@ -120,7 +120,7 @@ func readProps(typ string, p Props, allowed ...string) *propReader {
 	for _, k := range keys {
 		c := normalizePropKey(k)
 		if !ok[c] {
-			r.errs = append(r.errs, &PropError{Type: typ, Key: k, Value: p[k], Reason: "unknown prop",
+			r.errs = append(r.errs, &PropError{Type: typ, Key: k, Value: p[k], Reason: reasonUnknownProp,
 				Allowed: strings.Join(allowed, ", ")})
 			continue
 		}

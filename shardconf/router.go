@@ -75,9 +75,16 @@ type routerOptions struct {
 	keygenOpts  []keygen.Option
 }
 
-// WithKeyGenProps adds props to every key generator the rules declare,
+// WithKeyGenProps adds props to the key generators the rules declare,
 // without overriding props the file sets. A deployment uses it to supply a
 // per-process worker-id to a rule file shared by every process.
+//
+// Each generator gets only the props its type accepts: worker-id reaches a
+// SNOWFLAKE but not a SEGMENT of the same file. A prop that at least one
+// generator of the file refuses and none accepts is an error naming the
+// prop and the refusing types, so a misspelt prop is not silently ignored.
+// Props written in the file itself are checked strictly as before: an
+// unknown one is an error with its file and line.
 func WithKeyGenProps(p keygen.Props) RouterOption {
 	return func(o *routerOptions) { o.keygenProps = p }
 }
@@ -191,18 +198,19 @@ func (c *compiler) keyGenerators(r *Router) {
 		names = append(names, n)
 	}
 	sort.Strings(names)
+	accepted := map[string]bool{}    // WithKeyGenProps key -> some generator took it
+	refused := map[string][]string{} // WithKeyGenProps key -> types that refused it
 	for _, n := range names {
 		kg := c.cfg.KeyGenerators[n]
-		props := keygen.Props{}
-		for k, v := range kg.Props {
-			props[k] = v
-		}
-		for k, v := range c.opts.keygenProps {
-			if !hasPropKey(props, k) {
-				props[k] = v
+		g, drop, err := c.keyGenerator(kg)
+		for k := range c.opts.keygenProps {
+			switch {
+			case drop[k]:
+				refused[k] = append(refused[k], strings.ToUpper(kg.Type))
+			case err == nil && !hasPropKey(kg.Props, k):
+				accepted[k] = true
 			}
 		}
-		g, err := keygen.New(kg.Type, props, c.opts.keygenOpts...)
 		if err != nil {
 			msg := err.Error()
 			var pe *keygen.PropError
@@ -215,6 +223,81 @@ func (c *compiler) keyGenerators(r *Router) {
 		}
 		r.keygens[n] = g
 	}
+	c.refusedKeyGenProps(accepted, refused)
+}
+
+// keyGenerator builds kg from its file props plus the WithKeyGenProps props
+// the file does not set. A WithKeyGenProps prop the type refuses as unknown
+// is dropped and the build retried once (drop names it); the file's own
+// props stay strictly checked. Generators check props before acquiring
+// anything (a lease, a database row), so the refused build has no effect.
+func (c *compiler) keyGenerator(kg *KeyGenerator) (keygen.Generator, map[string]bool, error) {
+	props := keygen.Props{}
+	for k, v := range kg.Props {
+		props[k] = v
+	}
+	extra := map[string]bool{}
+	for k, v := range c.opts.keygenProps {
+		if !hasPropKey(props, k) {
+			props[k], extra[k] = v, true
+		}
+	}
+	g, err := keygen.New(kg.Type, props, c.opts.keygenOpts...)
+	if err == nil || len(extra) == 0 {
+		return g, nil, err
+	}
+	drop := map[string]bool{}
+	for _, pe := range propErrors(err) {
+		if pe.Unknown() && extra[pe.Key] {
+			drop[pe.Key] = true
+		}
+	}
+	if len(drop) == 0 {
+		return nil, nil, err
+	}
+	for k := range drop {
+		delete(props, k)
+	}
+	g, err = keygen.New(kg.Type, props, c.opts.keygenOpts...)
+	return g, drop, err
+}
+
+// refusedKeyGenProps reports each WithKeyGenProps prop that at least one
+// generator refused and none accepted: a misspelt or misplaced prop would
+// otherwise be silently ignored.
+func (c *compiler) refusedKeyGenProps(accepted map[string]bool, refused map[string][]string) {
+	keys := make([]string, 0, len(refused))
+	for k := range refused {
+		if !accepted[k] {
+			keys = append(keys, k)
+		}
+	}
+	sort.Strings(keys)
+	for _, k := range keys {
+		c.errs = append(c.errs, &ConfigError{File: c.cfg.File, Err: keygen.ErrInvalidProps, Msg: fmt.Sprintf(
+			"WithKeyGenProps prop %q is accepted by no key generator of the file (refused by %s)",
+			k, strings.Join(refused[k], ", "))})
+	}
+}
+
+// propErrors lists every *keygen.PropError in err's tree (errors.Join
+// collects one per bad prop).
+func propErrors(err error) []*keygen.PropError {
+	if pe, ok := err.(*keygen.PropError); ok {
+		return []*keygen.PropError{pe}
+	}
+	var out []*keygen.PropError
+	switch u := err.(type) {
+	case interface{ Unwrap() []error }:
+		for _, e := range u.Unwrap() {
+			out = append(out, propErrors(e)...)
+		}
+	case interface{ Unwrap() error }:
+		if e := u.Unwrap(); e != nil {
+			out = propErrors(e)
+		}
+	}
+	return out
 }
 
 // hasPropKey reports whether p has key under any spelling keygen accepts
