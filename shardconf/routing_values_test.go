@@ -10,7 +10,7 @@ import (
 	"github.com/shardkey/shardkey/shardconf"
 )
 
-// Regressions found in review: each once routed to too few or wrong
+// Routing of values and rule shapes that once routed to too few or wrong
 // targets without an error, or panicked.
 
 const modRules = `
@@ -25,7 +25,7 @@ rules:
     h: {type: HASH_MOD, props: {sharding-count: 4}}
 `
 
-func TestRegressionDecimalStringRanges(t *testing.T) {
+func TestDecimalStringRangesRouteAsNumbers(t *testing.T) {
 	r := rulesText(t, modRules)
 	checkRoutes(t, r, []routeCase{
 		{table: "t_order", conds: conds(between("order_id", "2", "10")), want: "ds_0.t_order_0 ds_0.t_order_1 ds_0.t_order_2 ds_0.t_order_3"},
@@ -37,7 +37,7 @@ type userID int64
 
 func (u userID) String() string { return "user-" + strings.Repeat("x", int(u%3)) }
 
-func TestRegressionNamedIntegersHashAsIntegers(t *testing.T) {
+func TestNamedIntegerTypesHashAsIntegers(t *testing.T) {
 	r := rulesText(t, modRules)
 	id := keygen.ID(123)
 	want, err := r.Route("t_hash", eq("order_id", int64(123)))
@@ -55,7 +55,7 @@ func TestRegressionNamedIntegersHashAsIntegers(t *testing.T) {
 	}
 }
 
-func TestRegressionIntervalExclusiveLowerBoundFinerThanPattern(t *testing.T) {
+func TestIntervalExclusiveBoundFinerThanPatternKeepsItsTable(t *testing.T) {
 	r := rulesText(t, `
 dataSources: {ds_0: {driver: sqlite, dsn: x}}
 rules:
@@ -75,10 +75,10 @@ rules:
 	})
 }
 
-// TestRegressionSingleRuleRefused: a !SINGLE rule that puts a table on
+// TestSingleRuleOnAnotherDataSourceIsRefused: a !SINGLE rule that puts a table on
 // another data source than the one unsharded tables route to is refused
 // (here ds_0, the only one the file shows, while Java holds t_config on ds_1).
-func TestRegressionSingleRuleRefused(t *testing.T) {
+func TestSingleRuleOnAnotherDataSourceIsRefused(t *testing.T) {
 	cfg, err := shardconf.Parse([]byte(`
 rules:
 - !SHARDING
@@ -94,7 +94,7 @@ rules:
 	}
 }
 
-func TestRegression4xTableNamedDefault(t *testing.T) {
+func TestShardingSphere4xTableNamedDefaultLoads(t *testing.T) {
 	r := rulesText(t, `
 shardingRule:
   tables:
@@ -111,7 +111,7 @@ shardingRule:
 	})
 }
 
-func TestRegressionReturnedSlicesDoNotShare(t *testing.T) {
+func TestReturnedTargetSlicesDoNotShare(t *testing.T) {
 	r := rulesText(t, modRules+"- !BROADCAST\n  tables: [t_dict]\n")
 	for _, table := range []string{"t_dict", "t_order"} {
 		a, _ := r.Scatter(table)
