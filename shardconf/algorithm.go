@@ -46,6 +46,15 @@ type algoSpec struct {
 	keyLayout *keygen.Layout
 	// auto is true when the algorithm serves an autoTables rule.
 	auto bool
+	// table is the logic table the strategy serves.
+	table string
+	// unreachable records a partition the algorithm can compute but no
+	// target serves (a MOD residue without its table, an INTERVAL past the
+	// last table). ShardingSphere loads such rules and fails only when a
+	// value lands there: a factory reports the partition here, never as an
+	// error, and its one/within return -1 / nothing for it (ErrNoRoute at
+	// the statement). Never nil in a factory called by the compiler.
+	unreachable func(partition string)
 }
 
 // propError reports a bad algorithm prop; the loader adds file and line.

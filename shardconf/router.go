@@ -32,7 +32,27 @@ type Router struct {
 	names       []string                    // logic tables, sorted
 	fallbackDS  string                      // where unsharded tables live, "" when ambiguous
 	bindings    map[string][]string
+	unreachable []Unreachable
 }
+
+// Unreachable is a partition a table's sharding algorithm computes but no
+// data node serves. ShardingSphere loads such rules and fails only when a
+// value lands there; so does shardkey: a statement whose value maps to it
+// fails with ErrNoRoute before anything runs. `shardkey validate` lists
+// them as warnings (errors with -strict).
+type Unreachable struct {
+	Table     string // the logic table
+	Algorithm string // the algorithm's name in shardingAlgorithms
+	Pos       Pos    // where the algorithm is declared
+	Partition string // what the algorithm computes, e.g. "t_order_3" or "interval from 2025-01-01 (suffix 202501)"
+}
+
+func (u Unreachable) String() string {
+	return fmt.Sprintf("table %s, algorithm %s: %s has no data node", u.Table, u.Algorithm, u.Partition)
+}
+
+// Unreachable lists the partitions no data node serves, in rule order.
+func (r *Router) Unreachable() []Unreachable { return append([]Unreachable(nil), r.unreachable...) }
 
 // tableRoute is one compiled logic table.
 type tableRoute struct {
@@ -116,9 +136,10 @@ func NewRouter(cfg *Config, opts ...RouterOption) (*Router, error) {
 }
 
 type compiler struct {
-	cfg  *Config
-	opts routerOptions
-	errs []error
+	cfg         *Config
+	opts        routerOptions
+	errs        []error
+	unreachable []Unreachable
 }
 
 func (c *compiler) errorf(p Pos, format string, args ...any) {
@@ -189,6 +210,7 @@ func (c *compiler) compile() *Router {
 		c.binding(r, g, cfg.bindingAt(i))
 	}
 	sort.Strings(r.names)
+	r.unreachable = c.unreachable
 	return r
 }
 
@@ -448,7 +470,10 @@ func (c *compiler) strategy(t *Table, s *Strategy, targets []string, layout *key
 	if len(cs.columns) > 0 {
 		cs.col = cs.columns[0]
 	}
-	spec := algoSpec{typ: a.Type, props: a.Props, targets: targets, columns: cs.columns, keyLayout: layout, auto: t.Auto}
+	spec := algoSpec{typ: a.Type, props: a.Props, targets: targets, columns: cs.columns, keyLayout: layout, auto: t.Auto,
+		table: t.Name, unreachable: func(p string) {
+			c.unreachable = append(c.unreachable, Unreachable{Table: t.Name, Algorithm: a.Name, Pos: a.Pos, Partition: p})
+		}}
 	if len(cs.columns) > 0 {
 		spec.column = cs.columns[0]
 	}
