@@ -39,7 +39,7 @@ type algoSpec struct {
 	typ     string            // upper case, e.g. "MOD"
 	props   map[string]string // as written in the rule file
 	targets []string          // the ordered target names it chooses from
-	column  string            // the sharding column (standard strategies)
+	column  string            // the sharding column (standard strategies); "" for a hint strategy
 	columns []string          // the sharding columns (complex strategies)
 	// keyLayout is the layout of the table's key generator, for the
 	// SNOWFLAKE_* algorithms; zero when the table has none.
@@ -74,17 +74,41 @@ type (
 	complexFactory  func(algoSpec) (multiFunc, error)
 )
 
+// algorithms is the registry of algorithm types by upper-case name: the
+// built-ins, registered by init functions, and the Go algorithms
+// RegisterAlgorithm and RegisterComplexAlgorithm add at run time (custom.go).
+// Because of the latter it is read under RLock: use lookupStandard and
+// lookupComplex, never the maps directly, outside init.
 var algorithms = struct {
 	sync.RWMutex
 	standard map[string]standardFactory
 	complex  map[string]complexFactory
 }{standard: map[string]standardFactory{}, complex: map[string]complexFactory{}}
 
+// registerStandard and registerComplex add a built-in; init functions only.
 func registerStandard(typ string, f standardFactory) { algorithms.standard[typ] = f }
 func registerComplex(typ string, f complexFactory)   { algorithms.complex[typ] = f }
 
+// lookupStandard returns the factory of a standard algorithm type.
+func lookupStandard(typ string) (standardFactory, bool) {
+	algorithms.RLock()
+	defer algorithms.RUnlock()
+	f, ok := algorithms.standard[typ]
+	return f, ok
+}
+
+// lookupComplex returns the factory of a complex algorithm type.
+func lookupComplex(typ string) (complexFactory, bool) {
+	algorithms.RLock()
+	defer algorithms.RUnlock()
+	f, ok := algorithms.complex[typ]
+	return f, ok
+}
+
 // algorithmTypes lists the known algorithm types, sorted.
 func algorithmTypes() []string {
+	algorithms.RLock()
+	defer algorithms.RUnlock()
 	var out []string
 	for t := range algorithms.standard {
 		out = append(out, t)
