@@ -12,7 +12,7 @@
 // A ShardingSphere 5.x file (rules: - !SHARDING, - !BROADCAST,
 // - !READWRITE_SPLITTING) loads as
 // written: tables with actualDataNodes inline expressions, database and table
-// strategies (standard, complex, none), key generation (keyGenerateStrategy,
+// strategies (standard, complex, hint, none), key generation (keyGenerateStrategy,
 // defaultKeyGenerateStrategy and the newer keyGenerateStrategies),
 // bindingTables, broadcastTables, autoTables, shardingAlgorithms and
 // keyGenerators (any keygen type). The 4.x form (shardingRule: with inline
@@ -23,9 +23,19 @@
 //
 // Unknown keys are errors with their line and column. Keys ShardingSphere
 // uses for things that do not change where rows go (props, mode, auditors,
-// auditStrategy) are accepted and ignored. Hint strategies, Java class
-// algorithms and other rule types (encryption, shadow, database discovery)
-// are refused: ignoring them would route differently from the Java fleet.
+// auditStrategy) are accepted and ignored. Java class algorithms and other
+// rule types (encryption, shadow, database discovery) are refused: ignoring
+// them would route differently from the Java fleet.
+//
+// # Hints
+//
+// A hint strategy (hint: {shardingAlgorithmName: x}, with a HINT_INLINE
+// algorithm over the variable value) routes by values the caller gives
+// outside the SQL, as ShardingSphere's HintManager: WithHint puts a Hint on
+// a context, and RouteContext (or sqlhook and gormplugin, from the
+// statement's context) routes by it. A hint-strategy table without a hint
+// is ErrMissingShardingKey; a hint no hint strategy of the table consumes
+// is ErrUnusedHint, where ShardingSphere would ignore it.
 //
 // A readwrite-splitting rule groups a write data source with its read data
 // sources (and a load balancer: ROUND_ROBIN, RANDOM, WEIGHT). The sharding

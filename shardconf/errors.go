@@ -29,6 +29,13 @@ var (
 	// routes to the same single target is allowed, as ShardingSphere
 	// allows it. Matched by *RouteError with Table and Column set.
 	ErrShardingKeyChange = errors.New("shardconf: sharding key change")
+	// ErrUnusedHint: a Hint (WithHint) gives values for a strategy of the
+	// table that is not a hint strategy, or for a table the rules do not
+	// shard. ShardingSphere ignores such a hint; shardkey refuses the
+	// statement, because the caller asked for a route the rules cannot
+	// give and running it where the SQL routes could touch other rows than
+	// the caller meant. Matched by *RouteError with Table and Hint set.
+	ErrUnusedHint = errors.New("shardconf: hint not used by the table's strategies")
 )
 
 // ConfigError is one problem in a rule file, with its position. Load,
@@ -64,19 +71,29 @@ func (e *ConfigError) Is(target error) bool { return target == ErrInvalidConfig 
 func (e *ConfigError) Unwrap() error { return e.Err }
 
 // RouteError explains a routing failure; it matches ErrMissingShardingKey,
-// ErrNoRoute, ErrUnknownTable or ErrShardingKeyChange with errors.Is.
+// ErrNoRoute, ErrUnknownTable, ErrShardingKeyChange or ErrUnusedHint with
+// errors.Is.
 type RouteError struct {
 	Table  string
 	Column string // the sharding column concerned, if any
 	Value  string // the value concerned, if any
 	Target string // the target name the value mapped to, if any
-	Err    error  // the sentinel
+	// Hint is the hint strategy concerned, "database" or "table" (with
+	// " (*)" for a hint given for AllTables), if any.
+	Hint string
+	Err  error // the sentinel
 }
 
 func (e *RouteError) Error() string {
 	msg := fmt.Sprintf("%v: table %s", e.Err, e.Table)
 	if e.Column != "" {
 		msg += ", column " + e.Column
+	}
+	if e.Hint != "" {
+		msg += ", " + e.Hint + " hint"
+		if errors.Is(e.Err, ErrMissingShardingKey) {
+			msg += " (the strategy routes by hint: give one with shardconf.WithHint)"
+		}
 	}
 	if e.Value != "" {
 		msg += ", value " + e.Value

@@ -609,7 +609,7 @@ func (l *loader) strategy(n *yaml.Node, path string, present bool) *Strategy {
 	}
 	m := l.mapping(n, path)
 	if !m.valid && isNull(deref(n)) {
-		l.errorf(deref(n), path, "empty strategy: want standard, complex or none")
+		l.errorf(deref(n), path, "empty strategy: want standard, complex, hint or none")
 		return nil
 	}
 	var s *Strategy
@@ -641,8 +641,7 @@ func (l *loader) strategy(n *yaml.Node, path string, present bool) *Strategy {
 		set(&Strategy{Type: "none", Pos: m.keyPos("none")}, "none")
 	}
 	if m.has("hint") {
-		m.get("hint")
-		l.errorf(m.kpos["hint"], joinPath(path, "hint"), "hint strategies are not supported: shardkey routes by the values in each statement")
+		set(l.hintStrategy(m), "hint")
 	}
 	// 4.x forms inside a 5.x file are a common copy-paste mistake.
 	if m.has("inline") {
@@ -651,6 +650,23 @@ func (l *loader) strategy(n *yaml.Node, path string, present bool) *Strategy {
 	}
 	m.done()
 	return s
+}
+
+// hintStrategy reads hint: {shardingAlgorithmName: x}. It names no column:
+// the values come from the caller's Hint (WithHint), never from the SQL.
+func (l *loader) hintStrategy(m *mapReader) *Strategy {
+	hm := m.mapping("hint")
+	if hm.has("algorithmClassName") {
+		hm.get("algorithmClassName")
+		l.errorf(hm.kpos["algorithmClassName"], joinPath(hm.path, "algorithmClassName"),
+			"algorithmClassName is the 5.0.0-alpha form; name a shardingAlgorithms entry with shardingAlgorithmName "+
+				"(type HINT_INLINE, or CLASS_BASED with strategy: HINT and a Go algorithm registered under its class name)")
+		hm.done()
+		return nil
+	}
+	st := &Strategy{Type: "hint", Algorithm: hm.required("shardingAlgorithmName"), Pos: hm.valuePos("shardingAlgorithmName")}
+	hm.done()
+	return st
 }
 
 func (l *loader) keyGenerate(n *yaml.Node, path string, present bool) *KeyGenerate {

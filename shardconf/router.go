@@ -85,6 +85,9 @@ type compiledStrategy struct {
 	cpx       multiFunc
 	algo      string
 	targets   []string
+	// hint: a hint strategy, routed by the values of a Hint (hint.go) with
+	// std, never by conditions; columns is empty.
+	hint bool
 }
 
 // RouterOption configures NewRouter.
@@ -483,8 +486,19 @@ func (c *compiler) strategy(t *Table, s *Strategy, targets []string, layout *key
 	}
 	var err error
 	switch s.Type {
+	case "hint":
+		if !c.hintAlgorithm(a) {
+			return nil
+		}
+		f, _ := lookupStandard(a.Type)
+		cs.std, err = f(spec)
+		cs.hint = true
 	case "standard":
-		f, ok := algorithms.standard[a.Type]
+		if a.Type == hintInlineType {
+			c.errorf(a.Pos, "algorithm %s: %s serves hint strategies only (write hint: {shardingAlgorithmName: %s})", a.Name, a.Type, a.Name)
+			return nil
+		}
+		f, ok := lookupStandard(a.Type)
 		if !ok {
 			c.errorf(a.Pos, "algorithm %s: type %q is not a standard sharding algorithm (known: %s)", a.Name, a.Type, strings.Join(algorithmTypes(), ", "))
 			return nil
@@ -494,7 +508,7 @@ func (c *compiler) strategy(t *Table, s *Strategy, targets []string, layout *key
 			cs.kernel, cs.hasKernel = newKernel(cs.std)
 		}
 	case "complex":
-		f, ok := algorithms.complex[a.Type]
+		f, ok := lookupComplex(a.Type)
 		if !ok {
 			c.errorf(a.Pos, "algorithm %s: type %q is not a complex sharding algorithm", a.Name, a.Type)
 			return nil
@@ -699,14 +713,24 @@ func (r *Router) route(table string, conds []Cond, scatter bool) ([]Target, erro
 	if ts, ok := tr.fastRoute(conds); ok {
 		return ts, nil
 	}
+	return tr.routeGeneral(conds, scatter, nil)
+}
+
+// routeGeneral is the general path of route; h holds the hint for the
+// table (nil: none), whose values route its hint strategies.
+func (tr *tableRoute) routeGeneral(conds []Cond, scatter bool, h *Hint) ([]Target, error) {
 	sc := scratchPool.Get().(*scratch)
 	sc.used = 0
 	defer scratchPool.Put(sc)
-	dbs, err := tr.choose(tr.db, conds, scatter, sc)
+	var dbHint, tblHint []any
+	if h != nil {
+		dbHint, tblHint = h.Database, h.Table
+	}
+	dbs, err := tr.choose(tr.db, conds, dbHint, scatter, sc)
 	if err != nil {
 		return nil, err
 	}
-	tbs, err := tr.choose(tr.table, conds, scatter, sc)
+	tbs, err := tr.choose(tr.table, conds, tblHint, scatter, sc)
 	if err != nil {
 		return nil, err
 	}
@@ -790,10 +814,14 @@ var scratchPool = sync.Pool{New: func() any {
 	return sc
 }}
 
-// choose applies one strategy to the conditions.
-func (tr *tableRoute) choose(s *compiledStrategy, conds []Cond, scatter bool, sc *scratch) (idxSet, error) {
+// choose applies one strategy to the conditions, or a hint strategy to
+// the hint's values.
+func (tr *tableRoute) choose(s *compiledStrategy, conds []Cond, hint []any, scatter bool, sc *scratch) (idxSet, error) {
 	if s == nil {
 		return idxSet{all: true}, nil
+	}
+	if s.hint {
+		return tr.chooseHint(s, hint, scatter, sc)
 	}
 	if s.cpx != nil {
 		return tr.chooseComplex(s, conds, scatter)

@@ -1,0 +1,193 @@
+package shardconf
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"strings"
+)
+
+// Hint is the sharding values a caller supplies for one logic table, as
+// ShardingSphere's HintManager does (addDatabaseShardingValue,
+// addTableShardingValue): Database values route the table's hint database
+// strategy, Table values its hint table strategy. Each value is normalised
+// as a Cond value is (int64 for any integer type, string, time.Time, ...)
+// and routed through the strategy's algorithm (HINT_INLINE, or a Go
+// algorithm registered for hints); several values route to the union of
+// their targets. A nil or empty list supplies nothing for that strategy.
+type Hint struct {
+	Database []any
+	Table    []any
+}
+
+// AllTables, as the table of WithHint, supplies Database values to every
+// table whose database strategy is a hint strategy and which has no hint
+// of its own: ShardingSphere's HintManager.setDatabaseShardingValue, kept
+// explicit. A hint for AllTables with Table values, or reaching a table
+// whose database strategy is not a hint strategy, is ErrUnusedHint.
+const AllTables = "*"
+
+type hintCtxKey struct{}
+
+// hintNode is one WithHint; the newest is first, so a later hint for a
+// table replaces an earlier one, as a derived context overrides its parent.
+type hintNode struct {
+	table string // as given to WithHint
+	h     Hint
+	next  *hintNode
+}
+
+// WithHint returns a context carrying h for the logic table (matched
+// case-insensitively, like table names in Route), for RouteContext and
+// ScatterContext and for the statements sqlhook and gormplugin run with
+// that context. A second WithHint for the same table replaces the first in
+// the derived context; hints for other tables are kept. The value slices
+// are copied, so the caller may reuse them.
+//
+// A hint routes only a hint strategy (hint: in the rule file). A hint for
+// a table whose corresponding strategy is not a hint strategy, or for an
+// unsharded or broadcast table, makes the statement on that table fail
+// with ErrUnusedHint: shardkey never ignores a route the caller asked for.
+// Hints for tables a statement does not touch are not consulted.
+func WithHint(ctx context.Context, table string, h Hint) context.Context {
+	prev, _ := ctx.Value(hintCtxKey{}).(*hintNode)
+	h = Hint{Database: slices.Clone(h.Database), Table: slices.Clone(h.Table)}
+	return context.WithValue(ctx, hintCtxKey{}, &hintNode{table: table, h: h, next: prev})
+}
+
+// HintFrom returns the hint ctx carries for table itself (not one given
+// for AllTables), as WithHint stored it.
+func HintFrom(ctx context.Context, table string) (Hint, bool) {
+	n := hintsOf(ctx)
+	if n == nil {
+		return Hint{}, false
+	}
+	return n.find(table)
+}
+
+// HasHints reports whether ctx carries any hint: an integration can skip
+// hint handling for the common context without one.
+func HasHints(ctx context.Context) bool { return hintsOf(ctx) != nil }
+
+func hintsOf(ctx context.Context) *hintNode {
+	if ctx == nil {
+		return nil
+	}
+	n, _ := ctx.Value(hintCtxKey{}).(*hintNode)
+	return n
+}
+
+// find returns the newest hint for table (case-insensitive).
+func (n *hintNode) find(table string) (Hint, bool) {
+	for ; n != nil; n = n.next {
+		if n.table == table || strings.EqualFold(n.table, table) {
+			return n.h, true
+		}
+	}
+	return Hint{}, false
+}
+
+// UsesHint reports whether table's database or table strategy is a hint
+// strategy, so that routing it needs a context carrying a Hint.
+func (r *Router) UsesHint(table string) bool {
+	tr := r.lookup(table)
+	return tr != nil && (tr.db != nil && tr.db.hint || tr.table != nil && tr.table.hint)
+}
+
+// RouteContext is Route with the hints ctx carries (WithHint). A hint
+// strategy routes by the hint's values for the table and never by the
+// statement's conditions; without a hint for it the statement is
+// ErrMissingShardingKey, as Route (which has no hints) reports for every
+// hint strategy. A hint the table's strategies do not consume is
+// ErrUnusedHint. Without hints in ctx it is Route, and allocates nothing
+// more.
+func (r *Router) RouteContext(ctx context.Context, table string, conds ...Cond) ([]Target, error) {
+	n := hintsOf(ctx)
+	if n == nil {
+		return r.route(table, conds, false)
+	}
+	return r.routeHinted(n, table, conds, false)
+}
+
+// ScatterContext is Scatter with the hints ctx carries: a hint strategy
+// without a hint goes to all its targets, as an unconstrained strategy
+// does under Scatter. A hint the table's strategies do not consume is
+// still ErrUnusedHint.
+func (r *Router) ScatterContext(ctx context.Context, table string, conds ...Cond) ([]Target, error) {
+	n := hintsOf(ctx)
+	if n == nil {
+		return r.route(table, conds, true)
+	}
+	return r.routeHinted(n, table, conds, true)
+}
+
+// routeHinted routes table with the hints in n.
+func (r *Router) routeHinted(n *hintNode, table string, conds []Cond, scatter bool) ([]Target, error) {
+	h, own := n.find(table)
+	all, wild := n.find(AllTables)
+	tr := r.lookup(table)
+	if tr == nil {
+		if own && (len(h.Database) > 0 || len(h.Table) > 0) {
+			return nil, &RouteError{Table: table, Err: ErrUnusedHint, Hint: "database"}
+		}
+		if wild && (len(all.Database) > 0 || len(all.Table) > 0) {
+			return nil, &RouteError{Table: table, Err: ErrUnusedHint, Hint: "database (*)"}
+		}
+		return r.unsharded(table)
+	}
+	if !own && wild {
+		if len(all.Table) > 0 {
+			return nil, &RouteError{Table: tr.name, Err: ErrUnusedHint, Hint: "table (*)"}
+		}
+		h, own = Hint{Database: all.Database}, true
+	}
+	if !own {
+		return r.route(table, conds, scatter)
+	}
+	if len(h.Database) > 0 && (tr.db == nil || !tr.db.hint) {
+		return nil, &RouteError{Table: tr.name, Err: ErrUnusedHint, Hint: "database"}
+	}
+	if len(h.Table) > 0 && (tr.table == nil || !tr.table.hint) {
+		return nil, &RouteError{Table: tr.name, Err: ErrUnusedHint, Hint: "table"}
+	}
+	return tr.routeGeneral(conds, scatter, &h)
+}
+
+// chooseHint routes a hint strategy by the hint's values: the union of the
+// targets each value maps to.
+func (tr *tableRoute) chooseHint(s *compiledStrategy, vals []any, scatter bool, sc *scratch) (idxSet, error) {
+	if len(vals) == 0 {
+		if scatter {
+			return idxSet{all: true}, nil
+		}
+		return idxSet{}, &RouteError{Table: tr.name, Hint: s.hintKind(tr), Err: ErrMissingShardingKey}
+	}
+	out := sc.take()
+	for _, x := range vals {
+		v, err := toValue(x)
+		if err != nil {
+			return idxSet{}, fmt.Errorf("shardconf: table %s, %s hint: %w", tr.name, s.hintKind(tr), err)
+		}
+		i, err := s.std.one(v)
+		if err != nil {
+			return idxSet{}, fmt.Errorf("shardconf: table %s, %s hint, value %s: %w", tr.name, s.hintKind(tr), v, err)
+		}
+		if i < 0 {
+			return idxSet{}, &RouteError{Table: tr.name, Hint: s.hintKind(tr), Value: v.String(), Err: ErrNoRoute}
+		}
+		out = append(out, i)
+	}
+	out = sortUnique(out)
+	if len(out) == 1 {
+		return idxSet{one: out[0]}, nil
+	}
+	return idxSet{list: out}, nil
+}
+
+// hintKind names the strategy s of tr for errors.
+func (s *compiledStrategy) hintKind(tr *tableRoute) string {
+	if s == tr.db {
+		return "database"
+	}
+	return "table"
+}
