@@ -121,34 +121,28 @@ func (r *Router) ScatterContext(ctx context.Context, table string, conds ...Cond
 	return r.routeHinted(n, table, conds, true)
 }
 
-// routeHinted routes table with the hints in n.
+// routeHinted routes table with the hints in n. The table's own Database
+// values take precedence over AllTables'; its Table values are its own.
 func (r *Router) routeHinted(n *hintNode, table string, conds []Cond, scatter bool) ([]Target, error) {
-	h, own := n.find(table)
-	all, wild := n.find(AllTables)
-	tr := r.lookup(table)
-	if tr == nil {
-		if own && (len(h.Database) > 0 || len(h.Table) > 0) {
-			return nil, &RouteError{Table: table, Err: ErrUnusedHint, Hint: "database"}
-		}
-		if wild && (len(all.Database) > 0 || len(all.Table) > 0) {
-			return nil, &RouteError{Table: table, Err: ErrUnusedHint, Hint: "database (*)"}
-		}
-		return r.unsharded(table)
-	}
-	if !own && wild {
+	h, _ := n.find(table)
+	wildcard := ""
+	if all, ok := n.find(AllTables); ok {
 		if len(all.Table) > 0 {
-			return nil, &RouteError{Table: tr.name, Err: ErrUnusedHint, Hint: "table (*)"}
+			return nil, &RouteError{Table: table, Hint: "table (*)", Err: ErrUnusedHint}
 		}
-		h, own = Hint{Database: all.Database}, true
+		if len(h.Database) == 0 && len(all.Database) > 0 {
+			h.Database, wildcard = all.Database, " (*)"
+		}
 	}
-	if !own {
+	if len(h.Database) == 0 && len(h.Table) == 0 {
 		return r.route(table, conds, scatter)
 	}
-	if len(h.Database) > 0 && (tr.db == nil || !tr.db.hint) {
-		return nil, &RouteError{Table: tr.name, Err: ErrUnusedHint, Hint: "database"}
-	}
-	if len(h.Table) > 0 && (tr.table == nil || !tr.table.hint) {
-		return nil, &RouteError{Table: tr.name, Err: ErrUnusedHint, Hint: "table"}
+	tr := r.lookup(table)
+	switch {
+	case len(h.Database) > 0 && (tr == nil || tr.db == nil || !tr.db.hint):
+		return nil, &RouteError{Table: table, Hint: "database" + wildcard, Err: ErrUnusedHint}
+	case len(h.Table) > 0 && (tr == nil || tr.table == nil || !tr.table.hint):
+		return nil, &RouteError{Table: table, Hint: "table", Err: ErrUnusedHint}
 	}
 	return tr.routeGeneral(conds, scatter, &h)
 }
@@ -173,7 +167,11 @@ func (tr *tableRoute) chooseHint(s *compiledStrategy, vals []any, scatter bool, 
 			return idxSet{}, fmt.Errorf("shardconf: table %s, %s hint, value %s: %w", tr.name, s.hintKind(tr), v, err)
 		}
 		if i < 0 {
-			return idxSet{}, &RouteError{Table: tr.name, Hint: s.hintKind(tr), Value: v.String(), Err: ErrNoRoute}
+			e := &RouteError{Table: tr.name, Hint: s.hintKind(tr), Value: v.String(), Err: ErrNoRoute}
+			if n, ok := s.std.(interface{ target(value) (string, error) }); ok {
+				e.Target, _ = n.target(v)
+			}
+			return idxSet{}, e
 		}
 		out = append(out, i)
 	}
