@@ -24,7 +24,7 @@ func ExampleNew() {
 	}
 	key, _ := g.NextKey(context.Background())
 	fmt.Println(g.Type(), key)
-	// Output: SNOWFLAKE 1330816588185628673
+	// Output: SNOWFLAKE 1330816588185628672
 }
 
 func ExampleNew_missingWorkerID() {

@@ -59,7 +59,7 @@ func sharedState[T, O any, PT interface {
 	slotState
 }](k slotKey, owner *O, guard func() error) (state PT, release func(), err error) {
 	if !reflect.TypeOf(k.clock).Comparable() {
-		return PT(new(T)), func() {}, nil
+		return newSlotState[T, PT](k), func() {}, nil
 	}
 	k.layout.Epoch = k.layout.Epoch.UTC() // equal instants, equal keys
 	slots.Lock()
@@ -74,7 +74,7 @@ func sharedState[T, O any, PT interface {
 		if len(slots.m) >= slots.pruneAt {
 			pruneSlots()
 		}
-		e = &slotEntry{state: PT(new(T))}
+		e = &slotEntry{state: newSlotState[T, PT](k)}
 		slots.m[k] = e
 	}
 	e.refs.Add(1)
@@ -87,6 +87,22 @@ func sharedState[T, O any, PT interface {
 		})
 	}
 	return e.state.(PT), release, nil
+}
+
+// slotIniter is implemented by states whose zero value is not their
+// initial value.
+type slotIniter interface{ initSlot(k slotKey) }
+
+// newSlotState returns a new state for k, initialised if it needs to be.
+func newSlotState[T any, PT interface {
+	*T
+	slotState
+}](k slotKey) PT {
+	s := PT(new(T))
+	if in, ok := any(s).(slotIniter); ok {
+		in.initSlot(k)
+	}
+	return s
 }
 
 // pruneSlots drops unused, idle entries. slots is locked.

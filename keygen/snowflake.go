@@ -39,7 +39,7 @@ type snowflake struct {
 	flagShift uint
 	flagMask  int64 // clock-back flag, 0 when the layout has none
 	tolNs     int64 // backwards steps shorter than this wait; from it on, error or flag bump (ShardingSphere's `<`)
-	vibMod    int64 // max-vibration-offset + 1
+	vibMod    int64 // max-vibration-offset + 1; 1 starts every tick at sequence 0
 	lease     Lease // the worker id's lease; nil for a fixed worker-id
 	floorTick int64 // with a lease: the tick its worker id was last used in, never issued again
 	closeOnce sync.Once
@@ -66,6 +66,19 @@ type snowflakeState struct {
 	// peakTick is the latest tick issued before a clock-back flag bump
 	// lowered last's tick: with last's, the latest tick ever issued.
 	peakTick atomic.Int64
+	// vibOffset is ShardingSphere's sequenceOffset, the first sequence of
+	// the last tick started by vibration (-1 before the first). It moves
+	// only together with last, under vibMu: once per tick, off the hot path.
+	vibMu     sync.Mutex
+	vibOffset int64
+}
+
+// initSlot makes a new state one that has issued nothing: its last ID is
+// in the tick before the epoch, so a first key at the epoch's tick has
+// sequence 0 (the zero value would claim that tick's sequence 0).
+func (s *snowflakeState) initSlot(k slotKey) {
+	s.last.Store(-1 << k.layout.timeShift())
+	s.vibOffset = -1
 }
 
 // issuedUntil is the latest instant the state issued a key for, clock-back
@@ -343,6 +356,11 @@ func (g *snowflake) reserve(ctx context.Context, n int64) (first, last int64, er
 // first failed CAS; otherwise it retries until it succeeds.
 func (g *snowflake) tryReserve(ctx context.Context, n int64, once bool) (first, last int64, ok bool, err error) {
 	old := g.state.last.Load()
+	// full is the state this call found with its tick's sequence used up:
+	// the tick started from it begins at sequence 0, unvibrated, as
+	// ShardingSphere's does after waiting for the next millisecond. IDs are
+	// never negative, so -1 is no state.
+	full := int64(-1)
 	for {
 		// The clock is read after the state: for a clock that does not run
 		// backwards, t is then at or past the state's tick.
@@ -363,21 +381,18 @@ func (g *snowflake) tryReserve(ctx context.Context, n int64, once bool) (first, 
 				// again (under contention that read is most of the cost).
 				t = oldT
 			}
+			vibrate := false
 			switch {
 			case t > oldT:
-				var start int64
-				if g.vibMod > 1 {
-					// Rotate the first sequence of each tick (ShardingSphere's
-					// vibration): at low traffic id % 2^n then spreads over shards.
-					start = ((old & g.seqMask) + 1) % g.vibMod
-				}
-				first = t<<g.timeShift | old&(g.flagMask<<g.flagShift) | g.fixed | start
+				first = t<<g.timeShift | old&(g.flagMask<<g.flagShift) | g.fixed
+				vibrate = g.vibMod > 1 && old != full
 			case t == oldT:
 				if old&g.seqMask == g.seqMask {
 					g.state.seqWaits.Add(1)
 					if err := g.wait(ctx, time.Duration(g.epochNs+(oldT+1)*g.unitNs-now)); err != nil {
 						return 0, 0, false, err
 					}
+					full = old
 					old = g.state.last.Load()
 					goto readClock
 				}
@@ -415,8 +430,13 @@ func (g *snowflake) tryReserve(ctx context.Context, n int64, once bool) (first, 
 				for peak := g.state.peakTick.Load(); peak < oldT && !g.state.peakTick.CompareAndSwap(peak, oldT); peak = g.state.peakTick.Load() {
 				}
 			}
-			last = first + min(n-1, g.seqMask-first&g.seqMask)
-			if g.state.last.CompareAndSwap(old, last) {
+			if vibrate {
+				first, last, ok = g.startVibrated(old, first, n)
+			} else {
+				last = first + min(n-1, g.seqMask-first&g.seqMask)
+				ok = g.state.last.CompareAndSwap(old, last)
+			}
+			if ok {
 				g.state.issued.Add(last - first + 1)
 				return first, last, true, nil
 			}
@@ -427,6 +447,29 @@ func (g *snowflake) tryReserve(ctx context.Context, n int64, once bool) (first, 
 		}
 	readClock:
 	}
+}
+
+// startVibrated claims up to n IDs in a new tick, after old, whose first
+// sequence is the next vibration offset: ShardingSphere's sequenceOffset,
+// which moves on by one at each new tick and wraps after
+// max-vibration-offset, so that at low traffic id % 2^k spreads over
+// shards. base is the first ID's fields but its sequence. The offset
+// moves only if the CAS from old succeeds, both under vibMu.
+func (g *snowflake) startVibrated(old, base, n int64) (first, last int64, ok bool) {
+	st := g.state
+	st.vibMu.Lock()
+	defer st.vibMu.Unlock()
+	off := st.vibOffset + 1
+	if st.vibOffset >= g.vibMod-1 {
+		off = 0
+	}
+	first = base | off
+	last = first + min(n-1, g.seqMask-off)
+	if !st.last.CompareAndSwap(old, last) {
+		return 0, 0, false
+	}
+	st.vibOffset = off
+	return first, last, true
 }
 
 // wait sleeps through the clock, unless ctx is done.

@@ -216,14 +216,18 @@ func TestSnowflakeForwardJump(t *testing.T) {
 	}
 }
 
-func TestSnowflakeVibration(t *testing.T) {
+// TestSnowflakeVibrationCyclesFromZero: the first key of each new
+// millisecond has sequence 0, 1, …, max-vibration-offset, 0, starting at 0
+// in a new generator, as ShardingSphere's sequenceOffset (from -1, moved on
+// at each new millisecond) gives.
+func TestSnowflakeVibrationCyclesFromZero(t *testing.T) {
 	for _, tc := range []struct {
 		offset string
 		want   []int64 // sequence of consecutive single-key milliseconds
 	}{
 		{"0", []int64{0, 0, 0, 0}},
-		{"1", []int64{1, 0, 1, 0}},
-		{"3", []int64{1, 2, 3, 0}},
+		{"1", []int64{0, 1, 0, 1, 0}},
+		{"3", []int64{0, 1, 2, 3, 0, 1}},
 	} {
 		g, clk := newFake(t, "SNOWFLAKE", keygen.Props{"worker-id": "1", "max-vibration-offset": tc.offset})
 		var got []int64

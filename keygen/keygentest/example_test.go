@@ -30,7 +30,7 @@ func ExampleClock() {
 	var cb *keygen.ClockBackwardsError
 	fmt.Println(errors.As(err, &cb), errors.Is(err, keygen.ErrClockBackwards))
 	// Output:
-	// 1331171426304028673 2026-11-22T08:00:00Z 7
+	// 1331171426304028672 2026-11-22T08:00:00Z 7
 	// true <nil> [5ms]
 	// true true
 }
