@@ -29,6 +29,10 @@ type hintInlineAlgo struct {
 	// constant: the expression uses no variable, so every value routes to
 	// the one target it names.
 	constant bool
+	// fast, byInt: an integer value's target without building its name,
+	// as INLINE's fast path (fast.go).
+	fast  func(int64) (int64, error)
+	byInt map[int64]int
 }
 
 func newHintInlineAlgorithm(spec algoSpec) (shardFunc, error) {
@@ -50,10 +54,24 @@ func newHintInlineAlgorithm(spec algoSpec) (shardFunc, error) {
 				reason: fmt.Sprintf("uses %s; a HINT_INLINE expression has the one variable %s (the hint value)", strings.Join(cols, ", "), hintInlineVar)}
 		}
 	}
-	return &hintInlineAlgo{expr: e, src: src, byName: inlineNameIndex(spec.targets), constant: len(cols) == 0}, nil
+	a := &hintInlineAlgo{expr: e, src: src, byName: inlineNameIndex(spec.targets), constant: len(cols) == 0}
+	if prefix, suffix, f, ok := e.intTemplate(); ok && !a.constant {
+		a.fast, a.byInt = f, intTargetIndex(prefix, suffix, spec.targets)
+	}
+	return a, nil
 }
 
 func (a *hintInlineAlgo) one(v value) (int, error) {
+	if a.fast != nil && v.kind == kindInt {
+		n, err := a.fast(v.i)
+		if err != nil {
+			return -1, fmt.Errorf("shardconf: HINT_INLINE algorithm %q: %w", a.src, err)
+		}
+		if i, ok := a.byInt[n]; ok {
+			return i, nil
+		}
+		return -1, nil
+	}
 	var vals []value
 	if !a.constant {
 		vals = []value{v}

@@ -122,3 +122,66 @@ func BenchmarkRouteBetween(b *testing.B) {
 		sinkTargets = ts
 	}
 }
+
+// BenchmarkRouteContext routes the equality of BenchmarkRouteEq/mod through
+// RouteContext: with no hint in the context (a request context carrying
+// other values), and with a hint for another table; then a hint-strategy
+// table routed by its hint.
+func BenchmarkRouteContext(b *testing.B) {
+	r := benchRouter(b)
+	cond := shardconf.Eq("order_id", int64(1_331_042_935_696_789_505))
+	plain := context.WithValue(context.Background(), struct{ k int }{1}, "request-id")
+	other := shardconf.WithHint(plain, "t_other", shardconf.Hint{Table: []any{1}})
+	for _, bc := range []struct {
+		name string
+		ctx  context.Context
+	}{{"nohint", plain}, {"otherhint", other}} {
+		b.Run(bc.name, func(b *testing.B) {
+			n := 0
+			b.ReportAllocs()
+			for b.Loop() {
+				ts, err := r.RouteContext(bc.ctx, "t_mod", cond)
+				if err != nil {
+					b.Fatal(err)
+				}
+				n += len(ts)
+			}
+			sinkN = n
+		})
+	}
+	b.Run("hinted", func(b *testing.B) {
+		hr := benchHintRouter(b)
+		ctx := shardconf.WithHint(plain, "t_hint", shardconf.Hint{Table: []any{int64(1_331_042_935_696_789_505)}})
+		n := 0
+		b.ReportAllocs()
+		for b.Loop() {
+			ts, err := hr.RouteContext(ctx, "t_hint")
+			if err != nil {
+				b.Fatal(err)
+			}
+			n += len(ts)
+		}
+		sinkN = n
+	})
+}
+
+func benchHintRouter(b *testing.B) *shardconf.Router {
+	cfg, err := shardconf.Parse([]byte(`
+dataSources:
+  ds: {driver: sqlite, dsn: "file:bench.db"}
+rules:
+- !SHARDING
+  tables:
+    t_hint: {actualDataNodes: "ds.t_hint_${0..15}", tableStrategy: {hint: {shardingAlgorithmName: h}}}
+  shardingAlgorithms:
+    h: {type: HINT_INLINE, props: {algorithm-expression: "t_hint_${value % 16}"}}
+`))
+	if err != nil {
+		b.Fatal(err)
+	}
+	r, err := shardconf.NewRouter(cfg)
+	if err != nil {
+		b.Fatal(err)
+	}
+	return r
+}
