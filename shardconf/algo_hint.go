@@ -107,19 +107,14 @@ var nonHintAlgorithms = map[string]bool{"MOD": true, "HASH_MOD": true, "VOLUME_R
 	"SNOWFLAKE_INTERVAL": true}
 
 // hintAlgorithm reports whether a may serve a hint strategy, reporting why
-// not: HINT_INLINE, CLASS_BASED with strategy: HINT, or a Go algorithm
-// registered with RegisterAlgorithm.
+// not: HINT_INLINE, CLASS_BASED (whose factory requires strategy: HINT
+// when the spec has no column), or a Go algorithm registered with
+// RegisterAlgorithm.
 func (c *compiler) hintAlgorithm(a *Algorithm) bool {
 	if nonHintAlgorithms[a.Type] {
 		c.errorf(a.Pos, "algorithm %s: %s is not a hint sharding algorithm; a hint strategy takes %s, "+
 			"CLASS_BASED with strategy: HINT, or a Go algorithm registered with shardconf.RegisterAlgorithm", a.Name, a.Type, hintInlineType)
 		return false
-	}
-	if a.Type == "CLASS_BASED" {
-		if st := upper(a.Props["strategy"]); st != "HINT" {
-			c.errorf(a.Pos, "algorithm %s: CLASS_BASED with strategy %q cannot serve a hint strategy (want strategy: HINT)", a.Name, a.Props["strategy"])
-			return false
-		}
 	}
 	if _, ok := lookupStandard(a.Type); !ok {
 		c.errorf(a.Pos, "algorithm %s: type %q is not a hint sharding algorithm (known: %s)", a.Name, a.Type, hintInlineType)

@@ -53,7 +53,7 @@ func TestHintConfigErrorsHavePositions(t *testing.T) {
 			"ds_mod: {type: HINT_INLINE}", 1), 19, 5, "rules[0].shardingAlgorithms.ds_mod", "HINT_INLINE serves hint strategies only"},
 		{"CLASS_BASED for another strategy", strings.Replace(hintBase, "t_hint: {type: HINT_INLINE, props: {algorithm-expression: \"t_order_${value % 2}\"}}",
 			"t_hint: {type: CLASS_BASED, props: {strategy: STANDARD, algorithmClassName: x.Y}}", 1), 18, 5,
-			"rules[0].shardingAlgorithms.t_hint", `CLASS_BASED with strategy "STANDARD" cannot serve a hint strategy`},
+			"rules[0].shardingAlgorithms.t_hint", "set strategy: HINT"},
 		{"expression over a column", strings.Replace(hintBase, "${value % 2}", "${order_id % 2}", 1), 18, 5,
 			"rules[0].shardingAlgorithms.t_hint", "one variable value"},
 		{"unknown prop", strings.Replace(hintBase, "{algorithm-expression:", "{sharding-count: 2, algorithm-expression:", 1), 18, 5,
