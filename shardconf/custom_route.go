@@ -133,6 +133,14 @@ func (c *customComplex) columns() []string { return c.cols }
 // target (allow-range-query).
 func (c *customComplex) allowsRange() bool { return c.allowRange }
 
+// rangeError is the router's refusal of a range on column when
+// allowsRange is false.
+func (c *customComplex) rangeError(table, column string) error {
+	return fmt.Errorf("shardconf: table %s: algorithm %s cannot route a range on complex sharding column %s: %w; "+
+		"set %s: true in its props to send such statements to every target, or use Scatter",
+		table, c.name, column, ErrRangeNotSupported, PropAllowRangeQuery)
+}
+
 func (c *customComplex) one(vs []value) (int, error) {
 	svs := make([]ShardingValue, len(vs))
 	for i, v := range vs {
