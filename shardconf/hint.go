@@ -65,6 +65,20 @@ func HintFrom(ctx context.Context, table string) (Hint, bool) {
 	return n.find(table)
 }
 
+// HintTables lists the tables ctx carries hints for, as given to WithHint
+// (AllTables included), newest first, each once (case-insensitively). An
+// integration that does not route a statement (one naming no sharded
+// table) uses it to refuse a hint it would otherwise ignore.
+func HintTables(ctx context.Context) []string {
+	var out []string
+	for n := hintsOf(ctx); n != nil; n = n.next {
+		if !slices.ContainsFunc(out, func(t string) bool { return strings.EqualFold(t, n.table) }) {
+			out = append(out, n.table)
+		}
+	}
+	return out
+}
+
 // HasHints reports whether ctx carries any hint: an integration can skip
 // hint handling for the common context without one.
 func HasHints(ctx context.Context) bool { return hintsOf(ctx) != nil }

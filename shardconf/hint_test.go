@@ -258,3 +258,15 @@ rules:
 	checkRouteContext(t, r, hinted("logicTable", shardconf.Hint{Table: vals("logicTable_2")}), "logicTable", false, nil, "ds.logicTable_2", nil)
 	checkRouteContext(t, r, hinted("logicTable", shardconf.Hint{Table: vals(2)}), "logicTable", false, nil, `value 2`, shardconf.ErrNoRoute)
 }
+
+func TestHintTablesListsEachHintedTableOnceNewestFirst(t *testing.T) {
+	ctx := hinted("t_order", shardconf.Hint{Database: vals(1)})
+	ctx = shardconf.WithHint(ctx, shardconf.AllTables, shardconf.Hint{Database: vals(0)})
+	ctx = shardconf.WithHint(ctx, "T_ORDER", shardconf.Hint{Table: vals(1)})
+	if got := strings.Join(shardconf.HintTables(ctx), " "); got != "T_ORDER *" {
+		t.Errorf("HintTables = %q, want \"T_ORDER *\"", got)
+	}
+	if got := shardconf.HintTables(context.Background()); got != nil {
+		t.Errorf("HintTables(no hints) = %v, want nil", got)
+	}
+}

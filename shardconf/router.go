@@ -978,6 +978,12 @@ func (tr *tableRoute) chooseComplex(s *compiledStrategy, conds []Cond, scatter b
 				if ar, ok := s.cpx.(interface{ allowsRange() bool }); scatter || (ok && ar.allowsRange()) {
 					return idxSet{all: true}, nil
 				}
+				// A Go algorithm names its own prop and wraps ErrRangeNotSupported.
+				if re, ok := s.cpx.(interface {
+					rangeError(table, column string) error
+				}); ok {
+					return idxSet{}, re.rangeError(tr.name, col)
+				}
 				return idxSet{}, fmt.Errorf("shardconf: table %s: a range on complex sharding column %s cannot be routed; "+
 					"set allow-range-query-with-inline-sharding: true or use Scatter", tr.name, col)
 			}
