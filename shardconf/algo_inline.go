@@ -2,6 +2,7 @@ package shardconf
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 )
 
@@ -121,12 +122,61 @@ func newInlineAlgorithm(spec algoSpec) (shardFunc, error) {
 		a.byInt = intTargetIndex(prefix, suffix, spec.targets)
 		a.dense = denseIndex(a.byInt)
 		if e.modForm {
-			if err := e.checkTargets(spec.targets, inlineProbe); err != nil {
+			if err := inlineReportUnreachable(spec, prefix, suffix, f, a.byInt); err != nil {
 				return nil, &propError{key: propInlineExpression, value: src, reason: err.Error()}
 			}
 		}
 	}
 	return a, nil
+}
+
+// inlineReportUnreachable probes a remainder expression ("t_${id % 4}")
+// over the values 0..inlineProbe-1 and reports each name it builds that
+// is not a target: ShardingSphere loads such a rule and fails only when a
+// value lands there, and so does shardkey (ErrNoRoute at the statement).
+// Consecutive numbers are reported as one run. An expression that fails
+// for a probed value, or that reaches no target at all, is an error.
+// Negative values are not probed: their remainders are negative, and no
+// table is named with a minus sign.
+func inlineReportUnreachable(spec algoSpec, prefix, suffix string, f func(int64) (int64, error), byInt map[int64]int) error {
+	missing := map[int64]bool{}
+	reached := false
+	var first int64
+	for x := int64(0); x < inlineProbe; x++ {
+		n, err := f(x)
+		if err != nil {
+			return fmt.Errorf("fails for value %d: %w", x, err)
+		}
+		if x == 0 {
+			first = n
+		}
+		if _, ok := byInt[n]; ok {
+			reached = true
+		} else {
+			missing[n] = true
+		}
+	}
+	if !reached {
+		return fmt.Errorf("builds no target name for the values 0..%d (the first is %s%d%s; targets: %s)", inlineProbe-1, prefix, first, suffix, apList(spec.targets))
+	}
+	nums := make([]int64, 0, len(missing))
+	for n := range missing {
+		nums = append(nums, n)
+	}
+	slices.Sort(nums)
+	for i := 0; i < len(nums); {
+		j := i
+		for j+1 < len(nums) && nums[j+1] == nums[j]+1 {
+			j++
+		}
+		if i == j {
+			spec.noTarget(fmt.Sprintf("%s%d%s", prefix, nums[i], suffix))
+		} else {
+			spec.noTarget(fmt.Sprintf("%s%d%s to %s%d%s (%d names)", prefix, nums[i], suffix, prefix, nums[j], suffix, j-i+1))
+		}
+		i = j + 1
+	}
+	return nil
 }
 
 func (a *inlineAlgo) one(v value) (int, error) {

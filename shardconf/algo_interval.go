@@ -63,16 +63,29 @@ package shardconf
 // strings: a literal such as 'Jan' or '2006' would be misread by
 // time.Parse). Supported letters: yyyy, uuuu, yy (2000-2099), MM/M, dd/d,
 // HH/H, mm/m, ss/s, S to SSSSSSSSS, quoted text ('' is a quote), and any
-// other non-letter as literal. Deviations:
+// other non-letter as literal; in sharding-suffix-pattern also Q/QQ (the
+// quarter's number) and QQQ ("Q1".."Q4", java.time's English and root
+// text). datetime-pattern may also be MM (java.time.Month: a value is
+// Integer.parseInt of its first two characters; intervals stop before a
+// step would pass December, so December is in none, as in
+// ShardingSphere's MonthTemporalParser; the unit is ignored) or a time of
+// day from the hour down (LocalTime; a time.Time gives its clock). A
+// suffix may name fewer fields than the intervals (MM over several years,
+// HH over several days): the intervals that share it share a table, and a
+// range reaches every interval it touches. Deviations:
 //   - INTERVAL enumerates its intervals once at load (at most 1<<20) and
 //     finds a value's interval by binary search instead of walking every
 //     interval per query;
-//   - datetime-pattern must yield a year, a year-month, a date or a date and
-//     time; month-only and time-only patterns are refused, as are units the
-//     temporal type cannot add (Java throws while routing); amount must be
-//     at least 1 (Java loops forever on 0); datetime-lower after
+//   - datetime-pattern must yield a year, a year-month, a date, a date and
+//     time, a month (exactly MM: "M" reads December's "12" as 1 in Java) or
+//     a time of day; units the temporal type cannot add are refused (Java
+//     throws while routing), and so is a time-of-day interval reaching
+//     midnight (Java's Range.closedOpen throws on every route); amount must
+//     be at least 1 (Java loops forever on 0); datetime-lower after
 //     datetime-upper, a suffix that two targets end in, or no interval
-//     matching any target are load-time errors;
+//     matching any target are load-time errors. Intervals without a target
+//     load and are reported to Router.Unreachable (a value there is
+//     ErrNoRoute, a range skips them: no row can be there);
 //   - datetime-interval-unit also accepts the enum names (HALF_DAYS);
 //   - time.Time values are taken at their own wall clock (their Location),
 //     as a JVM reads a LocalDateTime; the default datetime-upper is now in
@@ -83,7 +96,8 @@ package shardconf
 //     them; a range that Java's Range.range would reject (lower above upper)
 //     routes nowhere instead of throwing;
 //   - AUTO_INTERVAL requires datetime-upper not before datetime-lower and
-//     sharding-seconds > 0, and every partition to have a target.
+//     sharding-seconds > 0; partitions without a target are reported to
+//     Router.Unreachable, as for MOD.
 
 import (
 	"errors"
@@ -100,6 +114,12 @@ func init() {
 	registerStandard("AUTO_INTERVAL", newAutoIntervalAlgorithm)
 	registerStandard("INTERVAL", newIntervalAlgorithm)
 }
+
+// ivRefYear is the year a month-only or time-of-day value is placed in
+// (on January 1st for a time): the engine works on civil times, and
+// ShardingSphere's Month and LocalTime intervals never cross into another
+// year or day.
+const ivRefYear = 2000
 
 // ivNow is the clock INTERVAL's default datetime-upper reads (tests replace
 // it).
@@ -118,9 +138,13 @@ const (
 	ivMinute
 	ivSecond
 	ivFrac
+	// ivQuarter is the quarter of the year (pattern letter Q), for
+	// sharding-suffix-pattern only: it is as fine as the month it derives
+	// from, so a pattern's level counts it as ivMonth.
+	ivQuarter
 )
 
-var ivFieldNames = [...]string{"", "year", "month", "day", "hour", "minute", "second", "fraction"}
+var ivFieldNames = [...]string{"", "year", "month", "day", "hour", "minute", "second", "fraction", "quarter"}
 
 type ivTok struct {
 	f   ivField
@@ -132,7 +156,7 @@ type ivTok struct {
 type ivPattern struct {
 	src   string
 	toks  []ivTok
-	has   [ivFrac + 1]bool
+	has   [ivQuarter + 1]bool
 	level ivField // finest field present, ivNone when none
 	fixed bool    // every field has a fixed width
 }
@@ -197,9 +221,13 @@ func ivCompile(src string) (*ivPattern, error) {
 				t.f, ok = ivSecond, n <= 2
 			case 'S':
 				t.f, ok = ivFrac, n <= 9
+			case 'Q':
+				// Q and QQ are the quarter's number, QQQ is "Q1".."Q4" (the
+				// text java.time gives in English and the root locale).
+				t.f, ok = ivQuarter, n <= 3
 			}
 			if !ok {
-				return nil, fmt.Errorf("pattern %q: %q is not supported (shardkey reads yyyy, uuuu, yy, MM, M, dd, d, HH, H, mm, m, ss, s, S to SSSSSSSSS and quoted text)",
+				return nil, fmt.Errorf("pattern %q: %q is not supported (shardkey reads yyyy, uuuu, yy, MM, M, dd, d, HH, H, mm, m, ss, s, S to SSSSSSSSS, Q, QQ, QQQ and quoted text)",
 					src, src[i:i+n])
 			}
 			if p.has[t.f] {
@@ -209,7 +237,11 @@ func ivCompile(src string) (*ivPattern, error) {
 				p.fixed = false
 			}
 			p.has[t.f] = true
-			p.level = max(p.level, t.f)
+			if t.f == ivQuarter {
+				p.level = max(p.level, ivMonth)
+			} else {
+				p.level = max(p.level, t.f)
+			}
 			flush()
 			p.toks = append(p.toks, t)
 			i += n
@@ -276,6 +308,12 @@ func (p *ivPattern) format(dst []byte, t time.Time) []byte {
 			dst = ivAppendInt(dst, t.Second(), k.n)
 		case ivFrac:
 			dst = ivAppendInt(dst, t.Nanosecond()/ivPow10[9-k.n], k.n)
+		case ivQuarter:
+			q, width := (int(t.Month())-1)/3+1, k.n
+			if k.n == 3 {
+				dst, width = append(dst, 'Q'), 1
+			}
+			dst = ivAppendInt(dst, q, width)
 		}
 	}
 	return dst
@@ -290,10 +328,13 @@ var errIvNoMatch = errors.New("does not match")
 // read, and the bytes consumed.
 func (p *ivPattern) parsePrefix(s string) (time.Time, ivField, int, error) {
 	var fv [ivFrac + 1]int
-	fv[ivMonth], fv[ivDay] = 1, 1
+	fv[ivYear], fv[ivMonth], fv[ivDay] = ivRefYear, 1, 1
 	pos := 0
 	level := ivNone
 	for _, k := range p.toks {
+		if k.f == ivQuarter {
+			return time.Time{}, 0, 0, errors.New("a quarter cannot be parsed")
+		}
 		if k.f == ivNone {
 			if !strings.HasPrefix(s[pos:], k.lit) {
 				return time.Time{}, 0, 0, errIvNoMatch
@@ -429,7 +470,7 @@ type autoIntervalAlgorithm struct {
 	lower    int64 // datetime-lower, civil Unix seconds
 	seconds  int64
 	tables   int64
-	idx      []int32
+	shards   *apShards
 	ntargets int
 }
 
@@ -467,11 +508,31 @@ func newAutoIntervalAlgorithm(spec algoSpec) (shardFunc, error) {
 		return nil, &propError{key: r.raw["datetime-upper"], value: up, reason: "before datetime-lower " + lo}
 	}
 	tables := (upper.Unix()-lower.Unix())/seconds + 2
-	idx, err := apNumberedTargets(spec.targets, tables, apDecimal, fmt.Sprintf("AUTO_INTERVAL has %d partitions", tables))
+	a := &autoIntervalAlgorithm{lower: lower.Unix(), seconds: seconds, tables: tables, ntargets: len(spec.targets)}
+	shards, err := apNumberedTargets(spec, tables, apDecimal, fmt.Sprintf("AUTO_INTERVAL has %d partitions", tables), a.describe)
 	if err != nil {
 		return nil, err
 	}
-	return &autoIntervalAlgorithm{lower: lower.Unix(), seconds: seconds, tables: tables, idx: idx, ntargets: len(spec.targets)}, nil
+	a.shards = shards
+	return a, nil
+}
+
+// describe says which times partitions from..to hold: partition 0 up to
+// datetime-lower, partition k (lower + (k-1)*seconds, lower + k*seconds],
+// the last everything after its start.
+func (a *autoIntervalAlgorithm) describe(from, to int64) string {
+	at := func(k int64) string {
+		return time.Unix(a.lower+k*a.seconds, 0).UTC().Format("2006-01-02 15:04:05")
+	}
+	switch {
+	case from == 0 && to == a.tables-1:
+		return "every time"
+	case from == 0:
+		return "times up to " + at(to)
+	case to == a.tables-1:
+		return "times after " + at(from-1)
+	}
+	return fmt.Sprintf("times after %s up to %s", at(from-1), at(to))
 }
 
 // secondsOf is Duration.between(lower, value).toMillis() / 1000.
@@ -519,7 +580,7 @@ func (a *autoIntervalAlgorithm) one(v value) (int, error) {
 	if err != nil {
 		return -1, err
 	}
-	return int(a.idx[a.partition(s)]), nil
+	return a.shards.at(int64(a.partition(s))), nil
 }
 
 func (a *autoIntervalAlgorithm) within(r span, dst []int) ([]int, error) {
@@ -538,10 +599,9 @@ func (a *autoIntervalAlgorithm) within(r span, dst []int) ([]int, error) {
 		}
 		last = a.partition(s)
 	}
-	for p := first; p <= last; p++ {
-		dst = append(dst, int(a.idx[p]))
-	}
-	return dst, nil
+	// Partitions without a target hold no row (an insert there fails with
+	// ErrNoRoute): skipping them keeps the range exact.
+	return a.shards.appendRange(int64(first), int64(last), dst), nil
 }
 
 // ---- INTERVAL ----
@@ -582,18 +642,81 @@ func ivParseUnit(s string) (ivUnit, bool) {
 	return ivUnit{}, false
 }
 
-// ivTypeName names the temporal type a pattern level gives.
-func ivTypeName(level ivField) string {
-	switch level {
-	case ivYear:
-		return "a year (Year)"
-	case ivMonth:
-		return "a year and month (YearMonth)"
-	case ivDay:
-		return "a date (LocalDate)"
+// ivKind is the temporal type ShardingSphere's INTERVAL works in, chosen
+// by the fields datetime-pattern gives datetime-lower.
+type ivKind uint8
+
+const (
+	ivKindYear      ivKind = iota // Year
+	ivKindYearMonth               // YearMonth
+	ivKindDate                    // LocalDate
+	ivKindDateTime                // LocalDateTime
+	ivKindMonth                   // Month: datetime-pattern MM
+	ivKindTime                    // LocalTime: from the hour down, no date
+)
+
+var ivKindNames = [...]string{"a year (Year)", "a year and month (YearMonth)", "a date (LocalDate)",
+	"a date and time (LocalDateTime)", "a month (Month)", "a time of day (LocalTime)"}
+
+// ivKindOf classifies a datetime-pattern.
+func ivKindOf(p *ivPattern) (ivKind, error) {
+	switch {
+	case p.has[ivQuarter]:
+		return 0, errors.New("a quarter (Q) can only be in sharding-suffix-pattern")
+	case p.complete() && p.level >= ivHour:
+		return ivKindDateTime, nil
+	case p.complete():
+		return [...]ivKind{ivYear: ivKindYear, ivMonth: ivKindYearMonth, ivDay: ivKindDate}[p.level], nil
+	case p.src == "MM":
+		return ivKindMonth, nil
+	case p.has[ivMonth] && !p.has[ivYear] && !p.has[ivDay] && p.level == ivMonth:
+		// ShardingSphere reads a Month as Integer.parseInt of the text cut to
+		// the pattern's length: with "M" December's "12" reads as 1.
+		return 0, errors.New("a month-only pattern must be exactly MM")
+	case p.has[ivHour] && !p.has[ivYear] && !p.has[ivMonth] && !p.has[ivDay]:
+		for f := ivHour; f <= p.level; f++ {
+			if !p.has[f] {
+				return 0, fmt.Errorf("a time of day must give each field from the hour down (no %s)", ivFieldNames[f])
+			}
+		}
+		return ivKindTime, nil
 	}
-	return "a date and time (LocalDateTime)"
+	return 0, errors.New("must give a year, a year and month, a date, or a date and time (each field from the year down), " +
+		"a month (MM), or a time of day (each field from the hour down)")
 }
+
+// gives reports whether a value of the kind has field f, as formatting it
+// with sharding-suffix-pattern needs (java.time throws otherwise).
+func (k ivKind) gives(f ivField) bool {
+	switch k {
+	case ivKindYear:
+		return f == ivYear
+	case ivKindYearMonth:
+		return f == ivYear || f == ivMonth || f == ivQuarter
+	case ivKindDate:
+		return f <= ivDay || f == ivQuarter
+	case ivKindMonth:
+		return f == ivMonth || f == ivQuarter
+	case ivKindTime:
+		return f >= ivHour && f <= ivFrac
+	}
+	return true
+}
+
+// canStep reports whether the kind can add the unit (ShardingSphere's Month
+// ignores the unit and adds months).
+func (k ivKind) canStep(u ivUnit) bool {
+	switch k {
+	case ivKindMonth:
+		return true
+	case ivKindTime:
+		return u.dur > 0
+	}
+	return u.level <= [...]ivField{ivYear, ivMonth, ivDay, ivHour}[k]
+}
+
+// dated reports whether the kind is one of the year-based types.
+func (k ivKind) dated() bool { return k <= ivKindDateTime }
 
 // ivAdd is temporal.plus(amount, unit) on a civil time.
 func ivAdd(t time.Time, amount int64, u ivUnit) time.Time {
@@ -623,6 +746,7 @@ const ivMaxIntervals = 1 << 20
 
 type intervalAlgorithm struct {
 	pat     *ivPattern
+	kind    ivKind
 	patLen  int          // len in UTF-16 units, as Java's String.length()
 	relaxed []*ivPattern // relaxed[n]: the pattern cut to n units (nil: unusable)
 	need    ivField      // the finest field a value must give
@@ -636,81 +760,125 @@ type intervalAlgorithm struct {
 	frac    int          // the pattern's fraction digits
 }
 
-func newIntervalAlgorithm(spec algoSpec) (shardFunc, error) {
+// ivProps are INTERVAL's props, read and checked.
+type ivProps struct {
+	pat, suf     *ivPattern
+	kind         ivKind
+	lower, upper time.Time
+	amount       int64
+	unit         ivUnit
+}
+
+func ivReadProps(spec algoSpec) (ivProps, error) {
 	r := apRead(spec, "datetime-pattern", "datetime-lower", "datetime-upper", "sharding-suffix-pattern",
 		"datetime-interval-amount", "datetime-interval-unit")
 	patSrc, okPat := r.required("datetime-pattern")
 	loSrc, okLo := r.required("datetime-lower")
 	sufSrc, okSuf := r.required("sharding-suffix-pattern")
-	amount := r.int("datetime-interval-amount", 1, math.MaxInt32, 1, false)
-	unit := ivUnits[7] // Days
+	p := ivProps{amount: r.int("datetime-interval-amount", 1, math.MaxInt32, 1, false), unit: ivUnits[7]} // Days
 	if s, ok := r.str("datetime-interval-unit"); ok {
-		if unit, ok = ivParseUnit(s); !ok {
+		if p.unit, ok = ivParseUnit(s); !ok {
 			r.fail("datetime-interval-unit", "not a ChronoUnit (Millis, Seconds, Minutes, Hours, HalfDays, Days, Weeks, Months, Years, Decades, Centuries, Millennia ...)")
 		}
 	}
-	var pat, suf *ivPattern
 	if okPat {
 		var err error
-		if pat, err = ivCompile(patSrc); err != nil {
+		if p.pat, err = ivCompile(patSrc); err == nil {
+			p.kind, err = ivKindOf(p.pat)
+		}
+		if err != nil {
 			r.fail("datetime-pattern", err.Error())
-		} else if !pat.complete() {
-			r.fail("datetime-pattern", "must give a year, a year and month, a date, or a date and time (each field from the year down)")
-			pat = nil
+			p.pat = nil
 		}
 	}
 	if okSuf {
 		var err error
-		if suf, err = ivCompile(sufSrc); err != nil {
+		if p.suf, err = ivCompile(sufSrc); err != nil {
 			r.fail("sharding-suffix-pattern", err.Error())
 		}
 	}
-	var lower, upper time.Time
-	if pat != nil && okLo {
-		var err error
-		if lower, _, err = pat.parse(loSrc); err != nil {
-			r.fail("datetime-lower", fmt.Sprintf("does not match datetime-pattern %q", patSrc))
+	if p.pat != nil {
+		if okLo {
+			var err error
+			if p.lower, err = p.parseBound(loSrc); err != nil {
+				r.fail("datetime-lower", fmt.Sprintf("does not match datetime-pattern %q", patSrc))
+			}
 		}
-	}
-	if pat != nil {
 		if s, ok := r.str("datetime-upper"); ok {
 			var err error
-			if upper, _, err = pat.parse(s); err != nil {
+			if p.upper, err = p.parseBound(s); err != nil {
 				r.fail("datetime-upper", fmt.Sprintf("does not match datetime-pattern %q", patSrc))
 			}
 		} else {
-			upper = ivCivil(ivNow().In(time.Local))
-			if pat.level < ivHour {
-				upper = ivTruncate(upper, pat.level, 0)
+			p.upper = p.defaultUpper()
+		}
+		if p.suf != nil {
+			for _, k := range p.suf.toks {
+				if k.f != ivNone && !p.kind.gives(k.f) {
+					r.fail("sharding-suffix-pattern", fmt.Sprintf("needs the %s, which datetime-pattern %q (%s) does not give",
+						ivFieldNames[k.f], patSrc, ivKindNames[p.kind]))
+					break
+				}
+			}
+		}
+		if !p.kind.canStep(p.unit) {
+			if _, given := r.str("datetime-interval-unit"); given {
+				r.fail("datetime-interval-unit", fmt.Sprintf("%s cannot step by %s", ivKindNames[p.kind], p.unit.name))
+			} else {
+				r.fail("datetime-interval-unit", fmt.Sprintf("required: %s cannot step by the default Days", ivKindNames[p.kind]))
 			}
 		}
 	}
-	if pat != nil && suf != nil {
-		if pat.level < ivHour && suf.level > pat.level {
-			r.fail("sharding-suffix-pattern", fmt.Sprintf("needs the %s, which datetime-pattern %q (%s) does not give",
-				ivFieldNames[suf.level], patSrc, ivTypeName(pat.level)))
-		}
-	}
-	if pat != nil && unit.level > pat.level {
-		if _, given := r.str("datetime-interval-unit"); given {
-			r.fail("datetime-interval-unit", fmt.Sprintf("%s cannot step by %s", ivTypeName(pat.level), unit.name))
-		} else {
-			r.fail("datetime-interval-unit", fmt.Sprintf("required: %s cannot step by the default Days", ivTypeName(pat.level)))
-		}
-	}
 	if err := r.err(); err != nil {
+		return p, err
+	}
+	if p.lower.After(p.upper) {
+		if raw, given := r.raw["datetime-upper"]; given {
+			return p, &propError{key: raw, value: r.vals["datetime-upper"], reason: "before datetime-lower " + loSrc}
+		}
+		return p, &propError{key: r.raw["datetime-lower"], value: loSrc,
+			reason: "after now (" + p.upper.Format("2006-01-02 15:04:05") + "), the default datetime-upper"}
+	}
+	return p, nil
+}
+
+// parseBound reads datetime-lower or datetime-upper.
+func (p *ivProps) parseBound(s string) (time.Time, error) {
+	t, _, err := p.pat.parse(s)
+	if p.kind == ivKindTime {
+		t = ivOnRefDay(t)
+	}
+	return t, err
+}
+
+// defaultUpper is LocalDateTime.now() in the JVM's zone, as the kind holds it.
+func (p *ivProps) defaultUpper() time.Time {
+	now := ivCivil(ivNow().In(time.Local))
+	switch {
+	case p.kind == ivKindMonth:
+		return time.Date(ivRefYear, now.Month(), 1, 0, 0, 0, 0, time.UTC)
+	case p.kind == ivKindTime:
+		return ivOnRefDay(now)
+	case p.pat.level < ivHour:
+		return ivTruncate(now, p.pat.level, 0)
+	}
+	return now
+}
+
+// ivOnRefDay keeps the clock of t on the reference day, as a LocalTime
+// holds it (24:00 parses as the next day's 00:00; a LocalTime is 00:00).
+func ivOnRefDay(t time.Time) time.Time {
+	h, m, s := t.Clock()
+	return time.Date(ivRefYear, 1, 1, h, m, s, t.Nanosecond(), time.UTC)
+}
+
+func newIntervalAlgorithm(spec algoSpec) (shardFunc, error) {
+	p, err := ivReadProps(spec)
+	if err != nil {
 		return nil, err
 	}
-	if lower.After(upper) {
-		if raw, given := r.raw["datetime-upper"]; given {
-			return nil, &propError{key: raw, value: r.vals["datetime-upper"], reason: "before datetime-lower " + loSrc}
-		}
-		return nil, &propError{key: r.raw["datetime-lower"], value: loSrc,
-			reason: "after now (" + upper.Format("2006-01-02 15:04:05") + "), the default datetime-upper"}
-	}
-
-	a := &intervalAlgorithm{pat: pat, patLen: ivLen16(patSrc), lower: lower, upper: upper, need: min(pat.level, ivHour)}
-	for _, k := range pat.toks {
+	a := &intervalAlgorithm{pat: p.pat, kind: p.kind, patLen: ivLen16(p.pat.src), lower: p.lower, upper: p.upper, need: min(p.pat.level, ivHour)}
+	for _, k := range p.pat.toks {
 		switch k.f {
 		case ivYear:
 			a.era, a.reduced = k.era, k.n == 2
@@ -720,23 +888,56 @@ func newIntervalAlgorithm(spec algoSpec) (shardFunc, error) {
 	}
 	a.relaxed = make([]*ivPattern, a.patLen)
 	for n := 1; n < a.patLen; n++ {
-		if cut, ok := ivPrefix16(patSrc, n); ok {
-			if p, err := ivCompile(cut); err == nil {
-				a.relaxed[n] = p
+		if cut, ok := ivPrefix16(p.pat.src, n); ok {
+			if rp, err := ivCompile(cut); err == nil {
+				a.relaxed[n] = rp
 			}
 		}
 	}
-	for t := lower; !t.After(upper); t = ivAdd(t, amount, unit) {
+	if err := a.enumerate(p.amount, p.unit); err != nil {
+		return nil, err
+	}
+	if err := a.matchTargets(spec, p.suf); err != nil {
+		return nil, err
+	}
+	return a, nil
+}
+
+// enumerate lists the intervals as ShardingSphere walks them: from
+// datetime-lower, each start stepped from the previous, while the start is
+// not after datetime-upper. A Month also stops before a step would pass
+// December (ShardingSphere's MonthTemporalParser.isAfter), so December
+// itself is never in an interval; a LocalTime interval may not reach
+// midnight (ShardingSphere's Range.closedOpen throws on every route).
+func (a *intervalAlgorithm) enumerate(amount int64, unit ivUnit) error {
+	if a.kind == ivKindMonth {
+		unit = ivUnit{name: "Months", months: 1, level: ivMonth}
+	}
+	for t := a.lower; !t.After(a.upper); t = ivAdd(t, amount, unit) {
+		if a.kind == ivKindMonth && int64(t.Month())+amount > 12 {
+			break
+		}
+		if next := ivAdd(t, amount, unit); a.kind == ivKindTime && next.Day() != t.Day() {
+			return fmt.Errorf("INTERVAL: the interval from %s would end at or past midnight, which a time of day cannot hold "+
+				"(ShardingSphere fails every statement); lower datetime-upper or change the step", a.show(t))
+		}
 		if len(a.starts) == ivMaxIntervals {
-			return nil, fmt.Errorf("INTERVAL: more than %d intervals of %d %s between datetime-lower and datetime-upper; use a larger datetime-interval-amount or unit",
+			return fmt.Errorf("INTERVAL: more than %d intervals of %d %s between datetime-lower and datetime-upper; use a larger datetime-interval-amount or unit",
 				ivMaxIntervals, amount, unit.name)
 		}
 		a.starts = append(a.starts, t)
 	}
+	if len(a.starts) == 0 {
+		return fmt.Errorf("INTERVAL: no interval: a month-only step of %d from %s passes December", amount, a.show(a.lower))
+	}
 	a.end = ivAdd(a.starts[len(a.starts)-1], amount, unit)
+	return nil
+}
 
-	// Targets by suffix: tails[len] maps a target's last len bytes to the
-	// targets ending so.
+// matchTargets finds each interval's target: the one whose name ends in the
+// interval's start formatted with sharding-suffix-pattern.
+func (a *intervalAlgorithm) matchTargets(spec algoSpec, suf *ivPattern) error {
+	// tails[len] maps a target's last len bytes to the targets ending so.
 	tails := map[int]map[string][]int{}
 	a.tgt = make([]int32, len(a.starts))
 	var buf []byte
@@ -754,10 +955,9 @@ func newIntervalAlgorithm(spec algoSpec) (shardFunc, error) {
 		}
 		switch hits := m[string(buf)]; len(hits) {
 		case 0:
-			// Fail closed at load: a value in this interval would have no
-			// table (ShardingSphere routes it nowhere at run time).
-			return nil, fmt.Errorf("INTERVAL: the interval starting %s has suffix %q, but no target ends in it "+
-				"(targets: %s); add its table or lower datetime-upper", s.Format("2006-01-02 15:04:05"), buf, apList(spec.targets))
+			// ShardingSphere loads this and routes a value of the interval
+			// nowhere: so does shardkey (ErrNoRoute at the statement).
+			a.tgt[k] = -1
 		case 1:
 			a.tgt[k] = int32(hits[0])
 		default:
@@ -765,11 +965,56 @@ func newIntervalAlgorithm(spec algoSpec) (shardFunc, error) {
 			for i, h := range hits {
 				names[i] = spec.targets[h]
 			}
-			return nil, fmt.Errorf("INTERVAL: the interval starting %s has suffix %q, which several targets end in (%s)",
-				s.Format("2006-01-02 15:04:05"), buf, strings.Join(names, ", "))
+			return fmt.Errorf("INTERVAL: the interval starting %s has suffix %q, which several targets end in (%s)",
+				a.show(s), buf, strings.Join(names, ", "))
 		}
 	}
-	return a, nil
+	return a.reportGaps(spec, suf)
+}
+
+// reportGaps reports each run of intervals without a target; a rule where
+// no interval has one is an error (every statement would fail).
+func (a *intervalAlgorithm) reportGaps(spec algoSpec, suf *ivPattern) error {
+	served := 0
+	var buf []byte
+	for k := 0; k < len(a.tgt); k++ {
+		if a.tgt[k] >= 0 {
+			served++
+			continue
+		}
+		j := k
+		for j+1 < len(a.tgt) && a.tgt[j+1] < 0 {
+			j++
+		}
+		end := a.end
+		if j+1 < len(a.starts) {
+			end = a.starts[j+1]
+		}
+		first := string(suf.format(buf[:0], a.starts[k]))
+		if j == k {
+			spec.noTarget(fmt.Sprintf("interval [%s, %s) (suffix %s)", a.show(a.starts[k]), a.show(end), first))
+		} else {
+			last := string(suf.format(buf[:0], a.starts[j]))
+			spec.noTarget(fmt.Sprintf("intervals [%s, %s) (%d intervals, suffixes %s to %s)", a.show(a.starts[k]), a.show(end), j-k+1, first, last))
+		}
+		k = j
+	}
+	if served == 0 {
+		return fmt.Errorf("INTERVAL: no target ends in the suffix of any interval (the first is %q; targets: %s)",
+			suf.format(nil, a.starts[0]), apList(spec.targets))
+	}
+	return nil
+}
+
+// show renders a civil time of the algorithm's type for messages.
+func (a *intervalAlgorithm) show(t time.Time) string {
+	switch a.kind {
+	case ivKindMonth:
+		return "month " + t.Format("01")
+	case ivKindTime:
+		return t.Format("15:04:05.999999999")
+	}
+	return t.Format("2006-01-02 15:04:05.999999999")
 }
 
 // civilOf reads v as ShardingSphere does: a time is formatted with the
@@ -784,6 +1029,15 @@ func (a *intervalAlgorithm) civilOf(v value) (t time.Time, cut bool, err error) 
 		// fields below the pattern's finest are dropped, and a yy year
 		// comes back as 20yy.
 		c := ivCivil(v.t)
+		switch a.kind {
+		case ivKindMonth:
+			t = time.Date(ivRefYear, c.Month(), 1, 0, 0, 0, 0, time.UTC)
+			return t, !c.Equal(time.Date(c.Year(), c.Month(), 1, 0, 0, 0, 0, time.UTC)), nil
+		case ivKindTime:
+			day := ivOnRefDay(c)
+			t = ivTruncate(day, a.pat.level, a.frac)
+			return t, !t.Equal(day), nil
+		}
 		y := c.Year()
 		if y < 0 || y > 9999 || y == 0 && a.era {
 			return time.Time{}, false, fmt.Errorf("INTERVAL: year %d is outside the datetime pattern's range", y)
@@ -800,6 +1054,9 @@ func (a *intervalAlgorithm) civilOf(v value) (t time.Time, cut bool, err error) 
 		text = v.String()
 	default:
 		return time.Time{}, false, fmt.Errorf("INTERVAL needs a time or a string in datetime-pattern %q, got %s", a.pat.src, apKindName(v.kind))
+	}
+	if a.kind == ivKindMonth {
+		return a.monthOf(text)
 	}
 	n := ivLen16(text)
 	p := a.pat
@@ -819,7 +1076,30 @@ func (a *intervalAlgorithm) civilOf(v value) (t time.Time, cut bool, err error) 
 	if level < a.need {
 		return time.Time{}, false, fmt.Errorf("INTERVAL: %q gives no %s, which datetime pattern %q needs", text, ivFieldNames[a.need], a.pat.src)
 	}
+	if a.kind.dated() && !p.has[ivYear] {
+		return time.Time{}, false, fmt.Errorf("INTERVAL: %q gives no year, which datetime pattern %q needs", text, a.pat.src)
+	}
+	if a.kind == ivKindTime {
+		t = ivOnRefDay(t)
+	}
 	return t, cut, nil
+}
+
+// monthOf reads a month as ShardingSphere's MonthTemporalParser does:
+// Integer.parseInt of the text cut to the pattern's two characters (or of
+// the whole text when shorter), which must be 1..12.
+func (a *intervalAlgorithm) monthOf(text string) (time.Time, bool, error) {
+	s, cut := text, false
+	if ivLen16(text) > a.patLen {
+		s, _ = ivPrefix16(text, a.patLen)
+		cut = true
+	}
+	digits := strings.TrimPrefix(strings.TrimPrefix(s, "+"), "-")
+	m, err := strconv.Atoi(digits)
+	if err != nil || digits == "" || digits[0] < '0' || digits[0] > '9' || strings.HasPrefix(s, "-") && m != 0 || m < 1 || m > 12 {
+		return time.Time{}, false, fmt.Errorf("INTERVAL: %q is not a month 1..12 (datetime pattern %q)", text, a.pat.src)
+	}
+	return time.Date(ivRefYear, time.Month(m), 1, 0, 0, 0, 0, time.UTC), cut, nil
 }
 
 // interval is the index of the last interval starting at or before t, -1

@@ -37,8 +37,10 @@ package shardconf
 //
 // shardkey compiles that into residue -> target index arrays. Deviations,
 // all deliberate:
-//   - a residue whose name is not among the targets is a load-time error
-//     rather than a routing-time null;
+//   - a residue whose name is not among the targets loads, as in Java, and
+//     is reported to Router.Unreachable; a value landing there is
+//     ErrNoRoute (Java: null). A rule where no residue has a target, or
+//     where two targets end in the same residue's suffix, is an error;
 //   - targets are matched on their trailing digits (suffixIndex) rather than
 //     on prefix + digits, so targets with different prefixes still match;
 //   - MOD ranges respect open/closed bounds (a subset of Java's answer that
@@ -78,6 +80,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -202,17 +205,71 @@ func (r *apReader) err() error {
 
 // ---- shared helpers: numbered targets ----
 
-// apNumberedTargets maps shard numbers 0..n-1 to target indexes the way
+// apShards maps shard numbers 0..n-1 to target indexes the way
 // ShardingSphere's findMatchedTargetName does: the number in decimal (as
 // suffix(i) renders it), left-padded with '0' to the shortest digit suffix
-// among the targets, must be some target's trailing digits. what names the
-// numbering for errors ("sharding-count 4"). A number with no target, or
-// whose suffix two targets share, is an error.
-func apNumberedTargets(targets []string, n int64, suffix func(i int64) string, what string) ([]int32, error) {
+// among the targets, must be some target's trailing digits. A shard no
+// target ends in is unreachable: ShardingSphere loads such a rule and
+// routes a value landing there nowhere (null), so at gives -1 for it and
+// the router reports ErrNoRoute at the statement.
+type apShards struct {
+	n     int64
+	dense []int32 // shard -> target index, -1 for none; nil when n is large
+	nums  []int64 // the shards that have a target, ascending
+	tgts  []int32 // their targets
+	full  bool    // every shard has a target (dense holds no -1)
+}
+
+// apDenseMax bounds the shard count kept as a dense slice; beyond it (only
+// possible with unreachable shards, since full needs n <= targets) at
+// searches nums.
+const apDenseMax = 1 << 20
+
+// at is the target index of shard i (0 <= i < n), -1 for none.
+func (s *apShards) at(i int64) int {
+	if s.dense != nil {
+		return int(s.dense[i])
+	}
+	k := sort.Search(len(s.nums), func(j int) bool { return s.nums[j] >= i })
+	if k < len(s.nums) && s.nums[k] == i {
+		return int(s.tgts[k])
+	}
+	return -1
+}
+
+// appendRange appends the targets of shards from..to (inclusive, within
+// 0..n-1), skipping unreachable shards, in time proportional to the
+// smaller of the span and the number of served shards.
+func (s *apShards) appendRange(from, to int64, dst []int) []int {
+	if from > to {
+		return dst
+	}
+	if s.dense != nil && to-from < int64(len(s.nums))+64 {
+		for i := from; i <= to; i++ {
+			if j := s.dense[i]; j >= 0 {
+				dst = append(dst, int(j))
+			}
+		}
+		return dst
+	}
+	k := sort.Search(len(s.nums), func(j int) bool { return s.nums[j] >= from })
+	for ; k < len(s.nums) && s.nums[k] <= to; k++ {
+		dst = append(dst, int(s.tgts[k]))
+	}
+	return dst
+}
+
+// apNumberedTargets builds the shard map of n shards over spec's targets
+// and reports every shard without a target to spec.unreachable, in runs
+// (describe, when not nil, says which values a run of shards holds). what
+// names the numbering for errors ("sharding-count 4"). A suffix two targets
+// share is an error, and so is a rule where no shard has a target (every
+// statement would fail).
+func apNumberedTargets(spec algoSpec, n int64, suffix func(i int64) string, what string, describe func(from, to int64) string) (*apShards, error) {
+	targets := spec.targets
 	if n <= 0 {
 		return nil, fmt.Errorf("%s: no shards", what)
 	}
-	idx, ambiguous := suffixIndex(targets)
 	minLen := -1
 	for _, t := range targets {
 		d := apDigitSuffixLen(t)
@@ -220,40 +277,104 @@ func apNumberedTargets(targets []string, n int64, suffix func(i int64) string, w
 			minLen = d
 		}
 	}
-	// Each number needs its own target, so more numbers than targets fails
-	// within the first len(targets)+1 numbers: check before allocating.
-	limit := n
-	if n > int64(len(targets)) {
-		limit = int64(len(targets)) + 1
-	}
-	out := make([]int32, 0, limit)
-	for i := int64(0); i < limit; i++ {
+	render := func(i int64) string {
 		s := suffix(i)
 		if len(s) < minLen {
 			s = strings.Repeat("0", minLen-len(s)) + s
 		}
-		for _, a := range ambiguous {
-			if a == s {
-				var names []string
-				for _, t := range targets {
-					if t[len(t)-apDigitSuffixLen(t):] == s {
-						names = append(names, t)
-					}
-				}
-				return nil, fmt.Errorf("%s: shard %d maps to suffix %s, which several targets end in (%s)", what, i, s, strings.Join(names, ", "))
-			}
-		}
-		j, ok := idx[s]
-		if !ok {
-			return nil, fmt.Errorf("%s but no target ends in %s (targets: %s)", what, s, apList(targets))
-		}
-		out = append(out, int32(j))
+		return s
 	}
-	if int64(len(out)) != n {
-		// unreachable: pigeonhole guarantees an error above
-		return nil, fmt.Errorf("%s but only %d targets", what, len(targets))
+	// Invert the rendering: a target whose trailing digits d read as i
+	// serves shard i when i renders as d. At most one target per shard.
+	byShard := map[int64]int32{}
+	for j, t := range targets {
+		d := t[len(t)-apDigitSuffixLen(t):]
+		if d == "" {
+			continue
+		}
+		i, err := strconv.ParseInt(d, 10, 64)
+		if err != nil || i >= n || render(i) != d {
+			continue
+		}
+		if prev, dup := byShard[i]; dup {
+			return nil, fmt.Errorf("%s: shard %d maps to suffix %s, which several targets end in (%s, %s)", what, i, d, targets[prev], t)
+		}
+		byShard[i] = int32(j)
 	}
-	return out, nil
+	if len(byShard) == 0 {
+		return nil, fmt.Errorf("%s but no target ends in any shard's suffix (%s..%s; targets: %s)", what, render(0), render(n-1), apList(targets))
+	}
+	s := &apShards{n: n, full: int64(len(byShard)) == n}
+	for i := range byShard {
+		s.nums = append(s.nums, i)
+	}
+	slices.Sort(s.nums)
+	for _, i := range s.nums {
+		s.tgts = append(s.tgts, byShard[i])
+	}
+	if n <= apDenseMax {
+		s.dense = make([]int32, n)
+		for i := range s.dense {
+			s.dense[i] = -1
+		}
+		for k, i := range s.nums {
+			s.dense[i] = s.tgts[k]
+		}
+	}
+	apReportGaps(spec, s, render, describe)
+	return s, nil
+}
+
+// apReportGaps reports each run of shards without a target.
+func apReportGaps(spec algoSpec, s *apShards, render func(int64) string, describe func(from, to int64) string) {
+	prefix := ""
+	if len(spec.targets) > 0 {
+		t := spec.targets[0]
+		prefix = t[:len(t)-apDigitSuffixLen(t)]
+	}
+	gap := func(from, to int64) {
+		var p string
+		if from == to {
+			p = fmt.Sprintf("%s%s (shard %d", prefix, render(from), from)
+		} else {
+			p = fmt.Sprintf("%s%s to %s%s (shards %d..%d, %d in all", prefix, render(from), prefix, render(to), from, to, to-from+1)
+		}
+		if describe != nil {
+			p += ": " + describe(from, to)
+		}
+		spec.noTarget(p + ")")
+	}
+	next := int64(0)
+	for _, i := range s.nums {
+		if i > next {
+			gap(next, i-1)
+		}
+		next = i + 1
+	}
+	if next < s.n {
+		gap(next, s.n-1)
+	}
+}
+
+// noTarget reports a partition no target serves (tests build specs
+// without a reporter).
+func (s algoSpec) noTarget(partition string) {
+	if s.unreachable != nil {
+		s.unreachable(partition)
+	}
+}
+
+// apHideKernel keeps an algorithm with unreachable shards off fast.go's
+// integer kernels, which index the shard map without a -1 check: the
+// general path then turns the -1 into ErrNoRoute.
+type apHideKernel struct{ shardFunc }
+
+// apMaybeHide wraps f in apHideKernel unless every shard has a target.
+func apMaybeHide(f shardFunc, s *apShards) shardFunc {
+	if s.full {
+		return f
+	}
+	return apHideKernel{f}
 }
 
 func apIsDigit(c byte) bool { return c >= '0' && c <= '9' }
@@ -307,7 +428,8 @@ type modAlgorithm struct {
 	count       int64
 	start, stop int
 	offsets     bool
-	idx         []int32 // residue -> target index
+	shards      *apShards
+	idx         []int32 // residue -> target index when every residue has one (fast.go)
 	ntargets    int
 	div         divisor // count, for the int fast path (fast.go)
 }
@@ -332,12 +454,23 @@ func newModAlgorithm(spec algoSpec) (shardFunc, error) {
 		}
 		return s
 	}
-	idx, err := apNumberedTargets(spec.targets, count, suffix, fmt.Sprintf("sharding-count %d", count))
+	shards, err := apNumberedTargets(spec, count, suffix, fmt.Sprintf("sharding-count %d", count), amDescribe(count))
 	if err != nil {
 		return nil, err
 	}
-	return &modAlgorithm{div: newDivisor(uint64(count)), count: count, start: int(start), stop: int(stop), offsets: start != 0 || stop != 0,
-		idx: idx, ntargets: len(spec.targets)}, nil
+	m := &modAlgorithm{div: newDivisor(uint64(count)), count: count, start: int(start), stop: int(stop), offsets: start != 0 || stop != 0,
+		shards: shards, idx: shards.dense, ntargets: len(spec.targets)}
+	return apMaybeHide(m, shards), nil
+}
+
+// amDescribe says which values a run of residues holds.
+func amDescribe(count int64) func(from, to int64) string {
+	return func(from, to int64) string {
+		if from == to {
+			return fmt.Sprintf("values whose remainder mod %d is %d", count, from)
+		}
+		return fmt.Sprintf("values whose remainder mod %d is %d..%d", count, from, to)
+	}
 }
 
 // amDecimalMod is s mod n (never negative) for a decimal integer as Java's
@@ -487,7 +620,7 @@ func (m *modAlgorithm) one(v value) (int, error) {
 	if err != nil {
 		return -1, err
 	}
-	return int(m.idx[r]), nil
+	return m.shards.at(r), nil
 }
 
 // amBound turns a range bound into an int64 for MOD's range arithmetic.
@@ -547,24 +680,24 @@ func (m *modAlgorithm) within(r span, dst []int) ([]int, error) {
 	if d := uint64(hi) - uint64(lo); d >= uint64(m.count-1) {
 		return apAll(m.ntargets, dst), nil
 	}
-	res := amMod(lo, m.count)
-	for k := lo; ; k++ {
-		dst = append(dst, int(m.idx[res]))
-		if k == hi {
-			break
-		}
-		if res++; res == m.count {
-			res = 0
-		}
+	// hi - lo < count - 1: the residues run from lo's, wrapping at most once.
+	// Residues without a target are skipped: a row there could never have
+	// been written (its insert fails with ErrNoRoute), so the range is exact.
+	from := amMod(lo, m.count)
+	to := from + int64(uint64(hi)-uint64(lo))
+	if to < m.count {
+		return m.shards.appendRange(from, to, dst), nil
 	}
-	return dst, nil
+	dst = m.shards.appendRange(from, m.count-1, dst)
+	return m.shards.appendRange(0, to-m.count, dst), nil
 }
 
 // ---- HASH_MOD ----
 
 type hashModAlgorithm struct {
 	count    int64
-	idx      []int32
+	shards   *apShards
+	idx      []int32 // shards.dense when every shard has a target (fast.go)
 	ntargets int
 	div      divisor // count, for the int fast path (fast.go)
 }
@@ -575,11 +708,12 @@ func newHashModAlgorithm(spec algoSpec) (shardFunc, error) {
 	if err := r.err(); err != nil {
 		return nil, err
 	}
-	idx, err := apNumberedTargets(spec.targets, count, apDecimal, fmt.Sprintf("sharding-count %d", count))
+	shards, err := apNumberedTargets(spec, count, apDecimal, fmt.Sprintf("sharding-count %d", count), nil)
 	if err != nil {
 		return nil, err
 	}
-	return &hashModAlgorithm{count: count, idx: idx, ntargets: len(spec.targets), div: newDivisor(uint64(count))}, nil
+	h := &hashModAlgorithm{count: count, shards: shards, idx: shards.dense, ntargets: len(spec.targets), div: newDivisor(uint64(count))}
+	return apMaybeHide(h, shards), nil
 }
 
 func (h *hashModAlgorithm) one(v value) (int, error) {
@@ -594,7 +728,7 @@ func (h *hashModAlgorithm) one(v value) (int, error) {
 	if a < 0 {
 		a = -a
 	}
-	return int(h.idx[a%h.count]), nil
+	return h.shards.at(a % h.count), nil
 }
 
 func (h *hashModAlgorithm) within(r span, dst []int) ([]int, error) {

@@ -283,8 +283,7 @@ func TestHashModErrors(t *testing.T) {
 	atPropErr(t, err, "sharding-count")
 	_, err = atTry("HASH_MOD", map[string]string{"sharding-count": "4", "zero-padding": "true"}, atNames("t_", 4))
 	atPropErr(t, err, "zero-padding")
-	_, err = atTry("HASH_MOD", map[string]string{"sharding-count": "5"}, atNames("t_", 4))
-	atErrContains(t, err, "sharding-count 5 but no target ends in 4")
+	atGaps(t, "HASH_MOD", map[string]string{"sharding-count": "5"}, atNames("t_", 4), "t_4 (shard 4)")
 }
 
 func TestMod(t *testing.T) {
@@ -359,9 +358,11 @@ func TestModPaddingAndOffsets(t *testing.T) {
 	if got := atName(t, f, t16, 19); got != "t_03" {
 		t.Errorf("DataNodeInfo padding: %s", got)
 	}
-	// zero-padding with unpadded targets: t_00 does not exist.
-	_, err := atTry("MOD", map[string]string{"sharding-count": "16", "zero-padding": "TRUE"}, atNames("t_", 16))
-	atErrContains(t, err, "sharding-count 16 but no target ends in 00")
+	// zero-padding with unpadded targets: t_00..t_09 do not exist.
+	atGaps(t, "MOD", map[string]string{"sharding-count": "16", "zero-padding": "TRUE"}, atNames("t_", 16),
+		"t_00 to t_09 (shards 0..9, 10 in all: values whose remainder mod 16 is 0..9)")
+	_, err := atTry("MOD", map[string]string{"sharding-count": "16", "zero-padding": "TRUE"}, atNames("t_", 10))
+	atErrContains(t, err, "sharding-count 16 but no target ends in any shard's suffix (00..15")
 	// sharding-count 10: width 1, so zero-padding changes nothing.
 	t10 := atNames("t_", 10)
 	f = atCompile(t, "MOD", map[string]string{"sharding-count": "10", "zero-padding": "true"}, t10)
@@ -476,14 +477,14 @@ func TestModErrors(t *testing.T) {
 		t.Errorf("camelCase/snake keys: %v", err)
 	}
 	// missing and ambiguous targets
-	_, err = atTry("MOD", map[string]string{"sharding-count": "4"}, atNames("t_", 3))
-	atErrContains(t, err, "sharding-count 4 but no target ends in 3")
-	_, err = atTry("MOD", map[string]string{"sharding-count": "4"}, []string{"t_0", "t_1", "t_2", "t_5"})
-	atErrContains(t, err, "no target ends in 3")
+	atGaps(t, "MOD", map[string]string{"sharding-count": "4"}, atNames("t_", 3), "t_3 (shard 3: values whose remainder mod 4 is 3)")
+	atGaps(t, "MOD", map[string]string{"sharding-count": "4"}, []string{"t_0", "t_1", "t_2", "t_5"}, "t_3 (shard 3: values whose remainder mod 4 is 3)")
 	_, err = atTry("MOD", map[string]string{"sharding-count": "2"}, []string{"a_0", "a_1", "b_1"})
 	atErrContains(t, err, "a_1, b_1")
-	_, err = atTry("MOD", map[string]string{"sharding-count": "2147483647"}, targets)
-	atErrContains(t, err, "no target ends in 4")
+	atGaps(t, "MOD", map[string]string{"sharding-count": "2147483647"}, targets,
+		"t_4 to t_2147483646 (shards 4..2147483646, 2147483643 in all: values whose remainder mod 2147483647 is 4..2147483646)")
+	_, err = atTry("MOD", map[string]string{"sharding-count": "4"}, []string{"t_a", "t_b"})
+	atErrContains(t, err, "no target ends in any shard's suffix")
 	// targets with different prefixes still match on their digits
 	if _, err := atTry("MOD", map[string]string{"sharding-count": "2"}, []string{"ds_0", "other1"}); err != nil {
 		t.Errorf("mixed prefixes: %v", err)

@@ -26,7 +26,10 @@ package shardconf
 //
 // shardkey keeps the boundaries in a sorted slice: the partition of v is the
 // number of boundaries <= v (binary search, no allocation). Deviations:
-//   - every partition must have a target (a load-time error, as for MOD);
+//   - a partition without a target loads and is reported to
+//     Router.Unreachable (see algo_mod.go); a value there is ErrNoRoute, a
+//     range skips it (no row can be there). VOLUME_RANGE computes its
+//     partitions instead of listing them, so a huge count loads;
 //   - a sharding-ranges entry that is not an integer is an error instead of
 //     being dropped (empty entries, as from a trailing comma, are skipped);
 //     sharding-volume must be positive and upper - lower must fit int64;
@@ -51,11 +54,19 @@ func init() {
 	registerStandard("BOUNDARY_RANGE", newBoundaryRangeAlgorithm)
 }
 
-// rangeAlgorithm routes by partitions separated by sorted boundaries.
+// rangeAlgorithm routes by partitions separated by sorted boundaries:
+// BOUNDARY_RANGE keeps them in a slice, VOLUME_RANGE computes them (its
+// partition count may be far larger than the targets when some partitions
+// are unreachable).
 type rangeAlgorithm struct {
 	typ    string
-	bounds []int64 // sorted; partition(v) = count of bounds <= v
-	idx    []int32 // partition -> target index
+	bounds []int64 // BOUNDARY_RANGE: sorted; partition(v) = count of bounds <= v
+	// VOLUME_RANGE: partition 0 below lower, 1+(v-lower)/volume up to
+	// upper, last from upper on.
+	volume              bool
+	lower, upper, width int64
+	last                int64 // the last partition
+	shards              *apShards
 }
 
 func newVolumeRangeAlgorithm(spec algoSpec) (shardFunc, error) {
@@ -79,19 +90,11 @@ func newVolumeRangeAlgorithm(spec algoSpec) (shardFunc, error) {
 	if int64(width)%volume != 0 {
 		n++
 	}
-	if n > int64(len(spec.targets)) {
-		// More partitions (n+2) than targets: let apNumberedTargets name the
-		// first missing one without building every boundary.
-		total := fmt.Sprint(uint64(n) + 2)
-		_, err := apNumberedTargets(spec.targets, int64(len(spec.targets))+1, apDecimal, "VOLUME_RANGE has "+total+" partitions")
-		return nil, err
+	if n > math.MaxInt64-2 {
+		return nil, &propError{key: "sharding-volume", value: strconv.FormatInt(volume, 10), reason: "too many partitions"}
 	}
-	bounds := make([]int64, 0, n+1)
-	for i := int64(0); i < n; i++ {
-		bounds = append(bounds, lower+i*volume)
-	}
-	bounds = append(bounds, upper)
-	return newRangeAlgorithm(spec, bounds)
+	a := &rangeAlgorithm{typ: spec.typ, volume: true, lower: lower, upper: upper, width: volume, last: n + 1}
+	return a.finish(spec)
 }
 
 func newBoundaryRangeAlgorithm(spec algoSpec) (shardFunc, error) {
@@ -116,20 +119,56 @@ func newBoundaryRangeAlgorithm(spec algoSpec) (shardFunc, error) {
 		return nil, &propError{key: r.raw["sharding-ranges"], value: raw, reason: "no boundaries"}
 	}
 	sort.Slice(bounds, func(i, j int) bool { return bounds[i] < bounds[j] })
-	return newRangeAlgorithm(spec, bounds)
+	a := &rangeAlgorithm{typ: spec.typ, bounds: bounds, last: int64(len(bounds))}
+	return a.finish(spec)
 }
 
-func newRangeAlgorithm(spec algoSpec, bounds []int64) (shardFunc, error) {
-	n := int64(len(bounds)) + 1
-	idx, err := apNumberedTargets(spec.targets, n, apDecimal, fmt.Sprintf("%s has %d partitions", spec.typ, n))
+// finish maps the partitions to targets.
+func (a *rangeAlgorithm) finish(spec algoSpec) (shardFunc, error) {
+	n := a.last + 1
+	shards, err := apNumberedTargets(spec, n, apDecimal, fmt.Sprintf("%s has %d partitions", spec.typ, n), a.describe)
 	if err != nil {
 		return nil, err
 	}
-	return &rangeAlgorithm{typ: spec.typ, bounds: bounds, idx: idx}, nil
+	a.shards = shards
+	return a, nil
 }
 
-// partition is the number of boundaries <= v.
-func (a *rangeAlgorithm) partition(v int64) int {
+// start is the smallest value of partition p (p >= 1).
+func (a *rangeAlgorithm) start(p int64) int64 {
+	switch {
+	case !a.volume:
+		return a.bounds[p-1]
+	case p == a.last:
+		return a.upper
+	}
+	return a.lower + (p-1)*a.width
+}
+
+// describe says which values partitions from..to hold.
+func (a *rangeAlgorithm) describe(from, to int64) string {
+	switch {
+	case from == 0 && to == a.last:
+		return "every value"
+	case from == 0:
+		return fmt.Sprintf("values below %d", a.start(to+1))
+	case to == a.last:
+		return fmt.Sprintf("values from %d", a.start(from))
+	}
+	return fmt.Sprintf("values in [%d, %d)", a.start(from), a.start(to+1))
+}
+
+// partition is the partition of v.
+func (a *rangeAlgorithm) partition(v int64) int64 {
+	if a.volume {
+		switch {
+		case v < a.lower:
+			return 0
+		case v >= a.upper:
+			return a.last
+		}
+		return 1 + int64((uint64(v)-uint64(a.lower))/uint64(a.width))
+	}
 	lo, hi := 0, len(a.bounds)
 	for lo < hi {
 		m := int(uint(lo+hi) >> 1)
@@ -139,7 +178,7 @@ func (a *rangeAlgorithm) partition(v int64) int {
 			hi = m
 		}
 	}
-	return lo
+	return int64(lo)
 }
 
 // arValue reads a value as the number it is (integerView: an integer, or
@@ -169,16 +208,16 @@ func (a *rangeAlgorithm) one(v value) (int, error) {
 	case err != nil:
 		return -1, err
 	case side > 0:
-		return int(a.idx[len(a.bounds)]), nil
+		return a.shards.at(a.last), nil
 	case side < 0:
-		return int(a.idx[0]), nil
+		return a.shards.at(0), nil
 	}
-	return int(a.idx[a.partition(n)]), nil
+	return a.shards.at(a.partition(n)), nil
 }
 
 func (a *rangeAlgorithm) within(r span, dst []int) ([]int, error) {
 	r.lo, r.hi = integralBound(r.lo, true), integralBound(r.hi, false)
-	first, last := 0, len(a.bounds)
+	first, last := int64(0), a.last
 	if r.lo.set {
 		n, side, err := a.arValue(r.lo.v)
 		if err != nil {
@@ -186,7 +225,7 @@ func (a *rangeAlgorithm) within(r span, dst []int) ([]int, error) {
 		}
 		switch {
 		case side > 0:
-			first = len(a.bounds)
+			first = a.last
 		case side < 0:
 			first = 0
 		case !r.lo.inclusive && n == math.MaxInt64:
@@ -204,7 +243,7 @@ func (a *rangeAlgorithm) within(r span, dst []int) ([]int, error) {
 		}
 		switch {
 		case side > 0:
-			last = len(a.bounds)
+			last = a.last
 		case side < 0:
 			last = 0
 		case !r.hi.inclusive && n == math.MinInt64:
@@ -215,8 +254,7 @@ func (a *rangeAlgorithm) within(r span, dst []int) ([]int, error) {
 			last = a.partition(n)
 		}
 	}
-	for p := first; p <= last; p++ {
-		dst = append(dst, int(a.idx[p]))
-	}
-	return dst, nil
+	// Partitions without a target are skipped: no row can be in one (its
+	// insert fails with ErrNoRoute), so the answer stays exact.
+	return a.shards.appendRange(first, last, dst), nil
 }

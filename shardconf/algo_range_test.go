@@ -103,10 +103,14 @@ func TestVolumeRangeErrors(t *testing.T) {
 		_, err := atTry("VOLUME_RANGE", c.props, targets)
 		atPropErr(t, err, c.key)
 	}
-	_, err := atTry("VOLUME_RANGE", map[string]string{"range-lower": "10", "range-upper": "45", "sharding-volume": "10"}, targets[:5])
-	atErrContains(t, err, "VOLUME_RANGE has 6 partitions but no target ends in 5")
-	_, err = atTry("VOLUME_RANGE", map[string]string{"range-lower": "0", "range-upper": "9223372036854775807", "sharding-volume": "1"}, targets)
-	atErrContains(t, err, "VOLUME_RANGE has 9223372036854775809 partitions but no target ends in 6")
+	atGaps(t, "VOLUME_RANGE", map[string]string{"range-lower": "10", "range-upper": "45", "sharding-volume": "10"}, targets[:5],
+		"t_5 (shard 5: values from 45)")
+	atPropErr(t, func() error {
+		_, err := atTry("VOLUME_RANGE", map[string]string{"range-lower": "0", "range-upper": "9223372036854775807", "sharding-volume": "1"}, targets)
+		return err
+	}(), "sharding-volume")
+	atGaps(t, "VOLUME_RANGE", map[string]string{"range-lower": "0", "range-upper": "9223372036854775805", "sharding-volume": "1"}, targets,
+		"t_6 to t_9223372036854775806 (shards 6..9223372036854775806, 9223372036854775801 in all: values from 5)")
 }
 
 func TestBoundaryRange(t *testing.T) {
@@ -189,8 +193,7 @@ func TestBoundaryRangeErrors(t *testing.T) {
 		}
 		atPropErr(t, err, key)
 	}
-	_, err := atTry("BOUNDARY_RANGE", map[string]string{"sharding-ranges": "1,5,10,20"}, targets)
-	atErrContains(t, err, "BOUNDARY_RANGE has 5 partitions but no target ends in 4")
+	atGaps(t, "BOUNDARY_RANGE", map[string]string{"sharding-ranges": "1,5,10,20"}, targets, "t_4 (shard 4: values from 20)")
 }
 
 func TestRangeNoAllocs(t *testing.T) {

@@ -171,7 +171,8 @@ type snowflakeBitsAlgorithm struct {
 	count    int64
 	maxID    int64
 	isTime   bool
-	idx      []int32
+	shards   *apShards
+	idx      []int32 // shards.dense when every shard has a target (fast.go)
 	ntargets int
 	div      divisor // count, for the int fast path (fast.go)
 }
@@ -226,12 +227,13 @@ func newSnowflakeBitsAlgorithm(spec algoSpec) (shardFunc, error) {
 		return nil, &propError{key: "sharding-count", value: strconv.FormatInt(count, 10),
 			reason: fmt.Sprintf("more shards than the %d values of %d %s bits", int64(1)<<bits, bits, field)}
 	}
-	idx, err := apNumberedTargets(spec.targets, count, apDecimal, fmt.Sprintf("sharding-count %d", count))
+	shards, err := apNumberedTargets(spec, count, apDecimal, fmt.Sprintf("sharding-count %d", count), nil)
 	if err != nil {
 		return nil, err
 	}
-	return &snowflakeBitsAlgorithm{div: newDivisor(uint64(count)), shift: uint(shift), mask: int64(1)<<bits - 1, count: count, maxID: sfMaxID(layout),
-		isTime: field == "time", idx: idx, ntargets: len(spec.targets)}, nil
+	a := &snowflakeBitsAlgorithm{div: newDivisor(uint64(count)), shift: uint(shift), mask: int64(1)<<bits - 1, count: count, maxID: sfMaxID(layout),
+		isTime: field == "time", shards: shards, idx: shards.dense, ntargets: len(spec.targets)}
+	return apMaybeHide(a, shards), nil
 }
 
 func (a *snowflakeBitsAlgorithm) one(v value) (int, error) {
@@ -239,7 +241,7 @@ func (a *snowflakeBitsAlgorithm) one(v value) (int, error) {
 	if err != nil {
 		return -1, err
 	}
-	return int(a.idx[(id>>a.shift&a.mask)%a.count]), nil
+	return a.shards.at((id >> a.shift & a.mask) % a.count), nil
 }
 
 func (a *snowflakeBitsAlgorithm) within(r span, dst []int) ([]int, error) {
@@ -267,15 +269,15 @@ func (a *snowflakeBitsAlgorithm) within(r span, dst []int) ([]int, error) {
 // run appends the targets of field values x in [from, to].
 func (a *snowflakeBitsAlgorithm) run(from, to int64, dst []int) []int {
 	if to-from+1 >= a.count {
-		for _, j := range a.idx {
-			dst = append(dst, int(j))
-		}
-		return dst
+		return a.shards.appendRange(0, a.count-1, dst)
 	}
-	for x := from; x <= to; x++ {
-		dst = append(dst, int(a.idx[x%a.count]))
+	rf := from % a.count
+	rt := rf + (to - from)
+	if rt < a.count {
+		return a.shards.appendRange(rf, rt, dst)
 	}
-	return dst
+	dst = a.shards.appendRange(rf, a.count-1, dst)
+	return a.shards.appendRange(0, rt-a.count, dst)
 }
 
 // ---- SNOWFLAKE_INTERVAL ----
