@@ -3,9 +3,10 @@ package shardconf
 // Inline expressions: the Groovy subset ShardingSphere rule files use, in
 // two roles.
 //
-//   - expandInline expands a node list such as actualDataNodes
-//     ("ds_${0..1}.t_order_${0..3}") into names, as ShardingSphere's
-//     InlineExpressionParser.splitAndEvaluate does.
+//   - expandInline (inline_expand.go) expands a node list such as
+//     actualDataNodes ("ds_${0..1}.t_order_${0..3}") into names, as
+//     ShardingSphere's InlineExpressionParser.splitAndEvaluate does; its
+//     segments hold constants, lists and ranges.
 //   - compileInline compiles an algorithm-expression such as
 //     "t_order_${order_id % 4}" once, at load time, into Go closures. Routing
 //     never parses or interprets text; the common single-integer-column
@@ -16,17 +17,28 @@ package shardconf
 //
 //   - "${...}" and the 4.x form "$->{...}"; an optional "<GROOVY>" type
 //     prefix (ShardingSphere 5.4+). expandInline also takes "<LITERAL>" (a
-//     plain comma-separated list, nothing expanded). A "$" in the literal text
-//     that starts neither form is an error (Groovy would read it as a
-//     variable reference).
+//     plain comma-separated list, nothing expanded) and "<INTERVAL>"
+//     (inline_interval.go). A "$" in the literal text that starts neither
+//     form is an error (Groovy would read it as a variable reference).
+//   - Text without a segment is used as it is, as ShardingSphere never hands
+//     it to Groovy. Around segments the text is the body of a Groovy string
+//     literal there ({it -> "<expression>"}), so a double quote, backslash
+//     or line break in it is refused.
 //   - Integer literals are Groovy's: Integer (32-bit) when the value fits,
 //     else Long; an "L"/"l" suffix makes a Long. Literals beyond Long
 //     (BigInteger), floating-point literals, hex and octal (a leading 0) are
 //     errors: a leading zero means octal in Groovy, so "${01}" would silently
 //     be 1 there; quote zero-padded names ('01') instead.
 //   - String literals in single or double quotes with the Java escapes
-//     \b \t \n \f \r \" \' \\ \$ and \uXXXX. "${" inside a double-quoted
-//     literal (a nested GString) is an error.
+//     \b \t \n \f \r \" \' \\ \$ and \uXXXX. A double-quoted literal may
+//     hold segments (a nested GString, "new${1+2}"): it is the
+//     concatenation of its texts and its values' strings. Its hashCode
+//     (Groovy's GString.hashCode is not String.hashCode) is refused.
+//   - null: a whole segment value "${null}" writes "null" (a node list
+//     skips it, see inline_expand.go); any operator on null is refused.
+//   - A closure without parameters as a whole segment value, "${-> e}" or
+//     "${{-> e}}", is called by the GString: its value is e's. Closures
+//     with parameters, and closures anywhere else, are refused.
 //   - A sharding column's value is a Long (kindInt) or a String
 //     (kindString); any other kind is an error at evaluation. ShardingSphere
 //     passes whatever JDBC produced; Long is what it produces for BIGINT keys,
@@ -50,7 +62,7 @@ package shardconf
 //   - Identifiers are column names, matched case-insensitively (they are
 //     normalized to lower case). "Math" followed by "." is java.lang.Math.
 //   - Unary minus and plus, parentheses. Nothing else of Groovy: no
-//     closures, ternaries, comparisons, bit operators, property access.
+//     ternaries, comparisons, bit operators, property access.
 //
 // Every error is an *inlineError carrying the byte offset in the original
 // expression.
@@ -143,6 +155,9 @@ const (
 	itkStar                            // *
 	itkSlash                           // /
 	itkPercent                         // %
+	itkGStr                            // "text${ : a double-quoted string up to its first segment
+	itkArrow                           // ->
+	itkLBrace                          // {
 )
 
 var inlTokNames = [...]string{
@@ -150,6 +165,7 @@ var inlTokNames = [...]string{
 	itkLParen: "'('", itkRParen: "')'", itkLBrack: "'['", itkRBrack: "']'",
 	itkComma: "','", itkDot: "'.'", itkRange: "'..'", itkRangeExcl: "'..<'",
 	itkPlus: "'+'", itkMinus: "'-'", itkStar: "'*'", itkSlash: "'/'", itkPercent: "'%'",
+	itkGStr: "string", itkArrow: "'->'", itkLBrace: "'{'",
 }
 
 func (k inlTokKind) String() string {
@@ -165,7 +181,8 @@ type inlTok struct {
 	end  int    // byte offset just after it
 	i    int64  // tkInt
 	long bool   // tkInt: a Long (suffix L or beyond Integer range)
-	s    string // tkStr: the value; tkIdent: the name as written
+	s    string // tkStr: the value; tkIdent: the name as written; tkGStr: the text before the segment
+	open int    // tkGStr: offset of the '$' opening the string's first segment
 }
 
 // inlLexer tokenizes the inside of one ${...} segment of src.
@@ -221,6 +238,10 @@ func (lx *inlLexer) next() (inlTok, error) {
 	case '+':
 		return one(itkPlus)
 	case '-':
+		if strings.HasPrefix(lx.src[start:], "->") {
+			lx.pos += 2
+			return inlTok{kind: itkArrow, off: start, end: lx.pos}, nil
+		}
 		return one(itkMinus)
 	case '*':
 		if strings.HasPrefix(lx.src[start:], "**") {
@@ -242,7 +263,7 @@ func (lx *inlLexer) next() (inlTok, error) {
 		}
 		return one(itkDot)
 	case '{':
-		return inlTok{}, inlErrf(start, "'{' (a Groovy closure) is not supported inside %s", inlOpener(lx.src, lx.open))
+		return one(itkLBrace)
 	case '$':
 		return inlTok{}, inlErrf(start, "'$' is not allowed inside %s", inlOpener(lx.src, lx.open))
 	}
@@ -292,23 +313,48 @@ func (lx *inlLexer) str() (inlTok, error) {
 	start := lx.pos
 	q := lx.src[start]
 	lx.pos++
+	text, open, err := lx.strBody(q, start)
+	if err != nil {
+		return inlTok{}, err
+	}
+	if open >= 0 {
+		return inlTok{kind: itkGStr, off: start, end: lx.pos, s: text, open: open}, nil
+	}
+	return inlTok{kind: itkStr, off: start, end: lx.pos, s: text}, nil
+}
+
+// strBody reads string text from lx.pos up to the closing quote q (open is
+// -1, lx.pos is past the quote) or, in a double-quoted string, up to a
+// nested ${...} or $->{...} segment (open is the offset of its '$', lx.pos
+// is past its '{'). start is the opening quote's offset, for errors. As
+// ShardingSphere rewrites every "$->{" to "${" before Groovy reads the
+// text, "$->{" in a single-quoted string is the text "${".
+func (lx *inlLexer) strBody(q byte, start int) (text string, open int, err error) {
 	var b strings.Builder
 	for {
 		if lx.pos >= len(lx.src) {
-			return inlTok{}, inlErrf(start, "unterminated string literal")
+			return "", 0, inlErrf(start, "unterminated string literal")
 		}
 		c := lx.src[lx.pos]
 		switch {
 		case c == q:
 			lx.pos++
-			return inlTok{kind: itkStr, off: start, end: lx.pos, s: b.String()}, nil
+			return b.String(), -1, nil
 		case c == '\n' || c == '\r':
-			return inlTok{}, inlErrf(start, "unterminated string literal (line break inside quotes)")
+			return "", 0, inlErrf(start, "unterminated string literal (line break inside quotes)")
 		case c == '$' && q == '"':
-			return inlTok{}, inlErrf(lx.pos, "'$' inside a double-quoted string (a nested GString) is not supported; escape it as \\$ or use single quotes")
+			inner, ok := inlSegmentAt(lx.src, lx.pos)
+			if !ok {
+				return "", 0, inlErrf(lx.pos, "'$' inside a double-quoted string must start ${...} (Groovy reads $name as a variable); escape a literal dollar as \\$ or use single quotes")
+			}
+			open, lx.pos = lx.pos, inner
+			return b.String(), open, nil
+		case c == '$' && strings.HasPrefix(lx.src[lx.pos:], "$->{"):
+			b.WriteString("${")
+			lx.pos += 4
 		case c == '\\':
 			if err := lx.escape(&b); err != nil {
-				return inlTok{}, err
+				return "", 0, err
 			}
 		default:
 			b.WriteByte(c)
@@ -382,21 +428,27 @@ func (lx *inlLexer) hex4(at int) (rune, error) {
 // ---------------------------------------------------------------------------
 // GString scanning, shared by both roles.
 
-// inlineType splits an optional "<TYPE>" prefix off expr. It returns the
-// upper-cased type ("" when there is none) and the offset where the
-// expression proper starts.
+// inlineType splits an optional "<TYPE>" prefix off expr, as ShardingSphere's
+// InlineExpressionParserFactory does: an expression starting with '<' names
+// the type up to its first '>' (TypedSPILoader matches it ignoring case).
+// It returns the upper-cased type and the offset where the expression proper
+// starts (0: no prefix, the default GROOVY).
 func inlineType(expr string) (typ string, start int) {
 	if !strings.HasPrefix(expr, "<") {
 		return "", 0
 	}
-	i := 1
-	for i < len(expr) && (inlIdentPart(expr[i]) || expr[i] == '-') {
-		i++
-	}
-	if i == 1 || i >= len(expr) || expr[i] != '>' {
+	j := strings.IndexByte(expr, '>')
+	if j < 0 {
 		return "", 0
 	}
-	return strings.ToUpper(expr[1:i]), i + 1
+	return strings.ToUpper(expr[1:j]), j + 1
+}
+
+// inlDynamic reports whether s has a segment, as ShardingSphere's
+// isDynamicExpression: text without one is taken as it is, never read by
+// Groovy.
+func inlDynamic(s string) bool {
+	return strings.Contains(s, "${") || strings.Contains(s, "$->{")
 }
 
 // inlSegmentAt reports whether a segment opener starts at src[i] (which is
@@ -416,391 +468,6 @@ func inlBadDollar(off int) *inlineError {
 }
 
 // ---------------------------------------------------------------------------
-// expandInline
-
-// expandInline expands a node list expression (actualDataNodes,
-// actualDataSources, data source lists) into names, in order: top-level
-// commas separate expressions whose results are concatenated; within one
-// expression the ${...} segments form a Cartesian product, the first
-// segment outermost. A segment holds a range (0..3, 3..0, 0..<4, 'a'..'c'),
-// a list ([0, 1] or ['a', "b"]) or a single literal.
-func expandInline(expr string) ([]string, error) {
-	typ, start := inlineType(expr)
-	switch typ {
-	case "", "GROOVY":
-	case "LITERAL":
-		return expandLiteralInline(expr, start)
-	default:
-		return nil, inlErrf(0, "unsupported inline expression type <%s> (supported: <GROOVY>, <LITERAL>)", typ)
-	}
-	if strings.TrimSpace(expr[start:]) == "" {
-		return nil, inlErrf(start, "empty expression")
-	}
-	var (
-		out        []string
-		totalBytes int64
-	)
-	pos := start
-	for {
-		item, next, err := scanInlineItem(expr, pos)
-		if err != nil {
-			return nil, err
-		}
-		if len(out)+int(item.count) > maxInlineNames {
-			return nil, inlErrf(item.start, "expression expands to more than %d names", maxInlineNames)
-		}
-		if totalBytes += item.bytes; totalBytes > maxInlineBytes {
-			return nil, inlErrf(item.start, "expression expands to more than %d bytes of names", maxInlineBytes)
-		}
-		out = item.expand(out)
-		if next >= len(expr) {
-			return out, nil
-		}
-		pos = next + 1 // skip the comma
-	}
-}
-
-// expandLiteralInline is ShardingSphere's LITERAL parser: a comma-separated list,
-// items trimmed, nothing expanded.
-func expandLiteralInline(expr string, start int) ([]string, error) {
-	var out []string
-	pos := start
-	for {
-		j := strings.IndexByte(expr[pos:], ',')
-		end := len(expr)
-		if j >= 0 {
-			end = pos + j
-		}
-		item := javaTrim(expr[pos:end])
-		if item == "" {
-			return nil, inlErrf(pos, "empty item")
-		}
-		if len(out) >= maxInlineNames {
-			return nil, inlErrf(pos, "expression has more than %d names", maxInlineNames)
-		}
-		out = append(out, item)
-		if j < 0 {
-			return out, nil
-		}
-		pos = end + 1
-	}
-}
-
-// javaTrim trims as Java's String.trim does: every char <= ' '.
-func javaTrim(s string) string {
-	i, j := 0, len(s)
-	for i < j && s[i] <= ' ' {
-		i++
-	}
-	for j > i && s[j-1] <= ' ' {
-		j--
-	}
-	return s[i:j]
-}
-
-// inlItem is one top-level item of a node list: literal text and segment
-// value lists, each part a list of alternatives.
-type inlItem struct {
-	start int
-	parts [][]string
-	count int64 // product of len(parts[i])
-	bytes int64 // total length of all the names
-}
-
-// scanInlineItem scans the item starting at pos up to the next top-level comma
-// or the end; next is the offset of that comma (len(expr) at the end).
-// Like ShardingSphere, it trims the item's raw text (String.trim), so
-// only literal text at its ends loses white space, never a segment's value.
-func scanInlineItem(expr string, pos int) (it inlItem, next int, err error) {
-	it.start = pos
-	it.count = 1
-	var isLit []bool
-	i, litStart := pos, pos
-	for i < len(expr) && expr[i] != ',' {
-		if expr[i] != '$' {
-			i++
-			continue
-		}
-		inner, ok := inlSegmentAt(expr, i)
-		if !ok {
-			return it, 0, inlBadDollar(i)
-		}
-		if i > litStart {
-			it.parts = append(it.parts, []string{expr[litStart:i]})
-			isLit = append(isLit, true)
-		}
-		vals, end, err := parseExpandSegment(expr, i, inner)
-		if err != nil {
-			return it, 0, err
-		}
-		if it.count *= int64(len(vals)); it.count > maxInlineNames {
-			return it, 0, inlErrf(i, "expression expands to more than %d names", maxInlineNames)
-		}
-		it.parts = append(it.parts, vals)
-		isLit = append(isLit, false)
-		i, litStart = end, end
-	}
-	if i > litStart {
-		it.parts = append(it.parts, []string{expr[litStart:i]})
-		isLit = append(isLit, true)
-	}
-	next = i
-	if n := len(it.parts); n > 0 {
-		if isLit[0] {
-			it.parts[0][0] = strings.TrimLeftFunc(it.parts[0][0], func(r rune) bool { return r <= ' ' })
-		}
-		if isLit[n-1] {
-			it.parts[n-1][0] = strings.TrimRightFunc(it.parts[n-1][0], func(r rune) bool { return r <= ' ' })
-		}
-	}
-	if len(it.parts) == 0 || len(it.parts) == 1 && isLit[0] && it.parts[0][0] == "" {
-		return it, 0, inlErrf(pos, "empty item")
-	}
-	for _, p := range it.parts {
-		var l int64
-		for _, s := range p {
-			l += int64(len(s))
-		}
-		// each alternative appears count/len(p) times
-		it.bytes += l * (it.count / int64(len(p)))
-		if it.bytes > maxInlineBytes {
-			return it, 0, inlErrf(pos, "expression expands to more than %d bytes of names", maxInlineBytes)
-		}
-	}
-	return it, next, nil
-}
-
-func (it *inlItem) expand(out []string) []string {
-	if it.count == 0 {
-		return out
-	}
-	idx := make([]int, len(it.parts))
-	var b strings.Builder
-	for {
-		b.Reset()
-		for k, p := range it.parts {
-			b.WriteString(p[idx[k]])
-		}
-		out = append(out, b.String())
-		k := len(idx) - 1
-		for ; k >= 0; k-- {
-			idx[k]++
-			if idx[k] < len(it.parts[k]) {
-				break
-			}
-			idx[k] = 0
-		}
-		if k < 0 {
-			return out
-		}
-	}
-}
-
-// parseExpandSegment parses the segment opened at open (its '$') whose
-// inside starts at inner; it returns the values and the offset after '}'.
-func parseExpandSegment(expr string, open, inner int) ([]string, int, error) {
-	lx := &inlLexer{src: expr, pos: inner, open: open}
-	p := &inlListParser{lx: lx}
-	if err := p.advance(); err != nil {
-		return nil, 0, err
-	}
-	if p.tok.kind == itkEnd {
-		return nil, 0, inlErrf(open, "empty %s}", inlOpener(expr, open))
-	}
-	vals, err := p.values(0)
-	if err != nil {
-		return nil, 0, err
-	}
-	if p.tok.kind != itkEnd {
-		return nil, 0, inlErrf(p.tok.off, "unexpected %s in %s...}: expected '}' (a segment holds a range a..b, a list [a, b] or a literal)", p.tok.kind, inlOpener(expr, open))
-	}
-	return vals, p.tok.end, nil
-}
-
-type inlListParser struct {
-	lx  *inlLexer
-	tok inlTok
-}
-
-func (p *inlListParser) advance() error {
-	t, err := p.lx.next()
-	if err != nil {
-		return err
-	}
-	p.tok = t
-	return nil
-}
-
-// inlScalar is one literal of a range or list.
-type inlScalar struct {
-	off   int
-	isStr bool
-	i     int64
-	s     string
-}
-
-func (v inlScalar) String() string {
-	if v.isStr {
-		return v.s
-	}
-	return strconv.FormatInt(v.i, 10)
-}
-
-func (p *inlListParser) values(depth int) ([]string, error) {
-	if depth > maxInlineDepth {
-		return nil, inlErrf(p.tok.off, "expression nested too deeply")
-	}
-	switch p.tok.kind {
-	case itkLParen:
-		if err := p.advance(); err != nil {
-			return nil, err
-		}
-		vals, err := p.values(depth + 1)
-		if err != nil {
-			return nil, err
-		}
-		if p.tok.kind != itkRParen {
-			return nil, inlErrf(p.tok.off, "expected ')', found %s", p.tok.kind)
-		}
-		return vals, p.advance()
-	case itkLBrack:
-		return p.list()
-	}
-	lo, err := p.inlScalar()
-	if err != nil {
-		return nil, err
-	}
-	if p.tok.kind != itkRange && p.tok.kind != itkRangeExcl {
-		return []string{lo.String()}, nil
-	}
-	rt := p.tok
-	if err := p.advance(); err != nil {
-		return nil, err
-	}
-	hi, err := p.inlScalar()
-	if err != nil {
-		return nil, err
-	}
-	return inlExpandRange(lo, hi, rt)
-}
-
-func (p *inlListParser) list() ([]string, error) {
-	open := p.tok.off
-	if err := p.advance(); err != nil {
-		return nil, err
-	}
-	var out []string
-	for p.tok.kind != itkRBrack {
-		v, err := p.inlScalar()
-		if err != nil {
-			return nil, err
-		}
-		if len(out) >= maxInlineNames {
-			return nil, inlErrf(v.off, "list has more than %d elements", maxInlineNames)
-		}
-		out = append(out, v.String())
-		switch p.tok.kind {
-		case itkComma:
-			if err := p.advance(); err != nil {
-				return nil, err
-			}
-		case itkRBrack:
-		case itkRange, itkRangeExcl:
-			return nil, inlErrf(p.tok.off, "a range inside a list is not supported; write the range alone or list every value")
-		default:
-			return nil, inlErrf(p.tok.off, "expected ',' or ']' in list, found %s", p.tok.kind)
-		}
-	}
-	if len(out) == 0 {
-		return nil, inlErrf(open, "empty list")
-	}
-	return out, p.advance()
-}
-
-func (p *inlListParser) inlScalar() (inlScalar, error) {
-	t := p.tok
-	switch t.kind {
-	case itkStr:
-		return inlScalar{off: t.off, isStr: true, s: t.s}, p.advance()
-	case itkInt:
-		return inlScalar{off: t.off, i: t.i}, p.advance()
-	case itkMinus, itkPlus:
-		if err := p.advance(); err != nil {
-			return inlScalar{}, err
-		}
-		if p.tok.kind != itkInt {
-			return inlScalar{}, inlErrf(p.tok.off, "expected an integer after %s, found %s", t.kind, p.tok.kind)
-		}
-		v := p.tok.i
-		if t.kind == itkMinus {
-			v = -v
-		}
-		return inlScalar{off: t.off, i: v}, p.advance()
-	case itkIdent:
-		return inlScalar{}, inlErrf(t.off, "unexpected identifier %q: a node list segment holds literals only (quote names: '%s')", t.s, t.s)
-	}
-	return inlScalar{}, inlErrf(t.off, "expected a number or a quoted string, found %s", t.kind)
-}
-
-// inlExpandRange expands Groovy's lo..hi (inclusive) or lo..<hi (excluding hi);
-// a range runs downwards when lo > hi, as Groovy's does.
-func inlExpandRange(lo, hi inlScalar, rt inlTok) ([]string, error) {
-	if lo.isStr != hi.isStr {
-		return nil, inlErrf(rt.off, "range mixes a string and a number")
-	}
-	a, b := lo.i, hi.i
-	if lo.isStr {
-		ra, rb := inlRangeChar(lo.s), inlRangeChar(hi.s)
-		if ra < 0 || rb < 0 {
-			return nil, inlErrf(lo.off, "a string range needs single characters, as in 'a'..'z'")
-		}
-		a, b = int64(ra), int64(rb)
-		if min(a, b) < 0xD800 && max(a, b) > 0xDFFF {
-			return nil, inlErrf(lo.off, "a string range may not cross the UTF-16 surrogates U+D800..U+DFFF")
-		}
-	}
-	excl := rt.kind == itkRangeExcl
-	if excl && a == b {
-		return nil, inlErrf(rt.off, "empty range")
-	}
-	var n uint64
-	if a <= b {
-		n = uint64(b) - uint64(a) + 1
-	} else {
-		n = uint64(a) - uint64(b) + 1
-	}
-	if excl {
-		n--
-	}
-	if n > maxInlineNames || n == 0 { // n == 0: the full int64 span wrapped
-		return nil, inlErrf(lo.off, "range has more than %d values", maxInlineNames)
-	}
-	out := make([]string, 0, n)
-	step := int64(1)
-	if a > b {
-		step = -1
-	}
-	for k, v := uint64(0), a; k < n; k, v = k+1, v+step {
-		if lo.isStr {
-			out = append(out, string(rune(v)))
-		} else {
-			out = append(out, strconv.FormatInt(v, 10))
-		}
-	}
-	return out, nil
-}
-
-// inlRangeChar returns the single character of s usable in a Groovy string
-// range (a Java char: not a surrogate, within the BMP), or -1.
-func inlRangeChar(s string) rune {
-	r, n := utf8.DecodeRuneInString(s)
-	if n == 0 || n != len(s) || r == utf8.RuneError || r > 0xFFFF {
-		return -1
-	}
-	return r
-}
-
-// ---------------------------------------------------------------------------
 // compileInline: algorithm expressions
 
 // gtype is the Groovy type of an intermediate value.
@@ -811,6 +478,8 @@ const (
 	gInt                 // java.lang.Integer: 32-bit, wrapping
 	gLong                // java.lang.Long: 64-bit, wrapping
 	gString              // java.lang.String
+	gNull                // null: only a whole segment value
+	gList                // a list or range of a node list segment (inlNode.list)
 )
 
 func (t gtype) String() string {
@@ -821,6 +490,10 @@ func (t gtype) String() string {
 		return "Long"
 	case gString:
 		return "String"
+	case gNull:
+		return "null"
+	case gList:
+		return "list"
 	}
 	return "invalid"
 }
@@ -833,8 +506,11 @@ type gval struct {
 }
 
 func (v gval) str() string {
-	if v.t == gString {
+	switch v.t {
+	case gString:
 		return v.s
+	case gNull:
+		return "null" // as a GString writes it
 	}
 	return strconv.FormatInt(v.i, 10)
 }
@@ -871,6 +547,13 @@ type inlNode struct {
 	a, b *inlNode // operands
 	st   gtype    // static type, taking every column to be a Long
 	cols int      // number of column references below (0: constant)
+	list []string // st gList: the values' strings, in order
+	// gstr marks a GString (a double-quoted string with segments): its
+	// hashCode is not String.hashCode, so it is refused.
+	gstr bool
+	// closure marks a zero-parameter closure ({-> e} or ${-> e}), which a
+	// GString calls when it is written; only a whole segment may be one.
+	closure bool
 }
 
 // inlineExpr is a compiled algorithm expression.
@@ -905,14 +588,16 @@ type inlEvalFn func(vals []value, idx []int) (gval, error)
 // Groovy subset.
 func compileInline(expr string) (*inlineExpr, error) {
 	typ, start := inlineType(expr)
-	switch typ {
-	case "", "GROOVY":
-	default:
-		return nil, inlErrf(0, "inline expression type <%s> cannot be an algorithm expression (supported: <GROOVY>)", typ)
+	if start > 0 && typ != "GROOVY" {
+		return nil, inlErrf(0, "inline expression type <%s> cannot be an algorithm expression (supported: <GROOVY>)", expr[1:start-1])
 	}
 	if strings.TrimSpace(expr[start:]) == "" {
 		return nil, inlErrf(start, "empty expression")
 	}
+	// ShardingSphere evaluates "{it -> \"<expression>\"}": the text
+	// around the segments is the body of a Groovy string literal. Text
+	// without segments is used as it is.
+	dynamic := inlDynamic(expr[start:])
 	e := &inlineExpr{src: expr}
 	p := &inlExprParser{e: e, colIdx: map[string]int{}}
 	var lit strings.Builder
@@ -920,6 +605,11 @@ func compileInline(expr string) (*inlineExpr, error) {
 	for i < len(expr) {
 		c := expr[i]
 		if c != '$' {
+			if dynamic {
+				if err := inlGStringText(expr, i); err != nil {
+					return nil, err
+				}
+			}
 			lit.WriteByte(c)
 			i++
 			continue
@@ -936,6 +626,7 @@ func compileInline(expr string) (*inlineExpr, error) {
 		if err != nil {
 			return nil, err
 		}
+		n = inlUnwrap(n)
 		if n.cols == 0 {
 			e.parts = append(e.parts, inlPart{lit: n.lit.str()})
 		} else {
@@ -949,6 +640,18 @@ func compileInline(expr string) (*inlineExpr, error) {
 	e.parts = inlMergeLits(e.parts)
 	e.compileFast()
 	return e, nil
+}
+
+// inlGStringText refuses, in the text around segments, what Groovy would
+// read as string syntax rather than text: a double quote (it ends the
+// string), a backslash (an escape) and a line break (not allowed in a
+// one-line string).
+func inlGStringText(expr string, i int) error {
+	switch expr[i] {
+	case '"', '\\', '\n', '\r':
+		return inlErrf(i, "%q in the text of an expression with ${...} is Groovy string syntax (ShardingSphere reads the text as a string literal); it is not supported", expr[i])
+	}
+	return nil
 }
 
 func inlMergeLits(parts []inlPart) []inlPart {
@@ -1114,6 +817,8 @@ func (e *inlineExpr) compileFast() {
 			return true
 		case n.op == iopAdd && n.st == gString:
 			return walk(n.a) && walk(n.b)
+		case n.op == iopToString && (n.a.st == gInt || n.a.st == gLong):
+			return walk(n.a) // a Long's toString is its decimal digits
 		case leaf != nil || (n.st != gInt && n.st != gLong):
 			return false
 		}
@@ -1182,6 +887,9 @@ type inlExprParser struct {
 	lx     *inlLexer
 	tok    inlTok
 	depth  int
+	// nodeList parses a node list segment: constants only, plus lists
+	// and ranges; otherwise identifiers are sharding columns.
+	nodeList bool
 }
 
 func (p *inlExprParser) advance() error {
@@ -1193,23 +901,84 @@ func (p *inlExprParser) advance() error {
 	return nil
 }
 
+// segment parses the segment opened at open (its '$') whose inside starts
+// at inner; it returns the value (a closure unwrapped by the caller) and
+// the offset after its '}'.
 func (p *inlExprParser) segment(open, inner int) (*inlNode, int, error) {
 	p.lx = &inlLexer{src: p.e.src, pos: inner, open: open}
 	p.depth = 0
-	if err := p.advance(); err != nil {
-		return nil, 0, err
-	}
-	if p.tok.kind == itkEnd {
-		return nil, 0, inlErrf(open, "empty %s}", inlOpener(p.e.src, open))
-	}
-	n, err := p.expr()
+	n, err := p.segmentValue(open)
 	if err != nil {
 		return nil, 0, err
 	}
-	if p.tok.kind != itkEnd {
-		return nil, 0, inlErrf(p.tok.off, "unexpected %s: expected an operator or '}'", p.tok.kind)
-	}
 	return n, p.tok.end, nil
+}
+
+// segmentValue parses the inside of a segment whose '{' the lexer has just
+// passed, up to its '}' (p.tok is then that '}'). "${-> e}" is Groovy's
+// lazy form: a closure the GString calls when written.
+func (p *inlExprParser) segmentValue(open int) (*inlNode, error) {
+	if err := p.advance(); err != nil {
+		return nil, err
+	}
+	if p.tok.kind == itkEnd {
+		return nil, inlErrf(open, "empty %s}", inlOpener(p.lx.src, open))
+	}
+	lazy := p.tok.kind == itkArrow
+	if lazy {
+		if err := p.advance(); err != nil {
+			return nil, err
+		}
+	}
+	n, err := p.top()
+	if err != nil {
+		return nil, err
+	}
+	if p.tok.kind != itkEnd {
+		if p.nodeList {
+			return nil, inlErrf(p.tok.off, "unexpected %s in %s...}: expected '}' (a segment holds a range a..b, a list [a, b] or a value)", p.tok.kind, inlOpener(p.lx.src, open))
+		}
+		return nil, inlErrf(p.tok.off, "unexpected %s: expected an operator or '}'", p.tok.kind)
+	}
+	if lazy {
+		n = inlMarkClosure(n)
+	}
+	return n, nil
+}
+
+// inlMarkClosure returns n marked as a zero-parameter closure's body.
+func inlMarkClosure(n *inlNode) *inlNode {
+	c := *n
+	c.closure = true
+	return &c
+}
+
+// inlUnwrap returns the value a GString writes for n: a closure's result.
+func inlUnwrap(n *inlNode) *inlNode {
+	if !n.closure {
+		return n
+	}
+	c := *n
+	c.closure = false
+	return &c
+}
+
+// top parses an expression; in a node list also a range lo..hi or lo..<hi
+// (Groovy's '..' binds more loosely than + - * %).
+func (p *inlExprParser) top() (*inlNode, error) {
+	lo, err := p.expr()
+	if err != nil || !p.nodeList || p.tok.kind != itkRange && p.tok.kind != itkRangeExcl {
+		return lo, err
+	}
+	rt := p.tok
+	if err := p.advance(); err != nil {
+		return nil, err
+	}
+	hi, err := p.expr()
+	if err != nil {
+		return nil, err
+	}
+	return inlRangeNode(lo, hi, rt)
 }
 
 func (p *inlExprParser) enter() error {
@@ -1390,11 +1159,15 @@ func (p *inlExprParser) primary() (*inlNode, error) {
 		return inlLit(t.off, gval{t: typ, i: t.i}), p.advance()
 	case itkStr:
 		return inlLit(t.off, gval{t: gString, s: t.s}), p.advance()
+	case itkGStr:
+		return p.gstring(t)
+	case itkLBrace:
+		return p.closureLit()
 	case itkLParen:
 		if err := p.advance(); err != nil {
 			return nil, err
 		}
-		x, err := p.expr()
+		x, err := p.top()
 		if err != nil {
 			return nil, err
 		}
@@ -1408,6 +1181,12 @@ func (p *inlExprParser) primary() (*inlNode, error) {
 		}
 		if t.s == "Math" && p.tok.kind == itkDot {
 			return p.mathCall()
+		}
+		if t.s == "null" {
+			return inlLit(t.off, gval{t: gNull}), nil
+		}
+		if p.nodeList {
+			return nil, inlErrf(t.off, "unexpected identifier %q: a node list segment holds literals only (quote names: '%s')", t.s, t.s)
 		}
 		if groovyKeywords[t.s] || t.s == "Math" {
 			return nil, inlErrf(t.off, "%q is not supported here (identifiers are sharding columns)", t.s)
@@ -1423,11 +1202,81 @@ func (p *inlExprParser) primary() (*inlNode, error) {
 	case itkRange, itkRangeExcl:
 		return nil, inlErrf(t.off, "ranges are not allowed in an algorithm expression")
 	case itkLBrack:
+		if p.nodeList {
+			return p.list()
+		}
 		return nil, inlErrf(t.off, "lists are not allowed in an algorithm expression")
 	case itkEnd:
 		return nil, inlErrf(t.off, "expression ends early: expected a value before '}'")
 	}
 	return nil, inlErrf(t.off, "unexpected %s: expected a value", t.kind)
+}
+
+// gstring parses a double-quoted string with segments ("new${1+2}"), t
+// being its text up to the first one, into the concatenation of its texts
+// and its values' strings, as the GString's toString builds it.
+func (p *inlExprParser) gstring(t inlTok) (*inlNode, error) {
+	acc := inlLit(t.off, gval{t: gString, s: t.s})
+	saved := p.lx.open
+	defer func() { p.lx.open = saved }()
+	for open := t.open; open >= 0; {
+		p.lx.open = open
+		seg, err := p.segmentValue(open)
+		if err != nil {
+			return nil, err
+		}
+		seg = inlUnwrap(seg)
+		var part *inlNode
+		switch seg.st {
+		case gList:
+			return nil, inlErrf(seg.off, "a list or range inside a nested string is not supported")
+		case gNull:
+			part = inlLit(seg.off, gval{t: gString, s: "null"})
+		default:
+			if part, err = inlUnary(iopToString, seg.off, seg); err != nil {
+				return nil, err
+			}
+		}
+		if acc, err = inlBinary(iopAdd, seg.off, acc, part); err != nil {
+			return nil, err
+		}
+		var text string
+		if text, open, err = p.lx.strBody('"', t.off); err != nil {
+			return nil, err
+		}
+		if text != "" {
+			if acc, err = inlBinary(iopAdd, seg.off, acc, inlLit(seg.off, gval{t: gString, s: text})); err != nil {
+				return nil, err
+			}
+		}
+	}
+	g := *acc
+	g.gstr = true
+	return &g, p.advance()
+}
+
+// closureLit parses "{-> e}" (p.tok is the '{'): a closure without
+// parameters. One with parameters, or Groovy's implicit "it", is refused: a
+// GString hands such a closure its Writer instead of calling it for a value.
+func (p *inlExprParser) closureLit() (*inlNode, error) {
+	open := p.tok.off
+	if err := p.advance(); err != nil {
+		return nil, err
+	}
+	if p.tok.kind != itkArrow {
+		return nil, inlErrf(open, "only a closure without parameters, {-> ...}, is supported")
+	}
+	if err := p.advance(); err != nil {
+		return nil, err
+	}
+	body, err := p.expr()
+	if err != nil {
+		return nil, err
+	}
+	if p.tok.kind != itkEnd {
+		return nil, inlErrf(p.tok.off, "unexpected %s: expected an operator or the closure's '}'", p.tok.kind)
+	}
+	return inlMarkClosure(body), p.advance()
 }
 
 // mathCall parses ".abs(x)" after "Math".
@@ -1460,7 +1309,13 @@ func inlLit(off int, v gval) *inlNode { return &inlNode{op: iopLit, off: off, li
 // inlBinary builds a binary node, checking what can be checked statically
 // and folding constants.
 func inlBinary(op inlOp, off int, a, b *inlNode) (*inlNode, error) {
-	n := &inlNode{op: op, off: off, a: a, b: b, cols: a.cols + b.cols}
+	if err := inlOperand(op, off, a); err != nil {
+		return nil, err
+	}
+	if err := inlOperand(op, off, b); err != nil {
+		return nil, err
+	}
+	n := &inlNode{op: op, off: off, a: a, b: b, cols: a.cols + b.cols, gstr: op == iopAdd && (a.gstr || b.gstr)}
 	n.st = gBinType(op, a.st, b.st)
 	// A static String type is certain whatever the columns hold at run
 	// time (a literal, toString(), or a concatenation), so this is exact.
@@ -1474,6 +1329,12 @@ func inlBinary(op inlOp, off int, a, b *inlNode) (*inlNode, error) {
 }
 
 func inlUnary(op inlOp, off int, a *inlNode) (*inlNode, error) {
+	if err := inlOperand(op, off, a); err != nil {
+		return nil, err
+	}
+	if op == iopHash && a.gstr {
+		return nil, inlErrf(off, "hashCode of a GString (a double-quoted string with ${...}) is not String.hashCode; call .toString() first")
+	}
 	n := &inlNode{op: op, off: off, a: a, cols: a.cols}
 	switch op {
 	case iopHash:
@@ -1495,6 +1356,21 @@ func inlUnary(op inlOp, off int, a *inlNode) (*inlNode, error) {
 	return inlFold(n)
 }
 
+// inlOperand refuses operands Groovy would not compute as shardkey does:
+// null (Groovy's NullObject has its own rules), lists and ranges, and
+// closures (only a whole segment may be one).
+func inlOperand(op inlOp, off int, a *inlNode) error {
+	switch {
+	case a.closure:
+		return inlErrf(off, "%s is not supported on a closure (a closure may only be a whole ${...} value)", iopNames[op])
+	case a.st == gNull:
+		return inlErrf(off, "%s is not supported on null", iopNames[op])
+	case a.st == gList:
+		return inlErrf(off, "%s is not supported on a list or range", iopNames[op])
+	}
+	return nil
+}
+
 // inlFold evaluates a node without columns at compile time.
 func inlFold(n *inlNode) (*inlNode, error) {
 	if n.cols != 0 {
@@ -1504,7 +1380,9 @@ func inlFold(n *inlNode) (*inlNode, error) {
 	if err != nil {
 		return nil, err
 	}
-	return inlLit(n.off, v), nil
+	f := inlLit(n.off, v)
+	f.gstr = n.gstr
+	return f, nil
 }
 
 // gBinType is the static type of a binary operation.

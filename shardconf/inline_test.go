@@ -56,6 +56,13 @@ func TestExpandInline(t *testing.T) {
 		}},
 		{"<GROOVY>t_${1..2}", []string{"t_1", "t_2"}},
 		{"<LITERAL>t_${1..3}, t_x ,y", []string{"t_${1..3}", "t_x", "y"}},
+		// text without a segment is split and trimmed, nothing else
+		{"a,,b", []string{"a", "b"}},
+		{"a, ,b,", []string{"a", "b"}},
+		{"t_$x", []string{"t_$x"}},
+		{"t_${1},", []string{"t_1"}},
+		// Groovy's '..' binds more loosely than '+'
+		{"t_${0..1 + 1}", []string{"t_0", "t_1", "t_2"}},
 		{"ds_${0..999}", nil}, // length checked below
 	}
 	for _, tt := range tests {
@@ -91,10 +98,10 @@ func TestExpandInlineErrors(t *testing.T) {
 		{"t_${0..b}", 7, "identifier"},
 		{"t_${}", 2, "empty ${}"},
 		{"t_$->{ }", 2, "empty $->{}"},
-		{"a,,b", 2, "empty item"},
-		{"a, ,b", 2, "empty item"},
-		{"a,b,", 4, "empty item"},
-		{"t_$x", 2, "'$' must start"},
+		{"t_${1},,b", 7, "empty item"},
+		{"t_${1}, ,b", 8, "empty item"},
+		{"t_${1},b, ", 10, "empty item"},
+		{"t_${1}$x", 6, "'$' must start"},
 		{"t_${0..3}$", 9, "'$' must start"},
 		{"t_${01}", 4, "leading zero"},
 		{"t_${1.5}", 4, "floating-point"},
@@ -107,10 +114,11 @@ func TestExpandInlineErrors(t *testing.T) {
 		{"t_${'ab'..'c'}", 4, "single characters"},
 		{"t_${'a'..1}", 7, "mixes"},
 		{"t_${'abc}", 4, "unterminated string"},
-		{"t_${\"a${x}\"}", 6, "nested GString"},
+		{"t_${\"a${x}\"}", 8, "identifier"},
 		{"t_${'\\q'}", 5, "escape"},
-		{"t_${0..3 + 1}", 9, "expected '}'"},
-		{"t_${{0}}", 4, "closure"},
+		{"t_${0..3 1}", 9, "expected '}'"},
+		{"t_${{0}}", 4, "closure without parameters"},
+		{"t_${-> 1}", 7, "closure"},
 		{"t_${0..2000000}", 4, "more than 1000000"},
 		{"t_${0..999}_${0..9999}", 12, "more than 1000000"},
 		{"t_${-9223372036854775807..9223372036854775807}", 4, "more than 1000000"},
@@ -305,7 +313,7 @@ func TestCompileInlineErrors(t *testing.T) {
 		{"t_$id", 2, "'$' must start"},
 		{"t_${}", 2, "empty ${}"},
 		{"t_${id ? 1 : 2}", 7, "unexpected character"},
-		{"t_${\"x${id}\"}", 6, "nested GString"},
+		{"t_${\"x$id\"}", 6, "must start ${...}"},
 		{"t_${'\\ud800'}", 5, "surrogate"},
 		{"t_${" + strings.Repeat("(", 100) + "id" + strings.Repeat(")", 100) + "}", 68, "nested too deeply"},
 		{"t_${" + strings.Repeat("-", 100) + "id}", 67, "nested too deeply"},
@@ -459,7 +467,8 @@ func TestIntTemplate(t *testing.T) {
 		{"t_${id.hashCode()}", true, "t_", "", -1, 0},
 		{"t_${id % 2}_${id % 3}", false, "", "", 0, 0},
 		{"t_${a % 2}_${b % 2}", false, "", "", 0, 0},
-		{"t_${id.toString()}", false, "", "", 0, 0},
+		{"t_${id.toString()}", true, "t_", "", 42, 42},
+		{"t_${\"x${id % 4}\"}", true, "t_x", "", 7, 3},
 		{"${'t_' + id + 1}", true, "t_", "1", 7, 7}, // (('t_' + id) + 1): "t_71"
 		{"t_${'x'}", false, "", "", 0, 0},
 		{"t_0", false, "", "", 0, 0},
@@ -567,6 +576,9 @@ func FuzzExpandInline(f *testing.F) {
 		"ds_${0..1}.t_order_${0..3}", "ds_$->{0..1}.t_$->{[0, 1]}", "t_${3..0}", "t_${0..<3}",
 		"a,b , c", "t_${['a,b', \"c\"]}", "t_${'a'..'c'}", "<LITERAL>a,b", "<GROOVY>t_${1..2}",
 		"t_${0..3", "t_${a..3}", "", "t_${}", "t_$", "t_${-1..1}", "t_${'\\u8ba2'}", "${(0..1)}",
+		"t_${[\"new${1+2}\",'old']}_${1..2}", "t_${null}_${[0,0,1]}", "${1+2}", "\"t_${0..1}\",x",
+		"<INTERVAL>P=t_;SP=yyyy_MM;DIA=1;DIU=Months;DL=2023_01;DU=2023_06",
+		"<INTERVAL>P=t_;SP=HH_mm;DIA=-7;DIU=Minutes;DL=23_59;DU=00_00", "<INTERVAL>P=t_;SP=MM;DIA=5;DIU=Days;DL=12;DU=01",
 	} {
 		f.Add(s)
 	}
@@ -595,6 +607,7 @@ func FuzzCompileInline(f *testing.F) {
 		"${'t_' + (id % 4)}", "$->{'t_' + id + 1}", "t_${-id * 3 - 7}", "t_${id.hashCode().abs()}",
 		"t_${2147483647 + id.hashCode()}", "t_${100 % (id - 5)}", "t_${id.toString()}", "t_${id / 2}",
 		"t_${id", "t_${'a\\u00e9'}", "t_${Math.abs(id) % 3L}",
+		"t_${\"x${id % 2}\"}", "t_${-> id % 2}", "t_${{-> id}}", "t_${null}", "t_${\"${null}\"}",
 	} {
 		f.Add(s, int64(7), "abc")
 	}
