@@ -116,23 +116,49 @@ func problems(err error) []string {
 	return out
 }
 
+// unreachableLines renders the partitions no data node serves, one a line
+// with the file, line and column of the algorithm that computes them.
+func unreachableLines(file string, us []shardconf.Unreachable) []string {
+	out := make([]string, 0, len(us))
+	for _, u := range us {
+		loc := file
+		if u.Pos.Line > 0 {
+			loc = fmt.Sprintf("%s:%d:%d", file, u.Pos.Line, u.Pos.Column)
+		}
+		if u.Pos.Path != "" {
+			loc += ": " + u.Pos.Path
+		}
+		out = append(out, fmt.Sprintf("%s: %s (a value there fails with no route)", loc, u))
+	}
+	return out
+}
+
 var validateCmd = &command{
 	name:     "validate",
-	synopsis: "[-keygen-props k=v,...] [-o text|json] [-rules] RULES.yaml",
+	synopsis: "[-strict] [-keygen-props k=v,...] [-o text|json] [-rules] RULES.yaml",
 	summary:  "check a sharding rule file",
 	details: `Validate loads a ShardingSphere-style rule file (5.x rules: or 4.x
 shardingRule:), compiles every table, algorithm and key generator, and
 prints every problem to stderr with its file, line, column and YAML path.
 It exits 1 when there is any. With -o json the result, problems included,
 goes to stdout.
+
+A partition an algorithm computes but no data node serves (MOD with a
+sharding-count above the tables, an INTERVAL whose datetime-upper runs
+past the last table, an INLINE "% 4" over two tables) loads, as in
+ShardingSphere: a value landing there fails with no route at the
+statement. Validate lists each as a warning (exit 0); with -strict they
+are problems (exit 1).
 `,
 	examples: `  shardkey validate rules.yaml
   shardkey validate -rules rules.yaml
   shardkey validate -keygen-props worker-id=1 rules.yaml
   shardkey validate -o json rules.yaml
+  shardkey validate -strict rules.yaml
 `,
 	setup: func(fs *flag.FlagSet) action {
 		rf := addRulesFlags(fs)
+		strict := fs.Bool("strict", false, "treat partitions no data node serves as problems (exit 1)")
 		return func(args []string, stdout io.Writer) error {
 			file, rest, err := rf.file(args)
 			if err != nil {
@@ -146,36 +172,46 @@ goes to stdout.
 			if errors.As(err, &ue) {
 				return err
 			}
+			var ps, warnings []string
+			if err != nil {
+				ps = problems(err)
+			} else {
+				warnings = unreachableLines(file, r.Unreachable())
+				if *strict {
+					ps, warnings = warnings, nil
+				}
+			}
 			if rf.out.value == "json" {
 				res := struct {
 					OK          bool     `json:"ok"`
 					Problems    []string `json:"problems"`
+					Warnings    []string `json:"warnings,omitempty"`
 					Notes       []string `json:"notes,omitempty"`
 					Tables      []string `json:"tables,omitempty"`
 					DataSources []string `json:"dataSources,omitempty"`
-				}{OK: err == nil, Problems: []string{}}
+				}{OK: len(ps) == 0, Problems: append([]string{}, ps...), Warnings: warnings}
 				if len(placeholders) > 0 {
 					res.Notes = []string{placeholderNote(placeholders)}
 				}
-				if err != nil {
-					res.Problems = problems(err)
-				} else {
+				if err == nil {
 					res.Tables, res.DataSources = r.Tables(), r.DataSources()
 				}
 				if werr := writeJSON(stdout, res); werr != nil {
 					return werr
 				}
-				if err != nil {
+				if len(ps) > 0 {
 					return errSilent
 				}
 				return nil
 			}
-			if err != nil {
+			if len(ps) > 0 {
 				// Problems are diagnostics: stderr, one a line, like a compiler's.
-				ps := problems(err)
 				return fmt.Errorf("%s: %d problem(s):\n%s", file, len(ps), strings.Join(ps, "\n"))
 			}
 			fmt.Fprintf(stdout, "%s: ok (%d tables, %d data sources)\n", file, len(r.Tables()), len(r.DataSources()))
+			for _, w := range warnings {
+				fmt.Fprintf(stdout, "warning: %s\n", w)
+			}
 			if len(placeholders) > 0 {
 				fmt.Fprintf(stdout, "note: %s\n", placeholderNote(placeholders))
 			}
