@@ -26,7 +26,10 @@ package shardconf
 //     upper - lower >= sharding-count - 1; otherwise each value lower..upper
 //     (bound types ignored, offsets ignored).
 //   - HASH_MOD: Math.abs((long) value.hashCode()) % sharding-count; ranges
-//     return every target. SQL integer literals reach it as Integer when they
+//     return every target. With normalize-numeric-int-range: true (current
+//     ShardingSphere, default false) a Long or BigInteger that fits an int
+//     hashes as that Integer (its own value), so -1 is t_1 whatever
+//     carries it; beyond the int range hashing is unchanged. SQL integer literals reach it as Integer when they
 //     fit an int, Long when they fit a long, BigInteger beyond; JDBC setLong
 //     gives Long.
 //   - Both turn the shard number into a name with findMatchedTargetName:
@@ -61,7 +64,8 @@ package shardconf
 //     text is cut, as Java cuts toString(): "007" and 7 differ there, as
 //     they do in ShardingSphere;
 //   - HASH_MOD hashes every integer as a Java Long (Long.hashCode), as JDBC
-//     setLong delivers it. ShardingSphere itself hashes a SQL literal that
+//     setLong delivers it (with normalize-numeric-int-range, an integer in
+//     the int range as an Integer, as Java then does for every carrier). ShardingSphere itself hashes a SQL literal that
 //     fits an int as an Integer: the two agree for 0..2^31-1 but differ for
 //     negative values (Integer -5 hashes to -5, Long -5 to 4). A uint64 above
 //     int64 hashes as the java.math.BigInteger Java would hold it; strings
@@ -696,6 +700,9 @@ func (m *modAlgorithm) within(r span, dst []int) ([]int, error) {
 
 type hashModAlgorithm struct {
 	count    int64
+	// intRange is normalize-numeric-int-range: an integer that fits a Java
+	// int hashes as an Integer (its own value) rather than as a Long.
+	intRange bool
 	shards   *apShards
 	idx      []int32 // shards.dense when every shard has a target (fast.go)
 	ntargets int
@@ -703,8 +710,9 @@ type hashModAlgorithm struct {
 }
 
 func newHashModAlgorithm(spec algoSpec) (shardFunc, error) {
-	r := apRead(spec, "sharding-count")
+	r := apRead(spec, "sharding-count", "normalize-numeric-int-range")
 	count := r.int("sharding-count", 1, math.MaxInt32, 0, true)
+	intRange := r.boolean("normalize-numeric-int-range", false)
 	if err := r.err(); err != nil {
 		return nil, err
 	}
@@ -712,8 +720,26 @@ func newHashModAlgorithm(spec algoSpec) (shardFunc, error) {
 	if err != nil {
 		return nil, err
 	}
-	h := &hashModAlgorithm{count: count, shards: shards, idx: shards.dense, ntargets: len(spec.targets), div: newDivisor(uint64(count))}
+	h := &hashModAlgorithm{count: count, intRange: intRange, shards: shards, idx: shards.dense, ntargets: len(spec.targets), div: newDivisor(uint64(count))}
+	if intRange {
+		return apMaybeHide(hashModIntRange{h}, shards), nil
+	}
 	return apMaybeHide(h, shards), nil
+}
+
+// hashModIntRange keeps a normalize-numeric-int-range HASH_MOD off fast.go's
+// Long-hashing kernel; its own oneInt hashes int-range values as Integers.
+type hashModIntRange struct{ *hashModAlgorithm }
+
+func (h hashModIntRange) oneInt(i int64) (int, bool) {
+	if i < math.MinInt32 || i > math.MaxInt32 {
+		return h.hashModAlgorithm.oneInt(i)
+	}
+	a := i // Integer.hashCode is the value; Math.abs of its long
+	if a < 0 {
+		a = -a
+	}
+	return int(h.idx[h.div.mod(uint64(a))]), true
 }
 
 func (h *hashModAlgorithm) one(v value) (int, error) {
@@ -723,6 +749,9 @@ func (h *hashModAlgorithm) one(v value) (int, error) {
 	c, err := javaHashCode(v)
 	if err != nil {
 		return -1, err
+	}
+	if h.intRange && v.kind == kindInt && v.i >= math.MinInt32 && v.i <= math.MaxInt32 {
+		c = int32(v.i) // normalize-numeric-int-range: hashed as the Integer it fits
 	}
 	a := int64(c)
 	if a < 0 {
