@@ -699,7 +699,7 @@ func (m *modAlgorithm) within(r span, dst []int) ([]int, error) {
 // ---- HASH_MOD ----
 
 type hashModAlgorithm struct {
-	count    int64
+	count int64
 	// intRange is normalize-numeric-int-range: an integer that fits a Java
 	// int hashes as an Integer (its own value) rather than as a Long.
 	intRange bool
