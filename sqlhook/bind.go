@@ -31,16 +31,22 @@ func (h *hook) bind(ctx context.Context, p *plan, args []driver.NamedValue) (*ro
 			return nil, fmt.Errorf("%w: named argument %q in a statement on a logic table", ErrUnsupported, args[i].Name)
 		}
 	}
+	if err := h.checkUnroutedHints(ctx, p); err != nil {
+		return nil, err
+	}
 	switch p.kind {
 	case kindDDL:
-		return h.bindDDL(p, args)
+		return h.bindDDL(ctx, p, args)
 	case kindInsert:
 		return h.bindInsert(ctx, p, args)
 	}
-	return h.bindWhere(p, args)
+	return h.bindWhere(ctx, p, args)
 }
 
-func (h *hook) bindDDL(p *plan, args []driver.NamedValue) (*routed, error) {
+func (h *hook) bindDDL(ctx context.Context, p *plan, args []driver.NamedValue) (*routed, error) {
+	if err := refuseDDLHint(ctx, p.tables[0].logic); err != nil {
+		return nil, err
+	}
 	ts, err := h.router.Targets(p.tables[0].logic)
 	if err != nil {
 		return nil, err
@@ -120,7 +126,9 @@ func listValues(v any) ([]any, error) {
 	return out, nil
 }
 
-func (h *hook) bindWhere(p *plan, args []driver.NamedValue) (*routed, error) {
+// bindWhere routes a SELECT, UPDATE or DELETE by its WHERE clause and the
+// hints of ctx.
+func (h *hook) bindWhere(ctx context.Context, p *plan, args []driver.NamedValue) (*routed, error) {
 	if p.routed < 0 {
 		return h.bindBroadcast(p, args)
 	}
@@ -136,12 +144,7 @@ func (h *hook) bindWhere(p *plan, args []driver.NamedValue) (*routed, error) {
 		if err != nil {
 			return nil, err
 		}
-		var ts []shardconf.Target
-		if h.opts.scatter {
-			ts, err = h.router.Scatter(main, conds...)
-		} else {
-			ts, err = h.router.Route(main, conds...)
-		}
+		ts, err := h.routeTable(ctx, main, conds)
 		if err != nil {
 			return nil, err
 		}
@@ -155,7 +158,7 @@ func (h *hook) bindWhere(p *plan, args []driver.NamedValue) (*routed, error) {
 			}
 		}
 	}
-	if err := h.checkKeyChange(p, targets, args); err != nil {
+	if err := h.checkKeyChange(ctx, p, targets, args); err != nil {
 		return nil, err
 	}
 	if len(targets) == 0 {
@@ -166,6 +169,9 @@ func (h *hook) bindWhere(p *plan, args []driver.NamedValue) (*routed, error) {
 			return nil, err
 		}
 		targets = all[:1]
+	}
+	if err := h.checkPartnerHints(ctx, p, targets); err != nil {
+		return nil, err
 	}
 	if len(targets) > 1 {
 		if p.kind == kindSelect && p.sel.multi != "" {
@@ -448,7 +454,7 @@ func (h *hook) bindInsert(ctx context.Context, p *plan, args []driver.NamedValue
 				}
 				conds = append(conds, shardconf.Eq(col, v))
 			}
-			ts, err := h.router.Route(table.logic, conds...)
+			ts, err := h.router.RouteContext(ctx, table.logic, conds...)
 			if err != nil {
 				return nil, fmt.Errorf("row %d: %w", r+1, err)
 			}

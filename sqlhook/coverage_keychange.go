@@ -1,6 +1,7 @@
 package sqlhook
 
 import (
+	"context"
 	"database/sql/driver"
 	"fmt"
 	"slices"
@@ -33,8 +34,9 @@ func keyChangeError(table, column, value, why string) error {
 }
 
 // checkKeyChange refuses an UPDATE routed to targets whose assignments to
-// sharding columns would leave a row where its new values do not route.
-func (h *hook) checkKeyChange(p *plan, targets []shardconf.Target, args []driver.NamedValue) error {
+// sharding columns would leave a row where its new values do not route
+// (with the hints of ctx, which route the table's hint strategies).
+func (h *hook) checkKeyChange(ctx context.Context, p *plan, targets []shardconf.Target, args []driver.NamedValue) error {
 	if len(p.keySets) == 0 || len(targets) == 0 {
 		return nil // no assignment, or a WHERE no row can match
 	}
@@ -65,12 +67,8 @@ func (h *hook) checkKeyChange(p *plan, targets []shardconf.Target, args []driver
 		if err != nil {
 			return err
 		}
-		var ts []shardconf.Target
-		if h.opts.scatter {
-			ts, err = h.router.Scatter(main, all...)
-		} else {
-			ts, err = h.router.Route(main, all...)
-		}
+		// With the statement's hints: a hint strategy keeps routing by them.
+		ts, err := h.routeTable(ctx, main, all)
 		if err != nil {
 			return keyChangeError(main, first.column, valueText(value(first.val, args)), "the new values do not route to one table: "+err.Error())
 		}

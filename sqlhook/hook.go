@@ -115,6 +115,9 @@ func (h *hook) routeContext(ctx context.Context, query string, args []driver.Nam
 		return nil, &StatementError{SQL: query, Err: err}
 	}
 	if p.passthrough {
+		if err := refusePassthroughHint(ctx); err != nil && !isSavepoint(query) {
+			return nil, &StatementError{SQL: query, Err: err}
+		}
 		return &routed{units: []unit{{ds: h.defaultDS, sql: query, args: args}}, passthrough: true,
 			merge: mergeSpec{limit: -1}, txControl: isSavepoint(query)}, nil
 	}

@@ -1,0 +1,120 @@
+package sqlhook
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/shardkey/shardkey/shardconf"
+)
+
+// Hints (shardconf.WithHint) travel in the context of each statement
+// execution: QueryContext, ExecContext, a prepared statement's
+// ExecContext/QueryContext (not PrepareContext's: a statement is routed
+// when it runs), a transaction's statements (not BeginTx's). Every table
+// a statement routes is routed with that context, so a hint-strategy
+// table is never placed by a path that ignores its hint; a hint that
+// cannot be honoured refuses the statement before anything runs.
+
+// routeTable routes the statement's driving table with the hints of ctx.
+func (h *hook) routeTable(ctx context.Context, table string, conds []shardconf.Cond) ([]shardconf.Target, error) {
+	if h.opts.scatter {
+		return h.router.ScatterContext(ctx, table, conds...)
+	}
+	return h.router.RouteContext(ctx, table, conds...)
+}
+
+// hintReaches reports whether ctx carries hint values that would route
+// table: its own hint's, or AllTables' (shardconf.HintFrom).
+func hintReaches(ctx context.Context, table string) bool {
+	if !shardconf.HasHints(ctx) {
+		return false
+	}
+	for _, name := range []string{table, shardconf.AllTables} {
+		if hn, ok := shardconf.HintFrom(ctx, name); ok && len(hn.Database)+len(hn.Table) > 0 {
+			return true
+		}
+	}
+	return false
+}
+
+// checkUnroutedHints refuses a hint for a table the statement names but
+// does not route by a strategy (a broadcast table): the router reports
+// it as shardconf.ErrUnusedHint, as it does for any table whose
+// strategies do not consume the hint.
+func (h *hook) checkUnroutedHints(ctx context.Context, p *plan) error {
+	if !shardconf.HasHints(ctx) {
+		return nil
+	}
+	for _, t := range p.tables {
+		if !t.broadcast || !hintReaches(ctx, t.logic) {
+			continue
+		}
+		if _, err := h.router.RouteContext(ctx, t.logic); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// checkPartnerHints: a binding partner follows the driving table's
+// target, by position. A hint the context carries for the partner must
+// agree with that pairing; one that does not (or that its strategies
+// cannot use) refuses the statement instead of being ignored.
+func (h *hook) checkPartnerHints(ctx context.Context, p *plan, targets []shardconf.Target) error {
+	if !shardconf.HasHints(ctx) {
+		return nil
+	}
+	main := p.tables[p.routed].logic
+	for _, pt := range p.tables {
+		if pt.partnerOf < 0 || !hintReaches(ctx, pt.logic) {
+			continue
+		}
+		// Scatter: only the partner's hint strategies narrow the set; its
+		// conditions are the driving table's business.
+		allowed, err := h.router.ScatterContext(ctx, pt.logic)
+		if err != nil {
+			return err
+		}
+		for _, t := range targets {
+			bt, err := h.partner(main, t, pt.logic)
+			if err != nil {
+				return err
+			}
+			if !containsTarget(allowed, bt) {
+				return fmt.Errorf("%w: the hint for binding table %s routes it to %v, but the statement pairs it with %s.%s (its binding partner %s routes to %s.%s)",
+					ErrUnsupported, pt.logic, allowed, bt.DataSource, bt.Table, main, t.DataSource, t.Table)
+			}
+		}
+	}
+	return nil
+}
+
+// refuseDDLHint refuses DDL on a table a hint reaches: DDL runs on every
+// physical table, and a hint asks for some of them only.
+func refuseDDLHint(ctx context.Context, table string) error {
+	if hintReaches(ctx, table) {
+		return fmt.Errorf("%w: DDL on %s runs on every physical table; the context's hint (shardconf.WithHint) cannot narrow it, run it without one",
+			ErrUnsupported, table)
+	}
+	return nil
+}
+
+// refusePassthroughHint refuses a statement that names no sharded or
+// broadcast table while the context carries a hint for every table
+// (shardconf.AllTables): it would run on the default data source whatever
+// data source the hint names.
+func refusePassthroughHint(ctx context.Context) error {
+	if !shardconf.HasHints(ctx) {
+		return nil
+	}
+	hn, ok := shardconf.HintFrom(ctx, shardconf.AllTables)
+	if !ok || len(hn.Database)+len(hn.Table) == 0 {
+		return nil
+	}
+	kind := "database (*)"
+	if len(hn.Table) > 0 {
+		kind = "table (*)"
+	}
+	return fmt.Errorf("%w: the statement names no sharded table and runs on the default data source: %w",
+		ErrUnsupported, &shardconf.RouteError{Table: shardconf.AllTables, Hint: kind, Err: shardconf.ErrUnusedHint})
+}
