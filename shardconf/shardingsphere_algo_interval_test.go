@@ -265,3 +265,38 @@ func atGapsAny(t *testing.T, typ string, props map[string]string, targets []stri
 	}
 	return f
 }
+
+// ShardingSphere: MonthTemporalHandlerTest.assertParse, assertIsAfter,
+// assertAdd, as the intervals of a month-only INTERVAL show them: "1"
+// parses as January; a walk continues while the month is not after the
+// upper one and the next step stays within December.
+func TestShardingSphereMonthTemporalHandler(t *testing.T) {
+	tables := []string{"t_01", "t_02", "t_10", "t_11", "t_12"}
+	f := atGapsAny(t, "INTERVAL", ssIntervalProps("MM", "01", "02", "MM", 1, "Months"), tables)
+	for v, want := range map[string]string{"1": "t_01", "02": "t_02", "03": ""} {
+		if got := atName(t, f, tables, v); got != want {
+			t.Errorf("01..02: %q -> %q, want %q", v, got, want)
+		}
+	}
+	f = atGapsAny(t, "INTERVAL", ssIntervalProps("MM", "10", "12", "MM", 1, "Months"), tables)
+	for v, want := range map[string]string{"10": "t_10", "11": "t_11", "12": ""} {
+		if got := atName(t, f, tables, v); got != want {
+			t.Errorf("10..12: %q -> %q, want %q", v, got, want)
+		}
+	}
+	_, err := atTry("INTERVAL", ssIntervalProps("MM", "10", "11", "MM", 3, "Months"), tables)
+	atErrContains(t, err, "no interval")
+}
+
+// ShardingSphere: LocalTimeTemporalHandlerTest.assertParse, assertIsAfter,
+// assertAdd: 00:00:00 parses, is not after itself, and plus one hour is
+// 01:00.
+func TestShardingSphereLocalTimeTemporalHandler(t *testing.T) {
+	tables := []string{"t_00", "t_01"}
+	f := atCompile(t, "INTERVAL", ssIntervalProps("HH:mm:ss", "00:00:00", "00:00:00", "HH", 1, "Hours"), tables)
+	for v, want := range map[string]string{"00:00:00": "t_00", "00:59:59": "t_00", "01:00:00": ""} {
+		if got := atName(t, f, tables, v); got != want {
+			t.Errorf("%q -> %q, want %q", v, got, want)
+		}
+	}
+}
