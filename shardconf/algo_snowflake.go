@@ -323,7 +323,7 @@ func newSnowflakeIntervalAlgorithm(spec algoSpec) (shardFunc, error) {
 		switch {
 		case err != nil:
 			r.fail("sharding-suffix-pattern", err.Error())
-		case !p.complete() || p.level > ivDay:
+		case !p.complete() || p.level > ivDay || p.has[ivQuarter]:
 			r.fail("sharding-suffix-pattern", "must name the year, and optionally the month and then the day (yyyy, yyyyMM, yyyyMMdd)")
 		case !p.fixed:
 			r.fail("sharding-suffix-pattern", "every field must have a fixed width (MM, dd, not M, d)")

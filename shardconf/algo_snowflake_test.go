@@ -321,6 +321,8 @@ func TestSnowflakeIntervalErrors(t *testing.T) {
 		{map[string]string{"sharding-suffix-pattern": "MMdd"}, "sharding-suffix-pattern"},
 		{map[string]string{"sharding-suffix-pattern": "yyyyM"}, "sharding-suffix-pattern"},
 		{map[string]string{"sharding-suffix-pattern": "yyyyMMM"}, "sharding-suffix-pattern"},
+		{map[string]string{"sharding-suffix-pattern": "yyyyMMQQ"}, "sharding-suffix-pattern"}, // a quarter cannot be read back
+		{map[string]string{"sharding-suffix-pattern": "yyyyQQ"}, "sharding-suffix-pattern"},
 		{map[string]string{"sharding-suffix-pattern": "yyyyMM", "datetime-interval-unit": "WEEKS"}, "datetime-interval-unit"},
 		{map[string]string{"sharding-suffix-pattern": "yyyyMM", "time-zone": "Mars/Olympus"}, "time-zone"},
 		{map[string]string{"sharding-suffix-pattern": "yyyyMM", "time-zone": "+25:00"}, "time-zone"},
