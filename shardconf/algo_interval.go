@@ -812,22 +812,7 @@ func ivReadProps(spec algoSpec) (ivProps, error) {
 		} else {
 			p.upper = p.defaultUpper()
 		}
-		if p.suf != nil {
-			for _, k := range p.suf.toks {
-				if k.f != ivNone && !p.kind.gives(k.f) {
-					r.fail("sharding-suffix-pattern", fmt.Sprintf("needs the %s, which datetime-pattern %q (%s) does not give",
-						ivFieldNames[k.f], patSrc, ivKindNames[p.kind]))
-					break
-				}
-			}
-		}
-		if !p.kind.canStep(p.unit) {
-			if _, given := r.str("datetime-interval-unit"); given {
-				r.fail("datetime-interval-unit", fmt.Sprintf("%s cannot step by %s", ivKindNames[p.kind], p.unit.name))
-			} else {
-				r.fail("datetime-interval-unit", fmt.Sprintf("required: %s cannot step by the default Days", ivKindNames[p.kind]))
-			}
-		}
+		p.checkKind(r)
 	}
 	if err := r.err(); err != nil {
 		return p, err
@@ -840,6 +825,27 @@ func ivReadProps(spec algoSpec) (ivProps, error) {
 			reason: "after now (" + p.upper.Format("2006-01-02 15:04:05") + "), the default datetime-upper"}
 	}
 	return p, nil
+}
+
+// checkKind refuses a suffix field or a unit the temporal type does not
+// have (java.time throws while routing).
+func (p *ivProps) checkKind(r *apReader) {
+	if p.suf != nil {
+		for _, k := range p.suf.toks {
+			if k.f != ivNone && !p.kind.gives(k.f) {
+				r.fail("sharding-suffix-pattern", fmt.Sprintf("needs the %s, which datetime-pattern %q (%s) does not give",
+					ivFieldNames[k.f], p.pat.src, ivKindNames[p.kind]))
+				break
+			}
+		}
+	}
+	if !p.kind.canStep(p.unit) {
+		if _, given := r.str("datetime-interval-unit"); given {
+			r.fail("datetime-interval-unit", fmt.Sprintf("%s cannot step by %s", ivKindNames[p.kind], p.unit.name))
+		} else {
+			r.fail("datetime-interval-unit", fmt.Sprintf("required: %s cannot step by the default Days", ivKindNames[p.kind]))
+		}
+	}
 }
 
 // parseBound reads datetime-lower or datetime-upper.
@@ -1025,29 +1031,7 @@ func (a *intervalAlgorithm) civilOf(v value) (t time.Time, cut bool, err error) 
 	var text string
 	switch v.kind {
 	case kindTime:
-		// Java formats the time with the pattern and parses the text back:
-		// fields below the pattern's finest are dropped, and a yy year
-		// comes back as 20yy.
-		c := ivCivil(v.t)
-		switch a.kind {
-		case ivKindMonth:
-			t = time.Date(ivRefYear, c.Month(), 1, 0, 0, 0, 0, time.UTC)
-			return t, !c.Equal(time.Date(c.Year(), c.Month(), 1, 0, 0, 0, 0, time.UTC)), nil
-		case ivKindTime:
-			day := ivOnRefDay(c)
-			t = ivTruncate(day, a.pat.level, a.frac)
-			return t, !t.Equal(day), nil
-		}
-		y := c.Year()
-		if y < 0 || y > 9999 || y == 0 && a.era {
-			return time.Time{}, false, fmt.Errorf("INTERVAL: year %d is outside the datetime pattern's range", y)
-		}
-		t = c
-		if a.reduced {
-			t = time.Date(2000+y%100, c.Month(), c.Day(), c.Hour(), c.Minute(), c.Second(), c.Nanosecond(), time.UTC)
-		}
-		t = ivTruncate(t, a.pat.level, a.frac)
-		return t, !t.Equal(c), nil
+		return a.fromTime(ivCivil(v.t))
 	case kindString:
 		text = v.s
 	case kindInt, kindBig:
@@ -1083,6 +1067,32 @@ func (a *intervalAlgorithm) civilOf(v value) (t time.Time, cut bool, err error) 
 		t = ivOnRefDay(t)
 	}
 	return t, cut, nil
+}
+
+// fromTime reads a time value (its wall clock c) as Java does: it formats
+// the time with the pattern and parses the text back, so fields below the
+// pattern's finest are dropped, a yy year comes back as 20yy, a Month keeps
+// the month and a LocalTime the clock. cut reports lost precision.
+func (a *intervalAlgorithm) fromTime(c time.Time) (t time.Time, cut bool, err error) {
+	switch a.kind {
+	case ivKindMonth:
+		t = time.Date(ivRefYear, c.Month(), 1, 0, 0, 0, 0, time.UTC)
+		return t, !c.Equal(time.Date(c.Year(), c.Month(), 1, 0, 0, 0, 0, time.UTC)), nil
+	case ivKindTime:
+		day := ivOnRefDay(c)
+		t = ivTruncate(day, a.pat.level, a.frac)
+		return t, !t.Equal(day), nil
+	}
+	y := c.Year()
+	if y < 0 || y > 9999 || y == 0 && a.era {
+		return time.Time{}, false, fmt.Errorf("INTERVAL: year %d is outside the datetime pattern's range", y)
+	}
+	t = c
+	if a.reduced {
+		t = time.Date(2000+y%100, c.Month(), c.Day(), c.Hour(), c.Minute(), c.Second(), c.Nanosecond(), time.UTC)
+	}
+	t = ivTruncate(t, a.pat.level, a.frac)
+	return t, !t.Equal(c), nil
 }
 
 // monthOf reads a month as ShardingSphere's MonthTemporalParser does:
