@@ -231,6 +231,7 @@ func (p *Plugin) routeCreate(db *gorm.DB) {
 	table, phys := p.statementTable(db)
 	if table == "" {
 		p.refuseShardedReferences(db)
+		p.refuseUnroutedHint(db)
 		p.beginOwnTx(db, true)
 		return
 	}
@@ -268,8 +269,9 @@ func (p *Plugin) routeCreate(db *gorm.DB) {
 }
 
 // planCreate groups the rows being created by the target their sharding
-// values select.
+// values (and the hints of the statement's context) select.
 func (p *Plugin) planCreate(db *gorm.DB, table string) (routed, error) {
+	ctx := stmtContext(db)
 	cols := p.rules.ShardingColumns(table)
 	rows, err := rowValues(db, cols)
 	if err != nil {
@@ -287,7 +289,7 @@ func (p *Plugin) planCreate(db *gorm.DB, table string) (routed, error) {
 				conds = append(conds, shardconf.Eq(c, v))
 			}
 		}
-		ts, err := p.rules.Route(table, conds...)
+		ts, err := p.rules.RouteContext(ctx, table, conds...)
 		if err != nil {
 			return routed{}, fmt.Errorf("gormplugin: create in %s: %w", table, err)
 		}
@@ -344,6 +346,10 @@ func (p *Plugin) verifyCreate(db *gorm.DB) {
 // copy: with several data sources one statement would update one copy and
 // leave the others stale.
 func (p *Plugin) broadcastWrite(db *gorm.DB, table string) {
+	if err := p.checkUnroutedHint(db, table); err != nil {
+		p.fail(db, err)
+		return
+	}
 	ts, _ := p.rules.Targets(table)
 	if len(ts) != 1 {
 		p.fail(db, fmt.Errorf("%w: writing broadcast table %s, which has a copy in %d data sources; write each copy through its own connection", ErrUnsupported, table, len(ts)))
@@ -525,6 +531,7 @@ func (p *Plugin) routeByWhere(db *gorm.DB, kind stmtKind) {
 	table, phys := p.statementTable(db)
 	if table == "" {
 		p.refuseShardedReferences(db)
+		p.refuseUnroutedHint(db)
 		if kind == kindUpdate {
 			p.beginOwnTx(db, false)
 		}
@@ -548,6 +555,10 @@ func (p *Plugin) routeByWhere(db *gorm.DB, kind stmtKind) {
 			p.broadcastWrite(db, table)
 			return
 		}
+		if err := p.checkUnroutedHint(db, table); err != nil {
+			p.fail(db, err)
+			return
+		}
 		ts, _ := p.rules.Targets(table)
 		p.settle(db, routed{targets: ts[:1]}, true) // every copy holds the same rows
 		return
@@ -558,6 +569,10 @@ func (p *Plugin) routeByWhere(db *gorm.DB, kind stmtKind) {
 	}
 	r, err := p.planWhere(db, view, table, phys, query)
 	if err != nil {
+		p.fail(db, err)
+		return
+	}
+	if err := p.checkPartnerHints(db, table, r.targets, joins); err != nil {
 		p.fail(db, err)
 		return
 	}
@@ -611,13 +626,15 @@ func (p *Plugin) planWhereWith(db *gorm.DB, view *gorm.Statement, table, phys st
 		assigns = p.shardingAssigns(view, table, setOf(view))
 		r.ownValues = rowOwnValues(view, p.rules.ShardingColumns(table), disjuncts, assigns, zeros)
 	}
-	route := p.rules.Route
+	// The statement's context (db.WithContext) carries its hints.
+	ctx := stmtContext(db)
+	route := p.rules.RouteContext
 	if p.scatter {
-		route = p.rules.Scatter
+		route = p.rules.ScatterContext
 	}
 	seen := map[shardconf.Target]bool{}
 	for _, conds := range disjuncts {
-		ts, err := route(table, conds...)
+		ts, err := route(ctx, table, conds...)
 		if err != nil {
 			return routed{}, fmt.Errorf("gormplugin: %s: %w", table, err)
 		}
@@ -644,7 +661,7 @@ func (p *Plugin) planWhereWith(db *gorm.DB, view *gorm.Statement, table, phys st
 		// target so GORM returns its empty result or affects no row.
 		r.targets = all[:1]
 	}
-	if err := p.checkAssigns(table, r.targets, disjuncts, assigns); err != nil {
+	if err := p.checkAssigns(ctx, table, r.targets, disjuncts, assigns); err != nil {
 		return routed{}, err
 	}
 	return r, nil

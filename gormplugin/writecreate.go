@@ -1,6 +1,7 @@
 package gormplugin
 
 import (
+	"context"
 	"fmt"
 	"maps"
 	"reflect"
@@ -137,7 +138,7 @@ func (p *Plugin) checkCreate(db *gorm.DB, table string, r routed) error {
 	}
 	for _, g := range r.groups {
 		for _, i := range g.rows {
-			if err := p.checkUpsertRow(table, g.target, rows[i], assigns, known); err != nil {
+			if err := p.checkUpsertRow(stmtContext(db), table, g.target, rows[i], assigns, known); err != nil {
 				return err
 			}
 		}
@@ -152,7 +153,7 @@ func (p *Plugin) checkCreate(db *gorm.DB, table string, r routed) error {
 // the conflict target (the conflicting row has the inserted row's value
 // there). Every sharding column must be known and route to the table
 // the row is inserted in.
-func (p *Plugin) checkUpsertRow(table string, at shardconf.Target, row map[string]any, assigns []keyAssign, known map[string]bool) error {
+func (p *Plugin) checkUpsertRow(ctx context.Context, table string, at shardconf.Target, row map[string]any, assigns []keyAssign, known map[string]bool) error {
 	var post []shardconf.Cond
 	for _, c := range p.rules.ShardingColumns(table) {
 		i := slices.IndexFunc(assigns, func(a keyAssign) bool { return a.column == c })
@@ -165,7 +166,7 @@ func (p *Plugin) checkUpsertRow(table string, at shardconf.Target, row map[strin
 			post = append(post, shardconf.Eq(c, row[c]))
 		}
 	}
-	ts, err := p.rules.Route(table, post...)
+	ts, err := p.rules.RouteContext(ctx, table, post...)
 	if err != nil || len(ts) != 1 || ts[0] != at {
 		why := fmt.Sprintf("the updated row would not route to %s, where the statement runs", at)
 		if err != nil {

@@ -30,7 +30,9 @@ func primaryKey(stmt *gorm.Statement, rv reflect.Value) ([]any, bool) {
 }
 
 // keyDetermines reports whether a primary key alone routes table's rows
-// to one target: then a key can only ever be in that table.
+// to one target: then a key can only ever be in that table. Deliberately
+// without the statement's hints: a hint places this statement's rows, but
+// another statement's hint may have put the key elsewhere.
 func (p *Plugin) keyDetermines(table string, pkCols []string, key []any) bool {
 	conds := make([]shardconf.Cond, len(pkCols))
 	for i, c := range pkCols {
@@ -199,6 +201,11 @@ func (p *Plugin) refuseKeysElsewhere(db *gorm.DB, table string, r routed, cols [
 		}
 		if !upsert {
 			p.fail(db, fmt.Errorf("%w: gormplugin: a row of %s with this primary key is in %s; this row routes to %s", gorm.ErrDuplicatedKey, table, *where, g.target))
+			return
+		}
+		if len(p.rules.ShardingColumns(table)) == 0 {
+			// A table placed by hints only: no column moved the row.
+			p.fail(db, hintKeyChange(table, keys[0], *where, g.target))
 			return
 		}
 		p.fail(db, keyChange(table, p.movedValue(db, table, cols, g.rows),

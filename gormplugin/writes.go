@@ -137,7 +137,7 @@ func keyChange(table string, a keyAssign, why string) error {
 // groups are the statement's OR-ed groups of AND-ed conditions; with the
 // assignments in place of their columns' conditions, each must route to
 // exactly that target.
-func (p *Plugin) checkAssigns(table string, targets []shardconf.Target, groups [][]shardconf.Cond, assigns []keyAssign) error {
+func (p *Plugin) checkAssigns(ctx context.Context, table string, targets []shardconf.Target, groups [][]shardconf.Cond, assigns []keyAssign) error {
 	if len(assigns) == 0 {
 		return nil
 	}
@@ -153,10 +153,10 @@ func (p *Plugin) checkAssigns(table string, targets []shardconf.Target, groups [
 		return keyChange(table, assigns[0], fmt.Sprintf("the statement reaches %d tables", len(targets)))
 	}
 	for _, g := range groups {
-		if ok, err := p.stays(table, targets[0], g, assigns); !ok {
+		if ok, err := p.stays(ctx, table, targets[0], g, assigns); !ok {
 			blame := assigns[0]
 			for _, a := range assigns { // name the assignment that moves the row
-				if one, _ := p.stays(table, targets[0], g, []keyAssign{a}); !one {
+				if one, _ := p.stays(ctx, table, targets[0], g, []keyAssign{a}); !one {
 					blame = a
 					break
 				}
@@ -173,8 +173,9 @@ func (p *Plugin) checkAssigns(table string, targets []shardconf.Target, groups [
 
 // stays reports whether rows matching conds still route to target after
 // assigns: conds with the assigned columns' conditions replaced by the
-// assigned values must route to target alone.
-func (p *Plugin) stays(table string, target shardconf.Target, conds []shardconf.Cond, assigns []keyAssign) (bool, error) {
+// assigned values must route to target alone (with the statement's hints,
+// ctx, which keep routing the table's hint strategies).
+func (p *Plugin) stays(ctx context.Context, table string, target shardconf.Target, conds []shardconf.Cond, assigns []keyAssign) (bool, error) {
 	post := make([]shardconf.Cond, 0, len(conds)+len(assigns))
 	for _, c := range conds {
 		if !slices.ContainsFunc(assigns, func(a keyAssign) bool { return strings.EqualFold(a.column, c.Column()) }) {
@@ -184,7 +185,7 @@ func (p *Plugin) stays(table string, target shardconf.Target, conds []shardconf.
 	for _, a := range assigns {
 		post = append(post, shardconf.Eq(a.column, a.value))
 	}
-	ts, err := p.rules.Route(table, post...)
+	ts, err := p.rules.RouteContext(ctx, table, post...)
 	return err == nil && len(ts) == 1 && ts[0] == target, err
 }
 
