@@ -119,29 +119,31 @@ func newKernel(f shardFunc) (intKernel, bool) {
 	return intKernel{}, false
 }
 
-// index is the target index of n; ok false defers to the general path.
+// index is the target index of n; ok false defers to the general path,
+// which also reports a partition no target serves (idx -1) as ErrNoRoute.
 func (k *intKernel) index(n int64) (int, bool) {
+	var j int32 = -1
 	switch k.kind {
 	case kernelMod:
 		if n >= 0 {
-			return int(k.idx[k.div.mod(uint64(n))]), true
+			j = k.idx[k.div.mod(uint64(n))]
 		}
 	case kernelHash:
 		c := int64(hmLong(n))
 		if c < 0 {
 			c = -c // at most 2^31: fits 32 bits
 		}
-		return int(k.idx[k.div.mod32(uint32(c))]), true
+		j = k.idx[k.div.mod32(uint32(c))]
 	case kernelBits:
 		if n >= 0 && n <= k.maxID {
-			return int(k.idx[k.div.mod(uint64(n>>k.shift&k.mask))]), true
+			j = k.idx[k.div.mod(uint64(n>>k.shift&k.mask))]
 		}
 	default:
 		if i, ok := k.fn.oneInt(n); ok && i >= 0 {
 			return i, true
 		}
 	}
-	return 0, false
+	return int(j), j >= 0
 }
 
 // fastRoute routes when every strategy is absent or has exactly one
