@@ -530,11 +530,16 @@ const (
 	iopAbs
 	iopHash
 	iopToString
+	iopFloorDiv  // Math.floorDiv
+	iopFloorMod  // Math.floorMod
+	iopLongValue // Number.longValue
+	iopIntValue  // Number.intValue
 )
 
 var iopNames = [...]string{
 	iopNeg: "unary -", iopPos: "unary +", iopAdd: "+", iopSub: "-", iopMul: "*", iopRem: "%",
 	iopIntdiv: "intdiv", iopAbs: "abs", iopHash: "hashCode", iopToString: "toString",
+	iopFloorDiv: "Math.floorDiv", iopFloorMod: "Math.floorMod", iopLongValue: "longValue", iopIntValue: "intValue",
 }
 
 // inlNode is the parsed form of an expression inside ${...}; subtrees
@@ -1095,14 +1100,15 @@ func (p *inlExprParser) postfix() (*inlNode, error) {
 				return nil, inlErrf(off, "intdiv takes 1 argument, given %d", len(args))
 			}
 			x, err = inlBinary(iopIntdiv, off, x, args[0])
-		case "hashCode", "abs", "toString":
+		case "hashCode", "abs", "toString", "longValue", "intValue":
 			if len(args) != 0 {
 				return nil, inlErrf(off, "%s takes no arguments, given %d", name, len(args))
 			}
-			op := map[string]inlOp{"hashCode": iopHash, "abs": iopAbs, "toString": iopToString}[name]
+			op := map[string]inlOp{"hashCode": iopHash, "abs": iopAbs, "toString": iopToString,
+				"longValue": iopLongValue, "intValue": iopIntValue}[name]
 			x, err = inlUnary(op, off, x)
 		default:
-			return nil, inlErrf(off, "unsupported method %q (supported: intdiv, hashCode, abs, toString)", name)
+			return nil, inlErrf(off, "unsupported method %q (supported: intdiv, hashCode, abs, toString, longValue, intValue)", name)
 		}
 		if err != nil {
 			return nil, err
@@ -1279,7 +1285,8 @@ func (p *inlExprParser) closureLit() (*inlNode, error) {
 	return inlMarkClosure(body), p.advance()
 }
 
-// mathCall parses ".abs(x)" after "Math".
+// mathCall parses ".abs(x)", ".floorDiv(x, y)" or ".floorMod(x, y)" after
+// "Math".
 func (p *inlExprParser) mathCall() (*inlNode, error) {
 	if err := p.advance(); err != nil { // the '.'
 		return nil, err
@@ -1288,20 +1295,27 @@ func (p *inlExprParser) mathCall() (*inlNode, error) {
 		return nil, inlErrf(p.tok.off, "expected a method name after 'Math.', found %s", p.tok.kind)
 	}
 	name, off := p.tok.s, p.tok.off
-	if name != "abs" {
-		return nil, inlErrf(off, "unsupported method Math.%s (supported: Math.abs)", name)
+	op, ok := map[string]inlOp{"abs": iopAbs, "floorDiv": iopFloorDiv, "floorMod": iopFloorMod}[name]
+	if !ok {
+		return nil, inlErrf(off, "unsupported method Math.%s (supported: Math.abs, Math.floorDiv, Math.floorMod)", name)
 	}
 	if err := p.advance(); err != nil {
 		return nil, err
 	}
-	args, err := p.args("Math.abs", off)
+	args, err := p.args("Math."+name, off)
 	if err != nil {
 		return nil, err
 	}
-	if len(args) != 1 {
-		return nil, inlErrf(off, "Math.abs takes 1 argument, given %d", len(args))
+	if op == iopAbs {
+		if len(args) != 1 {
+			return nil, inlErrf(off, "Math.abs takes 1 argument, given %d", len(args))
+		}
+		return inlUnary(iopAbs, off, args[0])
 	}
-	return inlUnary(iopAbs, off, args[0])
+	if len(args) != 2 {
+		return nil, inlErrf(off, "Math.%s takes 2 arguments, given %d", name, len(args))
+	}
+	return inlBinary(op, off, args[0], args[1])
 }
 
 func inlLit(off int, v gval) *inlNode { return &inlNode{op: iopLit, off: off, lit: v, st: v.t} }
@@ -1322,7 +1336,10 @@ func inlBinary(op inlOp, off int, a, b *inlNode) (*inlNode, error) {
 	if op != iopAdd && (a.st == gString || b.st == gString) {
 		return nil, inlErrf(off, "operator %s is not supported on a String", iopNames[op])
 	}
-	if (op == iopRem || op == iopIntdiv) && b.cols == 0 && b.st != gString && b.lit.i == 0 {
+	if op == iopFloorMod && n.st != gBad {
+		n.st = b.st
+	}
+	if (op == iopRem || op == iopIntdiv || op == iopFloorDiv || op == iopFloorMod) && b.cols == 0 && b.st != gString && b.lit.i == 0 {
 		return nil, inlErrf(off, "division by zero")
 	}
 	return inlFold(n)
@@ -1344,6 +1361,14 @@ func inlUnary(op inlOp, off int, a *inlNode) (*inlNode, error) {
 		}
 	case iopToString:
 		n.st = gString
+		if a.st == gBad {
+			n.st = gBad
+		}
+	case iopLongValue, iopIntValue:
+		if a.st == gString {
+			return nil, inlErrf(off, "%s is not supported on a String", iopNames[op])
+		}
+		n.st = map[inlOp]gtype{iopLongValue: gLong, iopIntValue: gInt}[op]
 		if a.st == gBad {
 			n.st = gBad
 		}
@@ -1434,7 +1459,7 @@ func inlCompileEval(n *inlNode) inlEvalFn {
 			}
 			return inlColValue(vals[k], off)
 		}
-	case iopNeg, iopPos, iopAbs, iopHash, iopToString:
+	case iopNeg, iopPos, iopAbs, iopHash, iopToString, iopLongValue, iopIntValue:
 		fa, op, off := inlCompileEval(n.a), n.op, n.off
 		return func(vals []value, idx []int) (gval, error) {
 			a, err := fa(vals, idx)
@@ -1483,6 +1508,10 @@ func gUnaryOp(op inlOp, off int, a gval) (gval, error) {
 		return gval{}, inlErrf(off, "%s is not supported on a String (value %q)", iopNames[op], a.s)
 	}
 	switch op {
+	case iopLongValue:
+		return gval{t: gLong, i: a.i}, nil
+	case iopIntValue:
+		return gWrap(gInt, a.i), nil
 	case iopNeg:
 		return gWrap(a.t, -a.i), nil
 	case iopAbs:
@@ -1521,6 +1550,18 @@ func gBinOp(op inlOp, off int, a, b gval) (gval, error) {
 			return gval{}, inlErrf(off, "division by zero")
 		}
 		return gWrap(t, a.i/b.i), nil
+	case iopFloorDiv, iopFloorMod:
+		if b.i == 0 {
+			return gval{}, inlErrf(off, "division by zero")
+		}
+		q := a.i / b.i
+		if (a.i%b.i != 0) && ((a.i < 0) != (b.i < 0)) {
+			q-- // round toward negative infinity
+		}
+		if op == iopFloorDiv {
+			return gWrap(t, q), nil
+		}
+		return gWrap(b.t, a.i-q*b.i), nil // the sign of the divisor
 	}
 	return gval{}, inlErrf(off, "internal error: unknown operator")
 }

@@ -202,6 +202,58 @@ func TestGroovyClosureEvaluatesAsShardingSphere(t *testing.T) {
 	}
 }
 
+// Java's Math.floorDiv and Math.floorMod (rounding toward negative
+// infinity; floorMod takes the divisor's sign and, from Java 9, its type:
+// floorMod(long, int) is an int) and Number.longValue/intValue, as
+// ShardingSphere's transaction e2e rule file uses them:
+// account_${Math.floorMod(Math.floorDiv(id.longValue(), 2L), 2L)}.
+func TestJavaFloorDivisionEvaluatesAsJava(t *testing.T) {
+	tests := []struct {
+		expr string
+		vals []any
+		want string
+	}{
+		{"account_${Math.floorMod(Math.floorDiv(id.longValue(), 2L), 2L)}", []any{5}, "account_0"},
+		{"account_${Math.floorMod(Math.floorDiv(id.longValue(), 2L), 2L)}", []any{6}, "account_1"},
+		{"account_${Math.floorMod(Math.floorDiv(id.longValue(), 2L), 2L)}", []any{-3}, "account_0"},
+		{"t_${Math.floorDiv(-7, 2)}_${Math.floorMod(-7, 2)}", nil, "t_-4_1"},
+		{"t_${Math.floorDiv(7, -2)}_${Math.floorMod(7, -2)}", nil, "t_-4_-1"},
+		{"t_${Math.floorDiv(id, 4)}", []any{-1}, "t_-1"},
+		{"t_${Math.floorMod(id, 3) * 1000000000 * 3}", []any{2}, "t_1705032704"},  // an int: wraps at 32 bits
+		{"t_${Math.floorMod(id, 3L) * 1000000000 * 3}", []any{2}, "t_6000000000"}, // a long
+		{"t_${Math.floorDiv(-2147483647 - 1, -1)}", nil, "t_-2147483648"},         // floorDiv(int, int) overflows, as Java's
+		{"t_${Math.floorDiv(-2147483648, -1)}", nil, "t_2147483648"},              // Groovy reads -2147483648 as -(2147483648L)
+		{"t_${2147483648L.intValue()}_${id.intValue()}", []any{int64(1) << 33}, "t_-2147483648_0"},
+	}
+	for _, tt := range tests {
+		e, err := compileInline(tt.expr)
+		if err != nil {
+			t.Errorf("compileInline(%q): %v", tt.expr, err)
+			continue
+		}
+		if got, err := e.eval(mustValues(t, tt.vals...)); err != nil || got != tt.want {
+			t.Errorf("eval(%q, %v) = %q, %v; want %q", tt.expr, tt.vals, got, err, tt.want)
+		}
+	}
+	for _, bad := range []struct{ expr, msg string }{
+		{"t_${Math.floorMod(id, 0)}", "division by zero"},
+		{"t_${Math.floorDiv(id)}", "2 arguments"},
+		{"t_${'a'.longValue()}", "not supported on a String"},
+		{"t_${Math.floorMod('a', 2)}", "not supported on a String"},
+	} {
+		if _, err := compileInline(bad.expr); err == nil || !strings.Contains(err.Error(), bad.msg) {
+			t.Errorf("compileInline(%q): %v, want an error containing %q", bad.expr, err, bad.msg)
+		}
+	}
+	e, err := compileInline("t_${Math.floorMod(id, 2)}")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := e.eval(mustValues(t, "x")); err == nil {
+		t.Errorf("Math.floorMod of a String value: no error")
+	}
+}
+
 func TestIntervalNodeListsExpandAsShardingSphere(t *testing.T) {
 	// IntervalInlineExpressionParserTest.assertEvaluateWithSimpleExpression
 	checkExpand(t, "<INTERVAL>P=ds-0.t_order;SP=yyyyMMdd;DIA=1;DIU=Days;DL=20231202;DU=20231202", "ds-0.t_order20231202")

@@ -188,6 +188,21 @@ var ssCorpus = []ssCorpusFile{
 			}
 		},
 	},
+	{
+		// the transaction e2e rule file: sqlFederation: and transaction: are
+		// ignored; account's table expression uses Math.floorDiv/floorMod
+		// and longValue(); ds_2 is declared but no table lives there.
+		file: "e2e-transaction-jdbc-mysql-database-sharding-local.yaml",
+		routes: []routeCase{
+			{table: "account", conds: conds(eq("id", 5)), want: "ds_1.account_0"},
+			{table: "account", conds: conds(eq("id", 6)), want: "ds_0.account_1"},
+			{table: "account", conds: conds(eq("id", 7)), want: "ds_1.account_1"},
+			{table: "account", conds: conds(eq("id", -3)), want: "-3", wantErr: shardconf.ErrNoRoute}, // ds_${-3 % 2} is ds_-1
+			{table: "t_order", conds: conds(eq("user_id", 2), eq("order_id", 5)), want: "ds_0.t_order_1"},
+			{table: "t_order_item", conds: conds(eq("user_id", 3), eq("order_id", 4)), want: "ds_1.t_order_item_0"},
+			{table: "t_address", want: "ds_0.t_address ds_1.t_address ds_2.t_address"},
+		},
+	},
 	ssNative("native-jdbc-features-sharding.yaml"),
 	ssNative("native-jdbc-databases-mysql.yaml"),
 	ssNative("native-jdbc-transactions-xa-narayana.yaml"), // transaction: is ignored
