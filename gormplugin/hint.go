@@ -122,3 +122,24 @@ func hintKeyChange(table string, key []any, where, at shardconf.Target) error {
 	return fmt.Errorf("%w: %w (an upsert of the row with primary key %v, which is in %s, while the statement's hint places it in %s; give the row's own hint, or delete it and create it again)",
 		ErrUnsupported, re, fmt.Sprint(key...), where, at)
 }
+
+// refuseRawAllTablesHint refuses raw SQL (which names no sharded table:
+// routeRaw refuses the others) while the context carries a hint for every
+// table (shardconf.AllTables): it runs on the default pool whatever data
+// source the hint names.
+func (p *Plugin) refuseRawAllTablesHint(db *gorm.DB) {
+	ctx := stmtContext(db)
+	if !shardconf.HasHints(ctx) {
+		return
+	}
+	h, ok := shardconf.HintFrom(ctx, shardconf.AllTables)
+	if !ok || len(h.Database)+len(h.Table) == 0 {
+		return
+	}
+	kind := "database (*)"
+	if len(h.Table) > 0 {
+		kind = "table (*)"
+	}
+	p.fail(db, fmt.Errorf("%w: raw SQL runs on the default pool: %w", ErrUnsupported,
+		&shardconf.RouteError{Table: shardconf.AllTables, Hint: kind, Err: shardconf.ErrUnusedHint}))
+}

@@ -388,6 +388,9 @@ func TestHintGormThatCannotBeHonouredRefusesTheStatement(t *testing.T) {
 		if err := e.db.WithContext(all).Find(&[]HintNote{}).Error; !errors.Is(err, shardconf.ErrUnusedHint) {
 			t.Errorf("Find in an unsharded table under an AllTables hint: %v, want ErrUnusedHint", err)
 		}
+		if err := e.db.WithContext(all).Exec("INSERT INTO hint_notes (id, text) VALUES (2, 'raw')").Error; !errors.Is(err, shardconf.ErrUnusedHint) {
+			t.Errorf("raw SQL under an AllTables hint: %v, want ErrUnusedHint", err)
+		}
 		for i, chk := range e.chk {
 			for _, tbl := range []string{"hint_users", "hint_dicts", "hint_notes"} {
 				if tbl == "hint_notes" && i == 1 {

@@ -1050,7 +1050,9 @@ func (p *Plugin) routeRaw(db *gorm.DB) {
 	}
 	if sql := db.Statement.SQL.String(); p.mentionsSharded(sql) || p.writesPhysical(sql) {
 		p.fail(db, fmt.Errorf("%w: raw SQL on a sharded table; use GORM's query builder, or open the database through sqlhook, which parses SQL", ErrUnsupported))
+		return
 	}
+	p.refuseRawAllTablesHint(db)
 }
 
 var wordRE = regexp.MustCompile(`[A-Za-z_][A-Za-z0-9_$]*`)
