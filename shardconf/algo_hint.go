@@ -57,6 +57,13 @@ func newHintInlineAlgorithm(spec algoSpec) (shardFunc, error) {
 	a := &hintInlineAlgo{expr: e, src: src, byName: inlineNameIndex(spec.targets), constant: len(cols) == 0}
 	if prefix, suffix, f, ok := e.intTemplate(); ok && !a.constant {
 		a.fast, a.byInt = f, intTargetIndex(prefix, suffix, spec.targets)
+		// As INLINE: a remainder naming tables that do not exist loads, and
+		// validate lists them (ErrNoRoute when a hint lands there).
+		if e.modForm {
+			if err := inlineReportUnreachable(spec, prefix, suffix, f, a.byInt); err != nil {
+				return nil, &propError{key: propInlineExpression, value: src, reason: err.Error()}
+			}
+		}
 	}
 	return a, nil
 }

@@ -98,20 +98,24 @@ rules:
   tables:
     t_order: {actualDataNodes: "ds_${0..1}.t_order_${0..1}"}
     t_local:
-      actualDataNodes: "ds_0.t_local_${0..1}"
+      actualDataNodes: "ds_${0..1}.t_local"
+      tableStrategy: {none: }
+    t_fixed:
+      actualDataNodes: "ds_0.t_fixed"
       databaseStrategy: {none: }
+      tableStrategy: {none: }
   defaultDatabaseStrategy: {hint: {shardingAlgorithmName: ds_hint}}
   defaultTableStrategy: {hint: {shardingAlgorithmName: tbl_hint}}
   shardingAlgorithms:
     ds_hint: {type: HINT_INLINE, props: {algorithm-expression: "ds_${value}"}}
-    tbl_hint: {type: HINT_INLINE, props: {algorithm-expression: "${'t_' + 'order'}_${value % 2}"}}
+    tbl_hint: {type: HINT_INLINE, props: {algorithm-expression: "t_order_${value % 2}"}}
 `
-	r := hintRouter(t, strings.Replace(rules, "${'t_' + 'order'}_", "t_order_", 1))
+	r := hintRouter(t, rules)
 	checkRouteContext(t, r, hinted("t_order", shardconf.Hint{Database: vals(1), Table: vals(4)}), "t_order", false, nil, "ds_1.t_order_0", nil)
-	checkRouteContext(t, r, hinted("t_local", shardconf.Hint{Database: vals(1), Table: vals(1)}), "t_local", false, nil, "database hint", shardconf.ErrUnusedHint)
-	// t_local's table strategy is the default hint one, over its own tables:
-	// t_order_1 is not among them.
-	checkRouteContext(t, r, hinted("t_local", shardconf.Hint{Table: vals(1)}), "t_local", false, nil, "t_order_1", shardconf.ErrNoRoute)
+	checkRouteContext(t, r, hinted("t_local", shardconf.Hint{Database: vals(1)}), "t_local", false, nil, "ds_1.t_local", nil)
+	checkRouteContext(t, r, hinted("t_local", shardconf.Hint{Database: vals(1), Table: vals(1)}), "t_local", false, nil, "table hint", shardconf.ErrUnusedHint)
+	checkRouteContext(t, r, hinted("t_fixed", shardconf.Hint{Database: vals(0)}), "t_fixed", false, nil, "database hint", shardconf.ErrUnusedHint)
+	checkRouteContext(t, r, hinted("t_order", shardconf.Hint{Database: vals(0)}), "t_fixed", false, nil, "ds_0.t_fixed", nil)
 }
 
 // A constant expression routes every value to the table it names.
@@ -185,5 +189,26 @@ func TestRouteContextWithoutHintsAllocatesNothing(t *testing.T) {
 		}
 	}); n != 0 {
 		t.Errorf("RouteContext with another table's hint: %v allocs, want 0", n)
+	}
+}
+
+// A HINT_INLINE remainder naming tables that do not exist loads, as
+// ShardingSphere loads it; the partitions are listed (shardkey validate)
+// and a hint landing there is ErrNoRoute.
+func TestHintInlineRemainderPastTheTablesLoadsAndListsThem(t *testing.T) {
+	r := hintRouter(t, strings.Replace(hintBase, "t_order_${value % 2}", "t_order_${value % 4}", 1))
+	var got []string
+	for _, u := range r.Unreachable() {
+		got = append(got, u.Algorithm+": "+u.Partition)
+	}
+	if want := "t_hint: t_order_2 to t_order_3 (2 names)"; strings.Join(got, "; ") != want {
+		t.Errorf("Unreachable = %q, want %q", got, want)
+	}
+	conds := []shardconf.Cond{shardconf.Eq("user_id", 1)}
+	checkRouteContext(t, r, hinted("t_order", shardconf.Hint{Table: vals(5)}), "t_order", false, conds, "ds_1.t_order_1", nil)
+	checkRouteContext(t, r, hinted("t_order", shardconf.Hint{Table: vals(6)}), "t_order", false, conds, `"t_order_2"`, shardconf.ErrNoRoute)
+	errs := configErrors(t, strings.Replace(hintBase, "t_order_${value % 2}", "t_x_${value % 2}", 1))
+	if len(errs) == 0 || !strings.Contains(errs[0].Error(), "builds no target name") {
+		t.Errorf("an expression reaching no table: %v", errs)
 	}
 }
