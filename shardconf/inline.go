@@ -54,8 +54,11 @@ package shardconf
 //     name; use .intdiv(n), Groovy's truncating integer division.
 //   - Division or remainder by zero is an error (Java's ArithmeticException):
 //     at compile time when the divisor is a constant 0, else at evaluation.
-//   - Methods: x.intdiv(n), x.abs(), x.hashCode(), x.toString(), and
-//     Math.abs(x). hashCode is Java's: Integer.hashCode is the value,
+//   - Methods: x.intdiv(n), x.abs(), x.hashCode(), x.toString(),
+//     x.longValue(), x.intValue() (Java's narrowing), Math.abs(x),
+//     Math.floorDiv(x, y) and Math.floorMod(x, y) (rounding toward negative
+//     infinity; floorMod has the divisor's sign and, as Java 9+ overloads
+//     it, the divisor's type). hashCode is Java's: Integer.hashCode is the value,
 //     Long.hashCode is (int)(v ^ (v >>> 32)), String.hashCode runs over
 //     UTF-16 code units with int overflow. Math.abs keeps Java's overflow:
 //     Math.abs(Integer.MIN_VALUE) is Integer.MIN_VALUE.
