@@ -69,9 +69,9 @@ func Example() {
 	db.Raw("SELECT sql FROM sqlite_master WHERE name = 'orders'").Scan(&ddl)
 	fmt.Println(ddl)
 	// Output:
-	// order 1330816588185628673 worker 7 at 2026-11-21T08:30:00Z
-	// item 1330816588185628674 apple of order 1330816588185628673
-	// item 1330816588185628675 pear of order 1330816588185628673
-	// stored 1330816588185628673 2 items
+	// order 1330816588185628672 worker 7 at 2026-11-21T08:30:00Z
+	// item 1330816588185628673 apple of order 1330816588185628672
+	// item 1330816588185628674 pear of order 1330816588185628672
+	// stored 1330816588185628672 2 items
 	// CREATE TABLE `orders` (`id` integer,`user_id` integer,PRIMARY KEY (`id`))
 }

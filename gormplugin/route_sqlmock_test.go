@@ -49,9 +49,9 @@ func TestRouteExactSQL(t *testing.T) {
 		}
 		return id
 	}
-	// One row: the generated key (sequence 1, ShardingSphere's vibration)
-	// picks the table.
-	k1 := key(1)
+	// One row: the generated key (sequence 0: a new generator's first key,
+	// as ShardingSphere's) picks the table.
+	k1 := key(0)
 	mock.ExpectBegin()
 	mock.ExpectExec(`INSERT INTO "sharded_orders_`+itoa(k1%4)+`" ("id","user_id","amount") VALUES ($1,$2,$3)`).
 		WithArgs(k1, int64(7), 10).WillReturnResult(sqlmock.NewResult(0, 1))
@@ -63,11 +63,11 @@ func TestRouteExactSQL(t *testing.T) {
 	if o.ID != k1 {
 		t.Fatalf("key %d, want %d", o.ID, k1)
 	}
-	// A batch of four keys (sequences 2..5) spans four tables: four
+	// A batch of four keys (sequences 1..4) spans four tables: four
 	// INSERTs in one transaction, in the order the tables first appear.
 	mock.ExpectBegin()
 	for s := int64(2); s <= 5; s++ {
-		k := key(s)
+		k := key(s - 1)
 		mock.ExpectExec(`INSERT INTO "sharded_orders_`+itoa(k%4)+`" ("id","user_id","amount") VALUES ($1,$2,$3)`).
 			WithArgs(k, s, 0).WillReturnResult(sqlmock.NewResult(0, 1))
 	}

@@ -74,7 +74,7 @@ func TestConfigErrorsHavePositions(t *testing.T) {
 		{"missing algorithm", strings.Replace(base, "shardingAlgorithmName: t_mod", "shardingAlgorithmName: t_nope", 1), 13, 34,
 			"rules[0].tables.t_order.tableStrategy.standard.shardingAlgorithmName", `"t_nope" is not in shardingAlgorithms`},
 		{"hint", strings.Replace(base, "standard:\n          shardingColumn: order_id\n          shardingAlgorithmName: t_mod",
-			"hint:\n          shardingAlgorithmName: t_mod", 1), 11, 9, "rules[0].tables.t_order.tableStrategy.hint", "hint strategies are not supported"},
+			"hint:\n          shardingAlgorithmName: t_mod", 1), 18, 5, "rules[0].shardingAlgorithms.t_mod", "MOD is not a hint sharding algorithm"},
 		{"unknown data source", strings.Replace(base, "ds_${0..1}.t_order", "ds_${0..2}.t_order", 1), 9, 7,
 			"rules[0].tables.t_order.actualDataNodes", `names data source "ds_2"`},
 		{"bad driver", strings.Replace(base, "ds_1: {driver: pgx", "ds_1: {driver: oracle", 1), 4, 18, "dataSources.ds_1.driver", "not one of pgx, mysql, sqlite"},
