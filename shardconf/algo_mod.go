@@ -368,14 +368,15 @@ func (s algoSpec) noTarget(partition string) {
 	}
 }
 
-// apHideKernel keeps an algorithm with unreachable shards off fast.go's
-// integer kernels, which index the shard map without a -1 check: the
-// general path then turns the -1 into ErrNoRoute.
+// apHideKernel keeps an algorithm whose shard map is sparse (no dense
+// slice: a count above apDenseMax) off fast.go's integer kernels, which
+// index the dense slice. Dense maps with unreachable shards keep the
+// kernels: those defer an index of -1 to the general path (ErrNoRoute).
 type apHideKernel struct{ shardFunc }
 
-// apMaybeHide wraps f in apHideKernel unless every shard has a target.
+// apMaybeHide wraps f in apHideKernel when its shard map is sparse.
 func apMaybeHide(f shardFunc, s *apShards) shardFunc {
-	if s.full {
+	if s.dense != nil {
 		return f
 	}
 	return apHideKernel{f}
@@ -433,7 +434,7 @@ type modAlgorithm struct {
 	start, stop int
 	offsets     bool
 	shards      *apShards
-	idx         []int32 // residue -> target index when every residue has one (fast.go)
+	idx         []int32 // shards.dense, for fast.go (-1: no target)
 	ntargets    int
 	div         divisor // count, for the int fast path (fast.go)
 }
@@ -704,7 +705,7 @@ type hashModAlgorithm struct {
 	// int hashes as an Integer (its own value) rather than as a Long.
 	intRange bool
 	shards   *apShards
-	idx      []int32 // shards.dense when every shard has a target (fast.go)
+	idx      []int32 // shards.dense, for fast.go (-1: no target)
 	ntargets int
 	div      divisor // count, for the int fast path (fast.go)
 }
@@ -739,7 +740,8 @@ func (h hashModIntRange) oneInt(i int64) (int, bool) {
 	if a < 0 {
 		a = -a
 	}
-	return int(h.idx[h.div.mod(uint64(a))]), true
+	j := h.idx[h.div.mod(uint64(a))]
+	return int(j), j >= 0
 }
 
 func (h *hashModAlgorithm) one(v value) (int, error) {

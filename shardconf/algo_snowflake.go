@@ -172,7 +172,7 @@ type snowflakeBitsAlgorithm struct {
 	maxID    int64
 	isTime   bool
 	shards   *apShards
-	idx      []int32 // shards.dense when every shard has a target (fast.go)
+	idx      []int32 // shards.dense, for fast.go (-1: no target)
 	ntargets int
 	div      divisor // count, for the int fast path (fast.go)
 }
