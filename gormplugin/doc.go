@@ -133,6 +133,23 @@
 // transactions there (with PrepareStmt too: the pool GORM wraps is
 // recognised).
 //
+// Hints: a table whose rules route it by hint (hint: strategies,
+// HINT_INLINE) is placed by shardconf.WithHint in the statement's context,
+// db.WithContext(ctx), which GORM hands on to the statements it derives
+// (association saves, Preload, Save's and FirstOrCreate's second
+// statement, the statements of db.Transaction's callback). Create, Find
+// and the other reads, Update, Delete and the checks of writes that set
+// a sharding column all route with it; without a hint the statement is
+// shardconf.ErrMissingShardingKey (with WithScatter a read without one
+// goes to every table). A Joins partner follows the driving table; a
+// hint for it must agree. A hint for a table not routed by hint, for a
+// broadcast or unsharded table, and a hint for every table
+// (shardconf.AllTables) on raw SQL, refuse the statement
+// (shardconf.ErrUnusedHint). A primary key set by the caller is looked for
+// in the table's other physical tables, as for any table whose key does
+// not route its rows: a Create or Save under a hint for another table
+// than the row's is refused rather than writing the key twice.
+//
 // # Conditions written as text
 //
 // A Where template is read as SQL tokens, after GORM's own substitution

@@ -99,6 +99,30 @@
 //     table; a foreign key to a broadcast table references each data
 //     source's own copy.
 //
+// # Hints
+//
+// A table whose rules route it by hint (hint: strategies, HINT_INLINE)
+// is placed by the values of shardconf.WithHint in the context of the
+// statement's execution: QueryContext, ExecContext, and a prepared
+// statement's ExecContext or QueryContext (it is routed when it runs, so
+// PrepareContext's context routes nothing). In a transaction each
+// statement's own context counts (BeginTx's does not reach them). The
+// statement's SQL does not route a hint strategy; without a hint the
+// statement is shardconf.ErrMissingShardingKey before anything runs
+// (with WithScatter, a read or UPDATE/DELETE without a hint goes to every
+// table, an INSERT still needs one). Every table a statement routes is
+// routed with that context: INSERT rows (generated keys included), the
+// WHERE of SELECT, UPDATE and DELETE, the check of an UPDATE setting a
+// sharding column. A JOINed binding table follows the driving table's
+// target; a hint given for it must agree with that pairing or the
+// statement is refused. A hint that cannot be honoured refuses the
+// statement: one for a table not routed by hint (shardconf.ErrUnusedHint),
+// for a broadcast table, DDL on a hinted table (ErrUnsupported), and a
+// hint for every table (shardconf.AllTables) on a statement naming no
+// sharded table, which would run on the default data source. A hint for
+// a table outside the rules is seen only when the statement names a
+// sharded or broadcast table too.
+//
 // # Reads over several targets
 //
 // A SELECT that reaches several targets runs on each, and internal/merge
