@@ -105,3 +105,13 @@ func TestClassBasedHintAlgorithmResolvesToTheRegisteredGoAlgorithm(t *testing.T)
 		t.Errorf("CLASS_BASED STANDARD in a hint strategy: %v", errs)
 	}
 }
+
+// ShardingSphere 5.0.0-alpha wrote hint: {algorithmClassName: C}; it loads
+// once C is registered in Go.
+func TestAlphaHintClassNameResolvesToTheRegisteredGoAlgorithm(t *testing.T) {
+	registerTenantHint(t)
+	rules := strings.Replace(customHintRules, "databaseStrategy: {hint: {shardingAlgorithmName: tenant}}",
+		"databaseStrategy: {hint: {algorithmClassName: org.example.hint.TenantHintAlgorithm}}", 1)
+	r := hintRouter(t, rules)
+	checkRouteContext(t, r, hinted("t_event", shardconf.Hint{Database: vals(2)}), "t_event", false, nil, "ds_2.t_event", nil)
+}

@@ -654,15 +654,19 @@ func (l *loader) strategy(n *yaml.Node, path string, present bool) *Strategy {
 
 // hintStrategy reads hint: {shardingAlgorithmName: x}. It names no column:
 // the values come from the caller's Hint (WithHint), never from the SQL.
+// The 5.0.0-alpha form hint: {algorithmClassName: C} is read as a
+// CLASS_BASED algorithm with strategy HINT, resolved to the Go algorithm
+// registered under C (RegisterAlgorithm).
 func (l *loader) hintStrategy(m *mapReader) *Strategy {
 	hm := m.mapping("hint")
-	if hm.has("algorithmClassName") {
-		hm.get("algorithmClassName")
-		l.errorf(hm.kpos["algorithmClassName"], joinPath(hm.path, "algorithmClassName"),
-			"algorithmClassName is the 5.0.0-alpha form; name a shardingAlgorithms entry with shardingAlgorithmName "+
-				"(type HINT_INLINE, or CLASS_BASED with strategy: HINT and a Go algorithm registered under its class name)")
+	if hm.has("algorithmClassName") && !hm.has("shardingAlgorithmName") {
+		class, at := hm.str("algorithmClassName"), pos(hm.vals["algorithmClassName"], joinPath(hm.path, "algorithmClassName"))
 		hm.done()
-		return nil
+		// Named by its YAML path, which no two strategies share (as 4.x inline strategies are).
+		name := hm.path
+		l.cfg.Algorithms[name] = &Algorithm{Name: name, Type: "CLASS_BASED", Pos: at,
+			Props: map[string]string{"strategy": "HINT", "algorithmClassName": class}}
+		return &Strategy{Type: "hint", Algorithm: name, Pos: at}
 	}
 	st := &Strategy{Type: "hint", Algorithm: hm.required("shardingAlgorithmName"), Pos: hm.valuePos("shardingAlgorithmName")}
 	hm.done()
