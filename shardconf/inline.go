@@ -741,41 +741,6 @@ func (e *inlineExpr) intTemplate() (prefix, suffix string, f func(int64) (int64,
 	return e.prefix, e.suffix, e.fastFn, true
 }
 
-// checkTargets is a load-time check for single-integer-column templates:
-// it evaluates f over 0..maxProbe-1 (at most 10,000 values) and reports the
-// first value whose target is not among targets. It does nothing for
-// expressions without an integer template. Probing is meaningful only when
-// the values are bounded: the INLINE factory calls it when the template is
-// a remainder by a constant (modForm: "% N", possibly offset, scaled or
-// wrapped in abs), since e.g. "t_${id}" legitimately routes most values
-// nowhere. Negative values are never probed.
-func (e *inlineExpr) checkTargets(targets []string, maxProbe int64) error {
-	if !e.fast {
-		return nil
-	}
-	maxProbe = min(maxProbe, 10_000)
-	idx := intTargetIndex(e.prefix, e.suffix, targets)
-	for x := int64(0); x < maxProbe; x++ {
-		n, err := e.fastFn(x)
-		if err != nil {
-			return fmt.Errorf("inline expression %q fails for value %d: %w", e.src, x, err)
-		}
-		if _, ok := idx[n]; !ok {
-			return fmt.Errorf("inline expression %q routes value %d to %q, which is not among the %d targets %s",
-				e.src, x, e.prefix+strconv.FormatInt(n, 10)+e.suffix, len(targets), inlAbbrev(targets))
-		}
-	}
-	return nil
-}
-
-// inlAbbrev prints at most 8 names.
-func inlAbbrev(names []string) string {
-	if len(names) > 8 {
-		return "[" + strings.Join(names[:8], ", ") + ", ...]"
-	}
-	return "[" + strings.Join(names, ", ") + "]"
-}
-
 // intTargetIndex maps n to the index of target prefix+decimal(n)+suffix,
 // for every target of that shape whose middle is a canonical decimal
 // integer (no sign but '-', no leading zero). The first of duplicate

@@ -524,45 +524,6 @@ func TestIntTemplateDivisionByZero(t *testing.T) {
 	checkIntTemplate(t, e, 7)
 }
 
-func TestCheckTargets(t *testing.T) {
-	targets := []string{"t_0", "t_1", "t_2"}
-	e, err := compileInline("t_${id % 4}")
-	if err != nil {
-		t.Fatal(err)
-	}
-	err = e.checkTargets(targets, 100)
-	if err == nil || !strings.Contains(err.Error(), "value 3") || !strings.Contains(err.Error(), `"t_3"`) {
-		t.Errorf("checkTargets = %v, want value 3 -> t_3 missing", err)
-	}
-	if err := e.checkTargets(append(targets, "t_3"), 100); err != nil {
-		t.Errorf("checkTargets with t_3: %v", err)
-	}
-	// only 0..maxProbe-1 are tried
-	if err := e.checkTargets(targets, 3); err != nil {
-		t.Errorf("checkTargets with probe 3: %v", err)
-	}
-	// zero-padded targets never match a decimal result
-	if err := e.checkTargets([]string{"t_00", "t_01", "t_02", "t_03"}, 4); err == nil || !strings.Contains(err.Error(), "value 0") {
-		t.Errorf("checkTargets(zero-padded) = %v, want value 0 missing", err)
-	}
-	// not an int template: nothing to check
-	c, err := compileInline("t_${a % 2}_${b % 2}")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := c.checkTargets(nil, 100); err != nil {
-		t.Errorf("checkTargets on a complex expression: %v", err)
-	}
-	// errors of the expression are reported with the value
-	d, err := compileInline("t_${100 % (id - 5)}")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := d.checkTargets(nil, 100); err == nil || !strings.Contains(err.Error(), "value 0") {
-		t.Errorf("checkTargets = %v", err)
-	}
-}
-
 func TestIntTargetIndex(t *testing.T) {
 	idx := intTargetIndex("t_", "_x", []string{"t_0_x", "t_01_x", "t_-1_x", "t_-0_x", "t_+2_x", "u_3_x", "t_4", "t_5_x", "t_5_x", "t__x"})
 	want := map[int64]int{0: 0, -1: 2, 5: 7}
