@@ -65,7 +65,7 @@ type planKey struct {
 // column) to fill for one table, and with which generator.
 type keyPlan struct {
 	gen    keygen.Generator
-	ids    keygen.IDGenerator // gen, when it issues int64 keys
+	ids    keygen.IDGenerator // gen as int64 keys (keygen.AsIDGenerator), when an integer field needs them
 	fields []*schema.Field
 	column string // schema-less statements: the rule's key column
 	err    error  // reported when a create needs the plan
@@ -282,7 +282,7 @@ func (p *Plugin) buildPlan(s *schema.Schema, table string) *keyPlan {
 	} else if plan.gen != nil && len(s.PrimaryFields) == 1 {
 		f := s.PrimaryFields[0]
 		if !optedOut(f) && f.Creatable {
-			if k := kindOf(f); (plan.ids != nil && k.integer()) || (plan.ids == nil && k == kindString) {
+			if k := kindOf(f); (k.integer() && plan.intKeys()) || (plan.ids == nil && k == kindString) {
 				add(f)
 			}
 		}
@@ -297,13 +297,24 @@ func (p *Plugin) buildPlan(s *schema.Schema, table string) *keyPlan {
 	}
 	for _, f := range plan.fields {
 		k := kindOf(f)
-		if k == kindOther || (plan.ids == nil && k != kindString) {
+		if k == kindOther || (k.integer() && !plan.intKeys()) {
 			plan.err = fmt.Errorf("gormplugin: %s.%s: a %s key generator cannot fill a field of type %s",
 				s.Name, f.Name, plan.gen.Type(), f.FieldType)
 			return plan
 		}
 	}
 	return plan
+}
+
+// intKeys reports whether the plan's generator can fill integer fields,
+// setting ids if it was not yet set: an IDGenerator, or a custom generator
+// whose NextKey returns int64 (a key of another type fails the create with
+// keygen.ErrNotInt64). UUID's string keys cannot.
+func (k *keyPlan) intKeys() bool {
+	if k.ids == nil {
+		k.ids, _ = keygen.AsIDGenerator(k.gen)
+	}
+	return k.ids != nil
 }
 
 func optedOut(f *schema.Field) bool { return strings.TrimSpace(f.Tag.Get(TagKey)) == TagOptOut }

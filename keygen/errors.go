@@ -11,7 +11,8 @@ import (
 var (
 	// ErrUnknownType: New or NewID was given a type that is not registered.
 	ErrUnknownType = errors.New("keygen: unknown generator type")
-	// ErrNotInt64: NewID was given a type whose keys are not int64 (UUID).
+	// ErrNotInt64: NewID was given a type whose keys are not int64 (UUID),
+	// or a generator read through AsIDGenerator issued a key that is not.
 	ErrNotInt64 = errors.New("keygen: generator keys are not int64")
 	// ErrDuplicateType: Register was given a type name already in use.
 	ErrDuplicateType = errors.New("keygen: generator type already registered")

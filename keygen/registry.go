@@ -11,7 +11,14 @@ import (
 )
 
 // Generator issues keys. NextKey returns int64 for the Snowflake family and
-// string for UUID. Every generator is safe for concurrent use.
+// SEGMENT, and string for UUID. Every generator is safe for concurrent use.
+//
+// A custom generator (see Register) needs only this interface. To fill
+// integer key columns its NextKey returns an int64 (or an ID) for every
+// key: gormplugin and entmixin read it through AsIDGenerator, where a key
+// of another type is an error wrapping ErrNotInt64 at the statement, never
+// a stored value (sqlhook binds NextKey's key as it is). A generator that
+// also implements IDGenerator is used directly, with NextIDs for batches.
 type Generator interface {
 	// Type is the generator's registered type name, upper case.
 	Type() string
@@ -85,7 +92,8 @@ func init() {
 }
 
 // Register adds a generator type. Names match case-insensitively; a name
-// already taken gives ErrDuplicateType.
+// already taken gives ErrDuplicateType. The factory's generator may
+// implement only Generator: see its doc for the keys integer columns need.
 func Register(typ string, f Factory) error {
 	name := strings.ToUpper(strings.TrimSpace(typ))
 	if name == "" || f == nil {
@@ -135,15 +143,63 @@ func New(typ string, props Props, opts ...Option) (Generator, error) {
 	return f(props, o)
 }
 
-// NewID is New for generators with int64 keys; other types give ErrNotInt64.
+// NewID is New for generators with int64 keys, through AsIDGenerator:
+// UUID gives ErrNotInt64.
 func NewID(typ string, props Props, opts ...Option) (IDGenerator, error) {
 	g, err := New(typ, props, opts...)
 	if err != nil {
 		return nil, err
 	}
-	idg, ok := g.(IDGenerator)
+	idg, ok := AsIDGenerator(g)
 	if !ok {
 		return nil, fmt.Errorf("%w: %s", ErrNotInt64, g.Type())
 	}
 	return idg, nil
+}
+
+// AsIDGenerator returns g as an IDGenerator, the form in which integrations
+// fill integer key columns. An IDGenerator is returned as it is. Any other
+// generator but UUID (a custom type that implements only Generator) is
+// wrapped: NextID calls NextKey and returns its key when it is an int64 or
+// an ID, and for a key of any other type drops it and returns an error
+// wrapping ErrNotInt64; NextIDs calls NextID for each slot. ok is false for
+// UUID, whose keys are strings, and for nil.
+func AsIDGenerator(g Generator) (ids IDGenerator, ok bool) {
+	switch g := g.(type) {
+	case nil, *uuidGenerator:
+		return nil, false
+	case IDGenerator:
+		return g, true
+	}
+	return keyIDs{g}, true
+}
+
+// keyIDs is AsIDGenerator's wrapper of a generator without NextID.
+type keyIDs struct{ Generator }
+
+func (k keyIDs) NextID(ctx context.Context) (int64, error) {
+	key, err := k.NextKey(ctx)
+	if err != nil {
+		return 0, err
+	}
+	switch v := key.(type) {
+	case int64:
+		return v, nil
+	case ID:
+		return int64(v), nil
+	}
+	return 0, fmt.Errorf("%w: the %s generator's NextKey returned a %T", ErrNotInt64, k.Type(), key)
+}
+
+// NextIDs fills dst in order: on error, the IDs before the failed one are
+// written and valid, as IDGenerator requires.
+func (k keyIDs) NextIDs(ctx context.Context, dst []int64) error {
+	for i := range dst {
+		id, err := k.NextID(ctx)
+		if err != nil {
+			return err
+		}
+		dst[i] = id
+	}
+	return nil
 }
