@@ -115,3 +115,29 @@ func TestAlphaHintClassNameResolvesToTheRegisteredGoAlgorithm(t *testing.T) {
 	r := hintRouter(t, rules)
 	checkRouteContext(t, r, hinted("t_event", shardconf.Hint{Database: vals(2)}), "t_event", false, nil, "ds_2.t_event", nil)
 }
+
+// A 4.x file's hint strategies name Java classes: each loads once its
+// class name is registered in Go, and a class without a Go algorithm is a
+// load error at its line.
+func TestShardingSphere4HintStrategyResolvesToTheRegisteredGoAlgorithm(t *testing.T) {
+	registerTenantHint(t)
+	const rules = `
+dataSources:
+  ds_0: {driver: sqlite, dsn: "file:f0.db"}
+  ds_1: {driver: sqlite, dsn: "file:f1.db"}
+  ds_2: {driver: sqlite, dsn: "file:f2.db"}
+shardingRule:
+  tables:
+    t_event:
+      actualDataNodes: ds_${0..2}.t_event
+      databaseStrategy:
+        hint:
+          algorithmClassName: org.example.hint.TenantHintAlgorithm
+`
+	r := hintRouter(t, rules)
+	checkRouteContext(t, r, hinted("t_event", shardconf.Hint{Database: vals(4)}), "t_event", false, nil, "ds_1.t_event", nil)
+	errs := configErrors(t, strings.Replace(rules, "org.example.hint.TenantHintAlgorithm", "org.example.Missing", 1))
+	if len(errs) != 1 || errs[0].Line != 12 || !strings.Contains(errs[0].Error(), "org.example.Missing") {
+		t.Errorf("unregistered 4.x hint class: %v", errs)
+	}
+}

@@ -654,23 +654,29 @@ func (l *loader) strategy(n *yaml.Node, path string, present bool) *Strategy {
 
 // hintStrategy reads hint: {shardingAlgorithmName: x}. It names no column:
 // the values come from the caller's Hint (WithHint), never from the SQL.
-// The 5.0.0-alpha form hint: {algorithmClassName: C} is read as a
-// CLASS_BASED algorithm with strategy HINT, resolved to the Go algorithm
-// registered under C (RegisterAlgorithm).
+// The 5.0.0-alpha form hint: {algorithmClassName: C} is read as 4.x's.
 func (l *loader) hintStrategy(m *mapReader) *Strategy {
 	hm := m.mapping("hint")
 	if hm.has("algorithmClassName") && !hm.has("shardingAlgorithmName") {
-		class, at := hm.str("algorithmClassName"), pos(hm.vals["algorithmClassName"], joinPath(hm.path, "algorithmClassName"))
-		hm.done()
-		// Named by its YAML path, which no two strategies share (as 4.x inline strategies are).
-		name := hm.path
-		l.cfg.Algorithms[name] = &Algorithm{Name: name, Type: "CLASS_BASED", Pos: at,
-			Props: map[string]string{"strategy": "HINT", "algorithmClassName": class}}
-		return &Strategy{Type: "hint", Algorithm: name, Pos: at}
+		return l.hintClassStrategy(hm)
 	}
 	st := &Strategy{Type: "hint", Algorithm: hm.required("shardingAlgorithmName"), Pos: hm.valuePos("shardingAlgorithmName")}
 	hm.done()
 	return st
+}
+
+// hintClassStrategy reads hint: {algorithmClassName: C} (4.x, 5.0.0-alpha)
+// as a CLASS_BASED algorithm with strategy HINT, which resolves C to the Go
+// algorithm registered under that name (RegisterAlgorithm).
+func (l *loader) hintClassStrategy(hm *mapReader) *Strategy {
+	class := hm.required("algorithmClassName")
+	at := hm.valuePos("algorithmClassName")
+	hm.done()
+	// Named by its YAML path, which no two strategies share (as 4.x inline strategies are).
+	name := hm.path
+	l.cfg.Algorithms[name] = &Algorithm{Name: name, Type: "CLASS_BASED", Pos: at,
+		Props: map[string]string{"strategy": "HINT", "algorithmClassName": class}}
+	return &Strategy{Type: "hint", Algorithm: name, Pos: at}
 }
 
 func (l *loader) keyGenerate(n *yaml.Node, path string, present bool) *KeyGenerate {
@@ -746,7 +752,14 @@ func (l *loader) strategy4(n *yaml.Node, path string, present bool, algoName str
 		}
 		s = &Strategy{Type: "none", Pos: m.keyPos("none")}
 	}
-	for _, k := range []string{"standard", "complex", "hint"} {
+	if m.has("hint") {
+		// 4.x hint: {algorithmClassName: C}: a Go algorithm registered under C.
+		if s != nil {
+			l.errorf(m.kpos["hint"], joinPath(path, "hint"), "a strategy has one of inline, standard, complex, hint or none, not several")
+		}
+		s = l.hintClassStrategy(m.mapping("hint"))
+	}
+	for _, k := range []string{"standard", "complex"} {
 		if m.has(k) {
 			m.get(k)
 			l.errorf(m.kpos[k], joinPath(path, k), "4.x %s strategies name Java classes, which shardkey cannot run; use inline, or a 5.x rule with a built-in algorithm", k)
@@ -754,7 +767,7 @@ func (l *loader) strategy4(n *yaml.Node, path string, present bool, algoName str
 	}
 	m.done()
 	if s == nil && !m.has("standard") && !m.has("complex") && !m.has("hint") {
-		l.errorf(deref(n), path, "empty strategy: want inline or none")
+		l.errorf(deref(n), path, "empty strategy: want inline, hint or none")
 	}
 	return s
 }
