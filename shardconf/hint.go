@@ -21,10 +21,11 @@ type Hint struct {
 }
 
 // AllTables, as the table of WithHint, supplies Database values to every
-// table whose database strategy is a hint strategy and which has no hint
-// of its own: ShardingSphere's HintManager.setDatabaseShardingValue, kept
-// explicit. A hint for AllTables with Table values, or reaching a table
-// whose database strategy is not a hint strategy, is ErrUnusedHint.
+// table whose own hint (if any) has none: ShardingSphere's
+// HintManager.setDatabaseShardingValue, kept explicit. A statement on a
+// table whose database strategy is not a hint strategy (an unsharded or
+// broadcast table included) then fails with ErrUnusedHint, as does any
+// statement when the AllTables hint has Table values.
 const AllTables = "*"
 
 type hintCtxKey struct{}
@@ -55,14 +56,15 @@ func WithHint(ctx context.Context, table string, h Hint) context.Context {
 	return context.WithValue(ctx, hintCtxKey{}, &hintNode{table: table, h: h, next: prev})
 }
 
-// HintFrom returns the hint ctx carries for table itself (not one given
-// for AllTables), as WithHint stored it.
+// HintFrom returns a copy of the hint ctx carries for table itself (not
+// one given for AllTables; for that, ask for AllTables).
 func HintFrom(ctx context.Context, table string) (Hint, bool) {
 	n := hintsOf(ctx)
 	if n == nil {
 		return Hint{}, false
 	}
-	return n.find(table)
+	h, ok := n.find(table)
+	return Hint{Database: slices.Clone(h.Database), Table: slices.Clone(h.Table)}, ok
 }
 
 // HintTables lists the tables ctx carries hints for, as given to WithHint

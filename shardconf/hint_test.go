@@ -270,3 +270,11 @@ func TestHintTablesListsEachHintedTableOnceNewestFirst(t *testing.T) {
 		t.Errorf("HintTables(no hints) = %v, want nil", got)
 	}
 }
+
+func TestHintFromReturnsACopy(t *testing.T) {
+	r := hintRouter(t, hintRules)
+	ctx := hinted("t_order", shardconf.Hint{Database: vals(1), Table: vals(1)})
+	h, _ := shardconf.HintFrom(ctx, "t_order")
+	h.Database[0] = 0
+	checkRouteContext(t, r, ctx, "t_order", false, nil, "ds_1.t_order_1", nil)
+}
