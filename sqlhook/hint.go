@@ -40,13 +40,22 @@ func hintReaches(ctx context.Context, table string) bool {
 // checkUnroutedHints refuses a hint for a table the statement names but
 // does not route by a strategy (a broadcast table): the router reports
 // it as shardconf.ErrUnusedHint, as it does for any table whose
-// strategies do not consume the hint.
+// strategies do not consume the hint. A hint for every table
+// (shardconf.AllTables) is honoured by a broadcast table joined to a
+// routed one, whose copy is read on the routed target's data source; a
+// statement on broadcast tables alone ignores data sources, and is
+// refused under it.
 func (h *hook) checkUnroutedHints(ctx context.Context, p *plan) error {
 	if !shardconf.HasHints(ctx) {
 		return nil
 	}
 	for _, t := range p.tables {
-		if !t.broadcast || !hintReaches(ctx, t.logic) {
+		if !t.broadcast {
+			continue
+		}
+		own, ok := shardconf.HintFrom(ctx, t.logic)
+		hasOwn := ok && len(own.Database)+len(own.Table) > 0
+		if !hasOwn && (p.routed >= 0 || !hintReaches(ctx, t.logic)) {
 			continue
 		}
 		if _, err := h.router.RouteContext(ctx, t.logic); err != nil {

@@ -474,6 +474,19 @@ func TestHintThatCannotBeHonouredRefusesTheStatement(t *testing.T) {
 		allOrd := shardconf.WithHint(all, "t_order", shardconf.Hint{Table: []any{0}})
 		e.exec(t, allOrd, `INSERT INTO t_order (order_id, user_id, status) VALUES (5, 1, 'all')`)
 		wantAt(t, e.placed(t, "t_order", "order_id"), 5, "ds_1.t_order_0")
+		// A broadcast table joined to it is read on the hinted data
+		// source; on its own it has no data source to honour the hint.
+		if _, err := e.direct[1].Exec(`INSERT INTO t_dict (k, v) VALUES ('all', 'ds1')`); err != nil {
+			t.Fatal(err)
+		}
+		var v string
+		err := e.db.QueryRowContext(allOrd, `SELECT d.v FROM t_order o JOIN t_dict d ON d.k = o.status WHERE o.order_id = 5`).Scan(&v)
+		if err != nil || v != "ds1" {
+			t.Errorf("broadcast table joined under an AllTables hint: %q, %v; want ds_1's copy", v, err)
+		}
+		if _, err := e.db.QueryContext(all, `SELECT v FROM t_dict`); !errors.Is(err, shardconf.ErrUnusedHint) {
+			t.Errorf("broadcast table alone under an AllTables hint: %v, want ErrUnusedHint", err)
+		}
 	})
 }
 
