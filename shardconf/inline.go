@@ -596,8 +596,8 @@ type inlEvalFn func(vals []value, idx []int) (gval, error)
 // Groovy subset.
 func compileInline(expr string) (*inlineExpr, error) {
 	typ, start := inlineType(expr)
-	if start > 0 && typ != "GROOVY" {
-		return nil, inlErrf(0, "inline expression type <%s> cannot be an algorithm expression (supported: <GROOVY>)", expr[1:start-1])
+	if start > 0 && typ != "GROOVY" && typ != "HOTSPOT" {
+		return nil, inlErrf(0, "inline expression type <%s> cannot be an algorithm expression (supported: <GROOVY>, and 5.4.0's <HOTSPOT>)", expr[1:start-1])
 	}
 	if strings.TrimSpace(expr[start:]) == "" {
 		return nil, inlErrf(start, "empty expression")
@@ -605,7 +605,7 @@ func compileInline(expr string) (*inlineExpr, error) {
 	// ShardingSphere evaluates "{it -> \"<expression>\"}": the text
 	// around the segments is the body of a Groovy string literal. Text
 	// without segments is used as it is.
-	dynamic := inlDynamic(expr[start:])
+	dynamic := inlDynamic(expr[start:]) || typ == "HOTSPOT" // HOTSPOT has no shortcut
 	e := &inlineExpr{src: expr}
 	p := &inlExprParser{e: e, colIdx: map[string]int{}}
 	var lit strings.Builder

@@ -44,19 +44,22 @@ func expandInline(expr string) ([]string, error) {
 	typ, start := inlineType(expr)
 	if start > 0 {
 		switch typ {
-		case "GROOVY":
-		case "LITERAL":
+		case "GROOVY", "HOTSPOT":
+		case "LITERAL", "PURELIST":
 			return expandLiteralInline(expr, start)
 		case "INTERVAL":
 			return expandIntervalInline(expr, start)
 		default:
-			return nil, inlErrf(0, "unsupported inline expression type <%s> (supported: <GROOVY>, <LITERAL>, <INTERVAL>)", expr[1:start-1])
+			return nil, inlErrf(0, "unsupported inline expression type <%s> (supported: <GROOVY>, <LITERAL>, <INTERVAL>, and 5.4.0's <HOTSPOT>, <PURELIST>)", expr[1:start-1])
 		}
 	}
 	if strings.TrimSpace(expr[start:]) == "" {
 		return nil, inlErrf(start, "empty expression")
 	}
-	if !inlDynamic(expr[start:]) {
+	// 5.4.0's HOTSPOT is GROOVY without the shortcut for text without
+	// segments: every item is read by Groovy as a string literal.
+	hotspot := typ == "HOTSPOT"
+	if !hotspot && !inlDynamic(expr[start:]) {
 		return expandConstInline(expr, start)
 	}
 	var (
@@ -67,7 +70,7 @@ func expandInline(expr string) ([]string, error) {
 		if it.lo == it.hi {
 			return nil, inlErrf(it.lo, "empty item")
 		}
-		item, err := parseInlineItem(expr, it.lo, it.hi)
+		item, err := parseInlineItem(expr, it.lo, it.hi, hotspot)
 		if err != nil {
 			return nil, err
 		}
@@ -197,14 +200,28 @@ type inlItem struct {
 	bytes int64 // total length of the names
 }
 
-// parseInlineItem reads the item expr[lo:hi].
-func parseInlineItem(expr string, lo, hi int) (inlItem, error) {
+// parseInlineItem reads the item expr[lo:hi]. An item without a segment is
+// its text, unless strict (HOTSPOT), where Groovy reads it as a string
+// literal too and so its text is checked as a GString's.
+func parseInlineItem(expr string, lo, hi int, strict bool) (inlItem, error) {
 	it := inlItem{count: 1}
 	if !inlDynamic(expr[lo:hi]) {
 		s := strings.TrimPrefix(expr[lo:hi], `"`)
 		s = strings.TrimSuffix(s, `"`)
 		if s == "" {
 			return it, inlErrf(lo, "empty item")
+		}
+		from := lo
+		if expr[lo] == '"' {
+			from++
+		}
+		for i := from; strict && i < from+len(s); i++ {
+			if err := inlGStringText(expr, i); err != nil {
+				return it, err
+			}
+			if expr[i] == '$' {
+				return it, inlBadDollar(i)
+			}
 		}
 		it.texts, it.bytes = []string{s}, int64(len(s))
 		return it, nil

@@ -147,6 +147,24 @@ func TestInlineExpressionTypesAsShardingSphereFactory(t *testing.T) {
 	// InlineExpressionParserFactoryTest.assertFixtureInstance: a custom
 	// InlineExpressionParser is Java code; shardkey has none.
 	checkExpandFails(t, "<CUSTOM.FIXTURE>spring", "unsupported inline expression type <CUSTOM.FIXTURE>")
+	// ShardingSphere 5.4.0 named LITERAL "PURELIST" and GROOVY "HOTSPOT"
+	// (PureListInlineExpressionParserTest, HotspotInlineExpressionParserTest);
+	// HOTSPOT reads every item with Groovy, even one without a segment.
+	checkExpand(t, "<PURELIST> t_order_0, t_order_1 ", "t_order_0", "t_order_1")
+	checkExpand(t, "<HOTSPOT>t_${['new','old']}_order_${1..2}, t_config",
+		"t_new_order_1", "t_new_order_2", "t_old_order_1", "t_old_order_2", "t_config")
+	checkExpand(t, "<HOTSPOT> t_order_0, t_order_1 ", "t_order_0", "t_order_1")
+	checkExpandFails(t, `<HOTSPOT>t_a\b`, "Groovy string")
+	checkExpandFails(t, `<HOTSPOT>t_$x`, "'$' must start")
+	checkExpand(t, `t_a\b`, `t_a\b`) // GROOVY takes text without a segment as it is
+	if e, err := compileInline("<HOTSPOT>ds_${user_id % 2}"); err != nil {
+		t.Errorf("<HOTSPOT> algorithm expression: %v", err)
+	} else if got, err := e.eval(mustValues(t, 3)); err != nil || got != "ds_1" {
+		t.Errorf("<HOTSPOT>ds_${user_id %% 2} at 3 = %q, %v", got, err)
+	}
+	if _, err := compileInline(`<HOTSPOT>t\0`); err == nil {
+		t.Errorf(`<HOTSPOT>t\0: no error (HOTSPOT reads constant text with Groovy)`)
+	}
 	// ESPRESSO runs Groovy in a guest VM and reads text without segments
 	// differently (escapes): not supported.
 	checkExpandFails(t, "<ESPRESSO>t_order_${1..3}", "unsupported inline expression type")
