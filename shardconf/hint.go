@@ -103,6 +103,20 @@ func (n *hintNode) find(table string) (Hint, bool) {
 	return Hint{}, false
 }
 
+// findWithAll is find(table) and find(AllTables) in one walk.
+func (n *hintNode) findWithAll(table string) (own, all Hint, hasAll bool) {
+	hasOwn := false
+	for ; n != nil && !(hasOwn && hasAll); n = n.next {
+		switch {
+		case !hasAll && n.table == AllTables:
+			all, hasAll = n.h, true
+		case !hasOwn && (n.table == table || strings.EqualFold(n.table, table)):
+			own, hasOwn = n.h, true
+		}
+	}
+	return own, all, hasAll
+}
+
 // UsesHint reports whether table's database or table strategy is a hint
 // strategy, so that routing it needs a context carrying a Hint.
 func (r *Router) UsesHint(table string) bool {
@@ -140,9 +154,9 @@ func (r *Router) ScatterContext(ctx context.Context, table string, conds ...Cond
 // routeHinted routes table with the hints in n. The table's own Database
 // values take precedence over AllTables'; its Table values are its own.
 func (r *Router) routeHinted(n *hintNode, table string, conds []Cond, scatter bool) ([]Target, error) {
-	h, _ := n.find(table)
+	h, all, hasAll := n.findWithAll(table)
 	wildcard := ""
-	if all, ok := n.find(AllTables); ok {
+	if hasAll {
 		if len(all.Table) > 0 {
 			return nil, &RouteError{Table: table, Hint: "table (*)", Err: ErrUnusedHint}
 		}

@@ -168,6 +168,13 @@ func TestAllTablesHintRoutesEveryHintDatabaseStrategy(t *testing.T) {
 	checkRouteContext(t, r, shardconf.WithHint(ctx, "t_order", shardconf.Hint{Table: vals(2)}), "t_order", false, nil, "ds_1.t_order_2", nil)
 	checkRouteContext(t, r, shardconf.WithHint(ctx, "t_order", shardconf.Hint{Database: vals(0), Table: vals(2)}), "t_order", false, nil, "ds_0.t_order_2", nil)
 	checkRouteContext(t, r, ctx, "t_order", true, nil, "ds_1.t_order_0 ds_1.t_order_1 ds_1.t_order_2 ds_1.t_order_3", nil)
+	// The order of the WithHint calls does not change the precedence, and
+	// a newer AllTables hint replaces an older one.
+	own := hinted("t_order", shardconf.Hint{Database: vals(0), Table: vals(3)})
+	own = shardconf.WithHint(own, shardconf.AllTables, shardconf.Hint{Database: vals(0)})
+	own = shardconf.WithHint(own, shardconf.AllTables, shardconf.Hint{Database: vals(1)})
+	checkRouteContext(t, r, own, "t_order", false, nil, "ds_0.t_order_3", nil)
+	checkRouteContext(t, r, shardconf.WithHint(own, "t_order", shardconf.Hint{Table: vals(3)}), "t_order", false, nil, "ds_1.t_order_3", nil)
 }
 
 func TestWithHintReplacesTheTablesEarlierHintAndKeepsOthers(t *testing.T) {
