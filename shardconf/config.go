@@ -149,10 +149,11 @@ type Table struct {
 // DataNode is one physical table in one data source.
 type DataNode struct{ DataSource, Table string }
 
-// Strategy is a sharding strategy.
+// Strategy is a sharding strategy. A hint strategy has no columns: it
+// routes by the values of a Hint (WithHint), never by conditions.
 type Strategy struct {
-	Type      string   // standard, complex or none
-	Columns   []string // one for standard
+	Type      string   // standard, complex, hint or none
+	Columns   []string // one for standard, none for hint
 	Algorithm string   // shardingAlgorithmName
 	Pos       Pos
 }
