@@ -124,10 +124,12 @@ func TestLiteralNodeListsExpandAsShardingSphere(t *testing.T) {
 	checkExpand(t, "<LITERAL>t_order_${1..3}", "t_order_${1..3}")
 }
 
-// Deliberate differences: ShardingSphere expands an absent expression to
-// no names (GroovyInlineExpressionParserTest.assertEvaluateForExpressionIsNull,
-// LiteralInlineExpressionParserTest.assertEvaluateForExpressionIsNull); a
-// key shardkey reads is present, and an empty one is an error.
+// ShardingSphere expands an absent or empty expression to no names
+// (GroovyInlineExpressionParserTest.assertEvaluateForExpressionIsNull,
+// LiteralInlineExpressionParserTest.assertEvaluateForExpressionIsNull). The
+// loader never expands an empty actualDataNodes (it means every data
+// source, as there); an expression that is empty after its type prefix is
+// an error rather than a table with no data nodes.
 func TestEmptyNodeListIsAnError(t *testing.T) {
 	for _, expr := range []string{"", "<GROOVY>", "<LITERAL>", "<INTERVAL>"} {
 		if got, err := expandInline(expr); err == nil {
