@@ -13,6 +13,7 @@ import (
 	"fmt"
 	"reflect"
 	"strings"
+	"sync"
 	"testing"
 )
 
@@ -219,6 +220,48 @@ func TestGroovyClosureEvaluatesAsShardingSphere(t *testing.T) {
 		if _, err := compileInline(bad.expr); err == nil || !strings.Contains(err.Error(), bad.msg) {
 			t.Errorf("compileInline(%q): %v, want an error containing %q", bad.expr, err, bad.msg)
 		}
+	}
+}
+
+// GroovyInlineExpressionParserTest.assertEvaluateForThreadSafety: ten
+// goroutines compile and evaluate ds_${id} and account_${id} with their own
+// String values, and share one compiled expression; run with -race.
+func TestGroovyEvaluationIsSafeForConcurrentUse(t *testing.T) {
+	shared, err := compileInline("ds_${id}")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var wg sync.WaitGroup
+	errs := make(chan error, 10*5*3)
+	for g := 0; g < 10; g++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for j := 0; j < 5; j++ {
+				suffix := fmt.Sprintf("goroutine-%d--%d", g, j)
+				for _, prefix := range []string{"ds_", "account_", "shared"} {
+					e := shared
+					if prefix != "shared" {
+						var err error
+						if e, err = compileInline(prefix + "${id}"); err != nil {
+							errs <- err
+							continue
+						}
+					} else {
+						prefix = "ds_"
+					}
+					got, err := e.eval([]value{{kind: kindString, s: suffix}})
+					if err != nil || got != prefix+suffix {
+						errs <- fmt.Errorf("%s with %q = %q, %v", e, suffix, got, err)
+					}
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Error(err)
 	}
 }
 
