@@ -2,6 +2,7 @@ package main
 
 import (
 	"bufio"
+	"context"
 	"errors"
 	"flag"
 	"fmt"
@@ -20,6 +21,9 @@ type rulesFlags struct {
 	rules       *string
 	keygenProps *string
 	out         *choice
+	// standIns: register stand-ins for Go algorithms (validate only).
+	standIns bool
+	goTypes  *string
 }
 
 func addRulesFlags(fs *flag.FlagSet) rulesFlags {
@@ -47,14 +51,41 @@ func (f rulesFlags) file(args []string) (string, []string, error) {
 // generator with no worker-id at all (a file shared by processes that each
 // supply their own) gets a placeholder one; load names those generators.
 // A worker-id that is given but wrong is still an error.
+//
+// With standIns (validate), Go algorithms the rules need are stood in for
+// (registerStandIns) and each is returned as a note in placeholders' place:
+// see loadResult.
 func (f rulesFlags) load(path string) (r *shardconf.Router, placeholders []string, err error) {
+	res, err := f.loadAll(path)
+	return res.router, res.placeholders, err
+}
+
+// loadResult is what loadAll found besides the router.
+type loadResult struct {
+	router       *shardconf.Router
+	placeholders []string // key generators given a placeholder worker-id
+	standIns     []string // warnings: Go algorithms stood in for
+}
+
+func (f rulesFlags) loadAll(path string) (res loadResult, err error) {
 	props, err := keygen.ParseProps(*f.keygenProps)
 	if err != nil {
-		return nil, nil, usageErrorf("-keygen-props: %v", err)
+		return res, usageErrorf("-keygen-props: %v", err)
 	}
 	cfg, err := shardconf.Load(path)
 	if err != nil {
-		return nil, nil, err
+		return res, err
+	}
+	if f.standIns {
+		var goTypes []string
+		for _, t := range strings.Split(*f.goTypes, ",") {
+			if t = strings.TrimSpace(t); t != "" {
+				goTypes = append(goTypes, t)
+			}
+		}
+		if res.standIns, err = registerStandIns(cfg, goTypes); err != nil {
+			return res, usageErrorf("%v", err)
+		}
 	}
 	hasWorker := func(p keygen.Props) bool {
 		for k := range p {
@@ -86,11 +117,11 @@ func (f rulesFlags) load(path string) (r *shardconf.Router, placeholders []strin
 			}
 			patched.Props["worker-id"] = "0"
 			cfg.KeyGenerators[name] = &patched
-			placeholders = append(placeholders, name)
+			res.placeholders = append(res.placeholders, name)
 		}
 	}
-	r, err = shardconf.NewRouter(cfg, shardconf.WithKeyGenProps(props))
-	return r, placeholders, err
+	res.router, err = shardconf.NewRouter(cfg, shardconf.WithKeyGenProps(props))
+	return res, err
 }
 
 // placeholderNote says which key generators got a placeholder worker-id.
@@ -135,7 +166,7 @@ func unreachableLines(file string, us []shardconf.Unreachable) []string {
 
 var validateCmd = &command{
 	name:     "validate",
-	synopsis: "[-strict] [-keygen-props k=v,...] [-o text|json] [-rules] RULES.yaml",
+	synopsis: "[-strict] [-go-algorithms NAME,...] [-keygen-props k=v,...] [-o text|json] [-rules] RULES.yaml",
 	summary:  "check a sharding rule file",
 	details: `Validate loads a ShardingSphere-style rule file (5.x rules: or 4.x
 shardingRule:), compiles every table, algorithm and key generator, and
@@ -149,16 +180,27 @@ past the last table, an INLINE "% 4" over two tables) loads, as in
 ShardingSphere: a value landing there fails with no route at the
 statement. Validate lists each as a warning (exit 0); with -strict they
 are problems (exit 1).
+
+Go sharding algorithms are registered by the service that loads the file
+(shardconf.RegisterAlgorithm), not by this command. Validate stands in for
+the class of every CLASS_BASED algorithm, and for each type named with
+-go-algorithms, and warns that the service must register it (a problem
+with -strict); the rest of the file is checked as usual. A type neither
+built in nor named with -go-algorithms stays a problem, so a misspelled
+type is caught.
 `,
 	examples: `  shardkey validate rules.yaml
   shardkey validate -rules rules.yaml
   shardkey validate -keygen-props worker-id=1 rules.yaml
   shardkey validate -o json rules.yaml
   shardkey validate -strict rules.yaml
+  shardkey validate -go-algorithms REGION,TENANT rules.yaml
 `,
 	setup: func(fs *flag.FlagSet) action {
 		rf := addRulesFlags(fs)
-		strict := fs.Bool("strict", false, "treat partitions no data node serves as problems (exit 1)")
+		rf.standIns = true
+		rf.goTypes = fs.String("go-algorithms", "", "algorithm types the service registers in Go, as `NAME,NAME`")
+		strict := fs.Bool("strict", false, "treat partitions no data node serves and Go algorithms as problems (exit 1)")
 		return func(args []string, stdout io.Writer) error {
 			file, rest, err := rf.file(args)
 			if err != nil {
@@ -167,7 +209,8 @@ are problems (exit 1).
 			if len(rest) != 0 {
 				return usageErrorf("want one rule file, got also %q", rest[0])
 			}
-			r, placeholders, err := rf.load(file)
+			res, err := rf.loadAll(file)
+			r, placeholders := res.router, res.placeholders
 			var ue *usageError
 			if errors.As(err, &ue) {
 				return err
@@ -176,7 +219,7 @@ are problems (exit 1).
 			if err != nil {
 				ps = problems(err)
 			} else {
-				warnings = unreachableLines(file, r.Unreachable())
+				warnings = append(res.standIns, unreachableLines(file, r.Unreachable())...)
 				if *strict {
 					ps, warnings = warnings, nil
 				}
@@ -225,7 +268,7 @@ var errSilent = errors.New("")
 
 var routeCmd = &command{
 	name:     "route",
-	synopsis: "[-scatter] [-keygen-props k=v,...] [-o text|json] [-rules] RULES.yaml TABLE [COND...]",
+	synopsis: "[-scatter] [-hint-database v,...] [-hint-table v,...] [-keygen-props k=v,...] [-o text|json] [-rules] RULES.yaml TABLE [COND...]",
 	summary:  "show where a statement on a table goes",
 	details: `Route prints the data source and table each matching row lives in, for
 a logic table and conditions on its columns (ANDed):
@@ -238,16 +281,23 @@ Values that parse as integers are integers; anything else is a string.
 Quote the conditions with < and > for your shell. Without a condition on
 every sharding column it fails (exit 1), as shardkey's router does;
 -scatter expands the unconstrained strategies to all their targets.
+
+A table with a hint strategy routes by hint values only, as a service
+gives them with shardconf.WithHint: -hint-database and -hint-table give
+them here (integers or strings, comma separated).
 `,
 	examples: `  shardkey route rules.yaml t_order order_id=123 user_id=7
   shardkey route rules.yaml t_order user_id=7 order_id=1,2,3
   shardkey route rules.yaml t_order user_id=7 'order_id>=100' 'order_id<200'
   shardkey route -scatter -o json rules.yaml t_order user_id=7
   shardkey route -rules rules.yaml -keygen-props worker-id=1 t_order order_id=123 user_id=7
+  shardkey route -hint-database 1 -hint-table 3 rules.yaml t_hinted
 `,
 	setup: func(fs *flag.FlagSet) action {
 		rf := addRulesFlags(fs)
 		scatter := fs.Bool("scatter", false, "route statements lacking a sharding key to every target")
+		hintDB := fs.String("hint-database", "", "hint values for the table's database strategy, as `v,v`")
+		hintTable := fs.String("hint-table", "", "hint values for the table's table strategy, as `v,v`")
 		return func(args []string, stdout io.Writer) error {
 			file, args, err := rf.file(args)
 			if err != nil {
@@ -268,17 +318,33 @@ every sharding column it fails (exit 1), as shardkey's router does;
 			if err != nil {
 				return err
 			}
-			route := r.Route
-			if *scatter {
-				route = r.Scatter
+			ctx := context.Background()
+			if h := (shardconf.Hint{Database: hintValues(*hintDB), Table: hintValues(*hintTable)}); h.Database != nil || h.Table != nil {
+				ctx = shardconf.WithHint(ctx, args[0], h)
 			}
-			ts, err := route(args[0], conds...)
+			route := r.RouteContext
+			if *scatter {
+				route = r.ScatterContext
+			}
+			ts, err := route(ctx, args[0], conds...)
 			if err != nil {
 				return err
 			}
 			return writeTargets(stdout, ts, rf.out.value)
 		}
 	},
+}
+
+// hintValues parses a -hint-* flag: nil when empty.
+func hintValues(s string) []any {
+	if s == "" {
+		return nil
+	}
+	var out []any
+	for _, x := range strings.Split(s, ",") {
+		out = append(out, condValue(x))
+	}
+	return out
 }
 
 // parseCond parses column=v, column=a,b, column=lo..hi, column<v ...
