@@ -15,6 +15,7 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 
 	"github.com/shardkey/shardkey/keygen"
@@ -53,8 +54,10 @@ var (
 
 // ssRegister registers Go stand-ins for the Java algorithms the corpus
 // names: the native tests' CLASS_BASED fixture, and the examples' HINT_TEST
-// and class-based fixture, whose Java is not in the corpus: the target
-// ending in value % 2 stands in for them. (The sharding core fixtures'
+// and class-based fixture and the driver e2e test's JDBC.STANDARD.FIXTURE,
+// and DRIVER.STANDARD.FIXTURE, whose Java is not in the corpus: the target
+// ending in value % 2 stands in for them. The driver e2e tests' key
+// generator fixtures are stood in for by a counter of int64 keys. (The sharding core fixtures'
 // CORE.*.FIXTURE types are not registered here: those files fail to load
 // before their algorithms are resolved, and hint_shardingsphere_test.go
 // registers CORE.HINT.FIXTURE in this process.)
@@ -70,6 +73,21 @@ func ssRegister(t *testing.T) {
 			}),
 			shardconf.RegisterAlgorithm(ssExampleClass, func(map[string]string) (shardconf.ShardingAlgorithm, error) {
 				return ssSuffixAlgorithm{}, nil
+			}),
+			shardconf.RegisterAlgorithm("JDBC.STANDARD.FIXTURE", func(map[string]string) (shardconf.ShardingAlgorithm, error) {
+				return ssSuffixAlgorithm{}, nil
+			}),
+			shardconf.RegisterAlgorithm("DRIVER.STANDARD.FIXTURE", func(map[string]string) (shardconf.ShardingAlgorithm, error) {
+				return ssSuffixAlgorithm{}, nil
+			}),
+			keygen.Register("DRIVER.FIXTURE", func(keygen.Props, keygen.Options) (keygen.Generator, error) {
+				return &ssCounter{typ: "DRIVER.FIXTURE"}, nil
+			}),
+			keygen.Register("JDBC.INCREMENT.FIXTURE", func(keygen.Props, keygen.Options) (keygen.Generator, error) {
+				return &ssCounter{typ: "JDBC.INCREMENT.FIXTURE"}, nil
+			}),
+			keygen.Register("JDBC.RESET_INCREMENT.FIXTURE", func(keygen.Props, keygen.Options) (keygen.Generator, error) {
+				return &ssCounter{typ: "JDBC.RESET_INCREMENT.FIXTURE"}, nil
 			}),
 		)
 	})
@@ -94,6 +112,15 @@ func (a ssSuffixAlgorithm) DoSharding(targets []string, v shardconf.ShardingValu
 	}
 	return "", shardconf.ErrNoRoute
 }
+
+// ssCounter is a key generator of int64 keys 1, 2, 3, ...
+type ssCounter struct {
+	typ string
+	n   atomic.Int64
+}
+
+func (c *ssCounter) Type() string                         { return c.typ }
+func (c *ssCounter) NextKey(context.Context) (any, error) { return c.n.Add(1), nil }
 
 var ssCorpus = []ssCorpusFile{
 	{
@@ -201,6 +228,38 @@ var ssCorpus = []ssCorpusFile{
 			{table: "t_order", conds: conds(eq("user_id", 2), eq("order_id", 5)), want: "ds_0.t_order_1"},
 			{table: "t_order_item", conds: conds(eq("user_id", 3), eq("order_id", 4)), want: "ds_1.t_order_item_0"},
 			{table: "t_address", want: "ds_0.t_address ds_1.t_address ds_2.t_address"},
+		},
+	},
+	{
+		// the driver e2e rule file: no dataSources (names from the nodes),
+		// !SINGLE "*.*", an auto table without actualDataSources (every data
+		// source), custom algorithm and key generator types.
+		file: "e2e-driver-database-sharding.yaml",
+		routes: []routeCase{
+			{table: "t_order_auto", conds: conds(eq("order_id", 3)), want: "jdbc_1.t_order_auto_1"},
+			{table: "t_order_item_auto", conds: conds(eq("order_id", 2)), want: "jdbc_0.t_order_item_auto_0"},
+			{table: "t_order", conds: conds(eq("user_id", 1), eq("order_id", 2)), want: "jdbc_1.t_order_0"},
+			{table: "t_user", conds: conds(eq("user_id", 0), eq("id", 3)), want: "jdbc_0.t_user_1"},
+			{table: "t_config", want: "jdbc_0.t_config jdbc_1.t_config"},
+		},
+		check: func(t *testing.T, r *shardconf.Router) {
+			col, gen, ok := r.KeyGenerator("t_order_item")
+			if !ok || col != "item_id" || gen.Type() != "JDBC.INCREMENT.FIXTURE" {
+				t.Fatalf("KeyGenerator(t_order_item) = %q, %v, %v", col, gen, ok)
+			}
+			if k, err := gen.NextKey(context.Background()); err != nil || k != int64(1) {
+				t.Errorf("first key = %v, %v; want 1", k, err)
+			}
+		},
+	},
+	{
+		// the driver e2e cluster-mode file: mode with a test repository
+		// (ignored), no dataSources, defaults none; config is in both.
+		file: "e2e-driver-config-without-data-source-with-props.yaml",
+		routes: []routeCase{
+			{table: "t_order", conds: conds(eq("user_id", 1), eq("order_id", 3)), want: "db1.t_order_1"},
+			{table: "t_order_item", conds: conds(eq("user_id", 2), eq("order_id", 3)), want: "db0.t_order_item_1"},
+			{table: "config", want: "db0.t_config db1.t_config"},
 		},
 	},
 	ssNative("native-jdbc-features-sharding.yaml"),
