@@ -120,8 +120,10 @@
 // for a broadcast table, DDL on a hinted table (ErrUnsupported), and a
 // hint for every table (shardconf.AllTables) on a statement naming no
 // sharded table, which would run on the default data source. A hint for
-// a table outside the rules is seen only when the statement names a
-// sharded or broadcast table too.
+// a table outside the rules, or for the logic table of a physical table
+// a statement names directly (not routed), refuses a statement whose
+// text names that table as a word; an INSERT into a physical table is
+// routed by its logic table's hint and must route to that table.
 //
 // # Reads over several targets
 //

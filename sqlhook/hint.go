@@ -3,6 +3,7 @@ package sqlhook
 import (
 	"context"
 	"fmt"
+	"strings"
 
 	"github.com/shardkey/shardkey/shardconf"
 )
@@ -109,21 +110,55 @@ func refuseDDLHint(ctx context.Context, table string) error {
 }
 
 // refusePassthroughHint refuses a statement that names no sharded or
-// broadcast table while the context carries a hint for every table
-// (shardconf.AllTables): it would run on the default data source whatever
-// data source the hint names.
-func refusePassthroughHint(ctx context.Context) error {
+// broadcast table (so it is not routed and runs on the default data
+// source) while the context carries a hint it would ignore: one for
+// every table (shardconf.AllTables), or one for a table the statement
+// names, which is then unsharded or a physical table of a hinted logic
+// table. Names are found as words of the text (a false positive only
+// refuses).
+func (h *hook) refusePassthroughHint(ctx context.Context, query string) error {
 	if !shardconf.HasHints(ctx) {
 		return nil
 	}
-	hn, ok := shardconf.HintFrom(ctx, shardconf.AllTables)
-	if !ok || len(hn.Database)+len(hn.Table) == 0 {
-		return nil
+	if hn, ok := shardconf.HintFrom(ctx, shardconf.AllTables); ok && len(hn.Database)+len(hn.Table) > 0 {
+		kind := "database (*)"
+		if len(hn.Table) > 0 {
+			kind = "table (*)"
+		}
+		return fmt.Errorf("%w: the statement names no sharded table and runs on the default data source: %w",
+			ErrUnsupported, &shardconf.RouteError{Table: shardconf.AllTables, Hint: kind, Err: shardconf.ErrUnusedHint})
 	}
-	kind := "database (*)"
-	if len(hn.Table) > 0 {
-		kind = "table (*)"
+	low := strings.ToLower(query)
+	if err := h.refuseUnshardedHint(ctx, low); err != nil {
+		return err
 	}
-	return fmt.Errorf("%w: the statement names no sharded table and runs on the default data source: %w",
-		ErrUnsupported, &shardconf.RouteError{Table: shardconf.AllTables, Hint: kind, Err: shardconf.ErrUnusedHint})
+	for phys, logic := range h.physical {
+		if hintReaches(ctx, logic) && containsWord(low, phys) {
+			return fmt.Errorf("%w: physical table %s of %s is named directly, so the statement is not routed and the hint for %s cannot place it; name the logic table",
+				ErrUnsupported, phys, logic, logic)
+		}
+	}
+	return nil
+}
+
+// refuseUnshardedHint refuses a statement naming a table (low is its
+// lower-case text) for which ctx carries a hint although the rules
+// neither shard nor broadcast it: no strategy consumes the hint.
+func (h *hook) refuseUnshardedHint(ctx context.Context, low string) error {
+	for _, t := range shardconf.HintTables(ctx) {
+		if t == shardconf.AllTables || h.router.IsSharded(t) || h.router.IsBroadcast(t) {
+			continue
+		}
+		hn, _ := shardconf.HintFrom(ctx, t)
+		if len(hn.Database)+len(hn.Table) == 0 || !containsWord(low, strings.ToLower(t)) {
+			continue
+		}
+		kind := "database"
+		if len(hn.Database) == 0 {
+			kind = "table"
+		}
+		return fmt.Errorf("%w: %s is not a sharded table: %w", ErrUnsupported, t,
+			&shardconf.RouteError{Table: t, Hint: kind, Err: shardconf.ErrUnusedHint})
+	}
+	return nil
 }

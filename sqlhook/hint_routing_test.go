@@ -563,3 +563,47 @@ func TestHintScatterReadsEveryTableWithoutAHintAndTheHintedOneWithIt(t *testing.
 		}
 	}, sqlhook.WithScatter())
 }
+
+// Statements sqlhook does not route by a logic table's rules ignore no
+// hint: a physical table named directly takes the hint of its logic table
+// for an INSERT (which must route to it) and refuses it otherwise, and a
+// hint for a table outside the rules refuses a statement naming it.
+func TestHintOnTablesNotRoutedByRulesRefusesTheStatement(t *testing.T) {
+	eachHintBackend(t, "sqlhook_hint_phys", func(t *testing.T, e *hintEnv) {
+		bg := context.Background()
+		e.exec(t, hintCtx(bg, "t_order", 1, 1), `INSERT INTO t_order_1 (order_id, user_id, status) VALUES (1, 1, 'p')`)
+		wantAt(t, e.placed(t, "t_order", "order_id"), 1, "ds_1.t_order_1")
+		if _, err := e.db.ExecContext(hintCtx(bg, "t_order", 1, 0), `INSERT INTO t_order_1 (order_id, user_id, status) VALUES (2, 1, 'p')`); !errors.Is(err, sqlhook.ErrUnsupported) {
+			t.Errorf("INSERT into t_order_1 hinted at t_order_0: %v, want ErrUnsupported", err)
+		}
+		if _, err := e.db.ExecContext(bg, `INSERT INTO t_order_1 (order_id, user_id, status) VALUES (3, 1, 'p')`); !errors.Is(err, shardconf.ErrMissingShardingKey) {
+			t.Errorf("INSERT into t_order_1 without a hint: %v, want ErrMissingShardingKey", err)
+		}
+		if _, err := e.db.ExecContext(hintCtx(bg, "t_order", 1, 1), `UPDATE t_order_1 SET status = 'x' WHERE order_id = 1`); !errors.Is(err, sqlhook.ErrUnsupported) {
+			t.Errorf("UPDATE of physical table t_order_1 under a hint for t_order: %v, want ErrUnsupported", err)
+		}
+		if got := e.placed(t, "t_order", "order_id"); len(got) != 1 {
+			t.Errorf("rows %v, want only row 1", got)
+		}
+		var status string
+		if err := e.direct[1].QueryRow(`SELECT status FROM t_order_1 WHERE order_id = 1`).Scan(&status); err != nil || status != "p" {
+			t.Errorf("row 1: %q, %v; want status p", status, err)
+		}
+
+		if _, err := e.db.Exec(`CREATE TABLE hint_plain (id INT)`); err != nil {
+			t.Fatal(err)
+		}
+		plain := shardconf.WithHint(bg, "hint_plain", shardconf.Hint{Database: []any{1}})
+		if _, err := e.db.ExecContext(plain, `INSERT INTO hint_plain (id) VALUES (1)`); !errors.Is(err, shardconf.ErrUnusedHint) {
+			t.Errorf("INSERT into an unsharded table under its hint: %v, want ErrUnusedHint", err)
+		}
+		join := `SELECT o.order_id FROM t_order o WHERE o.order_id IN (SELECT id FROM hint_plain)`
+		if _, err := e.db.QueryContext(hintCtx(plain, "t_order", 1, 1), join); !errors.Is(err, shardconf.ErrUnusedHint) {
+			t.Errorf("statement on a hinted table and an unsharded one under its hint: %v, want ErrUnusedHint", err)
+		}
+		var n int
+		if err := e.direct[0].QueryRow(`SELECT count(*) FROM hint_plain`).Scan(&n); err != nil || n != 0 {
+			t.Errorf("hint_plain rows after refused statements: %d, %v; want 0", n, err)
+		}
+	})
+}

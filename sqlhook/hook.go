@@ -115,13 +115,16 @@ func (h *hook) routeContext(ctx context.Context, query string, args []driver.Nam
 		return nil, &StatementError{SQL: query, Err: err}
 	}
 	if p.passthrough {
-		if err := refusePassthroughHint(ctx); err != nil && !isSavepoint(query) {
+		if err := h.refusePassthroughHint(ctx, query); err != nil && !isSavepoint(query) {
 			return nil, &StatementError{SQL: query, Err: err}
 		}
 		return &routed{units: []unit{{ds: h.defaultDS, sql: query, args: args}}, passthrough: true,
 			merge: mergeSpec{limit: -1}, txControl: isSavepoint(query)}, nil
 	}
 	r, err := h.bind(ctx, p, args)
+	if err == nil && shardconf.HasHints(ctx) {
+		err = h.refuseUnshardedHint(ctx, strings.ToLower(query))
+	}
 	if err != nil {
 		return nil, &StatementError{SQL: query, Err: err}
 	}
