@@ -55,7 +55,8 @@ var (
 // ssRegister registers Go stand-ins for the Java algorithms the corpus
 // names: the native tests' CLASS_BASED fixture, and the examples' HINT_TEST
 // and class-based fixture and the driver e2e test's JDBC.STANDARD.FIXTURE,
-// and DRIVER.STANDARD.FIXTURE, whose Java is not in the corpus: the target
+// DRIVER.STANDARD.FIXTURE and the SQL e2e tests' IT.STANDARD.FIXTURE,
+// whose Java is not in the corpus: the target
 // ending in value % 2 stands in for them. The driver e2e tests' key
 // generator fixtures are stood in for by a counter of int64 keys. (The sharding core fixtures'
 // CORE.*.FIXTURE types are not registered here: those files fail to load
@@ -79,6 +80,12 @@ func ssRegister(t *testing.T) {
 			}),
 			shardconf.RegisterAlgorithm("DRIVER.STANDARD.FIXTURE", func(map[string]string) (shardconf.ShardingAlgorithm, error) {
 				return ssSuffixAlgorithm{}, nil
+			}),
+			shardconf.RegisterAlgorithm("IT.STANDARD.FIXTURE", func(map[string]string) (shardconf.ShardingAlgorithm, error) {
+				return ssSuffixAlgorithm{}, nil
+			}),
+			keygen.Register("IT.AUTO_INCREMENT.FIXTURE", func(keygen.Props, keygen.Options) (keygen.Generator, error) {
+				return &ssCounter{typ: "IT.AUTO_INCREMENT.FIXTURE"}, nil
 			}),
 			keygen.Register("DRIVER.FIXTURE", func(keygen.Props, keygen.Options) (keygen.Generator, error) {
 				return &ssCounter{typ: "DRIVER.FIXTURE"}, nil
@@ -277,6 +284,21 @@ var ssCorpus = []ssCorpusFile{
 	{
 		file:    "features-sharding-core-sharding-rule-for-tuple.yaml",
 		loadErr: `keyGenerateType "sequence" is not supported`,
+	},
+	{
+		// The SQL e2e scenarios name their binding group (5.5:
+		// "ref_0:t_order,t_order_item", the text before ':' is the group's
+		// name), which the loader does not read yet (requests.md). When it
+		// does, replace loadErr by routes.
+		file:    "e2e-sql-scenario-db-tbl-sql-federation-rules.yaml",
+		loadErr: "binding table ref_0:t_order is not a sharded table",
+	},
+	{
+		// The same, and an INLINE expression naming db_inline_item_id where
+		// the sharding column is item_id: ShardingSphere loads it and fails at
+		// the first statement (MissingPropertyException); shardkey refuses it.
+		file:    "e2e-sql-scenario-db-rules.yaml",
+		loadErr: "uses column db_inline_item_id, but the sharding column is item_id",
 	},
 }
 
