@@ -28,7 +28,11 @@ type ssCorpusFile struct {
 	// loadErr, when set, is text the Load or NewRouter error must contain:
 	// the file is refused, for the reason given in the comment.
 	loadErr string
-	routes  []routeCase
+	// pendingErr, when set, names a feature not built yet: until it is,
+	// loading must fail with this text; once the file loads, its routes
+	// and check must hold.
+	pendingErr string
+	routes     []routeCase
 	// hints are routed with RouteContext: the table, its hint, the targets.
 	hints []ssHintCase
 	check func(t *testing.T, r *shardconf.Router)
@@ -288,10 +292,19 @@ var ssCorpus = []ssCorpusFile{
 	{
 		// The SQL e2e scenarios name their binding group (5.5:
 		// "ref_0:t_order,t_order_item", the text before ':' is the group's
-		// name), which the loader does not read yet (requests.md). When it
-		// does, replace loadErr by routes.
-		file:    "e2e-sql-scenario-db-tbl-sql-federation-rules.yaml",
-		loadErr: "binding table ref_0:t_order is not a sharded table",
+		// name), which the loader does not read yet; sqlFederation: is
+		// ignored.
+		file:       "e2e-sql-scenario-db-tbl-sql-federation-rules.yaml",
+		pendingErr: "binding table ref_0:t_order is not a sharded table",
+		routes: []routeCase{
+			{table: "t_order", conds: conds(eq("user_id", 3), eq("order_id", 4)), want: "sql_federation_ds_1.t_order_0"},
+			{table: "t_order_item", conds: conds(eq("user_id", 2), eq("order_id", 5)), want: "sql_federation_ds_0.t_order_item_1"},
+		},
+		check: func(t *testing.T, r *shardconf.Router) {
+			if got := strings.Join(r.BindingGroup("t_order_item"), ","); got != "t_order,t_order_item" {
+				t.Errorf("BindingGroup(t_order_item) = %s", got)
+			}
+		},
 	},
 	{
 		// The same, and an INLINE expression naming db_inline_item_id where
@@ -360,6 +373,10 @@ func TestShardingSphereRuleFilesLoadAndRoute(t *testing.T) {
 				if err == nil || !strings.Contains(err.Error(), f.loadErr) {
 					t.Fatalf("load: %v, want an error containing %q", err, f.loadErr)
 				}
+				return
+			}
+			if err != nil && f.pendingErr != "" && strings.Contains(err.Error(), f.pendingErr) {
+				t.Logf("pending (recorded in /work/notes/yaml-corpus.md): %s", f.pendingErr)
 				return
 			}
 			if err != nil {
