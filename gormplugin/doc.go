@@ -143,9 +143,10 @@
 // shardconf.ErrMissingShardingKey (with WithScatter a read without one
 // goes to every table). A Joins partner follows the driving table; a
 // hint for it must agree. A hint for a table not routed by hint, for a
-// broadcast or unsharded table, and a hint for every table
-// (shardconf.AllTables) on raw SQL, refuse the statement
-// (shardconf.ErrUnusedHint). A primary key set by the caller is looked for
+// broadcast or unsharded table, refuses the statement
+// (shardconf.ErrUnusedHint), and so does raw SQL under a hint for every
+// table (shardconf.AllTables) or naming a hinted table or a physical
+// table of one (raw SQL is not routed). A primary key set by the caller is looked for
 // in the table's other physical tables, as for any table whose key does
 // not route its rows: a Create or Save under a hint for another table
 // than the row's is refused rather than writing the key twice.

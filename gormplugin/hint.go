@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"slices"
+	"strings"
 
 	"gorm.io/gorm"
 
@@ -123,23 +124,34 @@ func hintKeyChange(table string, key []any, where, at shardconf.Target) error {
 		ErrUnsupported, re, fmt.Sprint(key...), where, at)
 }
 
-// refuseRawAllTablesHint refuses raw SQL (which names no sharded table:
-// routeRaw refuses the others) while the context carries a hint for every
-// table (shardconf.AllTables): it runs on the default pool whatever data
-// source the hint names.
-func (p *Plugin) refuseRawAllTablesHint(db *gorm.DB) {
+// refuseRawHint refuses raw SQL (which names no sharded table: routeRaw
+// refuses the others) when the context carries a hint it would ignore:
+// one for every table (shardconf.AllTables), one for a table the SQL
+// names as a word, or one for the logic table of a physical table it
+// names. The SQL runs on the default pool, unrouted.
+func (p *Plugin) refuseRawHint(db *gorm.DB, sql string) {
 	ctx := stmtContext(db)
 	if !shardconf.HasHints(ctx) {
 		return
 	}
-	h, ok := shardconf.HintFrom(ctx, shardconf.AllTables)
-	if !ok || len(h.Database)+len(h.Table) == 0 {
+	if h, ok := shardconf.HintFrom(ctx, shardconf.AllTables); ok && len(h.Database)+len(h.Table) > 0 {
+		kind := "database (*)"
+		if len(h.Table) > 0 {
+			kind = "table (*)"
+		}
+		p.fail(db, fmt.Errorf("%w: raw SQL runs on the default pool: %w", ErrUnsupported,
+			&shardconf.RouteError{Table: shardconf.AllTables, Hint: kind, Err: shardconf.ErrUnusedHint}))
 		return
 	}
-	kind := "database (*)"
-	if len(h.Table) > 0 {
-		kind = "table (*)"
+	for _, w := range wordRE.FindAllString(sql, -1) {
+		if h, ok := shardconf.HintFrom(ctx, w); ok && len(h.Database)+len(h.Table) > 0 {
+			p.fail(db, fmt.Errorf("%w: raw SQL naming %s runs on the default pool, unrouted: %w", ErrUnsupported, w,
+				&shardconf.RouteError{Table: w, Hint: "database", Err: shardconf.ErrUnusedHint}))
+			return
+		}
+		if logic := p.keyed.logic[strings.ToLower(w)]; logic != "" && hintReaches(ctx, logic) {
+			p.fail(db, fmt.Errorf("%w: raw SQL naming physical table %s of %s is not routed, and the hint for %s cannot place it", ErrUnsupported, w, logic, logic))
+			return
+		}
 	}
-	p.fail(db, fmt.Errorf("%w: raw SQL runs on the default pool: %w", ErrUnsupported,
-		&shardconf.RouteError{Table: shardconf.AllTables, Hint: kind, Err: shardconf.ErrUnusedHint}))
 }

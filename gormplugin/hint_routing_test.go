@@ -391,6 +391,14 @@ func TestHintGormThatCannotBeHonouredRefusesTheStatement(t *testing.T) {
 		if err := e.db.WithContext(all).Exec("INSERT INTO hint_notes (id, text) VALUES (2, 'raw')").Error; !errors.Is(err, shardconf.ErrUnusedHint) {
 			t.Errorf("raw SQL under an AllTables hint: %v, want ErrUnusedHint", err)
 		}
+		if err := e.db.WithContext(note).Exec("INSERT INTO hint_notes (id, text) VALUES (3, 'raw')").Error; !errors.Is(err, shardconf.ErrUnusedHint) {
+			t.Errorf("raw SQL on an unsharded table under its hint: %v, want ErrUnusedHint", err)
+		}
+		var n int64
+		err := e.db.WithContext(hintAt(bg, "hint_orders", 1, 1)).Raw("SELECT count(*) FROM hint_orders_1").Scan(&n).Error
+		if !errors.Is(err, gormplugin.ErrUnsupported) {
+			t.Errorf("raw read of a physical table under its logic table's hint: %v, want ErrUnsupported", err)
+		}
 		for i, chk := range e.chk {
 			for _, tbl := range []string{"hint_users", "hint_dicts", "hint_notes"} {
 				if tbl == "hint_notes" && i == 1 {
@@ -409,7 +417,7 @@ func TestHintGormThatCannotBeHonouredRefusesTheStatement(t *testing.T) {
 		if err := e.db.WithContext(hintAt(bg, "hint_orders", 0, 0)).Create(&HintOrder{ID: 9, UserID: 1, Status: "a"}).Error; err != nil {
 			t.Fatal(err)
 		}
-		err := e.db.WithContext(hintAt(bg, "hint_orders", 0, 1)).Save(&HintOrder{ID: 9, UserID: 1, Status: "b"}).Error
+		err = e.db.WithContext(hintAt(bg, "hint_orders", 0, 1)).Save(&HintOrder{ID: 9, UserID: 1, Status: "b"}).Error
 		if !errors.Is(err, shardconf.ErrShardingKeyChange) {
 			t.Errorf("Save under a hint for another table than the row's: %v, want ErrShardingKeyChange", err)
 		}

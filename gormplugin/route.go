@@ -1048,11 +1048,12 @@ func (p *Plugin) routeRaw(db *gorm.DB) {
 	if db.Error != nil || migratingTarget(db) {
 		return
 	}
-	if sql := db.Statement.SQL.String(); p.mentionsSharded(sql) || p.writesPhysical(sql) {
+	sql := db.Statement.SQL.String()
+	if p.mentionsSharded(sql) || p.writesPhysical(sql) {
 		p.fail(db, fmt.Errorf("%w: raw SQL on a sharded table; use GORM's query builder, or open the database through sqlhook, which parses SQL", ErrUnsupported))
 		return
 	}
-	p.refuseRawAllTablesHint(db)
+	p.refuseRawHint(db, sql)
 }
 
 var wordRE = regexp.MustCompile(`[A-Za-z_][A-Za-z0-9_$]*`)
