@@ -307,6 +307,26 @@ var ssCorpus = []ssCorpusFile{
 		},
 	},
 	{
+		// The SQL e2e read/write-splitting scenario: ten groups of one write
+		// and one read data source (the 5.4 dataSources form), a named
+		// binding group (pending, as above), broadcastTables in !SHARDING.
+		file:       "e2e-sql-scenario-dbtbl-with-readwrite-splitting-rules.yaml",
+		pendingErr: "binding table ref_0:t_order is not a sharded table",
+		routes: []routeCase{
+			{table: "t_order", conds: conds(eq("user_id", 3), eq("order_id", 4)), want: "readwrite_ds_1.t_order_0"},
+			{table: "t_order_federate_sharding", conds: conds(eq("order_id_sharding", 3)), want: "readwrite_ds_1.t_order_federate_sharding_1"},
+		},
+		check: func(t *testing.T, r *shardconf.Router) {
+			g, ok := r.ReadWriteGroup("readwrite_ds_1")
+			if !ok || g.Write.Name != "write_ds_1" || len(g.Reads) != 1 || g.Reads[0].Name != "read_ds_1" || g.LoadBalancer.Type != "ROUND_ROBIN" {
+				t.Errorf("ReadWriteGroup(readwrite_ds_1) = %+v, %v", g, ok)
+			}
+			if ts, err := r.Route("t_country"); err != nil || len(ts) != 10 {
+				t.Errorf("t_country = %v, %v; want one copy in each of the 10 groups", ts, err)
+			}
+		},
+	},
+	{
 		// The same, and an INLINE expression naming db_inline_item_id where
 		// the sharding column is item_id: ShardingSphere loads it and fails at
 		// the first statement (MissingPropertyException); shardkey refuses it.
