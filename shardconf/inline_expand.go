@@ -62,6 +62,14 @@ func expandInline(expr string) ([]string, error) {
 	if !hotspot && !inlDynamic(expr[start:]) {
 		return expandConstInline(expr, start)
 	}
+	// GroovyUtils.split reads the three characters after each '$' and
+	// throws when the expression ends sooner, so a '$' there is an error
+	// (a segment opener there is reported as empty or unclosed below).
+	for i := max(start, len(expr)-3); i < len(expr); i++ {
+		if _, opener := inlSegmentAt(expr, i); expr[i] == '$' && !opener {
+			return nil, inlErrf(i, "'$' must start ${...} or $->{...} (ShardingSphere fails on a '$' this close to the end of an expression with segments)")
+		}
+	}
 	var (
 		out        []string
 		totalBytes int64

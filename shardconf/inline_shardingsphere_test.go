@@ -105,13 +105,15 @@ func TestGroovyNodeListsKeepShardingSphereQuirks(t *testing.T) {
 	checkExpand(t, "t_${1 + 1}_${'a' + 1}_${7.intdiv(2)}", "t_2_a1_3")
 	checkExpand(t, "t_${-1..1}", "t_-1", "t_0", "t_1")
 
-	checkExpandFails(t, "t_${-> 1}", "closure")          // ShardingSphere writes the closure object
-	checkExpandFails(t, "t_${[null, 1]}", "null")        // NullPointerException there
-	checkExpandFails(t, `t_${1}\n`, "Groovy string")     // an escape in the GString text
-	checkExpandFails(t, `t_${1}"x"`, "Groovy string")    // a quote ends the GString
-	checkExpandFails(t, "t_${id}", "identifier")         // MissingPropertyException there
-	checkExpandFails(t, "t_${5 / 2}", "BigDecimal")      // 2.5 in Groovy
-	checkExpandFails(t, "t_${['}', 'a,b']}", "unclosed") // GroovyUtils.split cuts at the comma
+	checkExpandFails(t, "t_${-> 1}", "closure")           // ShardingSphere writes the closure object
+	checkExpandFails(t, "t_${[null, 1]}", "null")         // NullPointerException there
+	checkExpandFails(t, `t_${1}\n`, "Groovy string")      // an escape in the GString text
+	checkExpandFails(t, `t_${1}"x"`, "Groovy string")     // a quote ends the GString
+	checkExpandFails(t, "t_${id}", "identifier")          // MissingPropertyException there
+	checkExpandFails(t, "t_${5 / 2}", "BigDecimal")       // 2.5 in Groovy
+	checkExpandFails(t, "t_${['}', 'a,b']}", "unclosed")  // GroovyUtils.split cuts at the comma
+	checkExpand(t, "x$y,t_${1},a", "x$y", "t_1", "a")     // an item without a segment is not read by Groovy
+	checkExpandFails(t, "t_${1},x$y", "close to the end") // GroovyUtils.split's substring fails
 }
 
 func TestLiteralNodeListsExpandAsShardingSphere(t *testing.T) {
