@@ -198,6 +198,24 @@ var ssCorpus = []ssCorpusFile{
 	// the same rules, its data sources in the 5.0.0-alpha form (!!class tags)
 	ssHintExample("examples-jdbc-hint-databases-tables.yaml"),
 	{
+		// the sharding + read/write-splitting example: two groups in the
+		// 5.1 form (type: Static, props write-data-source-name and
+		// read-data-source-names), which readwrite_load.go does not read yet
+		// (requests.md).
+		file:       "examples-jdbc-sharding-readwrite-splitting.yaml",
+		pendingErr: `rules[1].dataSources.ds_0.type: unknown key "type"`,
+		routes: []routeCase{
+			{table: "t_order", conds: conds(eq("user_id", 1), eq("order_id", 2)), want: "ds_1.t_order_0"},
+			{table: "t_address", want: "ds_0.t_address ds_1.t_address"},
+		},
+		check: func(t *testing.T, r *shardconf.Router) {
+			g, ok := r.ReadWriteGroup("ds_0")
+			if !ok || g.Write.Name != "write_ds_0" || len(g.Reads) != 2 || g.Reads[0].Name != "write_ds_0_read_0" || g.Reads[1].Name != "write_ds_0_read_1" {
+				t.Errorf("ReadWriteGroup(ds_0) = %+v, %v", g, ok)
+			}
+		},
+	},
+	{
 		// the class-based algorithm example: strategy written in lower case.
 		file: "examples-jdbc-class-based-sharding-databases.yaml",
 		routes: []routeCase{
