@@ -456,7 +456,14 @@ func TestHintGormAndColumnRouteTogether(t *testing.T) {
 		if !errors.Is(err, shardconf.ErrShardingKeyChange) {
 			t.Errorf("Update moving the row to the other data source: %v, want ErrShardingKeyChange", err)
 		}
-		wantIn(t, e.where(t, "hint_mixes"), 1, "ds_0.hint_mixes_1")
+		// Save of a new row: GORM's upsert, whose update part sets user_id
+		// from the inserted row, checked with the hint in force.
+		if err := e.db.WithContext(tbl).Save(&HintMix{ID: 5, UserID: 4, Note: "s"}).Error; err != nil {
+			t.Fatal(err)
+		}
+		got = e.where(t, "hint_mixes")
+		wantIn(t, got, 1, "ds_0.hint_mixes_1")
+		wantIn(t, got, 5, "ds_0.hint_mixes_1")
 	})
 }
 
