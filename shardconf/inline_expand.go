@@ -212,28 +212,10 @@ type inlItem struct {
 // its text, unless strict (HOTSPOT), where Groovy reads it as a string
 // literal too and so its text is checked as a GString's.
 func parseInlineItem(expr string, lo, hi int, strict bool) (inlItem, error) {
-	it := inlItem{count: 1}
 	if !inlDynamic(expr[lo:hi]) {
-		s := strings.TrimPrefix(expr[lo:hi], `"`)
-		s = strings.TrimSuffix(s, `"`)
-		if s == "" {
-			return it, inlErrf(lo, "empty item")
-		}
-		from := lo
-		if expr[lo] == '"' {
-			from++
-		}
-		for i := from; strict && i < from+len(s); i++ {
-			if err := inlGStringText(expr, i); err != nil {
-				return it, err
-			}
-			if expr[i] == '$' {
-				return it, inlBadDollar(i)
-			}
-		}
-		it.texts, it.bytes = []string{s}, int64(len(s))
-		return it, nil
+		return parseConstItem(expr, lo, hi, strict)
 	}
+	it := inlItem{count: 1}
 	// ShardingSphere quotes the item unless it starts or ends with '"'.
 	if expr[lo] == '"' {
 		lo++
@@ -278,6 +260,31 @@ func parseInlineItem(expr string, lo, hi int, strict bool) (inlItem, error) {
 	}
 	it.texts = append(it.texts, text.String())
 	return it, it.size(lo)
+}
+
+// parseConstItem reads an item without a segment: its text less one
+// leading and one trailing '"' (ShardingSphere quotes the item, then strips
+// a quote at each end).
+func parseConstItem(expr string, lo, hi int, strict bool) (inlItem, error) {
+	it := inlItem{count: 1}
+	from := lo
+	if expr[lo] == '"' {
+		from++
+	}
+	s := strings.TrimSuffix(expr[from:hi], `"`)
+	if s == "" {
+		return it, inlErrf(lo, "empty item")
+	}
+	for i := from; strict && i < from+len(s); i++ {
+		if err := inlGStringText(expr, i); err != nil {
+			return it, err
+		}
+		if expr[i] == '$' {
+			return it, inlBadDollar(i)
+		}
+	}
+	it.texts, it.bytes = []string{s}, int64(len(s))
+	return it, nil
 }
 
 // inlSegmentValues is a segment value's alternatives: nil for null, the

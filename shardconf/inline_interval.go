@@ -70,13 +70,13 @@ const ivxNanosPerDay = 86400e9
 
 // ivxExpr is a parsed INTERVAL expression.
 type ivxExpr struct {
-	prefix   string
-	pat      *ivPattern
-	kind     ivxKind
-	lo, hi   time.Time // civil times in UTC
-	step     int64
-	unit     ivxUnit
-	off, end int // the expression's extent, for errors
+	prefix string
+	pat    *ivPattern
+	kind   ivxKind
+	lo, hi time.Time // civil times in UTC
+	step   int64
+	unit   ivxUnit
+	off    int // where the expression starts, for errors
 }
 
 // expandIntervalInline expands expr[start:], an INTERVAL expression.
@@ -116,31 +116,9 @@ func expandIntervalInline(expr string, start int) ([]string, error) {
 
 // parseIntervalInline reads the KEY=VALUE pairs.
 func parseIntervalInline(expr string, start int) (*ivxExpr, error) {
-	props := map[string]string{}
-	offs := map[string]int{}
-	pairs := strings.Split(expr[start:], ";")
-	for len(pairs) > 1 && pairs[len(pairs)-1] == "" {
-		pairs = pairs[:len(pairs)-1]
-	}
-	pos := start
-	for _, pair := range pairs {
-		key, val, ok := strings.Cut(pair, "=")
-		switch {
-		case !ok || val == "":
-			return nil, inlErrf(pos, "%q is not KEY=VALUE (keys P, SP, DIA, DIU, DL, DU, C)", pair)
-		case strings.Contains(val, "="):
-			return nil, inlErrf(pos, "the value of %s contains '=' (ShardingSphere keeps only the text before it)", key)
-		}
-		switch key {
-		case "P", "SP", "DIA", "DIU", "DL", "DU", "C":
-		default:
-			return nil, inlErrf(pos, "unknown key %q (keys P, SP, DIA, DIU, DL, DU, C)", key)
-		}
-		if _, dup := props[key]; dup {
-			return nil, inlErrf(pos, "key %s given twice", key)
-		}
-		props[key], offs[key] = val, pos
-		pos += len(pair) + 1
+	props, offs, err := ivxPairs(expr, start)
+	if err != nil {
+		return nil, err
 	}
 	for _, k := range [...]string{"P", "SP", "DIA", "DIU", "DL", "DU"} {
 		if _, ok := props[k]; !ok {
@@ -150,8 +128,7 @@ func parseIntervalInline(expr string, start int) (*ivxExpr, error) {
 	if c, ok := props["C"]; ok && c != "ISO" {
 		return nil, inlErrf(offs["C"], "chronology C=%s is not supported (shardkey formats ISO dates only)", c)
 	}
-	x := &ivxExpr{prefix: props["P"], off: start, end: len(expr)}
-	var err error
+	x := &ivxExpr{prefix: props["P"], off: start}
 	if x.pat, err = ivCompile(props["SP"]); err != nil {
 		return nil, inlErrf(offs["SP"], "SP: %v", err)
 	}
@@ -175,6 +152,37 @@ func parseIntervalInline(expr string, start int) (*ivxExpr, error) {
 		return nil, inlErrf(offs["DIU"], "DIU=%s cannot step %s (ShardingSphere fails: UnsupportedTemporalTypeException)", x.unit.name, x.kind)
 	}
 	return x, nil
+}
+
+// ivxPairs splits expr[start:] into its KEY=VALUE pairs, with the offset
+// of each pair; String.split drops trailing empty pairs.
+func ivxPairs(expr string, start int) (props map[string]string, offs map[string]int, err error) {
+	props, offs = map[string]string{}, map[string]int{}
+	pairs := strings.Split(expr[start:], ";")
+	for len(pairs) > 1 && pairs[len(pairs)-1] == "" {
+		pairs = pairs[:len(pairs)-1]
+	}
+	pos := start
+	for _, pair := range pairs {
+		key, val, ok := strings.Cut(pair, "=")
+		switch {
+		case !ok || val == "":
+			return nil, nil, inlErrf(pos, "%q is not KEY=VALUE (keys P, SP, DIA, DIU, DL, DU, C)", pair)
+		case strings.Contains(val, "="):
+			return nil, nil, inlErrf(pos, "the value of %s contains '=' (ShardingSphere keeps only the text before it)", key)
+		}
+		switch key {
+		case "P", "SP", "DIA", "DIU", "DL", "DU", "C":
+		default:
+			return nil, nil, inlErrf(pos, "unknown key %q (keys P, SP, DIA, DIU, DL, DU, C)", key)
+		}
+		if _, dup := props[key]; dup {
+			return nil, nil, inlErrf(pos, "key %s given twice", key)
+		}
+		props[key], offs[key] = val, pos
+		pos += len(pair) + 1
+	}
+	return props, offs, nil
 }
 
 func ivxParseUnit(s string) (ivxUnit, bool) {
