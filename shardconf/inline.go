@@ -19,11 +19,13 @@ package shardconf
 //     prefix (ShardingSphere 5.4+). expandInline also takes "<LITERAL>" (a
 //     plain comma-separated list, nothing expanded) and "<INTERVAL>"
 //     (inline_interval.go). A "$" in the literal text that starts neither
-//     form is an error (Groovy would read it as a variable reference).
-//   - Text without a segment is used as it is, as ShardingSphere never hands
-//     it to Groovy. Around segments the text is the body of a Groovy string
-//     literal there ({it -> "<expression>"}), so a double quote, backslash
-//     or line break in it is refused.
+//     form is an error (Groovy would read it as a variable reference),
+//     except in a node list's text without any segment.
+//   - Text without a segment is used as it is (ShardingSphere never hands
+//     it to Groovy; an algorithm expression still refuses a stray "$").
+//     Around segments the text is the body of a Groovy string literal there
+//     ({it -> "<expression>"}), so a double quote, backslash or line break
+//     in it is refused.
 //   - Integer literals are Groovy's: Integer (32-bit) when the value fits,
 //     else Long; an "L"/"l" suffix makes a Long. Literals beyond Long
 //     (BigInteger), floating-point literals, hex and octal (a leading 0) are
@@ -58,10 +60,10 @@ package shardconf
 //     x.longValue(), x.intValue() (Java's narrowing), Math.abs(x),
 //     Math.floorDiv(x, y) and Math.floorMod(x, y) (rounding toward negative
 //     infinity; floorMod has the divisor's sign and, as Java 9+ overloads
-//     it, the divisor's type). hashCode is Java's: Integer.hashCode is the value,
-//     Long.hashCode is (int)(v ^ (v >>> 32)), String.hashCode runs over
-//     UTF-16 code units with int overflow. Math.abs keeps Java's overflow:
-//     Math.abs(Integer.MIN_VALUE) is Integer.MIN_VALUE.
+//     it, the divisor's type). hashCode is Java's: Integer.hashCode is the
+//     value, Long.hashCode is (int)(v ^ (v >>> 32)), String.hashCode runs
+//     over UTF-16 code units with int overflow. Math.abs keeps Java's
+//     overflow: Math.abs(Integer.MIN_VALUE) is Integer.MIN_VALUE.
 //   - Identifiers are column names, matched case-insensitively (they are
 //     normalized to lower case). "Math" followed by "." is java.lang.Math.
 //   - Unary minus and plus, parentheses. Nothing else of Groovy: no
@@ -1117,7 +1119,7 @@ func (p *inlExprParser) args(name string, off int) ([]*inlNode, error) {
 }
 
 var groovyKeywords = map[string]bool{
-	"true": true, "false": true, "null": true, "new": true, "def": true, "this": true,
+	"true": true, "false": true, "new": true, "def": true, "this": true,
 	"class": true, "it": true, "in": true, "as": true, "instanceof": true, "return": true,
 	"if": true, "else": true, "super": true,
 }
