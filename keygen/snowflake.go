@@ -47,7 +47,8 @@ type snowflake struct {
 }
 
 // snowflakeState is the last ID issued, on its own cache line, and the
-// contention mode. Uncontended, an ID costs one clock read and one CAS.
+// contention mode. Uncontended, an ID costs one clock read and one CAS;
+// the first ID of a tick also takes tickMu, once per tick.
 // When goroutines collide on the CAS, each failure costs a cache-line
 // transfer and often a retry; then callers queue on mu instead, which lets
 // one goroutine issue a run of IDs while the others wait (as a plain mutex
@@ -55,8 +56,7 @@ type snowflake struct {
 type snowflakeState struct {
 	_         [64]byte
 	last      atomic.Int64
-	issued    atomic.Int64 // on last's line: the CAS winner already owns it
-	_         [48]byte
+	_         [56]byte
 	contended atomic.Bool // read on every call, written rarely
 	_         [63]byte
 	mu        sync.Mutex
@@ -66,11 +66,16 @@ type snowflakeState struct {
 	// peakTick is the latest tick issued before a clock-back flag bump
 	// lowered last's tick: with last's, the latest tick ever issued.
 	peakTick atomic.Int64
-	// vibOffset is ShardingSphere's sequenceOffset, the first sequence of
-	// the last tick started by vibration (-1 before the first). It moves
-	// only together with last, under vibMu: once per tick, off the hot path.
-	vibMu     sync.Mutex
-	vibOffset int64
+	// Every change of last to another tick is made under tickMu (startTick),
+	// with what moves once per tick, off the hot path: vibOffset is
+	// ShardingSphere's sequenceOffset, the first sequence of the last tick
+	// started by vibration (-1 before the first); issuedBefore counts the IDs
+	// of the ticks before last's, and tickStart is the first sequence of
+	// last's tick (so Issued needs no counter on the hot path).
+	tickMu       sync.Mutex
+	vibOffset    int64
+	issuedBefore int64
+	tickStart    int64
 }
 
 // initSlot makes a new state one that has issued nothing: its last ID is
@@ -79,6 +84,15 @@ type snowflakeState struct {
 func (s *snowflakeState) initSlot(k slotKey) {
 	s.last.Store(-1 << k.layout.timeShift())
 	s.vibOffset = -1
+	s.tickStart = 1 // the sentinel's sequence 0 counts no ID
+}
+
+// issued is the number of IDs the state issued. Same-tick IDs move only
+// last's sequence; tickMu holds every other change still.
+func (s *snowflakeState) issued(seqMask int64) int64 {
+	s.tickMu.Lock()
+	defer s.tickMu.Unlock()
+	return s.issuedBefore + s.last.Load()&seqMask - s.tickStart + 1
 }
 
 // issuedUntil is the latest instant the state issued a key for, clock-back
@@ -174,7 +188,11 @@ func (g *snowflake) adoptLease(lease Lease, worker int64) error {
 		floor := lastT<<g.timeShift | g.fixed | g.seqMask
 		for {
 			old := g.state.last.Load()
-			if old >= floor || g.state.last.CompareAndSwap(old, floor) {
+			if old >= floor {
+				break
+			}
+			// The floor's tick counts as used up: its sequence issues nothing.
+			if _, _, ok := g.startTick(old, floor, g.seqMask+1, 1, false); ok {
 				break
 			}
 		}
@@ -197,7 +215,7 @@ func (g *snowflake) Close() error {
 func (g *snowflake) Stats() Stats {
 	st := g.state
 	s := Stats{
-		Issued:         uint64(st.issued.Load()),
+		Issued:         uint64(st.issued(g.seqMask)),
 		ClockWaits:     uint64(st.clockWaits.Load()),
 		ClockBackSteps: uint64(st.clockBack.Load()),
 		SequenceWaits:  uint64(st.seqWaits.Load()),
@@ -299,6 +317,23 @@ func (g *snowflake) Compose(p Parts) (int64, error) { return g.layout.Compose(p)
 func (g *snowflake) NextKey(ctx context.Context) (any, error) { return g.NextID(ctx) }
 
 func (g *snowflake) NextID(ctx context.Context) (int64, error) {
+	// The common case, inlined: uncontended, no lease, the clock in the last
+	// ID's tick with sequence left. now >= epochNs keeps the fresh state's
+	// tick -1 out. Anything else, or a lost CAS, takes reserve.
+	st := g.state
+	if g.lease == nil && !st.contended.Load() {
+		old := st.last.Load()
+		now := g.now()
+		if g.tick(now) == old>>g.timeShift && old&g.seqMask != g.seqMask && now >= g.epochNs &&
+			st.last.CompareAndSwap(old, old+1) {
+			return old + 1, nil
+		}
+		// The same reading, so a call reads the clock as often as before.
+		if id, _, ok, err := g.tryReserveAt(ctx, 1, true, old, now); ok || err != nil {
+			return id, err
+		}
+		st.contended.Store(true)
+	}
 	id, _, err := g.reserve(ctx, 1)
 	return id, err
 }
@@ -355,16 +390,21 @@ func (g *snowflake) reserve(ctx context.Context, n int64) (first, last int64, er
 // tryReserve claims IDs with CAS. With once, it gives up (ok false) on the
 // first failed CAS; otherwise it retries until it succeeds.
 func (g *snowflake) tryReserve(ctx context.Context, n int64, once bool) (first, last int64, ok bool, err error) {
+	// The clock is read after the state: for a clock that does not run
+	// backwards, t is then at or past the state's tick.
 	old := g.state.last.Load()
+	return g.tryReserveAt(ctx, n, once, old, g.now())
+}
+
+// tryReserveAt is tryReserve from the state old and the clock reading now,
+// taken in that order; after a wait it reads both again.
+func (g *snowflake) tryReserveAt(ctx context.Context, n int64, once bool, old, now int64) (first, last int64, ok bool, err error) {
 	// full is the state this call found with its tick's sequence used up:
 	// the tick started from it begins at sequence 0, unvibrated, as
 	// ShardingSphere's does after waiting for the next millisecond. IDs are
 	// never negative, so -1 is no state.
 	full := int64(-1)
-	for {
-		// The clock is read after the state: for a clock that does not run
-		// backwards, t is then at or past the state's tick.
-		now := g.now()
+	for ; ; now = g.now() {
 		if g.lease != nil && now >= g.lease.ValidUntil() {
 			g.state.leaseRefusals.Add(1)
 			return 0, 0, false, fmt.Errorf("%w: %s worker %d", ErrLeaseLost, g.typ, g.fixed>>g.layout.workerShift()&mask(g.layout.WorkerBits))
@@ -381,7 +421,7 @@ func (g *snowflake) tryReserve(ctx context.Context, n int64, once bool) (first, 
 				// again (under contention that read is most of the cost).
 				t = oldT
 			}
-			vibrate := false
+			newTick, vibrate := true, false
 			switch {
 			case t > oldT:
 				first = t<<g.timeShift | old&(g.flagMask<<g.flagShift) | g.fixed
@@ -396,7 +436,7 @@ func (g *snowflake) tryReserve(ctx context.Context, n int64, once bool) (first, 
 					old = g.state.last.Load()
 					goto readClock
 				}
-				first = old + 1
+				first, newTick = old+1, false
 			default:
 				// A step equal to the tolerance is refused, as ShardingSphere's
 				// SnowflakeKeyGenerateAlgorithm checks timeDifference < tolerance.
@@ -430,14 +470,13 @@ func (g *snowflake) tryReserve(ctx context.Context, n int64, once bool) (first, 
 				for peak := g.state.peakTick.Load(); peak < oldT && !g.state.peakTick.CompareAndSwap(peak, oldT); peak = g.state.peakTick.Load() {
 				}
 			}
-			if vibrate {
-				first, last, ok = g.startVibrated(old, first, n)
+			if newTick {
+				first, last, ok = g.startTick(old, first, first&g.seqMask, n, vibrate)
 			} else {
 				last = first + min(n-1, g.seqMask-first&g.seqMask)
 				ok = g.state.last.CompareAndSwap(old, last)
 			}
 			if ok {
-				g.state.issued.Add(last - first + 1)
 				return first, last, true, nil
 			}
 			if once {
@@ -449,26 +488,33 @@ func (g *snowflake) tryReserve(ctx context.Context, n int64, once bool) (first, 
 	}
 }
 
-// startVibrated claims up to n IDs in a new tick, after old, whose first
-// sequence is the next vibration offset: ShardingSphere's sequenceOffset,
-// which moves on by one at each new tick and wraps after
-// max-vibration-offset, so that at low traffic id % 2^k spreads over
-// shards. base is the first ID's fields but its sequence. The offset
-// moves only if the CAS from old succeeds, both under vibMu.
-func (g *snowflake) startVibrated(old, base, n int64) (first, last int64, ok bool) {
+// startTick moves the state from old to a new tick (or, for a lease's
+// floor, to the end of old's): it claims up to n IDs from base, whose
+// sequence is start unless vibrate gives it the next vibration offset
+// (ShardingSphere's sequenceOffset, moved on by one at each new tick and
+// wrapping after max-vibration-offset, so that at low traffic id % 2^k
+// spreads over shards). The CAS from old and the per-tick accounting
+// happen together under tickMu; ok is false when the CAS fails.
+func (g *snowflake) startTick(old, base, start, n int64, vibrate bool) (first, last int64, ok bool) {
 	st := g.state
-	st.vibMu.Lock()
-	defer st.vibMu.Unlock()
-	off := st.vibOffset + 1
-	if st.vibOffset >= g.vibMod-1 {
-		off = 0
+	st.tickMu.Lock()
+	defer st.tickMu.Unlock()
+	if vibrate {
+		start = st.vibOffset + 1
+		if st.vibOffset >= g.vibMod-1 {
+			start = 0
+		}
+		base |= start
 	}
-	first = base | off
-	last = first + min(n-1, g.seqMask-off)
+	first, last = base, base+max(0, min(n-1, g.seqMask-start))
 	if !st.last.CompareAndSwap(old, last) {
 		return 0, 0, false
 	}
-	st.vibOffset = off
+	st.issuedBefore += old&g.seqMask - st.tickStart + 1
+	st.tickStart = start
+	if vibrate {
+		st.vibOffset = start
+	}
 	return first, last, true
 }
 
