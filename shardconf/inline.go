@@ -433,6 +433,18 @@ func (lx *inlLexer) hex4(at int) (rune, error) {
 // ---------------------------------------------------------------------------
 // GString scanning, shared by both roles.
 
+// javaTrimBounds is the part of s that Java's String.trim keeps, [lo, hi).
+func javaTrimBounds(s string) (lo, hi int) {
+	lo, hi = 0, len(s)
+	for lo < hi && s[lo] <= ' ' {
+		lo++
+	}
+	for hi > lo && s[hi-1] <= ' ' {
+		hi--
+	}
+	return lo, hi
+}
+
 // inlineType splits an optional "<TYPE>" prefix off expr, as ShardingSphere's
 // InlineExpressionParserFactory does: an expression starting with '<' names
 // the type up to its first '>' (TypedSPILoader matches it ignoring case).
@@ -597,22 +609,26 @@ type inlEvalFn func(vals []value, idx []int) (gval, error)
 // and ${...} segments) once; see the top of this file for the supported
 // Groovy subset.
 func compileInline(expr string) (*inlineExpr, error) {
-	typ, start := inlineType(expr)
+	// INLINE, COMPLEX_INLINE and HINT_INLINE trim the expression
+	// (String.trim) before anything else reads it.
+	lo, hi := javaTrimBounds(expr)
+	typ, start := inlineType(expr[lo:hi])
 	if start > 0 && typ != "GROOVY" && typ != "HOTSPOT" {
-		return nil, inlErrf(0, "inline expression type <%s> cannot be an algorithm expression (supported: <GROOVY>, and 5.4.0's <HOTSPOT>)", expr[1:start-1])
+		return nil, inlErrf(lo, "inline expression type <%s> cannot be an algorithm expression (supported: <GROOVY>, and 5.4.0's <HOTSPOT>)", expr[lo+1:lo+start-1])
 	}
-	if strings.TrimSpace(expr[start:]) == "" {
+	start += lo
+	if start >= hi {
 		return nil, inlErrf(start, "empty expression")
 	}
 	// ShardingSphere evaluates "{it -> \"<expression>\"}": the text
 	// around the segments is the body of a Groovy string literal. Text
 	// without segments is used as it is.
-	dynamic := inlDynamic(expr[start:]) || typ == "HOTSPOT" // HOTSPOT has no shortcut
+	dynamic := inlDynamic(expr[start:hi]) || typ == "HOTSPOT" // HOTSPOT has no shortcut
 	e := &inlineExpr{src: expr}
 	p := &inlExprParser{e: e, colIdx: map[string]int{}}
 	var lit strings.Builder
 	i := start
-	for i < len(expr) {
+	for i < hi {
 		c := expr[i]
 		if c != '$' {
 			if dynamic {

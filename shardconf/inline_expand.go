@@ -147,14 +147,8 @@ func expandLiteralInline(expr string, start int) ([]string, error) {
 
 // javaTrim trims as Java's String.trim does: every char <= ' '.
 func javaTrim(s string) string {
-	i, j := 0, len(s)
-	for i < j && s[i] <= ' ' {
-		i++
-	}
-	for j > i && s[j-1] <= ' ' {
-		j--
-	}
-	return s[i:j]
+	lo, hi := javaTrimBounds(s)
+	return s[lo:hi]
 }
 
 // inlSpan is a part of the expression, [lo, hi).

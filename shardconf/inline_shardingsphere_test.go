@@ -200,6 +200,10 @@ func TestGroovyClosureEvaluatesAsShardingSphere(t *testing.T) {
 		{`t_${"x$->{id}y" + 1}`, []any{5}, "t_x5y1"},
 		{`t_${"${-> 'a'}"}`, nil, "t_a"},
 		{`t\n_0`, nil, `t\n_0`}, // text without a segment is used as it is
+		// InlineShardingAlgorithm and its complex and hint variants trim the
+		// expression first (String.trim), also before a type prefix.
+		{" t_${id % 2}\t", []any{3}, "t_1"},
+		{"  <GROOVY>ds_${id % 2} \n", []any{4}, "ds_0"},
 	}
 	for _, tt := range tests {
 		e, err := compileInline(tt.expr)
