@@ -155,8 +155,10 @@ func (b Bound) Unbounded() bool { return b.Value == nil }
 // targets: write the Go side to decide one combination at a time.
 //
 // A range on one of the columns is refused with ErrRangeNotSupported,
-// unless the algorithm's props set allow-range-query: true, which sends it
-// to every target. Must be safe for concurrent use.
+// unless the algorithm's props set allow-range-query: true or the caller
+// uses Scatter, either of which sends it to every target. (A standard
+// algorithm's range is refused under Scatter too, as INLINE's is: a range
+// is a condition, not a missing one.) Must be safe for concurrent use.
 type ComplexShardingAlgorithm interface {
 	DoSharding(targets []string, vs []ShardingValue) (string, error)
 }

@@ -201,8 +201,13 @@ func TestClassBasedComplexRoutesEveryCombinationThroughTheRegisteredComplexAlgor
 	if _, err := r.Route("t_order", shardconf.Eq("user_id", 1)); !errors.Is(err, shardconf.ErrMissingShardingKey) {
 		t.Errorf("one column missing: err = %v, want ErrMissingShardingKey", err)
 	}
-	if ts, err := r.Route("t_order", shardconf.Eq("user_id", 1), shardconf.Gt("order_id", 2)); err == nil {
-		t.Errorf("range without allow-range-query: Route = %s; want it refused", targetList(ts))
+	if ts, err := r.Route("t_order", shardconf.Eq("user_id", 1), shardconf.Gt("order_id", 2)); !errors.Is(err, shardconf.ErrRangeNotSupported) ||
+		!strings.Contains(err.Error(), shardconf.PropAllowRangeQuery) {
+		t.Errorf("range without allow-range-query: Route = %s, %v; want ErrRangeNotSupported naming %s", targetList(ts), err, shardconf.PropAllowRangeQuery)
+	}
+	// Scatter is the caller's explicit opt-in to every target.
+	if ts, err := r.Scatter("t_order", shardconf.Eq("user_id", 1), shardconf.Gt("order_id", 2)); err != nil || len(ts) != 4 {
+		t.Errorf("Scatter with a range = %s, %v; want the 4 tables", targetList(ts), err)
 	}
 	r = customRouter(t, classBasedRules("complex", fmt.Sprintf("{strategy: COMPLEX, algorithmClassName: %s, allow-range-query: true}", class)))
 	checkRoute("ds_0.t_order_0 ds_0.t_order_1 ds_0.t_order_2 ds_0.t_order_3", shardconf.Eq("user_id", 1), shardconf.Gt("order_id", 2))
