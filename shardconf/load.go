@@ -374,9 +374,10 @@ var ignoredTopKeys = []string{"props", "mode", "databaseName", "schemaName", "au
 	"sqlTranslator", "transaction", "globalClock", "logging", "sqlFederation", "traffic"}
 
 // ignoredRuleTags are the rules: entries that do not decide where a row
-// goes: the global rules in their 5.x list form.
+// goes: the global rules in their 5.x list form, and 5.3's
+// !SHARDING_CACHE (a cache of route results).
 var ignoredRuleTags = []string{"!AUTHORITY", "!SQL_PARSER", "!TRANSACTION", "!GLOBAL_CLOCK", "!SQL_FEDERATION",
-	"!SQL_TRANSLATOR", "!TRAFFIC", "!LOGGING"}
+	"!SQL_TRANSLATOR", "!TRAFFIC", "!LOGGING", "!SHARDING_CACHE"}
 
 // single reads a !SINGLE rule (tables: [ds.table, ds.*, *.*, ds.schema.table],
 // defaultDataSource:) for the data sources it names; the router accepts it
@@ -594,6 +595,15 @@ func (l *loader) bindings(n *yaml.Node, path string) {
 	}
 	for i, g := range n.Content {
 		p := fmt.Sprintf("%s[%d]", path, i)
+		// ShardingSphere 5.5 names a group "name:t_a, t_b"; the name does
+		// not route, so only the tables are kept.
+		if c := deref(g); c != nil && c.Kind == yaml.ScalarNode {
+			if _, tables, named := strings.Cut(c.Value, ":"); named {
+				c2 := *c
+				c2.Value = tables
+				g = &c2
+			}
+		}
 		if group := l.stringList(g, p); len(group) > 0 {
 			l.cfg.BindingGroups = append(l.cfg.BindingGroups, group)
 			l.cfg.bindingPos = append(l.cfg.bindingPos, pos(deref(g), p))

@@ -347,3 +347,51 @@ func TestBoundTarget(t *testing.T) {
 		t.Error("a target t_order does not have: no error")
 	}
 }
+
+// ShardingSphere 5.5 names a binding group ("ref_0:t_order,t_order_item");
+// the name is dropped and the tables bind as an unnamed group's do.
+func TestNamedBindingGroupBindsItsTables(t *testing.T) {
+	const rules = `
+dataSources:
+  ds_0: {driver: sqlite, dsn: "file:n0.db"}
+  ds_1: {driver: sqlite, dsn: "file:n1.db"}
+rules:
+- !SHARDING
+  tables:
+    t_order: {actualDataNodes: "ds_${0..1}.t_order_${0..1}"}
+    t_order_item: {actualDataNodes: "ds_${0..1}.t_order_item_${0..1}"}
+  bindingTables:
+    - ref_0:t_order, t_order_item
+  defaultDatabaseStrategy: {standard: {shardingColumn: user_id, shardingAlgorithmName: ds}}
+  defaultTableStrategy: {standard: {shardingColumn: order_id, shardingAlgorithmName: tbl}}
+  shardingAlgorithms:
+    ds: {type: MOD, props: {sharding-count: 2}}
+    tbl: {type: MOD, props: {sharding-count: 2}}
+- !SHARDING_CACHE
+  allowedMaxSqlLength: 512
+  routeCache: {initialCapacity: 65536, maximumSize: 262144, softValues: true}
+`
+	cfg, err := shardconf.Parse([]byte(rules))
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, err := shardconf.NewRouter(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := strings.Join(r.BindingGroup("t_order_item"), ","); got != "t_order,t_order_item" {
+		t.Fatalf("BindingGroup(t_order_item) = %q", got)
+	}
+	bound, err := r.BoundTarget("t_order", shardconf.Target{DataSource: "ds_1", Table: "t_order_0"}, "t_order_item")
+	if err != nil || bound.String() != "ds_1.t_order_item_0" {
+		t.Fatalf("BoundTarget = %v, %v", bound, err)
+	}
+	// A name on a table that is not sharded is still reported, without the name.
+	cfg, err = shardconf.Parse([]byte(strings.Replace(rules, "ref_0:t_order, t_order_item", "ref_0:t_order, t_nope", 1)))
+	if err == nil {
+		_, err = shardconf.NewRouter(cfg)
+	}
+	if err == nil || !strings.Contains(err.Error(), "binding table t_nope is not a sharded table") {
+		t.Fatalf("unknown bound table: %v", err)
+	}
+}
