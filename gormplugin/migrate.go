@@ -132,6 +132,9 @@ func (m keyMigrator) split(values []any) (plain []any, spread []migrateItem, err
 		}
 		m.p.prepareTree(stmt.Schema, seen)
 		if !onTarget && m.p.rules != nil && (m.p.rules.IsSharded(stmt.Table) || m.p.rules.IsBroadcast(stmt.Table)) {
+			if err := m.refuseHint(stmt.Table); err != nil {
+				return nil, nil, err
+			}
 			targets, err := m.p.rules.Targets(stmt.Table)
 			if err != nil {
 				return nil, nil, fmt.Errorf("gormplugin: migrate %s: %w", stmt.Table, err)
@@ -223,11 +226,25 @@ func (m keyMigrator) spreadOf(value any) (string, []shardconf.Target, error) {
 	if !m.p.rules.IsSharded(table) && !m.p.rules.IsBroadcast(table) {
 		return "", nil, nil
 	}
+	if err := m.refuseHint(table); err != nil {
+		return "", nil, err
+	}
 	ts, err := m.p.rules.Targets(table)
 	if err != nil {
 		return "", nil, fmt.Errorf("gormplugin: migrator on %s: %w", table, err)
 	}
 	return table, ts, nil
+}
+
+// refuseHint refuses DDL whose context carries a hint reaching table: DDL
+// runs on every physical table, so the hint could only be ignored, and a
+// hint is never silently ignored (sqlhook refuses it alike).
+func (m keyMigrator) refuseHint(table string) error {
+	if m.db.Statement == nil || !hintReaches(m.db.Statement.Context, table) {
+		return nil
+	}
+	return fmt.Errorf("%w: DDL on %s runs on every physical table; the context's hint (shardconf.WithHint) cannot narrow it: run it without one",
+		ErrUnsupported, table)
 }
 
 // onEach runs op on every physical table of value's table; spread is
