@@ -13,6 +13,7 @@ import (
 //	       transactionalReadQueryStrategy, loadBalancerName}}
 //	5.0-5.3: dataSources: {name: {writeDataSourceName, readDataSourceNames, loadBalancerName}}
 //	         or {name: {staticStrategy: {writeDataSourceName, readDataSourceNames}, loadBalancerName}}
+//	5.1:     or {name: {type: Static, props: {write-data-source-name, read-data-source-names}, loadBalancerName}}
 //
 // with loadBalancers: {name: {type: ROUND_ROBIN|RANDOM|WEIGHT, props}}.
 // Database discovery (dynamicStrategy, autoAwareDataSourceName) is refused:
@@ -98,9 +99,29 @@ func (l *loader) readwriteGroup(name string, val *yaml.Node, p string, at *yaml.
 	gr := &rwGroupRead{g: g}
 	e := l.mapping(val, p)
 	src := e
-	if e.has("staticStrategy") {
+	wKey, rKey := "writeDataSourceName", "readDataSourceNames"
+	switch {
+	case e.has("staticStrategy"):
 		src = e.mapping("staticStrategy")
 		defer src.done()
+	case e.has("type"):
+		// 5.1: {type: Static, props: {write-data-source-name, read-data-source-names}}.
+		switch t := e.str("type"); upper(t) {
+		case "STATIC":
+			src = e.mapping("props")
+			wKey, rKey = "write-data-source-name", "read-data-source-names"
+			defer src.done()
+		case "DYNAMIC":
+			e.get("props")
+			l.errorf(e.vals["type"], joinPath(p, "type"), "type Dynamic (database discovery) is not supported: shardkey cannot learn which database is the primary; use type: Static")
+			e.done()
+			return nil
+		default:
+			l.errorf(e.vals["type"], joinPath(p, "type"), "%q is not Static or Dynamic", t)
+			e.get("props")
+			e.done()
+			return nil
+		}
 	}
 	if isNull(deref(src.node)) {
 		l.errorf(at, p, "group %s needs writeDataSourceName and readDataSourceNames", g.Name)
@@ -112,17 +133,17 @@ func (l *loader) readwriteGroup(name string, val *yaml.Node, p string, at *yaml.
 			l.errorf(e.kpos[k], joinPath(p, k), "%s (database discovery) is not supported: shardkey cannot learn which database is the primary; name writeDataSourceName and readDataSourceNames", k)
 		}
 	}
-	if w := src.required("writeDataSourceName"); w != "" {
-		gr.writePos = src.valuePos("writeDataSourceName")
-		ws := l.expand(w, src.vals["writeDataSourceName"], gr.writePos.Path)
+	if w := src.required(wKey); w != "" {
+		gr.writePos = src.valuePos(wKey)
+		ws := l.expand(w, src.vals[wKey], gr.writePos.Path)
 		if len(ws) > 1 {
-			l.errorf(src.vals["writeDataSourceName"], gr.writePos.Path, "%q names %d data sources; a group has one write data source", w, len(ws))
+			l.errorf(src.vals[wKey], gr.writePos.Path, "%q names %d data sources; a group has one write data source", w, len(ws))
 		} else if len(ws) == 1 {
 			g.Write = DataSource{Name: ws[0]}
 		}
 	}
-	gr.readsPos = src.valuePos("readDataSourceNames")
-	reads := src.get("readDataSourceNames")
+	gr.readsPos = src.valuePos(rKey)
+	reads := src.get(rKey)
 	exprs := []string{}
 	if n := deref(reads); n != nil && n.Kind == yaml.ScalarNode && !isNull(n) {
 		// One inline expression whose top-level commas separate names
@@ -137,7 +158,7 @@ func (l *loader) readwriteGroup(name string, val *yaml.Node, p string, at *yaml.
 		}
 	}
 	if len(g.Reads) == 0 && src.valid {
-		l.errorf(deref(src.node), joinPath(src.path, "readDataSourceNames"), "required: the read data sources of group %s", g.Name)
+		l.errorf(deref(src.node), joinPath(src.path, rKey), "required: the read data sources of group %s", g.Name)
 	}
 	if s := e.str("transactionalReadQueryStrategy"); s != "" {
 		g.TransactionalReadQueryStrategy = upper(s)

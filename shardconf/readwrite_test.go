@@ -118,7 +118,12 @@ func TestReadWriteSplittingOlderShapesLoadAlike(t *testing.T) {
       readDataSourceNames: [r_0a, r_0b]`, `      staticStrategy:
         writeDataSourceName: w_0
         readDataSourceNames: [r_0a, r_0b]`, 1)
-	for name, text := range map[string]string{"5.0 dataSources": older, "5.1 staticStrategy": static} {
+	typed := strings.Replace(older, `      writeDataSourceName: w_0
+      readDataSourceNames: [r_0a, r_0b]`, `      type: Static
+      props:
+        write-data-source-name: w_0
+        read-data-source-names: r_0a, r_0b`, 1)
+	for name, text := range map[string]string{"5.0 dataSources": older, "5.1 staticStrategy": static, "5.1 type: Static": typed} {
 		r := parseRouter(t, text)
 		g, ok := r.ReadWriteGroup("ds_0")
 		if !ok || fmt.Sprint(g.Names()) != "[w_0 r_0a r_0b]" || g.LoadBalancer.Name != "weighted" {
@@ -151,6 +156,12 @@ func TestReadWriteSplittingConfigErrorsHavePositions(t *testing.T) {
 			"rules[1].dataSourceGroups.r_1b", "has the name of a data source in dataSources"},
 		{"database discovery", "      loadBalancerName: weighted", "      loadBalancerName: weighted\n      dynamicStrategy: {autoAwareDataSourceName: x}", 29, 7,
 			"rules[1].dataSourceGroups.ds_0.dynamicStrategy", "database discovery) is not supported"},
+		{"database discovery, 5.1", "      writeDataSourceName: w_0\n      readDataSourceNames: [r_0a, r_0b]", "      type: Dynamic\n      props: {auto-aware-data-source-name: x}", 25, 13,
+			"rules[1].dataSourceGroups.ds_0.type", "type Dynamic (database discovery) is not supported"},
+		{"unknown group type", "      writeDataSourceName: w_0\n      readDataSourceNames: [r_0a, r_0b]", "      type: Statik\n      props: {write-data-source-name: w_0}", 25, 13,
+			"rules[1].dataSourceGroups.ds_0.type", `"Statik" is not Static or Dynamic`},
+		{"misspelt Static prop", "      writeDataSourceName: w_0\n      readDataSourceNames: [r_0a, r_0b]", "      type: Static\n      props: {write-data-source-name: w_0, read-datasource-names: r_0a}", 26, 44,
+			"rules[1].dataSourceGroups.ds_0.props.read-datasource-names", `unknown key`},
 		{"bad transaction strategy", "transactionalReadQueryStrategy: PRIMARY", "transactionalReadQueryStrategy: REPLICA", 27, 39,
 			"rules[1].dataSourceGroups.ds_0.transactionalReadQueryStrategy", `"REPLICA" is not one of PRIMARY, FIXED, DYNAMIC`},
 		{"missing weight", "{r_0a: 1, r_0b: 3}", "{r_0a: 1}", 35, 14,
