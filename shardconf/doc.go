@@ -47,8 +47,8 @@
 // # Algorithms
 //
 // MOD, HASH_MOD (Java hashCode, bit for bit), VOLUME_RANGE, BOUNDARY_RANGE,
-// AUTO_INTERVAL, INTERVAL, INLINE and COMPLEX_INLINE (a Groovy subset
-// compiled once), and shardkey's own SNOWFLAKE_BITS and SNOWFLAKE_INTERVAL,
+// AUTO_INTERVAL, INTERVAL, INLINE, COMPLEX_INLINE and HINT_INLINE (a Groovy
+// subset compiled once), and shardkey's own SNOWFLAKE_BITS and SNOWFLAKE_INTERVAL,
 // which route by the bits or the embedded time of a Snowflake key, using the
 // layout of the table's key generator. Every algorithm is compiled at load
 // against its list of targets into index arithmetic: routing an equality
