@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"math/rand/v2"
 	"strings"
 	"testing"
 
@@ -284,4 +285,54 @@ func TestHintFromReturnsACopy(t *testing.T) {
 	h, _ := shardconf.HintFrom(ctx, "t_order")
 	h.Database[0] = 0
 	checkRouteContext(t, r, ctx, "t_order", false, nil, "ds_1.t_order_1", nil)
+}
+
+// Several hint values route to the union of the targets of each value
+// alone, for both strategies at once (random values, some routing nowhere).
+func TestHintValuesRouteToTheUnionOfEachValuesTargets(t *testing.T) {
+	r := hintRouter(t, hintRules)
+	rng := rand.New(rand.NewPCG(16, 16))
+	for range 300 {
+		var dbv, tblv []any
+		for range 1 + rng.IntN(3) {
+			dbv = append(dbv, rng.IntN(9)-2)
+		}
+		for range 1 + rng.IntN(4) {
+			tblv = append(tblv, rng.IntN(20)-3)
+		}
+		want := map[string]bool{}
+		noRoute := false
+		for _, d := range dbv {
+			for _, tv := range tblv {
+				ts, err := r.RouteContext(hinted("t_order", shardconf.Hint{Database: vals(d), Table: vals(tv)}), "t_order")
+				if errors.Is(err, shardconf.ErrNoRoute) {
+					noRoute = true
+					continue
+				}
+				if err != nil || len(ts) != 1 {
+					t.Fatalf("%v, %v: %v, %v", d, tv, ts, err)
+				}
+				want[ts[0].String()] = true
+			}
+		}
+		got, err := r.RouteContext(hinted("t_order", shardconf.Hint{Database: dbv, Table: tblv}), "t_order")
+		if noRoute {
+			if !errors.Is(err, shardconf.ErrNoRoute) {
+				t.Fatalf("%v × %v: %v, %v; want ErrNoRoute (a value routes nowhere)", dbv, tblv, targets(got), err)
+			}
+			continue
+		}
+		var ws []string
+		for k := range want {
+			ws = append(ws, k)
+		}
+		if err != nil || len(got) != len(ws) {
+			t.Fatalf("%v × %v: %q, %v; want %v", dbv, tblv, targets(got), err, ws)
+		}
+		for _, g := range got {
+			if !want[g.String()] {
+				t.Fatalf("%v × %v: %q has %s, not a single-value target", dbv, tblv, targets(got), g)
+			}
+		}
+	}
 }
