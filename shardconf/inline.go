@@ -57,7 +57,10 @@ package shardconf
 //   - Division or remainder by zero is an error (Java's ArithmeticException):
 //     at compile time when the divisor is a constant 0, else at evaluation.
 //   - Methods: x.intdiv(n), x.abs(), x.hashCode(), x.toString(),
-//     x.longValue(), x.intValue() (Java's narrowing), Math.abs(x),
+//     x.longValue(), x.intValue() (Java's narrowing), Integer.valueOf(x),
+//     Integer.parseInt(x), Long.valueOf(x), Long.parseLong(x) (a String
+//     parsed as Java does; valueOf also takes a number its parameter holds
+//     without narrowing, so Integer.valueOf refuses a Long), Math.abs(x),
 //     Math.floorDiv(x, y) and Math.floorMod(x, y) (rounding toward negative
 //     infinity; floorMod has the divisor's sign and, as Java 9+ overloads
 //     it, the divisor's type). hashCode is Java's: Integer.hashCode is the
@@ -547,16 +550,21 @@ const (
 	iopAbs
 	iopHash
 	iopToString
-	iopFloorDiv  // Math.floorDiv
-	iopFloorMod  // Math.floorMod
-	iopLongValue // Number.longValue
-	iopIntValue  // Number.intValue
+	iopFloorDiv     // Math.floorDiv
+	iopFloorMod     // Math.floorMod
+	iopLongValue    // Number.longValue
+	iopIntValue     // Number.intValue
+	iopIntegerOf    // Integer.valueOf
+	iopIntegerParse // Integer.parseInt
+	iopLongOf       // Long.valueOf
+	iopLongParse    // Long.parseLong
 )
 
 var iopNames = [...]string{
 	iopNeg: "unary -", iopPos: "unary +", iopAdd: "+", iopSub: "-", iopMul: "*", iopRem: "%",
 	iopIntdiv: "intdiv", iopAbs: "abs", iopHash: "hashCode", iopToString: "toString",
 	iopFloorDiv: "Math.floorDiv", iopFloorMod: "Math.floorMod", iopLongValue: "longValue", iopIntValue: "intValue",
+	iopIntegerOf: "Integer.valueOf", iopIntegerParse: "Integer.parseInt", iopLongOf: "Long.valueOf", iopLongParse: "Long.parseLong",
 }
 
 // inlNode is the parsed form of an expression inside ${...}; subtrees
@@ -1174,6 +1182,9 @@ func (p *inlExprParser) primary() (*inlNode, error) {
 		if t.s == "Math" && p.tok.kind == itkDot {
 			return p.mathCall()
 		}
+		if (t.s == "Integer" || t.s == "Long") && p.tok.kind == itkDot {
+			return p.boxCall(t.s)
+		}
 		if t.s == "null" {
 			return inlLit(t.off, gval{t: gNull}), nil
 		}
@@ -1304,6 +1315,34 @@ func (p *inlExprParser) mathCall() (*inlNode, error) {
 	return inlBinary(op, off, args[0], args[1])
 }
 
+// boxCall parses ".valueOf(x)" or ".parseInt(x)" after "Integer", and
+// ".valueOf(x)" or ".parseLong(x)" after "Long".
+func (p *inlExprParser) boxCall(class string) (*inlNode, error) {
+	if err := p.advance(); err != nil { // the '.'
+		return nil, err
+	}
+	if p.tok.kind != itkIdent {
+		return nil, inlErrf(p.tok.off, "expected a method name after '%s.', found %s", class, p.tok.kind)
+	}
+	name, off := p.tok.s, p.tok.off
+	op, ok := map[string]inlOp{"Integer.valueOf": iopIntegerOf, "Integer.parseInt": iopIntegerParse,
+		"Long.valueOf": iopLongOf, "Long.parseLong": iopLongParse}[class+"."+name]
+	if !ok {
+		return nil, inlErrf(off, "unsupported method %s.%s (supported: Integer.valueOf, Integer.parseInt, Long.valueOf, Long.parseLong)", class, name)
+	}
+	if err := p.advance(); err != nil {
+		return nil, err
+	}
+	args, err := p.args(class+"."+name, off)
+	if err != nil {
+		return nil, err
+	}
+	if len(args) != 1 {
+		return nil, inlErrf(off, "%s.%s takes 1 argument here, given %d", class, name, len(args))
+	}
+	return inlUnary(op, off, args[0])
+}
+
 func inlLit(off int, v gval) *inlNode { return &inlNode{op: iopLit, off: off, lit: v, st: v.t} }
 
 // inlBinary builds a binary node, checking what can be checked statically
@@ -1349,6 +1388,13 @@ func inlUnary(op inlOp, off int, a *inlNode) (*inlNode, error) {
 		n.st = gString
 		if a.st == gBad {
 			n.st = gBad
+		}
+	case iopIntegerOf, iopIntegerParse, iopLongOf, iopLongParse:
+		// The argument's type is known at run time only (a column may
+		// hold a String or a Long); gUnaryOp checks it there.
+		n.st = gInt
+		if op == iopLongOf || op == iopLongParse {
+			n.st = gLong
 		}
 	case iopLongValue, iopIntValue:
 		if a.st == gString {
@@ -1445,7 +1491,8 @@ func inlCompileEval(n *inlNode) inlEvalFn {
 			}
 			return inlColValue(vals[k], off)
 		}
-	case iopNeg, iopPos, iopAbs, iopHash, iopToString, iopLongValue, iopIntValue:
+	case iopNeg, iopPos, iopAbs, iopHash, iopToString, iopLongValue, iopIntValue,
+		iopIntegerOf, iopIntegerParse, iopLongOf, iopLongParse:
 		fa, op, off := inlCompileEval(n.a), n.op, n.off
 		return func(vals []value, idx []int) (gval, error) {
 			a, err := fa(vals, idx)
@@ -1489,6 +1536,8 @@ func gUnaryOp(op inlOp, off int, a gval) (gval, error) {
 			return gval{t: gInt, i: int64(javaLongHash(a.i))}, nil
 		}
 		return gval{t: gInt, i: a.i}, nil
+	case iopIntegerOf, iopIntegerParse, iopLongOf, iopLongParse:
+		return gBoxOp(op, off, a)
 	}
 	if a.t == gString {
 		return gval{}, inlErrf(off, "%s is not supported on a String (value %q)", iopNames[op], a.s)
@@ -1506,6 +1555,43 @@ func gUnaryOp(op inlOp, off int, a gval) (gval, error) {
 		}
 	}
 	return a, nil
+}
+
+// gBoxOp is Integer.valueOf/parseInt and Long.valueOf/parseLong: a String
+// is parsed as Java's parseInt/parseLong do (optional sign, decimal digits,
+// within range); valueOf also takes a number its parameter can hold
+// without narrowing (Groovy does not narrow a Long to an int).
+func gBoxOp(op inlOp, off int, a gval) (gval, error) {
+	t, bits := gInt, 32
+	if op == iopLongOf || op == iopLongParse {
+		t, bits = gLong, 64
+	}
+	switch {
+	case a.t == gString:
+		v, err := javaParseInt(a.s, bits)
+		if err != nil {
+			return gval{}, inlErrf(off, "%s(%q): NumberFormatException", iopNames[op], a.s)
+		}
+		return gval{t: t, i: v}, nil
+	case op == iopIntegerOf && a.t == gInt, op == iopLongOf && (a.t == gInt || a.t == gLong):
+		return gval{t: t, i: a.i}, nil
+	}
+	return gval{}, inlErrf(off, "%s takes a String here, not the %s %s (no such Java method)", iopNames[op], a.t, a.str())
+}
+
+// javaParseInt is Integer.parseInt (bits 32) or Long.parseLong (64) for
+// ASCII digits; other Unicode digits, which Java also reads, are refused.
+func javaParseInt(s string, bits int) (int64, error) {
+	digits := strings.TrimPrefix(strings.TrimPrefix(s, "+"), "-")
+	if digits == "" || len(s)-len(digits) > 1 {
+		return 0, strconv.ErrSyntax
+	}
+	for i := 0; i < len(digits); i++ {
+		if digits[i] < '0' || digits[i] > '9' {
+			return 0, strconv.ErrSyntax
+		}
+	}
+	return strconv.ParseInt(s, 10, bits)
 }
 
 func gBinOp(op inlOp, off int, a, b gval) (gval, error) {

@@ -323,6 +323,65 @@ func TestJavaFloorDivisionEvaluatesAsJava(t *testing.T) {
 	}
 }
 
+// Integer.valueOf / parseInt and Long.valueOf / parseLong, as
+// ShardingSphere's DistSQL docs write HINT_INLINE expressions for hint
+// values that arrive as Strings: ds_${Integer.valueOf(value) % 2}. A
+// column's number is a Long, and Groovy does not narrow a Long to the int
+// Integer.valueOf takes, so only Long.valueOf accepts one.
+func TestJavaNumberParsingEvaluatesAsJava(t *testing.T) {
+	tests := []struct {
+		expr string
+		vals []any
+		want string
+	}{
+		{"ds_${Integer.valueOf(value) % 2}", []any{"3"}, "ds_1"},
+		{"ds_${Integer.valueOf(value) % 2}", []any{"-3"}, "ds_-1"},
+		{"ds_${Integer.valueOf(value) % 2}", []any{"+0004"}, "ds_0"},
+		{"t_order_item_${Integer.valueOf(value) % 2}", []any{"-2147483648"}, "t_order_item_0"},
+		{"t_${Integer.parseInt(value) * 2}", []any{"1073741824"}, "t_-2147483648"}, // an int: wraps
+		{"t_${Long.valueOf(value) * 2}", []any{"1073741824"}, "t_2147483648"},
+		{"t_${Long.parseLong(value)}", []any{"9223372036854775807"}, "t_9223372036854775807"},
+		{"t_${Long.valueOf(value) % 3}", []any{7}, "t_1"},
+		{"t_${Integer.valueOf(7) + Integer.valueOf('8')}", nil, "t_15"},
+	}
+	for _, tt := range tests {
+		e, err := compileInline(tt.expr)
+		if err != nil {
+			t.Errorf("compileInline(%q): %v", tt.expr, err)
+			continue
+		}
+		if got, err := e.eval(mustValues(t, tt.vals...)); err != nil || got != tt.want {
+			t.Errorf("eval(%q, %v) = %q, %v; want %q", tt.expr, tt.vals, got, err, tt.want)
+		}
+	}
+	for _, bad := range []struct {
+		expr string
+		val  any
+		msg  string
+	}{
+		{"ds_${Integer.valueOf(value) % 2}", "2147483648", "NumberFormatException"},
+		{"ds_${Integer.valueOf(value) % 2}", "1 ", "NumberFormatException"},
+		{"ds_${Integer.valueOf(value) % 2}", "+-1", "NumberFormatException"},
+		{"ds_${Integer.valueOf(value) % 2}", "\u0663", "NumberFormatException"}, // Java reads Arabic-Indic digits; refused
+		{"ds_${Integer.valueOf(value) % 2}", 3, "takes a String"},               // Integer.valueOf(Long) does not exist
+		{"ds_${Long.parseLong(value)}", 3, "takes a String"},
+	} {
+		e, err := compileInline(bad.expr)
+		if err != nil {
+			t.Errorf("compileInline(%q): %v", bad.expr, err)
+			continue
+		}
+		if got, err := e.eval(mustValues(t, bad.val)); err == nil || !strings.Contains(err.Error(), bad.msg) {
+			t.Errorf("eval(%q, %v) = %q, %v; want an error containing %q", bad.expr, bad.val, got, err, bad.msg)
+		}
+	}
+	for _, bad := range []string{"t_${Integer.valueOf(7L)}", "t_${Integer.parseInt(7)}", "t_${Integer.valueOf('x')}", "t_${Integer.valueOf('7', 8)}", "t_${Long.toString(id)}"} {
+		if _, err := compileInline(bad); err == nil {
+			t.Errorf("compileInline(%q): no error", bad)
+		}
+	}
+}
+
 func TestIntervalNodeListsExpandAsShardingSphere(t *testing.T) {
 	// IntervalInlineExpressionParserTest.assertEvaluateWithSimpleExpression
 	checkExpand(t, "<INTERVAL>P=ds-0.t_order;SP=yyyyMMdd;DIA=1;DIU=Days;DL=20231202;DU=20231202", "ds-0.t_order20231202")

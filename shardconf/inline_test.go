@@ -570,6 +570,7 @@ func FuzzCompileInline(f *testing.F) {
 		"t_${id", "t_${'a\\u00e9'}", "t_${Math.abs(id) % 3L}",
 		"t_${\"x${id % 2}\"}", "t_${-> id % 2}", "t_${{-> id}}", "t_${null}", "t_${\"${null}\"}",
 		"a_${Math.floorMod(Math.floorDiv(id.longValue(), 2L), 2L)}", "t_${Math.floorMod(id, 3).intValue()}",
+		"ds_${Integer.valueOf(value) % 2}", "t_${Long.parseLong(id) + 1}",
 	} {
 		f.Add(s, int64(7), "abc")
 	}
