@@ -54,13 +54,15 @@ type snowflake struct {
 // one goroutine issue a run of IDs while the others wait (as a plain mutex
 // does), and every contentionProbe IDs the fast path is tried again.
 type snowflakeState struct {
-	_         [64]byte
-	last      atomic.Int64
-	_         [56]byte
-	contended atomic.Bool // read on every call, written rarely
-	_         [63]byte
+	_    [64]byte
+	last atomic.Int64
+	// mu shares last's line: in contention mode its holder CASes a line it
+	// already owns, so a hand-off moves one line, as in a plain mutex.
 	mu        sync.Mutex
 	slowIDs   int // IDs issued under mu since the last probe
+	_         [40]byte
+	contended atomic.Bool // read on every call, written rarely
+	_         [63]byte
 	// rare events
 	clockWaits, clockBack, seqWaits, leaseRefusals atomic.Int64
 	// peakTick is the latest tick issued before a clock-back flag bump
