@@ -389,8 +389,14 @@ func (lx *inlLexer) escape(b *strings.Builder) error {
 		b.WriteByte('\f')
 	case 'r':
 		b.WriteByte('\r')
-	case '"', '\'', '\\', '$':
+	case '"', '\'', '\\':
 		b.WriteByte(c)
+	case '$':
+		b.WriteByte(c)
+		if strings.HasPrefix(lx.src[lx.pos:], "->{") { // "\$->{" was rewritten to "\${"
+			b.WriteByte('{')
+			lx.pos += 3
+		}
 	case 'u':
 		r, err := lx.hex4(at)
 		if err != nil {

@@ -102,6 +102,7 @@ func TestGroovyNodeListsKeepShardingSphereQuirks(t *testing.T) {
 	checkExpand(t, `ds.t_${0..1},"t_x"`, "ds.t_0", "ds.t_1", "t_x")
 	checkExpand(t, `t_${"${null}"}`, "t_null") // a GString writes null as "null"
 	checkExpand(t, `t_${'$->{x}'}`, "t_${x}")  // "$->{" is rewritten before Groovy reads quotes
+	checkExpand(t, `t_${"\$->{x}"}`, "t_${x}") // also after a backslash
 	checkExpand(t, "t_${1 + 1}_${'a' + 1}_${7.intdiv(2)}", "t_2_a1_3")
 	checkExpand(t, "t_${-1..1}", "t_-1", "t_0", "t_1")
 
