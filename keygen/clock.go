@@ -61,8 +61,15 @@ func (c *SystemClock) Now() time.Time { return time.Unix(0, c.unixNano()) }
 func (c *SystemClock) unixNano() int64 {
 	el := int64(time.Since(c.base))
 	if el >= c.nextCheck.Load() {
-		c.checkWall(el)
+		return c.checkedNano(el)
 	}
+	return c.baseWall + el + c.offset.Load()
+}
+
+// checkedNano is unixNano's rare path, every wallCheckInterval: compare
+// with the wall clock first.
+func (c *SystemClock) checkedNano(el int64) int64 {
+	c.checkWall(el)
 	return c.baseWall + el + c.offset.Load()
 }
 
