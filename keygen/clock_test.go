@@ -30,3 +30,30 @@ func TestSystemClockAdoptsForwardStepsOnly(t *testing.T) {
 		t.Fatal("a wall clock behind the monotonic one was not noticed")
 	}
 }
+
+// TestSnowflakeHotPathAdoptsAForwardWallStep: SNOWFLAKE reads a
+// SystemClock inline on its hot path; a forward wall step due at that read
+// is adopted there too, so the key carries the corrected time.
+func TestSnowflakeHotPathAdoptsAForwardWallStep(t *testing.T) {
+	c := NewSystemClock(nil)
+	var skew time.Duration
+	c.wall = func() time.Time { return time.Now().Add(skew) }
+	g, err := NewID("SNOWFLAKE", Props{"worker-id": "1", "max-vibration-offset": "0"}, WithClock(c))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := t.Context()
+	if _, err := g.NextID(ctx); err != nil { // the hot path needs a last ID in the same tick
+		t.Fatal(err)
+	}
+	skew = time.Hour
+	c.nextCheck.Store(0)
+	id, err := g.NextID(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, err := g.(Decomposer).Decompose(id)
+	if d := p.Time.Sub(time.Now()); err != nil || d < time.Hour-time.Second || d > time.Hour+time.Second {
+		t.Fatalf("key time %v is %v from now (%v), want about 1h ahead", p.Time, d, err)
+	}
+}
