@@ -342,12 +342,20 @@ func (g *snowflake) NextID(ctx context.Context) (int64, error) {
 			st.last.CompareAndSwap(old, old+1) {
 			return old + 1, nil
 		}
-		// The same reading, so a call reads the clock as often as before.
-		if id, _, ok, err := g.tryReserveAt(ctx, 1, true, old, now); ok || err != nil {
-			return id, err
-		}
-		st.contended.Store(true)
+		return g.nextIDFrom(ctx, old, now)
 	}
+	id, _, err := g.reserve(ctx, 1)
+	return id, err
+}
+
+// nextIDFrom is NextID past its common case, from the state and clock
+// reading it took (so a call reads the clock as often as before); apart,
+// it keeps NextID's frame small.
+func (g *snowflake) nextIDFrom(ctx context.Context, old, now int64) (int64, error) {
+	if id, _, ok, err := g.tryReserveAt(ctx, 1, true, old, now); ok || err != nil {
+		return id, err
+	}
+	g.state.contended.Store(true)
 	id, _, err := g.reserve(ctx, 1)
 	return id, err
 }
