@@ -120,6 +120,22 @@ rules:
 	checkRouteContext(t, r, hinted("t_order", shardconf.Hint{Database: vals(0)}), "t_fixed", false, nil, "ds_0.t_fixed", nil)
 }
 
+// Values given through ShardingSphere's SQL hint comment arrive as text;
+// its documentation writes ${Integer.valueOf(value) % 2} for them.
+func TestHintInlineReadsTextValuesAsItsDocumentationWritesThem(t *testing.T) {
+	r := hintRouter(t, strings.Replace(hintBase, "t_order_${value % 2}", "t_order_${Integer.valueOf(value) % 2}", 1))
+	conds := []shardconf.Cond{shardconf.Eq("user_id", 1)}
+	checkRouteContext(t, r, hinted("t_order", shardconf.Hint{Table: vals("3")}), "t_order", false, conds, "ds_1.t_order_1", nil)
+	// Refused, not routed: an integer hint value is a Long to the
+	// expression, and Integer.valueOf(Long) is no Java method; nor is
+	// "three" a number.
+	for _, v := range []any{int8(4), "three"} {
+		if ts, err := r.RouteContext(hinted("t_order", shardconf.Hint{Table: vals(v)}), "t_order", conds...); err == nil {
+			t.Errorf("Integer.valueOf(%#v) routed to %v", v, targets(ts))
+		}
+	}
+}
+
 // A constant expression routes every value to the table it names.
 func TestHintInlineConstantExpressionRoutesToItsTarget(t *testing.T) {
 	r := hintRouter(t, strings.Replace(hintBase, "t_order_${value % 2}", "t_order_1", 1))
