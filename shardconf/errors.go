@@ -91,8 +91,11 @@ func (e *RouteError) Error() string {
 	}
 	if e.Hint != "" {
 		msg += ", " + e.Hint + " hint"
-		if errors.Is(e.Err, ErrMissingShardingKey) {
+		switch {
+		case errors.Is(e.Err, ErrMissingShardingKey):
 			msg += " (the strategy routes by hint: give one with shardconf.WithHint)"
+		case errors.Is(e.Err, ErrUnusedHint):
+			msg += " (the table has no such hint strategy; shardkey refuses a hint rather than ignore it)"
 		}
 	}
 	if e.Value != "" {
