@@ -94,7 +94,11 @@ package shardconf
 //     (< 2024-02-01 00:00:00.5 under a seconds pattern) is treated as
 //     inclusive, so the rows at 00:00:00.2 are not missed as Java misses
 //     them; a range that Java's Range.range would reject (lower above upper)
-//     routes nowhere instead of throwing;
+//     routes nowhere instead of throwing; a range open above reaches the
+//     end of the last interval, past datetime-upper, where Java puts
+//     datetime-upper (and throws when the lower endpoint lies beyond it):
+//     "t >= x" with x in the last interval but past datetime-upper finds
+//     the rows a value x was routed to;
 //   - AUTO_INTERVAL requires datetime-upper not before datetime-lower and
 //     sharding-seconds > 0; partitions without a target are reported to
 //     Router.Unreachable, as for MOD.
@@ -1140,8 +1144,13 @@ func (a *intervalAlgorithm) one(v value) (int, error) {
 }
 
 func (a *intervalAlgorithm) within(r span, dst []int) ([]int, error) {
+	// An open side reaches past the bounds. ShardingSphere puts
+	// datetime-upper there, and throws for a lower endpoint above it; but
+	// the last interval runs past datetime-upper (to a.end) and holds rows
+	// (a value there routes to it), so "t >= x" with x past datetime-upper
+	// must still reach it.
 	lo, loIn := a.lower, true
-	hi, hiIn := a.upper, true
+	hi, hiIn := a.end, false
 	if r.lo.set {
 		t, cut, err := a.civilOf(r.lo.v)
 		if err != nil {

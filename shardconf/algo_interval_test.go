@@ -483,3 +483,49 @@ func TestIntervalErrors(t *testing.T) {
 		t.Errorf("HalfDays: %v", err)
 	}
 }
+
+func TestIntervalRangeOpenAboveReachesRowsPastDatetimeUpper(t *testing.T) {
+	// The last interval [2024-03-01, 2024-04-01) runs past datetime-upper
+	// 2024-03-15: a row at 2024-03-20 is placed in t_202403, so a range
+	// open above from there must read t_202403 (ShardingSphere substitutes
+	// datetime-upper for the open side and throws; it was answered empty).
+	tables := []string{"t_202401", "t_202402", "t_202403"}
+	f := atCompile(t, "INTERVAL", ssIntervalProps("yyyy-MM-dd", "2024-01-01", "2024-03-15", "yyyyMM", 1, "Months"), tables)
+	if got := atName(t, f, tables, "2024-03-20"); got != "t_202403" {
+		t.Fatalf("2024-03-20 -> %q, want t_202403", got)
+	}
+	for _, c := range []struct {
+		lo   any
+		loIn bool
+		want string
+	}{
+		{"2024-03-20", true, "t_202403"},
+		{"2024-03-16", false, "t_202403"},
+		{"2024-03-31", true, "t_202403"},
+		{"2024-04-01", true, ""}, // past the last interval: no row can be there
+		{"2024-02-10", true, "t_202402,t_202403"},
+	} {
+		if got := atRange(t, f, tables, c.lo, c.loIn, nil, false); got != c.want {
+			t.Errorf("> %v (inclusive %v) = %q, want %q", c.lo, c.loIn, got, c.want)
+		}
+	}
+	// The default datetime-upper is now at load: rows written later in the
+	// last interval are found by "t >= later".
+	defer func(f func() time.Time) { ivNow = f }(ivNow)
+	ivNow = func() time.Time { return time.Date(2024, 3, 2, 9, 0, 0, 0, time.Local) }
+	p := ssIntervalProps("yyyy-MM-dd HH:mm:ss", "2024-01-01 00:00:00", "", "yyyyMM", 1, "Months")
+	delete(p, "datetime-upper")
+	f = atCompile(t, "INTERVAL", p, tables)
+	if got := atName(t, f, tables, "2024-03-28 10:00:00"); got != "t_202403" {
+		t.Fatalf("2024-03-28 10:00:00 -> %q, want t_202403", got)
+	}
+	if got := atRange(t, f, tables, "2024-03-28 00:00:00", true, nil, false); got != "t_202403" {
+		t.Errorf(">= 2024-03-28 with datetime-upper now (2024-03-02) = %q, want t_202403", got)
+	}
+	// A month-only pattern: its last interval [05, 07) runs past upper 06.
+	months := []string{"t_01", "t_03", "t_05"}
+	f = atCompile(t, "INTERVAL", ssIntervalProps("MM", "01", "06", "MM", 2, "Months"), months)
+	if got := atRange(t, f, months, "06", true, nil, false); got != "t_05" {
+		t.Errorf("month >= 06 = %q, want t_05", got)
+	}
+}
