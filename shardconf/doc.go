@@ -23,14 +23,16 @@
 //
 // Unknown keys are errors with their line and column. Keys ShardingSphere
 // uses for things that do not change where rows go (props, mode, auditors,
-// auditStrategy) are accepted and ignored. Java class algorithms and other
-// rule types (encryption, shadow, database discovery) are refused: ignoring
-// them would route differently from the Java fleet.
+// auditStrategy) are accepted and ignored. Other rule types (encryption,
+// shadow, database discovery) are refused: ignoring them would route
+// differently from the Java fleet. Java class algorithms (CLASS_BASED) load
+// once a Go algorithm is registered under the class name (see Go algorithms).
 //
 // # Hints
 //
 // A hint strategy (hint: {shardingAlgorithmName: x}, with a HINT_INLINE
-// algorithm over the variable value) routes by values the caller gives
+// algorithm over the variable value, or a Go algorithm, which gets each hint
+// value with Column "") routes by values the caller gives
 // outside the SQL, as ShardingSphere's HintManager: WithHint puts a Hint on
 // a context, and RouteContext (or sqlhook and gormplugin, from the
 // statement's context) routes by it. A hint-strategy table without a hint
@@ -60,6 +62,18 @@
 // among the actualDataNodes by numeric suffix. autoTables accept only them
 // (and SNOWFLAKE_BITS), as ShardingSphere 5.4+ requires.
 //
+// # Go algorithms
+//
+// RegisterAlgorithm adds a sharding algorithm written in Go
+// (ShardingAlgorithm: DoSharding returns one of the targets it is given); a
+// rule file names it as type: NAME or, unchanged from the Java side, as
+// type: CLASS_BASED with algorithmClassName: NAME. RangeShardingAlgorithm
+// lets it route ranges; without it a range on its column is
+// ErrRangeNotSupported unless its props set allow-range-query: true.
+// RegisterComplexAlgorithm does the same for several columns. An answer that
+// is not one of the targets is ErrAlgorithmResult, never a route. The
+// registry is process-wide: register in an init function.
+//
 // # Failing closed
 //
 // Route never guesses. A sharding column with no condition is
@@ -68,9 +82,9 @@
 // is not in the rules routes to itself only when one data source (or the
 // 4.x defaultDataSourceName) can hold it, else ErrUnknownTable. Scatter is
 // the explicit opt-in to run on every target the other conditions allow.
-// At load, an algorithm that can map a non-negative value to a target that
-// is not among the data nodes is an error, where the values can be
-// enumerated.
+// An algorithm that computes partitions no data node serves loads, as in
+// ShardingSphere: a value landing there is ErrNoRoute, a range skips them
+// (no row can have been written there), and Router.Unreachable lists them.
 //
 // # Key generators and worker ids
 //
