@@ -93,7 +93,9 @@ package shardconf
 //   - a range whose exclusive upper endpoint lost precision to the pattern
 //     (< 2024-02-01 00:00:00.5 under a seconds pattern) is treated as
 //     inclusive, so the rows at 00:00:00.2 are not missed as Java misses
-//     them; a range that Java's Range.range would reject (lower above upper)
+//     them, and an exclusive lower endpoint always is (> 2020-02-01
+//     00:00:00 under yyyyMM reads 2020-02, where Java's (2020-02..2020-02]
+//     is empty and misses a timestamp column's rows of February); a range that Java's Range.range would reject (lower above upper)
 //     routes nowhere instead of throwing; a range open above reaches the
 //     end of the last interval, past datetime-upper, where Java puts
 //     datetime-upper (and throws when the lower endpoint lies beyond it):
@@ -1149,16 +1151,19 @@ func (a *intervalAlgorithm) within(r span, dst []int) ([]int, error) {
 	// the last interval runs past datetime-upper (to a.end) and holds rows
 	// (a value there routes to it), so "t >= x" with x past datetime-upper
 	// must still reach it.
-	lo, loIn := a.lower, true
+	lo := a.lower
 	hi, hiIn := a.end, false
 	if r.lo.set {
-		t, cut, err := a.civilOf(r.lo.v)
+		t, _, err := a.civilOf(r.lo.v)
 		if err != nil {
 			return dst, err
 		}
-		// A bound finer than the pattern was truncated: values just above
-		// it share its truncated time, so it must count as inclusive.
-		lo, loIn = t, r.lo.inclusive || cut
+		// The truncated lower bound always counts as inclusive: a stored
+		// value above the bound truncates to it or later, and one finer
+		// than the pattern (a timestamp under yyyyMM above 2020-02-01
+		// 00:00:00) truncates to it exactly, even when the bound itself
+		// lost no precision.
+		lo = t
 	}
 	if r.hi.set {
 		t, cut, err := a.civilOf(r.hi.v)
@@ -1167,7 +1172,7 @@ func (a *intervalAlgorithm) within(r span, dst []int) ([]int, error) {
 		}
 		hi, hiIn = t, r.hi.inclusive || cut
 	}
-	if lo.After(hi) || lo.Equal(hi) && !(loIn && hiIn) {
+	if lo.After(hi) || lo.Equal(hi) && !hiIn {
 		return dst, nil
 	}
 	k := max(a.interval(lo), 0)

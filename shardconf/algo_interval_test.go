@@ -529,3 +529,30 @@ func TestIntervalRangeOpenAboveReachesRowsPastDatetimeUpper(t *testing.T) {
 		t.Errorf("month >= 06 = %q, want t_05", got)
 	}
 }
+
+func TestIntervalExclusiveLowerBoundKeepsRowsFinerThanThePattern(t *testing.T) {
+	// A timestamp column under datetime-pattern yyyyMM: a row at
+	// 2020-02-10 04:47 reads as 2020-02 and lives in t_02. "k > 2020-02-01
+	// 00:00:00 AND k <= 2020-02-10 05:00" holds it; both ends read 2020-02,
+	// which an exclusive lower end emptied (as Java's (2020-02..2020-02] is).
+	tables := []string{"t_08", "t_11", "t_02"}
+	f := atCompile(t, "INTERVAL", ssIntervalProps("yyyyMM", "201908", "202004", "MM", 3, "Months"), tables)
+	row := time.Date(2020, 2, 10, 4, 47, 0, 0, time.UTC)
+	if got := atName(t, f, tables, row); got != "t_02" {
+		t.Fatalf("%v -> %q, want t_02", row, got)
+	}
+	lo := time.Date(2020, 2, 1, 0, 0, 0, 0, time.UTC)
+	for _, hi := range []time.Time{time.Date(2020, 2, 10, 5, 0, 0, 0, time.UTC), time.Date(2020, 2, 29, 0, 0, 0, 0, time.UTC)} {
+		if got := atRange(t, f, tables, lo, false, hi, true); got != "t_02" {
+			t.Errorf("(%v, %v] = %q, want t_02", lo, hi, got)
+		}
+		if got := atRange(t, f, tables, "202002", false, hi, false); got != "t_02" {
+			t.Errorf("(202002, %v) = %q, want t_02", hi, got)
+		}
+	}
+	// An exclusive upper end on the pattern's own boundary still excludes:
+	// every value below 2020-02-01 00:00:00 reads as 2020-01 or earlier.
+	if got := atRange(t, f, tables, time.Date(2019, 12, 5, 0, 0, 0, 0, time.UTC), false, lo, false); got != "t_11" {
+		t.Errorf("(2019-12-05, 2020-02-01) = %q, want t_11", got)
+	}
+}
