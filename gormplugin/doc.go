@@ -34,9 +34,14 @@
 // # Which models are keyed
 //
 // Without rules, a model is keyed when its primary key is a single field
-// of a key type (an integer type for Snowflake-family generators, string
-// for UUID); its key comes from the generator New builds from props, or
-// the one WithGenerator gives. The struct tag "shardkey" changes that:
+// of a key type (an integer type for every generator but UUID, string for
+// UUID or a generator whose keys are not int64); its key comes from the generator New builds from props, or
+// the one WithGenerator gives. A custom generator (keygen.Register) filling
+// an integer field must return int64 keys from NextKey, else the create
+// fails with keygen.ErrNotInt64 and nothing is stored; so a custom generator
+// of string keys given plugin-wide claims integer primary keys too: tag
+// them shardkey:"-" to leave them to auto-increment. The struct tag
+// "shardkey" changes that:
 //
 //	type AuditLog struct {
 //		ID      uint   `gorm:"primaryKey" shardkey:"-"`  // opt out: GORM's auto-increment stays
