@@ -69,7 +69,10 @@ package shardconf
 // Integer.parseInt of its first two characters; intervals stop before a
 // step would pass December, so December is in none, as in
 // ShardingSphere's MonthTemporalParser; the unit is ignored) or a time of
-// day from the hour down (LocalTime; a time.Time gives its clock). A
+// day from the hour down (LocalTime; a time.Time gives its clock). A range
+// of time.Time bounds on such a rule reaches every interval unless both
+// bounds lie in one year (on one day): its values may be of any month
+// (clock) in between. A
 // suffix may name fewer fields than the intervals (MM over several years,
 // HH over several days): the intervals that share it share a table, and a
 // range reaches every interval it touches. Deviations:
@@ -1118,6 +1121,33 @@ func (a *intervalAlgorithm) monthOf(text string) (time.Time, bool, error) {
 	return time.Date(ivRefYear, time.Month(m), 1, 0, 0, 0, 0, time.UTC), cut, nil
 }
 
+// spansCycle reports whether a range on a month-only or time-of-day rule
+// may hold values of several years (days): a bound is a time, which
+// carries a date, and the bounds are not both in one year (on one day, at
+// one UTC offset). Such a range reaches every interval: "k BETWEEN
+// 2021-11-20 AND 2022-02-01" holds January, and "k >= 2021-03-01" every
+// month, which the months between the bounds would miss (ShardingSphere
+// throws on the first and misses rows on the second).
+func (a *intervalAlgorithm) spansCycle(r span) bool {
+	if a.kind != ivKindMonth && a.kind != ivKindTime {
+		return false
+	}
+	loT, hiT := r.lo.set && r.lo.v.kind == kindTime, r.hi.set && r.hi.v.kind == kindTime
+	switch {
+	case !loT && !hiT:
+		return false // month numbers or clock texts: the values themselves
+	case !loT || !hiT:
+		return true
+	}
+	l, h := r.lo.v.t, r.hi.v.t
+	_, lo := l.Zone()
+	_, ho := h.Zone()
+	if lo != ho || l.Year() != h.Year() {
+		return true
+	}
+	return a.kind == ivKindTime && l.YearDay() != h.YearDay()
+}
+
 // interval is the index of the last interval starting at or before t, -1
 // when t precedes them all.
 func (a *intervalAlgorithm) interval(t time.Time) int {
@@ -1151,6 +1181,14 @@ func (a *intervalAlgorithm) within(r span, dst []int) ([]int, error) {
 	// the last interval runs past datetime-upper (to a.end) and holds rows
 	// (a value there routes to it), so "t >= x" with x past datetime-upper
 	// must still reach it.
+	if a.spansCycle(r) {
+		for _, j := range a.tgt {
+			if j >= 0 {
+				dst = append(dst, int(j))
+			}
+		}
+		return dst, nil
+	}
 	lo := a.lower
 	hi, hiIn := a.end, false
 	if r.lo.set {

@@ -556,3 +556,58 @@ func TestIntervalExclusiveLowerBoundKeepsRowsFinerThanThePattern(t *testing.T) {
 		t.Errorf("(2019-12-05, 2020-02-01) = %q, want t_11", got)
 	}
 }
+
+func TestIntervalMonthAndClockRangesAcrossYearsOrDaysReachEveryInterval(t *testing.T) {
+	// datetime-pattern MM over a date column: a row of January 2022 is in
+	// t_01. "k BETWEEN 2021-11-20 AND 2022-02-01" holds it (read nothing:
+	// November is after February), and "k BETWEEN 2021-03-01 AND
+	// 2022-05-01" holds every month (read only t_03..t_05).
+	var months []string
+	for m := 1; m <= 12; m++ {
+		months = append(months, fmt.Sprintf("t_%02d", m))
+	}
+	f := atCompile(t, "INTERVAL", ssIntervalProps("MM", "01", "11", "MM", 1, "Months"), months)
+	day := func(y, m, d, h int) time.Time { return time.Date(y, time.Month(m), d, h, 0, 0, 0, time.UTC) }
+	if got := atName(t, f, months, day(2022, 1, 10, 0)); got != "t_01" {
+		t.Fatalf("2022-01-10 -> %q", got)
+	}
+	every := strings.Join(months[:11], ",") // December is in no interval
+	for _, c := range []struct {
+		lo, hi any
+		want   string
+	}{
+		{day(2021, 11, 20, 0), day(2022, 2, 1, 0), every},
+		{day(2021, 3, 1, 0), day(2022, 5, 1, 0), every},
+		{day(2021, 3, 1, 0), nil, every},
+		{nil, day(2021, 3, 1, 0), every},
+		{day(2021, 3, 10, 0), day(2021, 5, 1, 0), "t_03,t_04,t_05"}, // one year: exact
+		{3, 5, "t_03,t_04,t_05"},                                    // month numbers: exact
+		{"11", nil, "t_11"},
+	} {
+		if got := atRange(t, f, months, c.lo, true, c.hi, true); got != c.want {
+			t.Errorf("[%v, %v] = %q, want %q", c.lo, c.hi, got, c.want)
+		}
+	}
+	// datetime-pattern HH:mm over a timestamp column: 22:00 on one day to
+	// 01:00 the next holds 23:30 and 00:30 (read nothing).
+	var hours []string
+	for h := 0; h < 24; h++ {
+		hours = append(hours, fmt.Sprintf("t_%02d", h))
+	}
+	g := atCompile(t, "INTERVAL", ssIntervalProps("HH:mm", "00:00", "22:59", "HH", 1, "Hours"), hours[:23])
+	for _, v := range []time.Time{day(2024, 1, 1, 22), day(2024, 1, 2, 0)} {
+		if got := atName(t, g, hours, v.Add(30*time.Minute)); got == "" || got == "error" {
+			t.Fatalf("%v -> %q", v, got)
+		}
+	}
+	everyHour := strings.Join(hours[:23], ",") // 23:00 is in no interval
+	if got := atRange(t, g, hours, day(2024, 1, 1, 22), true, day(2024, 1, 2, 1), true); got != everyHour {
+		t.Errorf("22:00 .. 01:00 the next day = %q, want every hour", got)
+	}
+	if got := atRange(t, g, hours, day(2024, 1, 1, 2), true, day(2024, 1, 1, 4), false); got != "t_02,t_03" {
+		t.Errorf("02:00 .. 04:00 on one day = %q, want t_02,t_03", got)
+	}
+	if got := atRange(t, g, hours, day(2024, 1, 1, 2), true, day(2024, 1, 1, 4).In(time.FixedZone("X", 3600)), false); got != everyHour {
+		t.Errorf("bounds at different UTC offsets = %q, want every hour", got)
+	}
+}

@@ -2,6 +2,7 @@ package shardconf
 
 import (
 	"fmt"
+	"strings"
 	"testing"
 	"time"
 )
@@ -56,8 +57,12 @@ func TestIntervalMonthOnlyPatternRoutesAsMonthTemporalParser(t *testing.T) {
 	if got := atRange(t, f, tables, "10", true, nil, false); got != "t_10,t_11" {
 		t.Errorf(">= 10: %q", got)
 	}
-	// "< 2031-03-15" cut to March: March's rows may match.
-	if got := atRange(t, f, tables, nil, false, time.Date(2031, 3, 15, 0, 0, 0, 0, time.UTC), false); got != "t_01,t_02,t_03" {
+	// "[2031-01-01, 2031-03-15)" cut to March: March's rows may match.
+	if got := atRange(t, f, tables, time.Date(2031, 1, 1, 0, 0, 0, 0, time.UTC), true, time.Date(2031, 3, 15, 0, 0, 0, 0, time.UTC), false); got != "t_01,t_02,t_03" {
+		t.Errorf("[1 January, 15 March): %q", got)
+	}
+	// "< 2031-03-15" holds every earlier year's months: every interval.
+	if got := atRange(t, f, tables, nil, false, time.Date(2031, 3, 15, 0, 0, 0, 0, time.UTC), false); got != strings.Join(tables[:11], ",") {
 		t.Errorf("< 15 March: %q", got)
 	}
 }
@@ -94,7 +99,7 @@ func TestIntervalTimeOfDayPatternRoutesAsLocalTime(t *testing.T) {
 	if got := atRange(t, f, tables, "05:00", true, "06:00", false); got != "t_00" {
 		t.Errorf("[05:00, 06:00): %q", got)
 	}
-	if got := atRange(t, f, tables, "05:00", true, time.Date(2024, 1, 1, 6, 0, 0, 1, time.UTC), false); got != "t_00,t_06" {
+	if got := atRange(t, f, tables, time.Date(2024, 1, 1, 5, 0, 0, 0, time.UTC), true, time.Date(2024, 1, 1, 6, 0, 0, 1, time.UTC), false); got != "t_00,t_06" {
 		t.Errorf("[05:00, 06:00:00.000000001): %q", got)
 	}
 }
