@@ -46,7 +46,9 @@ import (
 //   - string for a string, []byte, a named string type, a fmt.Stringer;
 //     text is passed as it is (a decimal string stays a string: parse it if
 //     the column is numeric);
-//   - time.Time, as given (its wall clock in its own location).
+//   - time.Time, as given (its wall clock in its own location), without
+//     a monotonic clock reading (time.Now()'s), which would make one
+//     instant print and compare (==) differently from call to call.
 //
 // Never nil and never a float: NULL, NaN, ±Inf, a float with a fraction
 // and numbers beyond 64 bits are refused before the algorithm is called.
@@ -77,6 +79,13 @@ type ShardingValue struct {
 // The router calls DoSharding from every goroutine that routes: it must be
 // safe for concurrent use, and it should be fast and must not block (it
 // runs for every statement, and for every element of an IN list).
+//
+// A panic in DoSharding (or DoRangeSharding, or a factory) does not escape
+// the router: it becomes an error wrapping ErrAlgorithmPanic, with the
+// panic's value, and the statement fails before anything runs (a load
+// error for a factory), as an exception fails a ShardingSphere statement.
+// A panic would otherwise unwind through database/sql, sqlhook or GORM,
+// which do not expect one from a route.
 type ShardingAlgorithm interface {
 	DoSharding(targets []string, v ShardingValue) (string, error)
 }
@@ -190,6 +199,10 @@ var (
 	// ErrAlgorithmResult: a Go algorithm returned a target that is not one
 	// of the targets it was given. The statement fails before it runs.
 	ErrAlgorithmResult = errors.New("shardconf: sharding algorithm returned an unknown target")
+	// ErrAlgorithmPanic: a Go algorithm or its factory panicked. The
+	// statement fails before it runs (for a factory, NewRouter fails); the
+	// error names the algorithm and the panic's value.
+	ErrAlgorithmPanic = errors.New("shardconf: sharding algorithm panicked")
 	// ErrRangeNotSupported: a range on a sharding column whose Go
 	// algorithm neither routes ranges (RangeShardingAlgorithm) nor allows
 	// them to go everywhere (allow-range-query). The statement fails before

@@ -23,7 +23,8 @@ func newCustomStandard(e *customEntry, spec algoSpec) (shardFunc, error) {
 	if err != nil {
 		return nil, err
 	}
-	a, err := e.std(copyProps(spec.props))
+	var a ShardingAlgorithm
+	err = recoverAlgorithm("factory", func() (err error) { a, err = e.std(copyProps(spec.props)); return err })
 	if err != nil {
 		return nil, err
 	}
@@ -34,6 +35,31 @@ func newCustomStandard(e *customEntry, spec algoSpec) (shardFunc, error) {
 		targets: spec.targets[:len(spec.targets):len(spec.targets)], index: targetIndex(spec.targets)}
 	c.rng, _ = a.(RangeShardingAlgorithm)
 	return c, nil
+}
+
+// doSharding calls the algorithm, turning a panic into an error.
+func (c *customStandard) doSharding(v ShardingValue) (name string, err error) {
+	defer func() {
+		if p := recover(); p != nil {
+			err = panicError("DoSharding", p)
+		}
+	}()
+	return c.algo.DoSharding(c.targets, v)
+}
+
+// recoverAlgorithm runs f, a call into a Go algorithm or its factory
+// (what names it for the message), turning a panic into an error.
+func recoverAlgorithm(what string, f func() error) (err error) {
+	defer func() {
+		if p := recover(); p != nil {
+			err = panicError(what, p)
+		}
+	}()
+	return f()
+}
+
+func panicError(what string, p any) error {
+	return fmt.Errorf("%s panicked: %v: %w", what, p, ErrAlgorithmPanic)
 }
 
 // targetIndex maps each target name to its index.
@@ -50,7 +76,7 @@ func (c *customStandard) one(v value) (int, error) {
 	if err != nil {
 		return -1, err
 	}
-	name, err := c.algo.DoSharding(c.targets, ShardingValue{Table: c.table, Column: c.column, Value: x})
+	name, err := c.doSharding(ShardingValue{Table: c.table, Column: c.column, Value: x})
 	if err != nil {
 		return -1, fmt.Errorf("algorithm %s: %w", c.name, err)
 	}
@@ -81,7 +107,8 @@ func (c *customStandard) within(r span, dst []int) ([]int, error) {
 	if rv.Range.Upper, err = publicBound(integralBound(r.hi, false)); err != nil {
 		return dst, err
 	}
-	names, err := c.rng.DoRangeSharding(c.targets, rv)
+	var names []string
+	err = recoverAlgorithm("DoRangeSharding", func() (err error) { names, err = c.rng.DoRangeSharding(c.targets, rv); return err })
 	if err != nil {
 		return dst, fmt.Errorf("algorithm %s: %w", c.name, err)
 	}
@@ -115,7 +142,8 @@ func newCustomComplex(e *customEntry, spec algoSpec) (multiFunc, error) {
 	if err != nil {
 		return nil, err
 	}
-	a, err := e.cpx(copyProps(spec.props))
+	var a ComplexShardingAlgorithm
+	err = recoverAlgorithm("factory", func() (err error) { a, err = e.cpx(copyProps(spec.props)); return err })
 	if err != nil {
 		return nil, err
 	}
@@ -150,7 +178,8 @@ func (c *customComplex) one(vs []value) (int, error) {
 		}
 		svs[i] = ShardingValue{Table: c.table, Column: c.cols[i], Value: x}
 	}
-	name, err := c.algo.DoSharding(c.targets, svs)
+	var name string
+	err := recoverAlgorithm("DoSharding", func() (err error) { name, err = c.algo.DoSharding(c.targets, svs); return err })
 	if err != nil {
 		return -1, fmt.Errorf("algorithm %s: %w", c.name, err)
 	}
@@ -171,7 +200,7 @@ func publicValue(v value) (any, error) {
 	case kindString:
 		return v.s, nil
 	case kindTime:
-		return v.t, nil
+		return v.t.Round(0), nil // no monotonic reading: the instant alone
 	case kindFloat:
 		// As every built-in algorithm: a database rounds 3.7 to 4 in an
 		// integer column, where the algorithm would see 3.7.
