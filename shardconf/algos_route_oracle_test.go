@@ -852,3 +852,119 @@ func TestIntervalRoutesAsShardingSphereIntervals(t *testing.T) {
 		}
 	}
 }
+
+func TestInlineRemainderRoutesAsGroovyRemainder(t *testing.T) {
+	rng := rand.New(rand.NewPCG(16, 6))
+	for cfgN := 0; cfgN < 40; cfgN++ {
+		count := int64(1 + rng.IntN(12))
+		suffixes, has := orSubset(rng, int(count), strconv.Itoa)
+		// Groovy's % on a Long (or a positive BigInteger) is Java's
+		// remainder: negative for a negative value, naming no table.
+		want := func(n *big.Int, text bool) string {
+			if text {
+				return "" // a String has no %: an error, checked below
+			}
+			s := new(big.Int).Rem(n, big.NewInt(count)).String()
+			if !has[s] {
+				return ""
+			}
+			return s
+		}
+		cfg := orRule(suffixes, "INLINE", map[string]string{"algorithm-expression": fmt.Sprintf("t_${k %% %d}", count)})
+		r := orRouter(t, cfg)
+		var reach, miss []int64
+		for i := 0; i < 300; i++ {
+			n := orInt(rng)
+			w := want(big.NewInt(n), false)
+			if w == "" {
+				w, miss = "NOROUTE", append(miss, n)
+			} else {
+				w, reach = "t_"+w, append(reach, n)
+			}
+			for _, c := range orCarriers(n) {
+				if got := orOutcome(r.Route("t", shardconf.Eq("k", c))); got != w {
+					t.Fatalf("%s\nRoute k = %v (%T) = %s, oracle %s", cfg, c, c, got, w)
+				}
+			}
+		}
+		if len(reach) > 0 && len(miss) > 0 {
+			vs := []any{reach[0], miss[0]}
+			if got := orOutcome(r.Route("t", shardconf.In("k", vs...))); got != "NOROUTE" {
+				t.Fatalf("%s\nRoute k IN %v = %s, want NOROUTE", cfg, vs, got)
+			}
+		}
+	}
+}
+
+func TestTwoLevelRoutesReachOnlyExistingNodes(t *testing.T) {
+	rng := rand.New(rand.NewPCG(16, 7))
+	for cfgN := 0; cfgN < 40; cfgN++ {
+		nds, ntb := int64(1+rng.IntN(4)), int64(1+rng.IntN(6))
+		// An irregular node set: each (data source, table) pair with
+		// probability 2/3; MOD on user_id picks the data source, HASH_MOD on
+		// order_id the table.
+		var nodes []string
+		has := map[string]bool{}
+		for d := int64(0); d < nds; d++ {
+			for tb := int64(0); tb < ntb; tb++ {
+				if rng.IntN(3) != 0 || len(nodes) == 0 && d == nds-1 && tb == ntb-1 {
+					n := fmt.Sprintf("ds_%d.t_%d", d, tb)
+					nodes = append(nodes, n)
+					has[n] = true
+				}
+			}
+		}
+		var dss strings.Builder
+		for d := int64(0); d < nds; d++ {
+			fmt.Fprintf(&dss, "  ds_%d: {url: \"sqlite::memory:\"}\n", d)
+		}
+		cfg := `dataSources:
+` + dss.String() + `rules:
+- !SHARDING
+  tables:
+    t:
+      actualDataNodes: ` + strings.Join(nodes, ",") + `
+      databaseStrategy: {standard: {shardingColumn: user_id, shardingAlgorithmName: by_user}}
+      tableStrategy: {standard: {shardingColumn: order_id, shardingAlgorithmName: by_order}}
+  shardingAlgorithms:
+    by_user: {type: MOD, props: {sharding-count: ` + strconv.FormatInt(nds, 10) + `}}
+    by_order: {type: HASH_MOD, props: {sharding-count: ` + strconv.FormatInt(ntb, 10) + `}}
+`
+		cfgParsed, err := shardconf.Parse([]byte(cfg))
+		if err != nil {
+			t.Fatalf("%s\n%v", cfg, err)
+		}
+		r, err := shardconf.NewRouter(cfgParsed)
+		if err != nil {
+			t.Fatalf("%s\nNewRouter: %v", cfg, err)
+		}
+		want := func(u, o int64) string {
+			d := new(big.Int).Mod(big.NewInt(u), big.NewInt(nds)).Int64()
+			h := int64(orJavaLongHash(o))
+			if h < 0 {
+				h = -h
+			}
+			n := fmt.Sprintf("ds_%d.t_%d", d, h%ntb)
+			if !has[n] {
+				return "NOROUTE"
+			}
+			return n
+		}
+		for i := 0; i < 300; i++ {
+			u, o := orInt(rng), orInt(rng)
+			w := want(u, o)
+			for _, c := range [][2]any{{u, o}, {int(u), keygen.ID(o)}, {json.Number(strconv.FormatInt(u, 10)), new(big.Int).SetInt64(o)}} {
+				ts, err := r.Route("t", shardconf.Eq("order_id", c[1]), shardconf.Eq("user_id", c[0]))
+				got := "NOROUTE"
+				if err == nil {
+					got = targetList(ts)
+				} else if !errors.Is(err, shardconf.ErrNoRoute) {
+					got = "ERR " + err.Error()
+				}
+				if got != w {
+					t.Fatalf("%s\nRoute user_id = %v, order_id = %v (%T) = %s, oracle %s", cfg, c[0], c[1], c[1], got, w)
+				}
+			}
+		}
+	}
+}
