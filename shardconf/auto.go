@@ -60,7 +60,17 @@ func autoTableCount(typ string, props map[string]string) (int, error) {
 		if vol <= 0 || hi <= lo {
 			return 0, fmt.Errorf("want range-lower < range-upper and sharding-volume > 0")
 		}
-		return int((hi-lo+vol-1)/vol) + 2, nil
+		// ceil((hi - lo) / vol) + 2 as newVolumeRangeAlgorithm counts, in
+		// uint64: hi - lo + vol - 1 overflows int64 for wide ranges.
+		w := uint64(hi) - uint64(lo)
+		n := w / uint64(vol)
+		if w%uint64(vol) != 0 {
+			n++
+		}
+		if n > 1_000_000 {
+			return 0, fmt.Errorf("%d partitions; want at most 1000000", n)
+		}
+		return int(n) + 2, nil
 	case "AUTO_INTERVAL":
 		// ShardingSphere parses the first 19 characters, divides the span by
 		// sharding-seconds truncating, and adds a table below and above.
@@ -91,7 +101,9 @@ func autoTableCount(typ string, props map[string]string) (int, error) {
 		if secs <= 0 || hi.Before(lo) {
 			return 0, fmt.Errorf("want datetime-lower <= datetime-upper and sharding-seconds > 0")
 		}
-		return int(int64(hi.Sub(lo)/time.Second)/secs) + 2, nil
+		// Unix seconds, not hi.Sub(lo): a Duration saturates past 292 years,
+		// and the count must be the algorithm's own (newAutoIntervalAlgorithm).
+		return int((hi.Unix()-lo.Unix())/secs) + 2, nil
 	}
 	return 0, fmt.Errorf("%s is not an auto sharding algorithm", typ)
 }

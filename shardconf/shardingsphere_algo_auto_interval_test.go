@@ -100,3 +100,39 @@ func TestShardingSphereAutoIntervalManyTables(t *testing.T) {
 		}
 	}
 }
+
+func TestAutoTableCountIsTheAlgorithmsPartitionCount(t *testing.T) {
+	// autoTables creates autoTableCount tables; the algorithm numbers its
+	// partitions itself. They must agree, or a partition's table is never
+	// created (or one is created that no value reaches). 400 years of
+	// one-year partitions overflowed a time.Duration (292 years).
+	for _, c := range []struct {
+		typ   string
+		props map[string]string
+	}{
+		{"AUTO_INTERVAL", ssAutoProps("1900-01-01 00:00:00", "2300-01-01 00:00:00", "31536000")},
+		{"AUTO_INTERVAL", ssAutoProps("2020-01-01 00:00:00", "2021-01-01 00:00:00", "86400")},
+		{"AUTO_INTERVAL", ssAutoProps("2020-01-01 00:00:00", "2020-01-01 00:00:00", "7")},
+		{"VOLUME_RANGE", map[string]string{"range-lower": "-7", "range-upper": "20", "sharding-volume": "9"}},
+		{"VOLUME_RANGE", map[string]string{"range-lower": "-4611686018427387904", "range-upper": "4611686018427387903", "sharding-volume": "4611686018427387904"}},
+		{"BOUNDARY_RANGE", map[string]string{"sharding-ranges": "5, 1, 1, , 9"}},
+		{"MOD", map[string]string{"sharding-count": "7"}},
+	} {
+		n, err := autoTableCount(c.typ, c.props)
+		if err != nil {
+			t.Errorf("%s %v: autoTableCount: %v", c.typ, c.props, err)
+			continue
+		}
+		var got []string
+		spec := algoSpec{typ: c.typ, props: c.props, targets: atNames("t_", n), auto: true, unreachable: func(p string) { got = append(got, p) }}
+		if _, err := atTrySpec(spec); err != nil || len(got) != 0 {
+			t.Errorf("%s %v over its %d auto tables: err %v, unreachable %q; want every partition served", c.typ, c.props, n, err, got)
+		}
+		// and not one table more than it has partitions
+		got = nil
+		spec.targets = atNames("t_", n-1)
+		if _, err := atTrySpec(spec); err == nil && len(got) == 0 {
+			t.Errorf("%s %v: %d tables serve every partition; autoTableCount says %d", c.typ, c.props, n-1, n)
+		}
+	}
+}
