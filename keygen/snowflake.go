@@ -185,7 +185,7 @@ func (g *snowflake) adoptLease(lease Lease, worker int64) error {
 		lastT := g.tick(last.UnixNano())
 		g.floorTick = lastT
 		now := g.now()
-		if behind := (lastT - g.tick(now)) * g.unitNs; behind > 0 && behind >= g.tolNs {
+		if g.tick(now) < lastT && g.stepBack(lastT, now) >= g.tolNs {
 			return &ClockBackwardsError{Last: last, Now: time.Unix(0, now), Tolerance: time.Duration(g.tolNs),
 				Reason: fmt.Sprintf("worker id %d was last used later than this clock reads", worker)}
 		}
@@ -387,6 +387,16 @@ func (g *snowflake) tick(now int64) int64 {
 	return d / g.unitNs
 }
 
+// stepBack is how far the clock reading now lies behind the start of tick
+// last, rounded up to whole milliseconds: with the ms unit, the difference
+// of milliseconds ShardingSphere compares with its tolerance; with a
+// coarser unit, the time the clock must make up, not a unit per tick (1 ms
+// back across a second's boundary is 1 ms, not 1 s).
+func (g *snowflake) stepBack(last, now int64) int64 {
+	const ms = int64(time.Millisecond)
+	return (g.epochNs + last*g.unitNs - now + ms - 1) / ms * ms
+}
+
 // reserve claims up to n consecutive IDs within one tick and returns the
 // first and last. It never returns an ID at or below one it returned
 // before, except after a clock-back flag bump, which changes the flag field.
@@ -462,9 +472,9 @@ func (g *snowflake) tryReserveAt(ctx context.Context, n int64, once bool, old, n
 			default:
 				// A step equal to the tolerance is refused, as ShardingSphere's
 				// SnowflakeKeyGenerateAlgorithm checks timeDifference < tolerance.
-				if (oldT-t)*g.unitNs < g.tolNs {
+				if step := g.stepBack(oldT, now); step < g.tolNs {
 					g.state.clockWaits.Add(1)
-					g.logger.Warn("keygen: clock moved backwards; waiting", "type", g.typ, "step", time.Duration((oldT-t)*g.unitNs))
+					g.logger.Warn("keygen: clock moved backwards; waiting", "type", g.typ, "step", time.Duration(step))
 					if err := g.wait(ctx, time.Duration(g.epochNs+oldT*g.unitNs-now)); err != nil {
 						return 0, 0, false, err
 					}
@@ -487,7 +497,7 @@ func (g *snowflake) tryReserveAt(ctx context.Context, n int64, once bool, old, n
 					return 0, 0, false, e
 				}
 				g.logger.Warn("keygen: clock moved backwards beyond tolerance; bumping clock-back flag", "type", g.typ,
-					"step", time.Duration((oldT-t)*g.unitNs), "flag", flag)
+					"step", time.Duration(g.stepBack(oldT, now)), "flag", flag)
 				first = t<<g.timeShift | flag<<g.flagShift | g.fixed
 				for peak := g.state.peakTick.Load(); peak < oldT && !g.state.peakTick.CompareAndSwap(peak, oldT); peak = g.state.peakTick.Load() {
 				}

@@ -486,3 +486,51 @@ func TestSnowflakeWorkerLastUsedAtToleranceAheadIsRefused(t *testing.T) {
 		}
 	}
 }
+
+// TestSnowflakeCoarseUnitToleratesAStepBackShorterThanTheTolerance: with a
+// time unit above a millisecond, a clock step back is as long as the time
+// to the last key's tick, not a whole unit per tick: 2 ms back across a
+// second (or 10 ms) boundary is waited out under the default 10 ms
+// tolerance, and 10 ms back is refused, as with the ms unit. A lease last
+// used 5 ms ahead, across a boundary, is accepted likewise.
+func TestSnowflakeCoarseUnitToleratesAStepBackShorterThanTheTolerance(t *testing.T) {
+	for _, unit := range []string{"s", "10ms", "ms"} {
+		at := time.Date(2026, 3, 4, 12, 0, 1, 1_000_000, time.UTC) // 1 ms into a second
+		clk := keygentest.NewClock(at)
+		g, err := keygen.NewID("SNOWFLAKE", keygen.Props{"worker-id": "1", "time-unit": unit}, keygen.WithClock(clk))
+		if err != nil {
+			t.Fatal(err)
+		}
+		a := next(t, g)
+		clk.Add(-2 * time.Millisecond)
+		b, err := g.NextID(ctx)
+		if err != nil || b <= a {
+			t.Fatalf("unit %s, 2ms back: %d, %v; want a key above %d", unit, b, err, a)
+		}
+		want := time.Millisecond // to the start of the second (10 ms)
+		if unit == "ms" {
+			want = 2 * time.Millisecond // to the key's millisecond
+		}
+		if s := clk.Sleeps(); len(s) != 1 || s[0] != want {
+			t.Fatalf("unit %s: sleeps %v, want one of %v", unit, s, want)
+		}
+		clk.Set(at.Add(-11 * time.Millisecond)) // 10 ms or more before the key's tick
+		var cb *keygen.ClockBackwardsError
+		if _, err := g.NextID(ctx); !errors.As(err, &cb) {
+			t.Fatalf("unit %s, 10ms before the last tick: err = %v, want *ClockBackwardsError", unit, err)
+		}
+
+		lease := &fakeLease{worker: 3, last: at.Add(-time.Millisecond)}
+		lease.validUntil.Store(math.MaxInt64)
+		lc := keygentest.NewClock(at.Add(-6 * time.Millisecond))
+		lg, err := keygen.NewID("SNOWFLAKE", keygen.Props{"worker-id": "auto", "time-unit": unit}, keygen.WithClock(lc),
+			keygen.WithWorkerSource(&fakeSource{lease: lease}))
+		if err != nil {
+			t.Fatalf("unit %s, lease last used 5ms ahead: %v", unit, err)
+		}
+		// lease.last starts a tick in every unit: the key's tick is a later one.
+		if p := decompose(t, lg, next(t, lg)); !p.Time.After(lease.last) {
+			t.Fatalf("unit %s: key at %v, not after the lease's last use %v", unit, p.Time, lease.last)
+		}
+	}
+}
