@@ -39,6 +39,9 @@ tables named) from the data sources of the rule file, and reports:
   duplicate     a key found in more than one physical table
   no key        a row whose key column is NULL (it cannot be audited)
 
+Tables routed by a hint strategy are not audited (named, they are refused):
+the hint each statement carried, not the row, chose the table.
+
 The key column is the table's keyGenerateStrategy column, else -key; audit
 refuses to guess. It must be unique within each physical table (a primary
 key); -key a,b names a composite key, compared column by column. Each physical table is read in key order in batches (WHERE key > last
@@ -171,7 +174,10 @@ func newAuditor(rf rulesFlags, file string, names []string, key string) (*audito
 		// table with one data node (a single table in the rules) has none,
 		// and must not make the run ask for its key column.
 		for _, t := range r.Tables() {
-			if ts, err := r.Targets(t); r.IsSharded(t) && err == nil && len(ts) > 1 {
+			// A table routed by hints is left out: where its rows belong is
+			// not a function of their columns (resolveAuditTable says so
+			// when one is named).
+			if ts, err := r.Targets(t); r.IsSharded(t) && !r.UsesHint(t) && err == nil && len(ts) > 1 {
 				names = append(names, t)
 			}
 		}
@@ -202,6 +208,12 @@ func newAuditor(rf rulesFlags, file string, names []string, key string) (*audito
 func resolveAuditTable(r *shardconf.Router, name, key string) (auditTable, error) {
 	if !r.IsSharded(name) {
 		return auditTable{}, usageErrorf("%s is not a sharded logic table of the rules", name)
+	}
+	if r.UsesHint(name) {
+		// Route without the statement's hint would call every row
+		// unroutable: the hint, not the row, chose its table.
+		return auditTable{}, usageErrorf("%s is routed by a hint strategy: the hint each statement carried chose its rows' tables, "+
+			"so audit cannot check them", name)
 	}
 	col, _, ok := r.KeyGenerator(name)
 	keys := []string{col}

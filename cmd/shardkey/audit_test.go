@@ -357,3 +357,28 @@ func TestAuditProgressOnlyOnATerminal(t *testing.T) {
 	none.add(1)
 	none.done()
 }
+
+// TestAuditLeavesOutHintRoutedTables: a hint strategy's rows are where the
+// statement's hint put them; routed without it every row would be called
+// unroutable. Named, such a table is a usage error; by default it is left out.
+func TestAuditLeavesOutHintRoutedTables(t *testing.T) {
+	a := openAuditDBs(t, "sqlite")
+	rules := strings.Replace(auditRules(a.driver, a.dsns[0], a.dsns[1]), "  shardingAlgorithms:\n", `    t_hinted:
+      actualDataNodes: ds_0.t_ref_${0..1}
+      tableStrategy: {hint: {shardingAlgorithmName: by_hint}}
+      keyGenerateStrategy: {column: id, keyGeneratorName: snowflake}
+  shardingAlgorithms:
+    by_hint: {type: HINT_INLINE, props: {algorithm-expression: 't_ref_${value % 2}'}}
+`, 1)
+	file := writeFile(t, "rules.yaml", rules)
+	a.exec(t, 0, "INSERT INTO t_ref_1 (id, user_id) VALUES (1, 0)")
+	code, out, errs := runAudit("-keygen-props", "worker-id=1", file, "t_hinted")
+	if code != 2 || !strings.Contains(errs, "t_hinted is routed by a hint strategy") {
+		t.Errorf("audit t_hinted: exit %d\n%s\nstderr %s\nwant exit 2 saying it is routed by a hint strategy", code, out, errs)
+	}
+	a.placeWell(t, auditRouter(t, file), 4)
+	code, out, errs = runAudit("-keygen-props", "worker-id=1", "-key", "id", file)
+	if code != 1 || strings.Contains(out, "t_hinted") || errs != "" {
+		t.Errorf("audit of every table: exit %d\n%s\nstderr %s\nwant t_hinted left out", code, out, errs)
+	}
+}
