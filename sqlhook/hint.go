@@ -132,9 +132,19 @@ func (h *hook) refusePassthroughHint(ctx context.Context, query string) error {
 	if err := h.refuseUnshardedHint(ctx, low); err != nil {
 		return err
 	}
+	return h.refusePhysicalHint(ctx, low, "")
+}
+
+// refusePhysicalHint refuses a statement (low is its lower-case text)
+// naming a physical table of a logic table ctx has a hint for: a name
+// written directly is not routed, so it is read or written where the
+// statement runs, whatever the hint says. pinned is the physical table an
+// INSERT names as its target, which is routed (by the hint) and checked
+// (plan.pinned); "" when there is none.
+func (h *hook) refusePhysicalHint(ctx context.Context, low, pinned string) error {
 	for phys, logic := range h.physical {
-		if hintReaches(ctx, logic) && containsWord(low, phys) {
-			return fmt.Errorf("%w: physical table %s of %s is named directly, so the statement is not routed and the hint for %s cannot place it; name the logic table",
+		if phys != pinned && hintReaches(ctx, logic) && containsWord(low, phys) {
+			return fmt.Errorf("%w: physical table %s of %s is named directly, so it is not routed and the hint for %s cannot place it; name the logic table",
 				ErrUnsupported, phys, logic, logic)
 		}
 	}

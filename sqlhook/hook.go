@@ -123,7 +123,12 @@ func (h *hook) routeContext(ctx context.Context, query string, args []driver.Nam
 	}
 	r, err := h.bind(ctx, p, args)
 	if err == nil && shardconf.HasHints(ctx) {
-		err = h.refuseUnshardedHint(ctx, strings.ToLower(query))
+		// The names the plan does not route: unsharded tables, and
+		// physical tables named beside a routed one.
+		low := strings.ToLower(query)
+		if err = h.refuseUnshardedHint(ctx, low); err == nil {
+			err = h.refusePhysicalHint(ctx, low, p.pinned)
+		}
 	}
 	if err != nil {
 		return nil, &StatementError{SQL: query, Err: err}
