@@ -189,9 +189,11 @@ func (g *snowflake) adoptLease(lease Lease, worker int64) error {
 			return &ClockBackwardsError{Last: last, Now: time.Unix(0, now), Tolerance: time.Duration(g.tolNs),
 				Reason: fmt.Sprintf("worker id %d was last used later than this clock reads", worker)}
 		}
-		floor := lastT<<g.timeShift | g.fixed | g.seqMask
 		for {
+			// The floor keeps the state's clock-back flag: with flag 0 again,
+			// a bumped state would repeat the keys it issued before the bump.
 			old := g.state.last.Load()
+			floor := lastT<<g.timeShift | old&(g.flagMask<<g.flagShift) | g.fixed | g.seqMask
 			if old >= floor {
 				break
 			}

@@ -200,3 +200,42 @@ func TestHostnameOrdinal(t *testing.T) {
 		}
 	}
 }
+
+// TestLeasedSnowflakeOnAFlagBumpedStateNeverRepeatsItsKeys: a generator
+// whose lease floor lies after the tick of a state it shares (same clock and
+// worker id) whose clock-back flag was bumped keeps that flag: moving the
+// state to the floor with flag 0 again repeated the keys issued before the
+// bump, at the ticks between the floor and the bump.
+func TestLeasedSnowflakeOnAFlagBumpedStateNeverRepeatsItsKeys(t *testing.T) {
+	clk := keygentest.NewClock(w0)
+	fixed, err := keygen.NewID("SNOWFLAKE", keygen.Props{"worker-id": "5", "clock-back-bits": "1", "max-vibration-offset": "0"},
+		keygen.WithClock(clk))
+	if err != nil {
+		t.Fatal(err)
+	}
+	seen := map[int64]bool{}
+	for range 60 { // one key a millisecond, each with sequence 0
+		seen[next(t, fixed)] = true
+		clk.Add(time.Millisecond)
+	}
+	clk.Add(-50 * time.Millisecond) // beyond the tolerance: the flag goes to 1
+	id := next(t, fixed)
+	if p := decompose(t, fixed, id); p.ClockBack != 1 {
+		t.Fatalf("after the step back: flag %d, want 1", p.ClockBack)
+	}
+	seen[id] = true
+	lease := &fakeLease{worker: 5, last: clk.Now().Add(3 * time.Millisecond)}
+	lease.validUntil.Store(math.MaxInt64)
+	g := leased(t, "SNOWFLAKE", lease, clk, keygen.Props{"worker-id": "auto", "clock-back-bits": "1", "max-vibration-offset": "0"})
+	for range 60 {
+		id := next(t, g)
+		if seen[id] {
+			t.Fatalf("key %d (%+v) issued twice", id, decompose(t, g, id))
+		}
+		if p := decompose(t, g, id); !p.Time.After(lease.last) {
+			t.Fatalf("key at %v, not after the lease's last use %v", p.Time, lease.last)
+		}
+		seen[id] = true
+		clk.Add(time.Millisecond)
+	}
+}
