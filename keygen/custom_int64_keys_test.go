@@ -123,3 +123,60 @@ func TestNewIDBuildsARegisteredGeneratorWithInt64Keys(t *testing.T) {
 		t.Fatalf("NewID(UUID) err = %v, want ErrNotInt64", err)
 	}
 }
+
+// anyKey is a custom generator whose NextKey returns key.
+type anyKey struct{ key any }
+
+func (anyKey) Type() string                           { return "TEST_ANY_KEY" }
+func (a anyKey) NextKey(context.Context) (any, error) { return a.key, nil }
+
+// TestAsIDGeneratorRefusesEveryKeyButANonZeroInt64OrID: keys of other
+// types (int, uint64 beyond int64 and within it, a pointer, nil with a nil
+// error, a float) fail with ErrNotInt64 and come out as 0, never converted;
+// a key of 0, which GORM and ent read as no key (their Save inserts again),
+// fails with ErrInvalidID and is never stored.
+func TestAsIDGeneratorRefusesEveryKeyButANonZeroInt64OrID(t *testing.T) {
+	n := int64(5)
+	for _, c := range []struct {
+		key  any
+		want error
+	}{
+		{5, keygen.ErrNotInt64}, {int32(5), keygen.ErrNotInt64}, {uint64(1 << 63), keygen.ErrNotInt64},
+		{uint64(5), keygen.ErrNotInt64}, {&n, keygen.ErrNotInt64}, {nil, keygen.ErrNotInt64}, {5.0, keygen.ErrNotInt64},
+		{int64(0), keygen.ErrInvalidID}, {keygen.ID(0), keygen.ErrInvalidID},
+		{int64(5), nil}, {keygen.ID(-5), nil},
+	} {
+		ids, _ := keygen.AsIDGenerator(anyKey{c.key})
+		id, err := ids.NextID(ctx)
+		if !errors.Is(err, c.want) || (c.want == nil && err != nil) {
+			t.Errorf("key %T(%v): %d, %v; want error %v", c.key, c.key, id, err, c.want)
+		}
+		if c.want != nil && id != 0 {
+			t.Errorf("key %T(%v): id %d with the error", c.key, c.key, id)
+		}
+		dst := []int64{-1}
+		if err := ids.NextIDs(ctx, dst); !errors.Is(err, c.want) || (c.want != nil && dst[0] != -1) {
+			t.Errorf("key %T(%v): NextIDs wrote %v, %v", c.key, c.key, dst, err)
+		}
+	}
+}
+
+// nilFactoryType's factory returns neither a generator nor an error.
+var registerNilFactory = sync.OnceValue(func() error {
+	return keygen.Register("TEST_NIL_FACTORY", func(keygen.Props, keygen.Options) (keygen.Generator, error) { return nil, nil })
+})
+
+// TestNewRefusesAFactoryThatReturnsNoGenerator: a custom factory returning
+// (nil, nil) is an error from New and NewID, naming the type, not a
+// generator that panics at its first key (NewID panicked at once).
+func TestNewRefusesAFactoryThatReturnsNoGenerator(t *testing.T) {
+	if err := registerNilFactory(); err != nil {
+		t.Fatal(err)
+	}
+	if g, err := keygen.New("TEST_NIL_FACTORY", nil); err == nil || g != nil {
+		t.Fatalf("New = %v, %v; want an error", g, err)
+	}
+	if g, err := keygen.NewID("test_nil_factory", nil); err == nil || g != nil {
+		t.Fatalf("NewID = %v, %v; want an error", g, err)
+	}
+}

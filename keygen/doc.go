@@ -32,10 +32,11 @@
 //
 // Register adds a type, usable wherever a built-in one is (a rule file's
 // keyGenerators, New, NewID). Its generator needs only the Generator
-// interface. To fill integer key columns its NextKey returns an int64 (or
-// an ID) for every key: gormplugin and entmixin read it through
+// interface. To fill integer key columns its NextKey returns a non-zero
+// int64 (or ID) for every key: gormplugin and entmixin read it through
 // AsIDGenerator, where a key of another type fails the statement with
-// ErrNotInt64 and is never stored; sqlhook binds the key as NextKey
+// ErrNotInt64, and a 0 (no key, to GORM and ent) with ErrInvalidID, and is
+// never stored; sqlhook binds the key as NextKey
 // returns it and routes by it. A generator with string keys fills string
 // columns. Implementing IDGenerator as well is optional: its NextIDs then
 // reserves a batch's keys in one call.

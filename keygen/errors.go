@@ -32,7 +32,8 @@ var (
 	// ErrNoLayout: LayoutFor was given a type without a Snowflake layout
 	// (UUID, a custom type).
 	ErrNoLayout = errors.New("keygen: type has no Snowflake layout")
-	// ErrInvalidID: an ID cannot be parsed or decomposed.
+	// ErrInvalidID: an ID cannot be parsed or decomposed, or a generator
+	// read through AsIDGenerator issued the key 0.
 	ErrInvalidID = errors.New("keygen: invalid id")
 	// ErrIDSpaceInUse: UID and CACHED_UID with the same clock, layout and
 	// worker id issue the same IDs; New refuses one while the other is in

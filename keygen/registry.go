@@ -14,10 +14,10 @@ import (
 // SEGMENT, and string for UUID. Every generator is safe for concurrent use.
 //
 // A custom generator (see Register) needs only this interface. To fill
-// integer key columns its NextKey returns an int64 (or an ID) for every
-// key: gormplugin and entmixin read it through AsIDGenerator, where a key
-// of another type is an error wrapping ErrNotInt64 at the statement, never
-// a stored value (sqlhook binds NextKey's key as it is). A generator that
+// integer key columns its NextKey returns a non-zero int64 (or ID) for
+// every key: gormplugin and entmixin read it through AsIDGenerator, where a
+// key of another type is an error wrapping ErrNotInt64 (a 0, ErrInvalidID)
+// at the statement, never a stored value (sqlhook binds NextKey's key as it is). A generator that
 // also implements IDGenerator is used directly, with NextIDs for batches.
 type Generator interface {
 	// Type is the generator's registered type name, upper case.
@@ -140,7 +140,12 @@ func New(typ string, props Props, opts ...Option) (Generator, error) {
 	if o.Clock == nil {
 		o.Clock = defaultClock()
 	}
-	return f(props, o)
+	g, err := f(props, o)
+	if err == nil && g == nil {
+		// A custom factory's slip; its generator would panic at the first key.
+		return nil, fmt.Errorf("keygen: the %s factory returned no generator and no error", name)
+	}
+	return g, err
 }
 
 // NewID is New for generators with int64 keys, through AsIDGenerator:
@@ -162,7 +167,8 @@ func NewID(typ string, props Props, opts ...Option) (IDGenerator, error) {
 // generator but UUID (a custom type that implements only Generator) is
 // wrapped: NextID calls NextKey and returns its key when it is an int64 or
 // an ID, and for a key of any other type drops it and returns an error
-// wrapping ErrNotInt64; NextIDs calls NextID for each slot. ok is false for
+// wrapping ErrNotInt64, and for a key of 0 (no key, to GORM and ent) one
+// wrapping ErrInvalidID; NextIDs calls NextID for each slot. ok is false for
 // UUID, whose keys are strings, and for nil.
 func AsIDGenerator(g Generator) (ids IDGenerator, ok bool) {
 	switch g := g.(type) {
@@ -182,13 +188,20 @@ func (k keyIDs) NextID(ctx context.Context) (int64, error) {
 	if err != nil {
 		return 0, err
 	}
+	var id int64
 	switch v := key.(type) {
 	case int64:
-		return v, nil
+		id = v
 	case ID:
-		return int64(v), nil
+		id = int64(v)
+	default:
+		return 0, fmt.Errorf("%w: the %s generator's NextKey returned a %T", ErrNotInt64, k.Type(), key)
 	}
-	return 0, fmt.Errorf("%w: the %s generator's NextKey returned a %T", ErrNotInt64, k.Type(), key)
+	if id == 0 {
+		// GORM and ent read a zero key as none: Save would insert again.
+		return 0, fmt.Errorf("%w: the %s generator's NextKey returned 0, which integrations read as no key", ErrInvalidID, k.Type())
+	}
+	return id, nil
 }
 
 // NextIDs fills dst in order: on error, the IDs before the failed one are
