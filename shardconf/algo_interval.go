@@ -92,7 +92,10 @@ package shardconf
 //   - datetime-interval-unit also accepts the enum names (HALF_DAYS);
 //   - time.Time values are taken at their own wall clock (their Location),
 //     as a JVM reads a LocalDateTime; the default datetime-upper is now in
-//     time.Local, as LocalDateTime.now() uses the JVM's zone;
+//     time.Local, as LocalDateTime.now() uses the JVM's zone. A range bound
+//     within three hours of a daylight-saving fall-back is widened by the
+//     shift (ivEarliestWall), as the instants just past it read earlier
+//     wall clocks (AUTO_INTERVAL too);
 //   - a range whose exclusive upper endpoint lost precision to the pattern
 //     (< 2024-02-01 00:00:00.5 under a seconds pattern) is treated as
 //     inclusive, so the rows at 00:00:00.2 are not missed as Java misses
@@ -594,15 +597,25 @@ func (a *autoIntervalAlgorithm) one(v value) (int, error) {
 
 func (a *autoIntervalAlgorithm) within(r span, dst []int) ([]int, error) {
 	first, last := 0, int(a.tables-1)
+	// A time bound next to a daylight-saving fall-back is widened: the
+	// rows just past it may read an earlier (later) wall clock.
 	if r.lo.set {
-		s, err := a.secondsOf(r.lo.v)
+		v := r.lo.v
+		if v.kind == kindTime {
+			v.t = ivEarliestWall(v.t)
+		}
+		s, err := a.secondsOf(v)
 		if err != nil {
 			return dst, err
 		}
 		first = a.partition(s)
 	}
 	if r.hi.set {
-		s, err := a.secondsOf(r.hi.v)
+		v := r.hi.v
+		if v.kind == kindTime {
+			v.t = ivLatestWall(v.t)
+		}
+		s, err := a.secondsOf(v)
 		if err != nil {
 			return dst, err
 		}
@@ -1121,6 +1134,70 @@ func (a *intervalAlgorithm) monthOf(text string) (time.Time, bool, error) {
 	return time.Date(ivRefYear, time.Month(m), 1, 0, 0, 0, 0, time.UTC), cut, nil
 }
 
+// bounds reads a range as civil times: every value in it reads at or after
+// lo, and before hi (at hi too when hiIn).
+//
+// An open side reaches past the bounds: ShardingSphere puts datetime-upper
+// there, and throws for a lower endpoint above it; but the last interval
+// runs past datetime-upper (to a.end) and holds rows (a value there routes
+// to it), so "t >= x" with x past datetime-upper must still reach it.
+//
+// The truncated lower bound always counts as inclusive: a stored value
+// above the bound truncates to it or later, and one finer than the pattern
+// (a timestamp under yyyyMM above 2020-02-01 00:00:00) truncates to it
+// exactly, even when the bound itself lost no precision. A time bound is
+// widened by a daylight-saving fall-back next to it (ivEarliestWall).
+func (a *intervalAlgorithm) bounds(r span) (lo, hi time.Time, hiIn bool, err error) {
+	lo, hi = a.lower, a.end
+	if r.lo.set {
+		v := r.lo.v
+		if v.kind == kindTime && a.kind.dated() {
+			v.t = ivEarliestWall(v.t)
+		}
+		if lo, _, err = a.civilOf(v); err != nil {
+			return lo, hi, false, err
+		}
+	}
+	if r.hi.set {
+		v, cut := r.hi.v, false
+		if v.kind == kindTime && a.kind.dated() {
+			v.t = ivLatestWall(v.t)
+		}
+		if hi, cut, err = a.civilOf(v); err != nil {
+			return lo, hi, false, err
+		}
+		hiIn = r.hi.inclusive || cut || !v.t.Equal(r.hi.v.t)
+	}
+	return lo, hi, hiIn, nil
+}
+
+// ivDSTWindow is longer than any daylight-saving shift (30 minutes to two
+// hours).
+const ivDSTWindow = 3 * time.Hour
+
+// ivEarliestWall returns t, or an earlier instant whose wall clock is no
+// later than any that the instants just after t read in t's zone: after a
+// daylight-saving fall-back the clock reads up to the shift earlier than
+// at t (01:50 EDT, then 01:05 EST), so rows just after a lower bound can
+// carry a wall clock before the bound's, and their interval must be read.
+func ivEarliestWall(t time.Time) time.Time {
+	_, off := t.Zone()
+	if _, later := t.Add(ivDSTWindow).Zone(); later < off {
+		return t.Add(time.Duration(later-off) * time.Second)
+	}
+	return t
+}
+
+// ivLatestWall is ivEarliestWall for an upper bound: before a fall-back
+// just before t the clock read up to the shift later than at t.
+func ivLatestWall(t time.Time) time.Time {
+	_, off := t.Zone()
+	if _, earlier := t.Add(-ivDSTWindow).Zone(); earlier > off {
+		return t.Add(time.Duration(earlier-off) * time.Second)
+	}
+	return t
+}
+
 // spansCycle reports whether a range on a month-only or time-of-day rule
 // may hold values of several years (days): a bound is a time, which
 // carries a date, and the bounds are not both in one year (on one day, at
@@ -1176,11 +1253,6 @@ func (a *intervalAlgorithm) one(v value) (int, error) {
 }
 
 func (a *intervalAlgorithm) within(r span, dst []int) ([]int, error) {
-	// An open side reaches past the bounds. ShardingSphere puts
-	// datetime-upper there, and throws for a lower endpoint above it; but
-	// the last interval runs past datetime-upper (to a.end) and holds rows
-	// (a value there routes to it), so "t >= x" with x past datetime-upper
-	// must still reach it.
 	if a.spansCycle(r) {
 		for _, j := range a.tgt {
 			if j >= 0 {
@@ -1189,29 +1261,9 @@ func (a *intervalAlgorithm) within(r span, dst []int) ([]int, error) {
 		}
 		return dst, nil
 	}
-	lo := a.lower
-	hi, hiIn := a.end, false
-	if r.lo.set {
-		t, _, err := a.civilOf(r.lo.v)
-		if err != nil {
-			return dst, err
-		}
-		// The truncated lower bound always counts as inclusive: a stored
-		// value above the bound truncates to it or later, and one finer
-		// than the pattern (a timestamp under yyyyMM above 2020-02-01
-		// 00:00:00) truncates to it exactly, even when the bound itself
-		// lost no precision.
-		lo = t
-	}
-	if r.hi.set {
-		t, cut, err := a.civilOf(r.hi.v)
-		if err != nil {
-			return dst, err
-		}
-		hi, hiIn = t, r.hi.inclusive || cut
-	}
-	if lo.After(hi) || lo.Equal(hi) && !hiIn {
-		return dst, nil
+	lo, hi, hiIn, err := a.bounds(r)
+	if err != nil || lo.After(hi) || lo.Equal(hi) && !hiIn {
+		return dst, err
 	}
 	k := max(a.interval(lo), 0)
 	for ; k < len(a.starts); k++ {
