@@ -57,3 +57,43 @@ func TestSnowflakeHotPathAdoptsAForwardWallStep(t *testing.T) {
 		t.Fatalf("key time %v is %v from now (%v), want about 1h ahead", p.Time, d, err)
 	}
 }
+
+// TestSnowflakeHotPathIgnoresABackwardWallStep: a wall clock stepped back,
+// seen at the check SNOWFLAKE's inline SystemClock read makes, is noticed
+// (logged once) and not followed, as on the clock's own read: keys keep
+// increasing, no clock-back wait or error, and the key time stays on the
+// monotonic clock.
+func TestSnowflakeHotPathIgnoresABackwardWallStep(t *testing.T) {
+	c := NewSystemClock(nil)
+	var skew time.Duration
+	c.wall = func() time.Time { return time.Now().Add(skew) }
+	g, err := NewID("SNOWFLAKE", Props{"worker-id": "1", "max-vibration-offset": "0",
+		"max-tolerate-time-difference-milliseconds": "0"}, WithClock(c))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := t.Context()
+	last, err := g.NextID(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	skew = -time.Hour
+	c.nextCheck.Store(0)
+	for i := range 10_000 {
+		id, err := g.NextID(ctx)
+		if err != nil || id <= last {
+			t.Fatalf("key %d after the wall stepped back: %d, %v; last %d", i, id, err, last)
+		}
+		last = id
+	}
+	if !c.behind.Load() {
+		t.Fatal("the wall clock behind the monotonic one was not noticed")
+	}
+	p, err := g.(Decomposer).Decompose(last)
+	if d := time.Since(p.Time); err != nil || d < -time.Second || d > time.Second {
+		t.Fatalf("key time %v is %v from now (%v)", p.Time, d, err)
+	}
+	if s := g.(StatsReporter).Stats(); s.ClockWaits != 0 || s.ClockBackSteps != 0 {
+		t.Fatalf("stats %+v: the wall's step reached the generator", s)
+	}
+}
