@@ -531,6 +531,11 @@ func (p *Plugin) routeByWhere(db *gorm.DB, kind stmtKind) {
 	table, phys := p.statementTable(db)
 	if table == "" {
 		p.refuseShardedReferences(db)
+		if db.Error == nil {
+			if err := p.refuseTemplateTables(db); err != nil {
+				p.fail(db, err)
+			}
+		}
 		p.refuseUnroutedHint(db)
 		if kind == kindUpdate {
 			p.beginOwnTx(db, false)
@@ -542,6 +547,10 @@ func (p *Plugin) routeByWhere(db *gorm.DB, kind stmtKind) {
 		written = phys
 	}
 	if err := checkShape(db, written); err != nil {
+		p.fail(db, err)
+		return
+	}
+	if err := p.refuseTemplateTables(db); err != nil {
 		p.fail(db, err)
 		return
 	}

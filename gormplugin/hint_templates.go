@@ -1,0 +1,160 @@
+package gormplugin
+
+import (
+	"fmt"
+	"strings"
+
+	"gorm.io/gorm"
+	"gorm.io/gorm/clause"
+
+	"github.com/shardkey/shardkey/shardconf"
+)
+
+// SQL templates a caller writes into a builder statement (Where("id IN
+// (SELECT ... FROM t_order_1)"), Select, Order, Group, Having, a JOIN's
+// condition, a SET expression) reach the database as written: a table
+// they name is not routed. A sharded logic table named there is read
+// unrouted on the statement's pool (the logic table, or a stale unsharded
+// copy of it), and a physical table of a table the context hints is read
+// or written where the statement runs, whatever the hint says, as is an
+// unsharded table the context has a hint for. All are refused before
+// anything runs; a name used as a qualifier (orders.id) is
+// a column reference and passes, as do quoted string literals.
+
+// refuseTemplateTables refuses a statement whose templates name a
+// sharded logic table, a table the statement's context has a hint for
+// (shardconf.ErrUnusedHint), or a physical table of a logic table the
+// context hints.
+func (p *Plugin) refuseTemplateTables(db *gorm.DB) error {
+	ctx := stmtContext(db)
+	for _, text := range templatesOf(db.Statement) {
+		for _, w := range tableWords(text) {
+			if p.rules.IsSharded(w) {
+				return fmt.Errorf("%w: the SQL template %q names sharded table %s, which it would read unrouted; use a subquery of GORM's builder on an unsharded table, or sqlhook", ErrUnsupported, text, w)
+			}
+			if h, ok := shardconf.HintFrom(ctx, w); ok && len(h.Database)+len(h.Table) > 0 {
+				return fmt.Errorf("%w: the SQL template %q names %s, which is not routed by a hint strategy: %w", ErrUnsupported, text, w,
+					&shardconf.RouteError{Table: w, Hint: "database", Err: shardconf.ErrUnusedHint})
+			}
+			if logic := p.keyed.logic[strings.ToLower(w)]; logic != "" && hintReaches(ctx, logic) {
+				return fmt.Errorf("%w: the SQL template %q names physical table %s of %s, which is not routed, so the hint for %s cannot place it", ErrUnsupported, text, w, logic, logic)
+			}
+		}
+	}
+	return nil
+}
+
+// templatesOf collects the SQL text a caller wrote into the statement's
+// clauses (GORM's own column names are not templates).
+func templatesOf(stmt *gorm.Statement) []string {
+	out := append([]string(nil), stmt.Selects...)
+	var walk func(e any)
+	walk = func(e any) {
+		switch x := e.(type) {
+		case clause.Expr:
+			out = append(out, x.SQL)
+			for _, v := range x.Vars {
+				walk(v)
+			}
+		case clause.NamedExpr:
+			out = append(out, x.SQL)
+			for _, v := range x.Vars {
+				walk(v)
+			}
+		case clause.Where:
+			walkAll(x.Exprs, walk)
+		case clause.AndConditions:
+			walkAll(x.Exprs, walk)
+		case clause.OrConditions:
+			walkAll(x.Exprs, walk)
+		case clause.NotConditions:
+			walkAll(x.Exprs, walk)
+		case clause.Select:
+			rawColumns(x.Columns, &out)
+			if x.Expression != nil {
+				walk(x.Expression)
+			}
+		case clause.OrderBy:
+			for _, c := range x.Columns {
+				rawColumns([]clause.Column{c.Column}, &out)
+			}
+			if x.Expression != nil {
+				walk(x.Expression)
+			}
+		case clause.GroupBy:
+			rawColumns(x.Columns, &out)
+			walkAll(x.Having, walk)
+		case clause.Set:
+			for _, a := range x {
+				walk(a.Value)
+			}
+		}
+	}
+	for _, name := range []string{"WHERE", "SELECT", "ORDER BY", "GROUP BY", "SET"} {
+		if c, ok := stmt.Clauses[name]; ok {
+			walk(c.Expression)
+		}
+	}
+	for _, j := range stmt.Joins {
+		// The table right after JOIN is planJoins' (a binding partner) or
+		// refuseShardedReferences'; the rest is the caller's template.
+		if m := joinHead.FindStringIndex(j.Name); m != nil {
+			out = append(out, j.Name[m[1]:])
+		} else {
+			out = append(out, j.Name)
+		}
+		for _, c := range j.Conds {
+			walk(c)
+		}
+		if j.On != nil {
+			walk(*j.On)
+		}
+	}
+	return out
+}
+
+func walkAll(es []clause.Expression, f func(any)) {
+	for _, e := range es {
+		f(e)
+	}
+}
+
+func rawColumns(cs []clause.Column, out *[]string) {
+	for _, c := range cs {
+		if c.Raw {
+			*out = append(*out, c.Name)
+		}
+	}
+}
+
+// tableWords returns the words of text that may name a table: outside
+// single-quoted strings, and not a qualifier (a word followed, after an
+// optional closing quote, by '.').
+func tableWords(text string) []string {
+	var out []string
+	inStr := false
+	for i := 0; i < len(text); {
+		c := text[i]
+		switch {
+		case c == '\'':
+			inStr = !inStr
+			i++
+		case inStr || !(c == '_' || c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z'):
+			i++
+		default:
+			j := i
+			for j < len(text) && (isIdentByte(text[j]) || text[j] == '$') {
+				j++
+			}
+			k := j
+			if k < len(text) && (text[k] == '"' || text[k] == '`' || text[k] == ']') {
+				k++
+			}
+			if k >= len(text) || text[k] != '.' {
+				out = append(out, text[i:j])
+			}
+			i = j
+		}
+	}
+	return out
+}
