@@ -44,8 +44,10 @@ package shardconf
 //     is reported to Router.Unreachable; a value landing there is
 //     ErrNoRoute (Java: null). A rule where no residue has a target, or
 //     where two targets end in the same residue's suffix, is an error;
-//   - targets are matched on their trailing digits (suffixIndex) rather than
-//     on prefix + digits, so targets with different prefixes still match;
+//   - targets are matched on their trailing digits (after the logic
+//     table's name when every target begins with it, as DataNodeInfo's
+//     prefix: t1's t10 is shard 0) rather than on prefix + digits, so
+//     targets with different prefixes still match;
 //   - MOD ranges respect open/closed bounds (a subset of Java's answer that
 //     still holds every matching row), and with offsets a range routes to
 //     every target (Java iterates the uncut values, which misses targets);
@@ -274,9 +276,10 @@ func apNumberedTargets(spec algoSpec, n int64, suffix func(i int64) string, what
 	if n <= 0 {
 		return nil, fmt.Errorf("%s: no shards", what)
 	}
+	digits := apDigitsOf(spec)
 	minLen := -1
 	for _, t := range targets {
-		d := apDigitSuffixLen(t)
+		d := len(digits(t))
 		if d > 0 && (minLen < 0 || d < minLen) {
 			minLen = d
 		}
@@ -292,7 +295,7 @@ func apNumberedTargets(spec algoSpec, n int64, suffix func(i int64) string, what
 	// serves shard i when i renders as d. At most one target per shard.
 	byShard := map[int64]int32{}
 	for j, t := range targets {
-		d := t[len(t)-apDigitSuffixLen(t):]
+		d := digits(t)
 		if d == "" {
 			continue
 		}
@@ -334,7 +337,7 @@ func apReportGaps(spec algoSpec, s *apShards, render func(int64) string, describ
 	prefix := ""
 	if len(spec.targets) > 0 {
 		t := spec.targets[0]
-		prefix = t[:len(t)-apDigitSuffixLen(t)]
+		prefix = t[:len(t)-len(apDigitsOf(spec)(t))]
 	}
 	gap := func(from, to int64) {
 		var p string
@@ -383,6 +386,28 @@ func apMaybeHide(f shardFunc, s *apShards) shardFunc {
 }
 
 func apIsDigit(c byte) bool { return c >= '0' && c <= '9' }
+
+// apDigitsOf returns the function giving a target's number: its trailing
+// digits, read after the logic table's name when every target begins with
+// it. ShardingSphere's DataNodeInfo takes the prefix so: logic table t1
+// over t10 .. t115 numbers them 0 .. 15 (prefix t1), where the bare
+// trailing digits would make t10 shard 10 and misplace rows.
+func apDigitsOf(spec algoSpec) func(t string) string {
+	n := len(spec.table)
+	after := n > 0 && len(spec.targets) > 0
+	for _, t := range spec.targets {
+		if len(t) <= n || !strings.EqualFold(t[:n], spec.table) {
+			after = false
+			break
+		}
+	}
+	return func(t string) string {
+		if after {
+			t = t[n:]
+		}
+		return t[len(t)-apDigitSuffixLen(t):]
+	}
+}
 
 func apDigitSuffixLen(t string) int {
 	j := len(t)

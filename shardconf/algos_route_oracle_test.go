@@ -968,3 +968,41 @@ func TestTwoLevelRoutesReachOnlyExistingNodes(t *testing.T) {
 		}
 	}
 }
+
+// ShardingSphere numbers a logic table's data nodes after the logic table's
+// name (ShardingTable's DataNodeInfo prefix): logic table t1 over t10 ..
+// t115 has shards 0 .. 15, so 10 routes to t110 and 0 to t10. Read as bare
+// trailing digits, t10 was shard 10 (and t110 shard 110): rows of residue
+// 10 were placed where a Java fleet puts residue 0.
+func TestNumberedTablesAreNumberedAfterTheLogicTableName(t *testing.T) {
+	r := orRouter(t, `dataSources:
+  ds: {url: "sqlite::memory:"}
+rules:
+- !SHARDING
+  tables:
+    t1:
+      actualDataNodes: ds.t1${0..15}
+      tableStrategy: {standard: {shardingColumn: k, shardingAlgorithmName: m}}
+    t2:
+      actualDataNodes: ds.t2${0..3}
+      tableStrategy: {standard: {shardingColumn: k, shardingAlgorithmName: v}}
+  shardingAlgorithms:
+    m: {type: MOD, props: {sharding-count: 16}}
+    v: {type: VOLUME_RANGE, props: {range-lower: 0, range-upper: 20, sharding-volume: 10}}
+`)
+	if u := r.Unreachable(); len(u) != 0 {
+		t.Errorf("Unreachable = %v, want none", u)
+	}
+	for _, c := range []struct {
+		table string
+		v     any
+		want  string
+	}{
+		{"t1", int64(0), "t10"}, {"t1", int64(10), "t110"}, {"t1", 26, "t110"}, {"t1", "15", "t115"}, {"t1", int64(1), "t11"},
+		{"t2", -5, "t20"}, {"t2", 5, "t21"}, {"t2", 15, "t22"}, {"t2", 25, "t23"},
+	} {
+		if got := orOutcome(r.Route(c.table, shardconf.Eq("k", c.v))); got != c.want {
+			t.Errorf("%s k = %v -> %s, want %s", c.table, c.v, got, c.want)
+		}
+	}
+}
