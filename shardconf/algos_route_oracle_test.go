@@ -519,7 +519,10 @@ func TestAutoIntervalRoutesAsShardingSphereArithmetic(t *testing.T) {
 		seconds := []int64{1, 7, 60, 3600, 86400, 86400 * 7, 1000}[rng.IntN(7)]
 		upper := lower.Add(time.Duration(seconds*(rng.Int64N(10))+rng.Int64N(seconds)) * time.Second)
 		tables := (upper.Unix()-lower.Unix())/seconds + 2
-		suffixes, has := orSubset(rng, int(tables)+rng.IntN(2), strconv.Itoa)
+		suffixes, has := orSubset(rng, int(tables), strconv.Itoa)
+		if rng.IntN(2) == 0 { // a table past the last partition: never reached
+			suffixes = append(suffixes, strconv.FormatInt(tables, 10))
+		}
 		cfg := orRule(suffixes, "AUTO_INTERVAL", map[string]string{"datetime-lower": lower.Format(layout),
 			"datetime-upper": upper.Format(layout), "sharding-seconds": strconv.FormatInt(seconds, 10)})
 		r := orRouter(t, cfg)
