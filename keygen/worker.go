@@ -10,6 +10,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"time"
 )
 
@@ -207,7 +208,43 @@ func acquireLease(src WorkerSource, typ string, maxWorker int64, o Options) (Lea
 		lease.Close()
 		return nil, fmt.Errorf("keygen: %s worker id %d from the source is outside 0..%d", typ, w, maxWorker)
 	}
-	return lease, nil
+	return &closingLease{Lease: lease}, nil
+}
+
+// closingLease reads as expired once closed. Generators check ValidUntil
+// on every key, so after their Close they issue none, even on a lease that
+// never expires (a state file's, a disposable id): by then another process
+// may hold the id, and a state file has recorded the last use it saw.
+type closingLease struct {
+	Lease
+	closed atomic.Bool
+}
+
+func (l *closingLease) ValidUntil() int64 {
+	if l.closed.Load() {
+		return math.MinInt64
+	}
+	return l.Lease.ValidUntil()
+}
+
+func (l *closingLease) Close() error {
+	l.closed.Store(true)
+	return l.Lease.Close()
+}
+
+// Renewals and Failures are the source lease's LeaseStats, 0 without them.
+func (l *closingLease) Renewals() uint64 {
+	if s, ok := l.Lease.(LeaseStats); ok {
+		return s.Renewals()
+	}
+	return 0
+}
+
+func (l *closingLease) Failures() uint64 {
+	if s, ok := l.Lease.(LeaseStats); ok {
+		return s.Failures()
+	}
+	return 0
 }
 
 // Stats counts what a generator did. Generators sharing state (same clock,

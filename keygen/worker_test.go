@@ -239,3 +239,26 @@ func TestLeasedSnowflakeOnAFlagBumpedStateNeverRepeatsItsKeys(t *testing.T) {
 		clk.Add(time.Millisecond)
 	}
 }
+
+// TestLeasedSnowflakeIssuesNoKeyAfterClose: Close releases the worker id,
+// so the generator refuses keys afterwards (ErrLeaseLost) even when the
+// lease itself never expires (a state file's or a disposable id): another
+// process may hold the id by then, and a state file has recorded the last
+// use Close saw.
+func TestLeasedSnowflakeIssuesNoKeyAfterClose(t *testing.T) {
+	for _, typ := range []string{"SNOWFLAKE", "UID", "SNOWFLAKE_JS"} {
+		lease := &fakeLease{worker: 2}
+		lease.validUntil.Store(math.MaxInt64)
+		g := leased(t, typ, lease, keygentest.NewClock(w0), nil)
+		next(t, g)
+		if err := g.(interface{ Close() error }).Close(); err != nil {
+			t.Fatal(err)
+		}
+		if id, err := g.NextID(ctx); !errors.Is(err, keygen.ErrLeaseLost) {
+			t.Errorf("%s: NextID after Close = %d, %v; want ErrLeaseLost", typ, id, err)
+		}
+		if err := g.NextIDs(ctx, make([]int64, 2)); !errors.Is(err, keygen.ErrLeaseLost) {
+			t.Errorf("%s: NextIDs after Close: %v; want ErrLeaseLost", typ, err)
+		}
+	}
+}
