@@ -39,6 +39,46 @@
 // and a minimal diff, then shrinks the run to a short list of steps that
 // still diverges.
 //
+// Two more tables cover the routing kinds a statement's columns do not
+// decide (one step in four is on them, drawn from a random source of its
+// own, so that the other steps of a seed stay what they were):
+//
+//   - t_hint is routed by hints alone: YAML hint: database and table
+//     strategies with HINT_INLINE (ds_${value % 2}, t_hint_$->{value % 3}),
+//     as a ShardingSphere user writes them. Its column tenant is no
+//     sharding column; each step runs under
+//     shardconf.WithHint(ctx, "t_hint", Hint{Database: {tenant}, Table:
+//     {tenant}}) for the tenant it is about (sqlhook: the context of
+//     ExecContext, of each execution of a prepared statement, of each
+//     statement of a transaction; GORM: db.WithContext, per call inside a
+//     Transaction or a PrepareStmt session), with the tenant in various Go
+//     integer types, and a row is placed right when it sits where the
+//     hint of its stored tenant routes (RouteContext). Steps insert
+//     (one row, several), update and delete by id, by tenant and under
+//     several hint values at once (the union of their tables), upsert,
+//     GORM Save and CreateInBatches, run a prepared statement under a
+//     different hint at each execution, take the data source from an
+//     AllTables hint and the table from t_hint's own; and must be refused:
+//     no hint (ErrMissingShardingKey; with scatter an UPDATE/DELETE goes
+//     everywhere), a hint for a table routed by a column or, for every
+//     table, on the broadcast table (ErrUnusedHint). An UPDATE setting
+//     tenant under the old tenant's hint is accepted, as ShardingSphere
+//     runs it (a hint strategy has no column to check): the row stays
+//     where the old hint put it. Steps keep the new tenant in the same
+//     table; -difftest.hinttenant also moves it to another table's
+//     tenant, which the placement check then reports (the caller's
+//     convention that tenant and hint agree is broken, not a shardkey
+//     rule).
+//   - t_algo is routed by k through Go algorithms registered with
+//     shardconf.RegisterAlgorithm (once per process, under names only this
+//     package uses): the data source by DIFFTEST_SPLIT (k below 100 or
+//     not, named by type:) and the table by floor(k/10) mod 2 (named as
+//     CLASS_BASED with algorithmClassName), both RangeShardingAlgorithms,
+//     so that =, IN, BETWEEN, open and half-open ranges, OR of ranges,
+//     NOT BETWEEN, text values and a prepared range UPDATE are routed by
+//     DoSharding and DoRangeSharding; k changed to a value of the same
+//     target is allowed, of another refused.
+//
 // CI runs TestWritesAgreeWithOracle/{postgres,mariadb,sqlite}/{sqlhook,gorm}
 // with a fixed seed and a few hundred steps (SHARDKEY_REQUIRE_DB=1 makes a
 // missing server fail the test). A long run is one command:

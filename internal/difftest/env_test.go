@@ -1,6 +1,7 @@
 package difftest
 
 import (
+	"context"
 	"database/sql"
 	"fmt"
 	"path/filepath"
@@ -19,7 +20,10 @@ import (
 
 // rules: t_order and t_item over two data sources by user_id MOD 2, three
 // tables of t_order by order_id MOD 3 and two of t_item by item_id MOD 2,
-// both keys generated; t_dict broadcast.
+// both keys generated; t_dict broadcast; t_hint routed by hints alone
+// (HINT_INLINE: data source tenant % 2, table tenant % 3, as a
+// ShardingSphere user writes it); t_algo by k through two Go algorithms
+// (see algo_test.go), one named by type, one as CLASS_BASED.
 const rules = `
 dataSources:
   ds_0: {driver: %[1]s, dsn: %[2]q}
@@ -37,10 +41,24 @@ rules:
       databaseStrategy: {standard: {shardingColumn: user_id, shardingAlgorithmName: db_mod}}
       tableStrategy: {standard: {shardingColumn: item_id, shardingAlgorithmName: db_mod}}
       keyGenerateStrategy: {column: item_id, keyGeneratorName: snow}
+    t_hint:
+      actualDataNodes: ds_${0..1}.t_hint_${0..2}
+      databaseStrategy: {hint: {shardingAlgorithmName: hint_db}}
+      tableStrategy: {hint: {shardingAlgorithmName: hint_tbl}}
+    t_algo:
+      actualDataNodes: ds_${0..1}.t_algo_${0..1}
+      databaseStrategy: {standard: {shardingColumn: k, shardingAlgorithmName: algo_db}}
+      tableStrategy: {standard: {shardingColumn: k, shardingAlgorithmName: algo_tbl}}
   broadcastTables: [t_dict]
   shardingAlgorithms:
     db_mod: {type: MOD, props: {sharding-count: 2}}
     mod3: {type: MOD, props: {sharding-count: 3}}
+    hint_db: {type: HINT_INLINE, props: {algorithm-expression: 'ds_${value %% 2}'}}
+    hint_tbl: {type: HINT_INLINE, props: {algorithm-expression: 't_hint_$->{value %% 3}'}}
+    algo_db: {type: ` + algoSplitType + `, props: {split: 100}}
+    algo_tbl:
+      type: CLASS_BASED
+      props: {strategy: STANDARD, algorithmClassName: ` + algoDecadeClass + `}
   keyGenerators:
     snow: {type: SNOWFLAKE, props: {worker-id: 9, max-vibration-offset: 5}}
 `
@@ -50,7 +68,8 @@ rules:
 type tableSpec struct {
 	name      string
 	cols      []string
-	shardCols []string // empty for the broadcast table
+	shardCols []string // empty for the broadcast and the hint table
+	hint      string   // the column whose value is the hint a row is routed by
 	ddl       string   // column definitions
 }
 
@@ -63,7 +82,16 @@ var tables = []tableSpec{
 		ddl:       "item_id BIGINT NOT NULL PRIMARY KEY, order_id BIGINT, user_id BIGINT, qty BIGINT"},
 	{name: "t_dict", cols: []string{"k", "v", "n"},
 		ddl: "k VARCHAR(16) NOT NULL PRIMARY KEY, v VARCHAR(32), n BIGINT"},
+	// tenant is no sharding column: a row belongs where the hint of its
+	// stored tenant routes (WithHint(ctx, "t_hint", Hint{tenant, tenant}))
+	{name: "t_hint", cols: []string{"id", "tenant", "v", "n"}, hint: "tenant",
+		ddl: "id BIGINT NOT NULL PRIMARY KEY, tenant BIGINT, v VARCHAR(32), n BIGINT"},
+	{name: "t_algo", cols: []string{"k", "grp", "v"}, shardCols: []string{"k"},
+		ddl: "k BIGINT NOT NULL PRIMARY KEY, grp BIGINT, v VARCHAR(32)"},
 }
+
+// broadcast reports whether ts is the broadcast table.
+func (ts tableSpec) broadcast() bool { return len(ts.shardCols) == 0 && ts.hint == "" }
 
 // backend is one database server (or SQLite) with the two data sources
 // and the oracle of one run.
@@ -119,6 +147,7 @@ func openBackendNamed(t testing.TB, name, prefix string) backend {
 
 func (b backend) config(t testing.TB) *shardconf.Config {
 	t.Helper()
+	registerAlgorithms(t)
 	cfg, err := shardconf.Parse(fmt.Appendf(nil, rules, b.driver, b.dsn[0], b.dsn[1]))
 	if err != nil {
 		t.Fatal(err)
@@ -157,7 +186,7 @@ func newWorld(t testing.TB, b backend) *world {
 	}
 	w.ds[0], w.ds[1], w.oracle = open(b.dsn[0]), open(b.dsn[1]), open(b.oracle)
 	for _, ts := range tables {
-		if len(ts.shardCols) == 0 {
+		if ts.broadcast() {
 			w.physical[ts.name] = []shardconf.Target{{DataSource: "ds_0", Table: ts.name}, {DataSource: "ds_1", Table: ts.name}}
 		} else if w.physical[ts.name], err = r.Targets(ts.name); err != nil {
 			t.Fatal(err)
@@ -374,7 +403,7 @@ func diffRows(a, b []row) (onlyA, onlyB []row) {
 func (w *world) check(s *snapshot) []string {
 	var out []string
 	for _, ts := range w.checked() {
-		if len(ts.shardCols) == 0 {
+		if ts.broadcast() {
 			for _, tg := range w.physical[ts.name] {
 				onlyCopy, onlyOracle := diffRows(s.phys[tg][ts.name], s.oracle[ts.name])
 				for _, r := range onlyCopy {
@@ -395,7 +424,11 @@ func (w *world) check(s *snapshot) []string {
 				if want, err := w.route(ts, r); err != nil {
 					out = append(out, fmt.Sprintf("%s: row %s in %s cannot route: %v", ts.name, r, tg, err))
 				} else if want != tg {
-					out = append(out, fmt.Sprintf("%s: row %s is in %s, its sharding values route to %s", ts.name, r, tg, want))
+					by := "its sharding values route"
+					if ts.hint != "" {
+						by = fmt.Sprintf("the hint of its %s routes it", ts.hint)
+					}
+					out = append(out, fmt.Sprintf("%s: row %s is in %s, %s to %s", ts.name, r, tg, by, want))
 				}
 			}
 		}
@@ -432,7 +465,15 @@ func (w *world) route(ts tableSpec, r row) (shardconf.Target, error) {
 		}
 		conds = append(conds, shardconf.Eq(c, v))
 	}
-	ts2, err := w.router.Route(ts.name, conds...)
+	ctx := context.Background()
+	if ts.hint != "" {
+		v, err := strconv.ParseInt(r[slices.Index(ts.cols, ts.hint)], 10, 64)
+		if err != nil {
+			return shardconf.Target{}, fmt.Errorf("%s = %s: %v", ts.hint, r[slices.Index(ts.cols, ts.hint)], err)
+		}
+		ctx = tenantHint(ctx, v)
+	}
+	ts2, err := w.router.RouteContext(ctx, ts.name, conds...)
 	if err != nil {
 		return shardconf.Target{}, err
 	}

@@ -49,6 +49,8 @@ var errRolledBack = errors.New("difftest: rolled back on purpose")
 // client builds the steps of one client (sqlhook or GORM).
 type client interface {
 	build(h *harness, rng *rand.Rand, step int) op
+	// buildExtra builds a step on t_hint (hints) or t_algo (Go algorithms).
+	buildExtra(h *harness, rng *rand.Rand, step int) op
 }
 
 // harness is one run: a world, a client, the state after the last step.
@@ -105,10 +107,21 @@ func (h *harness) skipped(kind string) bool { return h.skip != nil && h.skip.Mat
 
 // buildStep builds step's operation, drawing again while its kind is
 // skipped.
+//
+// One step in four is of a hint-routed or Go-algorithm table, drawn from
+// a random source of its own, so that the other steps draw what they drew
+// before those tables were added (and replay old seeds' steps).
 func (h *harness) buildStep(step int) op {
 	rng := h.rng(step)
-	for {
-		o := h.c.build(h, rng, step)
+	xr := rand.New(rand.NewPCG(h.seed^0x5ca1ab1e, uint64(step)))
+	extra := xr.IntN(4) == 0
+	for tries := 0; ; tries++ {
+		var o op
+		if extra && tries < 100 { // -difftest.skip may leave out every such kind
+			o = h.c.buildExtra(h, xr, step)
+		} else {
+			o = h.c.build(h, rng, step)
+		}
 		if !h.skipped(o.kind) {
 			return o
 		}
@@ -226,6 +239,10 @@ func refusal(err error) string {
 		{errPanic, "panic"},
 		{shardconf.ErrShardingKeyChange, "key change"},
 		{shardconf.ErrMissingShardingKey, "missing key"},
+		{shardconf.ErrUnusedHint, "unused hint"},
+		{shardconf.ErrRangeNotSupported, "range unsupported"},
+		{shardconf.ErrAlgorithmResult, "algorithm result"},
+		{shardconf.ErrAlgorithmPanic, "algorithm panic"},
 		{shardconf.ErrNoRoute, "no route"},
 		{shardconf.ErrUnknownTable, "unknown table"},
 		{sqlhook.ErrCrossSourceTx, "cross-source tx"},
