@@ -586,6 +586,10 @@ func (r *Router) BoundTarget(table string, t Target, partner string) (Target, er
 	if !slices.ContainsFunc(r.BindingGroup(table), func(b string) bool { return strings.EqualFold(b, partner) }) {
 		return Target{}, fmt.Errorf("shardconf: %s and %s are not binding tables", table, partner)
 	}
+	if level := r.hintMismatch(table, partner); level != "" {
+		return Target{}, fmt.Errorf("shardconf: binding tables %s and %s do not pair: one's %s strategy routes by hint, the other's by its columns, so a row of one need not be beside its partner rows (ShardingSphere refuses such a binding of a hint and an INLINE strategy)",
+			table, partner, level)
+	}
 	mine, err := r.Targets(table)
 	if err != nil {
 		return Target{}, err
@@ -600,6 +604,23 @@ func (r *Router) BoundTarget(table string, t Target, partner string) (Target, er
 		}
 	}
 	return Target{}, fmt.Errorf("shardconf: binding tables %s and %s do not pair at %s", table, partner, t)
+}
+
+// hintMismatch names the level ("database" or "table") at which one of
+// two tables routes by hint and the other does not, or "".
+func (r *Router) hintMismatch(a, b string) string {
+	ta, tb := r.lookup(a), r.lookup(b)
+	if ta == nil || tb == nil {
+		return ""
+	}
+	isHint := func(s *compiledStrategy) bool { return s != nil && s.hint }
+	switch {
+	case isHint(ta.db) != isHint(tb.db):
+		return "database"
+	case isHint(ta.table) != isHint(tb.table):
+		return "table"
+	}
+	return ""
 }
 
 // IsBroadcast reports whether table is a broadcast table.

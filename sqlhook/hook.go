@@ -313,6 +313,13 @@ func (h *hook) partner(main string, t shardconf.Target, partner string) (shardco
 		if err != nil {
 			return shardconf.Target{}, err
 		}
+		// The router's own pairing refuses tables that cannot pair (one
+		// routed by hint, the other by its columns).
+		if len(mine) > 0 {
+			if _, err := h.router.BoundTarget(main, mine[0], partner); err != nil {
+				return shardconf.Target{}, fmt.Errorf("%w: %w", ErrUnsupported, err)
+			}
+		}
 		theirs, err := h.router.Targets(partner)
 		if err != nil {
 			return shardconf.Target{}, err
