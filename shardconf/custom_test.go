@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"math"
 	"math/big"
 	"reflect"
 	"strings"
@@ -199,6 +200,10 @@ func TestRegisteredAlgorithmSeesValuesNormalisedAsTheRouterDoes(t *testing.T) {
 		{7, int64(7)}, {uint8(7), int64(7)}, {myInt(-7), int64(-7)}, {keygen.ID(1 << 40), int64(1 << 40)},
 		{big.NewInt(7), int64(7)}, {json.Number("7.0"), int64(7)}, {7.0, int64(7)}, {sql.NullInt64{Int64: 7, Valid: true}, int64(7)},
 		{uint64(1 << 63), uint64(1 << 63)}, {"7", "7"}, {[]byte("abc"), "abc"}, {ts, ts},
+		{int8(-8), int64(-8)}, {int32(-32), int64(-32)}, {uint16(16), int64(16)}, {uint32(1 << 31), int64(1 << 31)},
+		{uint(7), int64(7)}, {float32(7), int64(7)}, {json.Number("18446744073709551615"), uint64(1<<64 - 1)},
+		{new(big.Int).SetUint64(1<<64 - 1), uint64(1<<64 - 1)}, {uint64(math.MaxInt64), int64(math.MaxInt64)},
+		{sql.NullString{String: "x", Valid: true}, "x"}, {ts.In(time.UTC), ts.In(time.UTC)},
 	}
 	for _, c := range cases {
 		if _, err := r.Route("t_order", shardconf.Eq("user_id", 0), shardconf.Eq("order_id", c.in)); err != nil {
@@ -212,7 +217,7 @@ func TestRegisteredAlgorithmSeesValuesNormalisedAsTheRouterDoes(t *testing.T) {
 			t.Errorf("%T %v reached the algorithm as %T %v, want %T %v", c.in, c.in, got, got, c.want, c.want)
 		}
 	}
-	for _, bad := range []any{nil, 1.5, (*int)(nil), sql.NullInt64{}} {
+	for _, bad := range []any{nil, 1.5, (*int)(nil), sql.NullInt64{}, sql.NullString{}, json.Number("1e30"), new(big.Int).Lsh(big.NewInt(1), 64), float32(0.5)} {
 		mu.Lock()
 		delete(seen, "order_id")
 		mu.Unlock()
