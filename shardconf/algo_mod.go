@@ -51,7 +51,10 @@ package shardconf
 //   - MOD ranges respect open/closed bounds (a subset of Java's answer that
 //     still holds every matching row), and with offsets a range routes to
 //     every target (Java iterates the uncut values, which misses targets);
-//     a range bound above int64 (kindBig) or a float also gives every target;
+//     a range bound above int64 (kindBig) or a float also gives every
+//     target, and so does a text bound: a text column compares as text
+//     ('100' is BETWEEN '1' AND '3'), so the numbers between the bounds
+//     miss rows (Java narrows by the numbers);
 //   - zero-padding must be true or false (Java reads anything else as
 //     false);
 //   - a number is read as the number it is, whatever carries it (value.go
@@ -666,11 +669,9 @@ func amBound(v value) (n int64, ok bool, err error) {
 		if _, good := amDecimalMod(v.s, 1); !good {
 			return 0, false, fmt.Errorf("MOD: %q is not a decimal integer", v.s)
 		}
-		n, perr := strconv.ParseInt(v.s, 10, 64)
-		if perr != nil {
-			return 0, false, nil // valid but beyond int64
-		}
-		return n, true, nil
+		// Valid, but not for narrowing: a text column compares as text,
+		// where '100' lies between '1' and '3' (see textBoundsScatter).
+		return 0, false, nil
 	}
 	return 0, false, fmt.Errorf("MOD needs an integer or a decimal string, got %s", apKindName(v.kind))
 }

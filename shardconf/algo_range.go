@@ -34,7 +34,9 @@ package shardconf
 //     being dropped (empty entries, as from a trailing comma, are skipped);
 //     sharding-volume must be positive and upper - lower must fit int64;
 //   - open range bounds are respected (v < 100 does not reach the partition
-//     starting at 100), a subset of Java's answer holding every match;
+//     starting at 100), a subset of Java's answer holding every match; a
+//     range with a text bound reaches every partition (see
+//     textBoundsScatter: a text column compares as text);
 //   - a number above int64 (a uint64, a *big.Int, or decimal text, which
 //     Long.parseLong refuses) falls in the last partition, where it
 //     belongs, and one below int64 in the first: every form of a number
@@ -218,6 +220,14 @@ func (a *rangeAlgorithm) one(v value) (int, error) {
 func (a *rangeAlgorithm) within(r span, dst []int) ([]int, error) {
 	r.lo, r.hi = integralBound(r.lo, true), integralBound(r.hi, false)
 	first, last := int64(0), a.last
+	if textBoundsScatter(r) {
+		for _, b := range []bound{r.lo, r.hi} {
+			if _, _, err := a.arValue(b.v); b.set && err != nil {
+				return dst, err
+			}
+		}
+		return a.shards.appendRange(first, last, dst), nil
+	}
 	if r.lo.set {
 		n, side, err := a.arValue(r.lo.v)
 		if err != nil {
@@ -257,4 +267,15 @@ func (a *rangeAlgorithm) within(r span, dst []int) ([]int, error) {
 	// Partitions without a target are skipped: no row can be in one (its
 	// insert fails with ErrNoRoute), so the answer stays exact.
 	return a.shards.appendRange(first, last, dst), nil
+}
+
+// textBoundsScatter reports a range with a text bound. The algorithms that
+// read numbers (MOD, VOLUME_RANGE, BOUNDARY_RANGE, SNOWFLAKE_*) read
+// decimal text as its number for a value, but cannot narrow such a range:
+// on a text column the database compares text, and '100', '25' and '3000'
+// all lie BETWEEN '1' AND '3'. Such a range goes to every target the
+// algorithm serves (ShardingSphere narrows by the numbers and misses
+// those rows). A number bound compares as a number on every column type.
+func textBoundsScatter(r span) bool {
+	return r.lo.set && r.lo.v.kind == kindString || r.hi.set && r.hi.v.kind == kindString
 }

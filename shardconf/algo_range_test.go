@@ -54,7 +54,7 @@ func TestVolumeRange(t *testing.T) {
 		{int64(math.MaxInt64), nil, false, true, "t_order_5"}, // a uint64 above int64 is there
 		{nil, int64(math.MinInt64), true, false, "t_order_0"}, // "-9223372036854775809" is there
 		{uint64(math.MaxUint64), nil, true, true, "t_order_5"},
-		{"12", "15", true, true, "t_order_1"},
+		{"12", "15", true, true, all}, // text bounds: '120' is between '12' and '15' on a text column
 		{"x", "15", true, true, "error"},
 	} {
 		if got := atRange(t, f, targets, c.lo, c.loIn, c.hi, c.hiIn); got != c.want {

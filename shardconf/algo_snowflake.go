@@ -36,7 +36,8 @@ package shardconf
 // every target's tail with the pattern once at load, so routing is a map
 // lookup without formatting. Key ranges map to time ranges (key order is
 // time order), so they route to the targets whose intervals they overlap;
-// an unbounded side reaches every target on that side.
+// an unbounded side reaches every target on that side. A range with a text
+// bound reaches every target of either algorithm (textBoundsScatter).
 
 import (
 	"fmt"
@@ -142,6 +143,10 @@ func sfKeyRange(typ string, r span, maxID int64) (lo, hi int64, all, empty bool,
 			return 0, 0, false, true, nil
 		}
 		hi = min(k, maxID)
+	}
+	if textBoundsScatter(r) {
+		// A text column compares as text: every key may match.
+		return 0, maxID, true, false, nil
 	}
 	return lo, hi, all, lo > hi, nil
 }
