@@ -368,8 +368,10 @@ func (g *snowflake) NextIDs(ctx context.Context, dst []int64) error {
 		if err != nil {
 			return err
 		}
-		for id := first; id <= last; id++ {
-			dst[i] = id
+		// Counted, not id <= last: the last ID of a 63-bit layout is
+		// MaxInt64, and id++ past it wraps negative.
+		for k := range last - first + 1 {
+			dst[i] = first + k
 			i++
 		}
 	}

@@ -534,3 +534,40 @@ func TestSnowflakeCoarseUnitToleratesAStepBackShorterThanTheTolerance(t *testing
 		}
 	}
 }
+
+// TestSnowflakeLastTickRunningOutIsAnErrorNotAWrap: in the last tick of
+// the time field, on a 63-bit layout (the default 41/10/12) and a short
+// one, a batch that runs out the tick's sequence gets the tick's keys
+// (all positive, in the last tick) and then ErrTimeOverflow, never a key
+// of a wrapped time or a negative one; so does every later call.
+func TestSnowflakeLastTickRunningOutIsAnErrorNotAWrap(t *testing.T) {
+	for _, props := range []keygen.Props{
+		{"worker-id": "1023", "max-vibration-offset": "4095"},
+		{"worker-id": "3", "time-bits": "39", "sequence-bits": "2", "max-vibration-offset": "0", "epoch": "2026-01-01T00:00:00Z"},
+	} {
+		g, clk := newFake(t, "SNOWFLAKE", props)
+		l := g.(interface{ Layout() keygen.Layout }).Layout()
+		clk.Set(l.RunsOut().Add(-time.Millisecond))
+		dst := make([]int64, 1<<l.SequenceBits+1)
+		err := g.NextIDs(ctx, dst)
+		if !errors.Is(err, keygen.ErrTimeOverflow) {
+			t.Fatalf("%v: NextIDs over the last tick: %v, want ErrTimeOverflow", props, err)
+		}
+		n := 0
+		for _, id := range dst {
+			if id == 0 {
+				break
+			}
+			if p := decompose(t, g, id); id < 0 || p.Timestamp != l.MaxTimestamp() {
+				t.Fatalf("%v: key %d at tick %d, want the last tick %d", props, id, p.Timestamp, l.MaxTimestamp())
+			}
+			n++
+		}
+		if n == 0 {
+			t.Fatalf("%v: no key in the last tick", props)
+		}
+		if id, err := g.NextID(ctx); !errors.Is(err, keygen.ErrTimeOverflow) || id != 0 {
+			t.Fatalf("%v: NextID after: %d, %v", props, id, err)
+		}
+	}
+}
