@@ -211,6 +211,13 @@ func (g *gormGen) hintPlan() (string, string, xrun) {
 			fs, ctxs, ds = append(fs, f), append(ctxs, ctx), append(ds, d+" ["+hd+"]")
 		}
 		commit := rng.IntN(4) != 0
+		// the *gorm.DB the session or transaction starts from carries a hint
+		// for some tenant now and then; each call's own WithContext replaces it
+		outer := context.Background()
+		if rng.IntN(2) == 0 {
+			outer, _ = g.hinted(int64(rng.IntN(hintTenants)))
+			ds[0] = "[outer: a hint for some tenant] " + ds[0]
+		}
 		kind, desc := "gorm.hint.prepared", "Session(PrepareStmt) {\n  "+strings.Join(ds, "\n  ")+"\n}"
 		if tx {
 			kind, desc = "gorm.hint.tx", "db.Transaction(func(tx) {\n  tx.WithContext(hint)."+strings.Join(ds, "\n  tx.WithContext(hint).")+"\n})"
@@ -240,6 +247,7 @@ func (g *gormGen) hintPlan() (string, string, xrun) {
 				}
 				return nil
 			}
+			db = under(db, outer, hinted)
 			if !tx {
 				return rows, each(db.Session(&gorm.Session{PrepareStmt: true}))
 			}

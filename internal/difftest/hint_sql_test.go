@@ -33,6 +33,9 @@ type xplan struct {
 	// query: the statement is a SELECT of one integer column; its rows'
 	// count and sum stand for rows affected
 	query bool
+	// begin is the context of PrepareContext or BeginTx: a hint there
+	// (for some other tenant) must route nothing
+	begin context.Context
 	// done counts the executions of a prepared statement shardkey ran
 	// before one failed: they stay done, so they are the step
 	done *int
@@ -202,6 +205,9 @@ func (g *sqlGen) hintPlan() xplan {
 		return g.hintPrepared()
 	case n < 94:
 		p := xplan{kind: "sql.hint.tx", tx: true, commit: rng.IntN(4) != 0}
+		if rng.IntN(2) == 0 {
+			p.begin, _ = g.hinted(int64(rng.IntN(hintTenants)))
+		}
 		for range 1 + rng.IntN(3) {
 			_, e := g.hintStatement()
 			p.execs = append(p.execs, e)
@@ -272,6 +278,9 @@ func (g *sqlGen) hintPrepared() xplan {
 	rng := g.rng
 	p := xplan{prepared: true}
 	if rng.IntN(2) == 0 {
+		p.begin, _ = g.hinted(int64(rng.IntN(hintTenants)))
+	}
+	if rng.IntN(2) == 0 {
 		p.kind = "sql.hint.prepared.insert"
 		for _, id := range g.h.freshHintIDs(rng, 2+rng.IntN(2), -1) {
 			t := tenantFor(rng, id)
@@ -302,6 +311,9 @@ func (c *sqlClient) xop(g *sqlGen, db *sql.DB, handle string, p xplan) op {
 	case p.tx:
 		desc.WriteString(" BEGIN")
 	}
+	if p.begin != nil {
+		desc.WriteString(" [a hint for another tenant in its context]")
+	}
 	for _, e := range p.execs {
 		if p.prepared {
 			fmt.Fprintf(&desc, "\n  EXECUTE %s [%s]", argsText(e.c.args), e.hint)
@@ -319,6 +331,13 @@ func (c *sqlClient) xop(g *sqlGen, db *sql.DB, handle string, p xplan) op {
 		oracle: func() ([]int64, error) { return p.run(g, c.w.oracle, false) }}
 }
 
+func (p xplan) beginCtx(hinted bool) context.Context {
+	if hinted && p.begin != nil {
+		return p.begin
+	}
+	return context.Background()
+}
+
 // run executes the plan on db; hinted: with each statement's context.
 func (p xplan) run(g *sqlGen, db *sql.DB, hinted bool) ([]int64, error) {
 	ctxOf := func(e xexec) context.Context {
@@ -330,7 +349,7 @@ func (p xplan) run(g *sqlGen, db *sql.DB, hinted bool) ([]int64, error) {
 	var rows []int64
 	switch {
 	case p.prepared:
-		st, err := db.PrepareContext(context.Background(), g.final(p.execs[0].c.text))
+		st, err := db.PrepareContext(p.beginCtx(hinted), g.final(p.execs[0].c.text))
 		if err != nil {
 			return nil, err
 		}
@@ -355,7 +374,7 @@ func (p xplan) run(g *sqlGen, db *sql.DB, hinted bool) ([]int64, error) {
 		}
 		return rows, nil
 	case p.tx:
-		tx, err := db.BeginTx(context.Background(), nil)
+		tx, err := db.BeginTx(p.beginCtx(hinted), nil)
 		if err != nil {
 			return nil, err
 		}

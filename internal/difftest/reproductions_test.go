@@ -144,5 +144,38 @@ func TestReproSQLiteShardingValueBeyondInt64IsRefused(t *testing.T) {
 	}
 }
 
+// TestReproGormBetweenOnShardingColumnRoutesAsRange: through gormplugin,
+// Where("k BETWEEN ? AND ?") on a sharding column is read as no condition
+// at all (conds.go's comparison reads only "col op value" and "col IN"),
+// so a strict *gorm.DB refuses it with ErrMissingShardingKey, while
+// sqlhook routes the same statement through the algorithm's range
+// (DoRangeSharding of a Go RangeShardingAlgorithm, or MOD's every-table
+// answer) and Where("k >= ? AND k <= ?") is routed by gormplugin too. A
+// refusal, not a wrong answer: fail closed, but a Go range algorithm's
+// BETWEEN never reaches it from GORM. Found by gorm.algo.update.between
+// and gorm.algo.delete.between (100% refused at every seed).
+func TestReproGormBetweenOnShardingColumnRoutesAsRange(t *testing.T) {
+	w := reproWorld(t)
+	c := newGormClient(t, w)
+	db := c.strict.Session(&gorm.Session{Logger: logger.Discard})
+	for _, tc := range []struct{ name, where string }{
+		{"t_algo, Go range algorithm", "k BETWEEN ? AND ?"},
+		{"t_algo, the same as >= and <=", "k >= ? AND k <= ?"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			// 21..25: one decade below the split, ds_0.t_algo_0 only
+			if err := db.Model(&AlgoRow{}).Where(tc.where, 21, 25).Update("v", "x").Error; err != nil {
+				t.Errorf("Where(%q, 21, 25).Update: %v", tc.where, err)
+			}
+		})
+	}
+	t.Run("t_order, MOD", func(t *testing.T) {
+		err := db.Model(&Order{}).Where("user_id = ? AND order_id BETWEEN ? AND ?", 2, 3, 3).Update("status", "x").Error
+		if err != nil {
+			t.Errorf("user_id = 2 AND order_id BETWEEN 3 AND 3: %v", err)
+		}
+	})
+}
+
 var _ = sql.ErrNoRows
 var _ = gormplugin.ErrUnsupported
