@@ -17,8 +17,9 @@ import (
 // integer key columns its NextKey returns a non-zero int64 (or ID) for
 // every key: gormplugin and entmixin read it through AsIDGenerator, where a
 // key of another type is an error wrapping ErrNotInt64 (a 0, ErrInvalidID)
-// at the statement, never a stored value (sqlhook binds NextKey's key as it is). A generator that
-// also implements IDGenerator is used directly, with NextIDs for batches.
+// at the statement, never a stored value (sqlhook binds NextKey's key as it
+// is). A generator that also implements IDGenerator is used directly, with
+// NextIDs for batches.
 type Generator interface {
 	// Type is the generator's registered type name, upper case.
 	Type() string

@@ -192,3 +192,110 @@ func TestSnowflakeIDsUniqueOnTheSystemClockWithTinySequences(t *testing.T) {
 		})
 	}
 }
+
+// gateClock is a keygentest.Clock whose next reading, once armed, is taken
+// and then held until release is closed, so a test can run another
+// goroutine between a generator's clock read and its CAS.
+type gateClock struct {
+	*keygentest.Clock
+	armed            atomic.Bool
+	entered, release chan struct{}
+}
+
+func (c *gateClock) Now() time.Time {
+	t := c.Clock.Now()
+	if c.armed.CompareAndSwap(true, false) {
+		close(c.entered)
+		<-c.release
+	}
+	return t
+}
+
+// TestSnowflakeStaleReadingLosesToANewTickAndJoinsIt: a goroutine that read
+// the last ID and the clock in tick T, then stalls while another starts
+// tick T+1 (moving the vibration counter), loses its CAS in T and takes
+// the next key of T+1: no key of T is issued after T+1 began, no key
+// repeats, the counter moved once (the tick after starts at the next
+// offset), and Issued counts each key once.
+func TestSnowflakeStaleReadingLosesToANewTickAndJoinsIt(t *testing.T) {
+	clk := &gateClock{Clock: keygentest.NewClock(t0), entered: make(chan struct{}), release: make(chan struct{})}
+	g, err := keygen.NewID("SNOWFLAKE", keygen.Props{"worker-id": "1", "max-vibration-offset": "3"}, keygen.WithClock(clk))
+	if err != nil {
+		t.Fatal(err)
+	}
+	l := g.(interface{ Layout() keygen.Layout }).Layout()
+	first := next(t, g) // tick T, sequence 0
+	clk.armed.Store(true)
+	stale := make(chan int64)
+	go func() {
+		id, err := g.NextID(ctx)
+		if err != nil {
+			t.Error(err)
+		}
+		stale <- id
+	}()
+	<-clk.entered
+	clk.Add(time.Millisecond)
+	fresh := next(t, g) // tick T+1, sequence 1 (the counter's second value)
+	close(clk.release)
+	late := <-stale
+	pf, _ := l.Decompose(first)
+	pn, _ := l.Decompose(fresh)
+	if pn.Timestamp != pf.Timestamp+1 || pn.Sequence != 1 {
+		t.Fatalf("new tick's key %s, want tick %d sequence 1", show(l, fresh), pf.Timestamp+1)
+	}
+	if late != fresh+1 {
+		t.Fatalf("stalled goroutine's key %s, want %s, the next of the new tick", show(l, late), show(l, fresh+1))
+	}
+	clk.Add(time.Millisecond)
+	if p, _ := l.Decompose(next(t, g)); p.Sequence != 2 {
+		t.Fatalf("the tick after starts at sequence %d, want 2 (the counter moved once per tick)", p.Sequence)
+	}
+	if n := g.(keygen.StatsReporter).Stats().Issued; n != 4 {
+		t.Fatalf("Issued %d, want 4", n)
+	}
+}
+
+// TestSnowflakeNewTickStartLosingToTheOldTickStartsItOnce: a goroutine that
+// read the last ID in tick T and the clock in T+1 stalls before starting
+// T+1, while another issues the next key of T; its start of T+1 from the
+// old state fails and is made again from the new one: T+1 begins once, at
+// the vibration counter's next offset, and no key repeats.
+func TestSnowflakeNewTickStartLosingToTheOldTickStartsItOnce(t *testing.T) {
+	clk := &gateClock{Clock: keygentest.NewClock(t0), entered: make(chan struct{}), release: make(chan struct{})}
+	g, err := keygen.NewID("SNOWFLAKE", keygen.Props{"worker-id": "1", "max-vibration-offset": "3"}, keygen.WithClock(clk))
+	if err != nil {
+		t.Fatal(err)
+	}
+	l := g.(interface{ Layout() keygen.Layout }).Layout()
+	first := next(t, g) // tick T, sequence 0
+	clk.Add(time.Millisecond)
+	clk.armed.Store(true)
+	stale := make(chan int64)
+	go func() {
+		id, err := g.NextID(ctx)
+		if err != nil {
+			t.Error(err)
+		}
+		stale <- id
+	}()
+	<-clk.entered
+	clk.Add(-time.Millisecond) // main reads tick T: no step back for it, the state is in T
+	inT := next(t, g)
+	clk.Add(time.Millisecond)
+	close(clk.release)
+	late := <-stale
+	if inT != first+1 {
+		t.Fatalf("key in T %s, want %s", show(l, inT), show(l, first+1))
+	}
+	pf, _ := l.Decompose(first)
+	if p, _ := l.Decompose(late); p.Timestamp != pf.Timestamp+1 || p.Sequence != 1 {
+		t.Fatalf("stalled goroutine's key %s, want tick %d sequence 1", show(l, late), pf.Timestamp+1)
+	}
+	if id := next(t, g); id != late+1 {
+		t.Fatalf("next key %s, want %s", show(l, id), show(l, late+1))
+	}
+	if n := g.(keygen.StatsReporter).Stats().Issued; n != 4 {
+		t.Fatalf("Issued %d, want 4", n)
+	}
+}
