@@ -607,7 +607,9 @@ func (r *Router) BoundTarget(table string, t Target, partner string) (Target, er
 }
 
 // hintMismatch names the level ("database" or "table") at which one of
-// two tables routes by hint and the other does not, or "".
+// two binding tables routes by hint and the other does not, or "". A
+// level with one choice (one data source; one table in each) pairs
+// whatever routes it.
 func (r *Router) hintMismatch(a, b string) string {
 	ta, tb := r.lookup(a), r.lookup(b)
 	if ta == nil || tb == nil {
@@ -615,9 +617,9 @@ func (r *Router) hintMismatch(a, b string) string {
 	}
 	isHint := func(s *compiledStrategy) bool { return s != nil && s.hint }
 	switch {
-	case isHint(ta.db) != isHint(tb.db):
+	case len(ta.ds) > 1 && isHint(ta.db) != isHint(tb.db):
 		return "database"
-	case isHint(ta.table) != isHint(tb.table):
+	case len(ta.nodes) > len(ta.ds) && isHint(ta.table) != isHint(tb.table):
 		return "table"
 	}
 	return ""

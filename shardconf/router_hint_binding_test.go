@@ -11,7 +11,7 @@ import (
 // alike: a table placed by hints and one placed by its columns at the same
 // level do not pair (ShardingSphere refuses to bind HINT_INLINE with
 // INLINE), while two hint tables, as ShardingSphere's hint example binds
-// them, do.
+// them, do; so does a level with a single choice.
 func TestBoundTargetRefusesToPairAHintStrategyWithAColumnStrategy(t *testing.T) {
 	r := hintRouter(t, `
 dataSources:
@@ -36,11 +36,21 @@ rules:
       actualDataNodes: ds_${0..1}.t_half_${0..1}
       databaseStrategy: {hint: {shardingAlgorithmName: db_hint}}
       tableStrategy: {standard: {shardingColumn: order_id, shardingAlgorithmName: half_inline}}
-  bindingTables: ["t_order,t_order_item,t_item,t_half"]
+    t_solo:
+      actualDataNodes: ds_0.t_solo_${0..1}
+      databaseStrategy: {hint: {shardingAlgorithmName: db_hint}}
+      tableStrategy: {hint: {shardingAlgorithmName: solo_hint}}
+    t_solo_item:
+      actualDataNodes: ds_0.t_solo_item_${0..1}
+      databaseStrategy: {none: {}}
+      tableStrategy: {hint: {shardingAlgorithmName: solo_item_hint}}
+  bindingTables: ["t_order,t_order_item,t_item,t_half", "t_solo,t_solo_item"]
   shardingAlgorithms:
     db_hint: {type: HINT_INLINE, props: {algorithm-expression: "ds_${value % 2}"}}
     order_hint: {type: HINT_INLINE, props: {algorithm-expression: "t_order_${value % 2}"}}
     item_hint: {type: HINT_INLINE, props: {algorithm-expression: "t_order_item_${value % 2}"}}
+    solo_hint: {type: HINT_INLINE, props: {algorithm-expression: "t_solo_${value % 2}"}}
+    solo_item_hint: {type: HINT_INLINE, props: {algorithm-expression: "t_solo_item_${value % 2}"}}
     db_inline: {type: INLINE, props: {algorithm-expression: "ds_${order_id % 2}"}}
     tbl_inline: {type: INLINE, props: {algorithm-expression: "t_item_${order_id % 2}"}}
     half_inline: {type: INLINE, props: {algorithm-expression: "t_half_${order_id % 2}"}}
@@ -48,6 +58,11 @@ rules:
 	at := shardconf.Target{DataSource: "ds_1", Table: "t_order_0"}
 	if bt, err := r.BoundTarget("t_order", at, "t_order_item"); err != nil || bt.String() != "ds_1.t_order_item_0" {
 		t.Errorf("two hint tables: %v, %v; want ds_1.t_order_item_0", bt, err)
+	}
+	// One data source: the database level has one choice, however routed.
+	solo := shardconf.Target{DataSource: "ds_0", Table: "t_solo_1"}
+	if bt, err := r.BoundTarget("t_solo", solo, "t_solo_item"); err != nil || bt.String() != "ds_0.t_solo_item_1" {
+		t.Errorf("one data source, hint and no database strategy: %v, %v; want ds_0.t_solo_item_1", bt, err)
 	}
 	for partner, level := range map[string]string{"t_item": "database", "t_half": "table"} {
 		if bt, err := r.BoundTarget("t_order", at, partner); err == nil || !strings.Contains(err.Error(), level+" strategy") {
