@@ -51,6 +51,16 @@ func (h *harness) existingHint(rng *rand.Rand) hintRow {
 	return hintRow{id: id, tenant: tenantFor(rng, id)}
 }
 
+// insertHint is a row to insert: a fresh id mostly, now and then a stored
+// one (a duplicate key), with a tenant of its table.
+func (h *harness) insertHint(rng *rand.Rand) hintRow {
+	id := h.freshHintIDs(rng, 1, -1)[0]
+	if rng.IntN(3) == 0 {
+		id = h.existingHint(rng).id
+	}
+	return hintRow{id: id, tenant: tenantFor(rng, id)}
+}
+
 // freshHintIDs are n ids no stored row has, of class c (any class if c < 0).
 func (h *harness) freshHintIDs(rng *rand.Rand, n int, c int64) []int64 {
 	used := map[int64]bool{}

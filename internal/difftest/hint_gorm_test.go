@@ -82,7 +82,7 @@ func (g *gormGen) hintCall() (string, string, func(*gorm.DB) ([]int64, error), i
 	rng := g.rng
 	switch n := rng.IntN(100); {
 	case n < 18:
-		r := g.h.existingHint(rng)
+		r := g.h.insertHint(rng)
 		row := g.hintRow(r.id, tenantFor(rng, r.id))
 		return "create", "Create(&" + hintRowText(row) + ")",
 			func(db *gorm.DB) ([]int64, error) { return result(db.Create(&row)) }, tenantFor(rng, r.id), nil

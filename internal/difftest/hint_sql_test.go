@@ -116,8 +116,7 @@ func (g *sqlGen) hintStatement() (string, xexec) {
 	rng := g.rng
 	switch n := rng.IntN(100); {
 	case n < 20:
-		r := g.h.existingHint(rng)
-		r.tenant = tenantFor(rng, r.id)
+		r := g.h.insertHint(rng)
 		ctx, d := g.hinted(tenantFor(rng, r.id)) // the row's tenant or the other of its table
 		return "insert1", xexec{ctx, d, g.hintInsert([]hintRow{r})}
 	case n < 30: // several rows of one table's tenants
@@ -217,7 +216,7 @@ func (g *sqlGen) hintPlan() xplan {
 		}
 		return p
 	default: // the data source from an AllTables hint, the table from t_hint's own
-		r := g.h.existingHint(rng)
+		r := g.h.insertHint(rng)
 		t := tenantFor(rng, r.id)
 		r.tenant = t
 		ctx := shardconf.WithHint(context.Background(), shardconf.AllTables, shardconf.Hint{Database: []any{t}})
