@@ -54,6 +54,13 @@ type keyedModels struct {
 	// tables.
 	logic     map[string]string
 	ambiguous map[string]bool
+
+	// intKeys caches whether the plugin's own generator issues int64 keys
+	// (probeIntKeys), once known; guarded by probeMu (not mu, which
+	// prepareSchema holds while it builds a plan).
+	probeMu      sync.Mutex
+	intKeys      bool
+	intKeysKnown bool
 }
 
 type planKey struct {
@@ -282,7 +289,17 @@ func (p *Plugin) buildPlan(s *schema.Schema, table string) *keyPlan {
 	} else if plan.gen != nil && len(s.PrimaryFields) == 1 {
 		f := s.PrimaryFields[0]
 		if !optedOut(f) && f.Creatable {
-			if k := kindOf(f); (k.integer() && plan.intKeys()) || (plan.ids == nil && k == kindString) {
+			k := kindOf(f)
+			claim := plan.ids == nil && k == kindString
+			if k.integer() {
+				ok, err := p.probeIntKeys(plan.gen)
+				if err != nil {
+					plan.err = err
+					return plan
+				}
+				claim = ok && plan.intKeys()
+			}
+			if claim {
 				add(f)
 			}
 		}
@@ -315,6 +332,37 @@ func (k *keyPlan) intKeys() bool {
 		k.ids, _ = keygen.AsIDGenerator(k.gen)
 	}
 	return k.ids != nil
+}
+
+// probeIntKeys reports whether gen, the plugin's own generator, issues
+// int64 keys, so that it claims a model's integer primary key without a tag
+// or rule. Built-in generators say so by their type; a custom one
+// (keygen.Register) is asked for one key, which is then skipped: a custom
+// generator of string keys given plugin-wide leaves integer primary keys
+// to the database, as before custom int64 keys were filled. Only a known
+// answer is cached; a failed probe fails the create.
+func (p *Plugin) probeIntKeys(gen keygen.Generator) (bool, error) {
+	if _, native := gen.(keygen.IDGenerator); native {
+		return true, nil
+	}
+	if _, ok := keygen.AsIDGenerator(gen); !ok {
+		return false, nil
+	}
+	p.keyed.probeMu.Lock()
+	defer p.keyed.probeMu.Unlock()
+	if p.keyed.intKeysKnown {
+		return p.keyed.intKeys, nil
+	}
+	key, err := gen.NextKey(context.Background())
+	if err != nil {
+		return false, fmt.Errorf("gormplugin: asking the %s key generator for a key to learn its type: %w", gen.Type(), err)
+	}
+	switch key.(type) {
+	case int64, keygen.ID:
+		p.keyed.intKeys = true
+	}
+	p.keyed.intKeysKnown = true
+	return p.keyed.intKeys, nil
 }
 
 func optedOut(f *schema.Field) bool { return strings.TrimSpace(f.Tag.Get(TagKey)) == TagOptOut }
