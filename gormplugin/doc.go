@@ -36,12 +36,13 @@
 // Without rules, a model is keyed when its primary key is a single field
 // of a key type (an integer type for every generator but UUID, string for
 // UUID or a generator whose keys are not int64); its key comes from the generator New builds from props, or
-// the one WithGenerator gives. A custom generator (keygen.Register) filling
-// an integer field must return int64 keys from NextKey, else the create
-// fails with keygen.ErrNotInt64 and nothing is stored; so a custom generator
-// of string keys given plugin-wide claims integer primary keys too: tag
-// them shardkey:"-" to leave them to auto-increment. The struct tag
-// "shardkey" changes that:
+// the one WithGenerator gives. A custom generator (keygen.Register) fills
+// an integer field when NextKey returns int64 keys: given plugin-wide, it is
+// asked for one key (then skipped) to learn their type, and one of string
+// keys leaves integer primary keys to the database. Named for an integer
+// column (a rule's keyGenerateStrategy, the "key" tag), a key that is not a
+// non-zero int64 fails the create (keygen.ErrNotInt64, keygen.ErrInvalidID)
+// and nothing is stored. The struct tag "shardkey" changes that:
 //
 //	type AuditLog struct {
 //		ID      uint   `gorm:"primaryKey" shardkey:"-"`  // opt out: GORM's auto-increment stays
