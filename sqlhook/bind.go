@@ -543,6 +543,10 @@ func (h *hook) generate(ctx context.Context, table string, need []int, nrows int
 		if err != nil {
 			return nil, fmt.Errorf("sqlhook: key for %s: %w", table, err)
 		}
+		if k == nil || k == any(int64(0)) || k == any(keygen.ID(0)) || k == any("") {
+			// A zero key reads as no key to GORM and ent; nil would store NULL.
+			return nil, fmt.Errorf("sqlhook: key for %s: %w: the %s generator's NextKey returned %#v", table, keygen.ErrInvalidID, gen.Type(), k)
+		}
 		keys[r] = k
 	}
 	return keys, nil
