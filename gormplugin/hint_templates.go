@@ -12,7 +12,8 @@ import (
 
 // SQL templates a caller writes into a builder statement (Where("id IN
 // (SELECT ... FROM t_order_1)"), Select, Order, Group, Having, a JOIN's
-// condition, a SET expression) reach the database as written: a table
+// condition, a SET or ON CONFLICT expression, a gorm.Expr value of a
+// created map) reach the database as written: a table
 // they name is not routed. A sharded logic table named there is read
 // unrouted on the statement's pool (the logic table, or a stale unsharded
 // copy of it), and a physical table of a table the context hints is read
@@ -88,9 +89,31 @@ func templatesOf(stmt *gorm.Statement) []string {
 			for _, a := range x {
 				walk(a.Value)
 			}
+		case clause.OnConflict:
+			walk(x.Where)
+			walk(x.TargetWhere)
+			walk(x.DoUpdates)
+		case map[string]any:
+			for _, v := range x {
+				walk(v)
+			}
+		case []map[string]any:
+			for _, m := range x {
+				walk(m)
+			}
+		case *map[string]any:
+			if x != nil {
+				walk(*x)
+			}
+		case *[]map[string]any:
+			if x != nil {
+				walk(*x)
+			}
 		}
 	}
-	for _, name := range []string{"WHERE", "SELECT", "ORDER BY", "GROUP BY", "SET"} {
+	// A create's map rows may hold expressions (gorm.Expr) as values.
+	walk(stmt.Dest)
+	for _, name := range []string{"WHERE", "SELECT", "ORDER BY", "GROUP BY", "SET", "ON CONFLICT"} {
 		if c, ok := stmt.Clauses[name]; ok {
 			walk(c.Expression)
 		}

@@ -229,6 +229,10 @@ func (p *Plugin) routeCreate(db *gorm.DB) {
 		return
 	}
 	table, phys := p.statementTable(db)
+	if err := p.refuseTemplateTables(db); err != nil {
+		p.fail(db, err)
+		return
+	}
 	if table == "" {
 		p.refuseShardedReferences(db)
 		p.refuseUnroutedHint(db)

@@ -6,13 +6,14 @@ import (
 	"testing"
 
 	"gorm.io/gorm"
+	"gorm.io/gorm/clause"
 
 	"github.com/shardkey/shardkey/gormplugin"
 	"github.com/shardkey/shardkey/shardconf"
 )
 
 // A SQL template written into a builder statement (Where, Select, Order,
-// Having, Update's expression) reaches the database as written: a sharded
+// Having, Update's expression, ON CONFLICT's, a created map's gorm.Expr) reaches the database as written: a sharded
 // table it names is not routed. A stale unsharded copy of the logic table
 // (left from before sharding) would answer the subquery, so a read or a
 // write would act on rows that are not the sharded table's: refused
@@ -51,6 +52,14 @@ func TestGormTemplateNamingAShardedTableIsRefusedBeforeAnythingRuns(t *testing.T
 			},
 			"Delete of a sharded model, Expr": func(db *gorm.DB) error {
 				return db.Where("id = ?", 2).Where(gorm.Expr("id IN (SELECT user_id FROM \"hint_orders\")")).Delete(&HintUser{}).Error
+			},
+			"Create of an unsharded model from a map": func(db *gorm.DB) error {
+				return db.Model(&HintNote{}).Create(map[string]any{"id": 2, "text": gorm.Expr("(SELECT max(id) FROM hint_orders)")}).Error
+			},
+			"Create of a sharded model, ON CONFLICT": func(db *gorm.DB) error {
+				return db.Clauses(clause.OnConflict{Columns: []clause.Column{{Name: "id"}},
+					DoUpdates: clause.Set{{Column: clause.Column{Name: "name"}, Value: gorm.Expr("(SELECT max(user_id) FROM hint_orders)")}}}).
+					Create(&HintUser{ID: 2, Name: "dup"}).Error
 			},
 			"Order of a sharded model": func(db *gorm.DB) error {
 				var us []HintUser
