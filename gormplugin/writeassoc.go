@@ -117,6 +117,11 @@ func (p *Plugin) savesShardedAssociations(stmt *gorm.Statement, create bool) boo
 		}
 	}
 	for _, rel := range stmt.Schema.Relationships.Relations {
+		if rel.Field == nil || rel.Field.Schema != stmt.Schema {
+			// GORM's back-reference to a parent's has-one/has-many
+			// ("_Parent_Field"): its field is the parent's, not this row's.
+			continue
+		}
 		if v, ok := selected[rel.Name]; (ok && !v) || (!ok && restricted) {
 			continue
 		}
