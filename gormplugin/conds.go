@@ -426,8 +426,8 @@ func condClosing(p []condToken) int {
 	return -1
 }
 
-// comparison reads exactly "<column> <op> <value>" or "<column> IN
-// <values>". ok with an empty column: a comparison on another table's
+// comparison reads exactly "<column> <op> <value>", "<column> IN
+// <values>" or "<column> BETWEEN <lo> AND <hi>". ok with an empty column: a comparison on another table's
 // column, which narrows nothing here.
 func (sc condScope) comparison(p []condToken, vars []any) (shardconf.Cond, bool) {
 	col, mine, n := sc.column(p)
@@ -444,6 +444,9 @@ func (sc condScope) comparison(p []condToken, vars []any) (shardconf.Cond, bool)
 			return shardconf.Cond{}, true
 		}
 		return shardconf.In(col, vs...), true
+	}
+	if condWord(op, "between") {
+		return sc.between(col, mine, rest, vars)
 	}
 	if op.kind != ctOp {
 		return shardconf.Cond{}, false
@@ -468,6 +471,24 @@ func (sc condScope) comparison(p []condToken, vars []any) (shardconf.Cond, bool)
 		return shardconf.Le(col, v), true
 	}
 	return shardconf.Cond{}, false
+}
+
+// between reads the rest of "<column> BETWEEN <lo> AND <hi>", both bounds
+// inclusive, as SQL has them; anything more after hi reads as no condition.
+func (sc condScope) between(col string, mine bool, rest []condToken, vars []any) (shardconf.Cond, bool) {
+	lo, n, ok := sc.scalar(col, rest, vars, false)
+	if !ok || n >= len(rest) || !condWord(rest[n], "and") {
+		return shardconf.Cond{}, false
+	}
+	rest = rest[n+1:]
+	hi, m, ok := sc.scalar(col, rest, vars, false)
+	if !ok || m != len(rest) {
+		return shardconf.Cond{}, false
+	}
+	if !mine {
+		return shardconf.Cond{}, true
+	}
+	return shardconf.Between(col, lo, hi), true
 }
 
 // column reads "col", "table.col" (names bare or quoted); n is the
