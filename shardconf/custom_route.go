@@ -18,18 +18,24 @@ type customStandard struct {
 	index      map[string]int // target name -> index
 }
 
+// fromFactory builds a Go algorithm with its factory (its own copy of the
+// props, a panic recovered as ErrAlgorithmPanic) and reads its
+// allow-range-query prop.
+func fromFactory[A any](e *customEntry, spec algoSpec, factory func(map[string]string) (A, error)) (a A, allowRange bool, err error) {
+	if allowRange, err = inlineBoolProp(spec.props, PropAllowRangeQuery, false); err != nil {
+		return a, false, err
+	}
+	err = recoverAlgorithm("factory", func() (err error) { a, err = factory(copyProps(spec.props)); return err })
+	if err == nil && any(a) == nil {
+		err = fmt.Errorf("the factory of algorithm %s returned no algorithm and no error", e.name)
+	}
+	return a, allowRange, err
+}
+
 func newCustomStandard(e *customEntry, spec algoSpec) (shardFunc, error) {
-	allow, err := inlineBoolProp(spec.props, PropAllowRangeQuery, false)
+	a, allow, err := fromFactory(e, spec, e.std)
 	if err != nil {
 		return nil, err
-	}
-	var a ShardingAlgorithm
-	err = recoverAlgorithm("factory", func() (err error) { a, err = e.std(copyProps(spec.props)); return err })
-	if err != nil {
-		return nil, err
-	}
-	if a == nil {
-		return nil, fmt.Errorf("the factory of algorithm %s returned no algorithm and no error", e.name)
 	}
 	c := &customStandard{name: e.name, algo: a, allowRange: allow, table: spec.table, column: spec.column,
 		targets: spec.targets[:len(spec.targets):len(spec.targets)], index: targetIndex(spec.targets)}
@@ -138,17 +144,9 @@ func newCustomComplex(e *customEntry, spec algoSpec) (multiFunc, error) {
 	if len(spec.columns) == 0 {
 		return nil, fmt.Errorf("algorithm %s serves a complex strategy, which needs shardingColumns", e.name)
 	}
-	allow, err := inlineBoolProp(spec.props, PropAllowRangeQuery, false)
+	a, allow, err := fromFactory(e, spec, e.cpx)
 	if err != nil {
 		return nil, err
-	}
-	var a ComplexShardingAlgorithm
-	err = recoverAlgorithm("factory", func() (err error) { a, err = e.cpx(copyProps(spec.props)); return err })
-	if err != nil {
-		return nil, err
-	}
-	if a == nil {
-		return nil, fmt.Errorf("the factory of algorithm %s returned no algorithm and no error", e.name)
 	}
 	return &customComplex{name: e.name, algo: a, allowRange: allow, table: spec.table,
 		cols: append([]string(nil), spec.columns...), targets: spec.targets[:len(spec.targets):len(spec.targets)],
