@@ -26,25 +26,11 @@ func stmtContext(db *gorm.DB) context.Context {
 	return context.Background()
 }
 
-// hintReaches reports whether ctx carries hint values that would route
-// table: its own hint's, or AllTables'.
-func hintReaches(ctx context.Context, table string) bool {
-	if !shardconf.HasHints(ctx) {
-		return false
-	}
-	for _, name := range []string{table, shardconf.AllTables} {
-		if h, ok := shardconf.HintFrom(ctx, name); ok && len(h.Database)+len(h.Table) > 0 {
-			return true
-		}
-	}
-	return false
-}
-
 // checkUnroutedHint refuses a hint for a broadcast table: no strategy
 // consumes it (shardconf.ErrUnusedHint, as the router reports it).
 func (p *Plugin) checkUnroutedHint(db *gorm.DB, table string) error {
 	ctx := stmtContext(db)
-	if !hintReaches(ctx, table) {
+	if !shardconf.HintReaches(ctx, table) {
 		return nil
 	}
 	_, err := p.rules.RouteContext(ctx, table)
@@ -64,7 +50,7 @@ func (p *Plugin) refuseUnroutedHint(db *gorm.DB) {
 	if t == "" && db.Statement.Schema != nil {
 		t = db.Statement.Schema.Table
 	}
-	if t == "" || !hintReaches(ctx, t) {
+	if t == "" || !shardconf.HintReaches(ctx, t) {
 		return
 	}
 	kind := "database"
@@ -92,7 +78,7 @@ func (p *Plugin) checkPartnerHints(db *gorm.DB, table string, targets []shardcon
 		return nil
 	}
 	for _, j := range joins {
-		if !hintReaches(ctx, j.partner) {
+		if !shardconf.HintReaches(ctx, j.partner) {
 			continue
 		}
 		// Scatter: only the partner's hint strategies narrow the set.
@@ -149,7 +135,7 @@ func (p *Plugin) refuseRawHint(db *gorm.DB, sql string) {
 				&shardconf.RouteError{Table: w, Hint: "database", Err: shardconf.ErrUnusedHint}))
 			return
 		}
-		if logic := p.keyed.logic[strings.ToLower(w)]; logic != "" && hintReaches(ctx, logic) {
+		if logic := p.keyed.logic[strings.ToLower(w)]; logic != "" && shardconf.HintReaches(ctx, logic) {
 			p.fail(db, fmt.Errorf("%w: raw SQL naming physical table %s of %s is not routed, and the hint for %s cannot place it", ErrUnsupported, w, logic, logic))
 			return
 		}

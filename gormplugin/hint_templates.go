@@ -37,7 +37,7 @@ func (p *Plugin) refuseTemplateTables(db *gorm.DB) error {
 				return fmt.Errorf("%w: the SQL template %q names %s, which is not routed by a hint strategy: %w", ErrUnsupported, text, w,
 					&shardconf.RouteError{Table: w, Hint: "database", Err: shardconf.ErrUnusedHint})
 			}
-			if logic := p.keyed.logic[strings.ToLower(w)]; logic != "" && hintReaches(ctx, logic) {
+			if logic := p.keyed.logic[strings.ToLower(w)]; logic != "" && shardconf.HintReaches(ctx, logic) {
 				return fmt.Errorf("%w: the SQL template %q names physical table %s of %s, which is not routed, so the hint for %s cannot place it", ErrUnsupported, text, w, logic, logic)
 			}
 		}

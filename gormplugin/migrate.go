@@ -240,7 +240,7 @@ func (m keyMigrator) spreadOf(value any) (string, []shardconf.Target, error) {
 // runs on every physical table, so the hint could only be ignored, and a
 // hint is never silently ignored (sqlhook refuses it alike).
 func (m keyMigrator) refuseHint(table string) error {
-	if m.db.Statement == nil || !hintReaches(m.db.Statement.Context, table) {
+	if m.db.Statement == nil || !shardconf.HintReaches(m.db.Statement.Context, table) {
 		return nil
 	}
 	return fmt.Errorf("%w: DDL on %s runs on every physical table; the context's hint (shardconf.WithHint) cannot narrow it: run it without one",

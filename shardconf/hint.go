@@ -67,6 +67,24 @@ func HintFrom(ctx context.Context, table string) (Hint, bool) {
 	return Hint{Database: slices.Clone(h.Database), Table: slices.Clone(h.Table)}, ok
 }
 
+// HintReaches reports whether ctx carries hint values that would route
+// table: its own hint's, or AllTables'. An integration asks it before it
+// runs a statement on table without routing it by a strategy (DDL, a
+// physical table named directly), which must then be refused: a hint is
+// never silently ignored.
+func HintReaches(ctx context.Context, table string) bool {
+	n := hintsOf(ctx)
+	if n == nil {
+		return false
+	}
+	for _, name := range []string{table, AllTables} {
+		if h, ok := n.find(name); ok && len(h.Database)+len(h.Table) > 0 {
+			return true
+		}
+	}
+	return false
+}
+
 // HintTables lists the tables ctx carries hints for, as given to WithHint
 // (AllTables included), newest first, each once (case-insensitively). An
 // integration that does not route a statement (one naming no sharded

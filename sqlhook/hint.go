@@ -24,20 +24,6 @@ func (h *hook) routeTable(ctx context.Context, table string, conds []shardconf.C
 	return h.router.RouteContext(ctx, table, conds...)
 }
 
-// hintReaches reports whether ctx carries hint values that would route
-// table: its own hint's, or AllTables' (shardconf.HintFrom).
-func hintReaches(ctx context.Context, table string) bool {
-	if !shardconf.HasHints(ctx) {
-		return false
-	}
-	for _, name := range []string{table, shardconf.AllTables} {
-		if hn, ok := shardconf.HintFrom(ctx, name); ok && len(hn.Database)+len(hn.Table) > 0 {
-			return true
-		}
-	}
-	return false
-}
-
 // checkUnroutedHints refuses a hint for a table the statement names but
 // does not route by a strategy (a broadcast table): the router reports
 // it as shardconf.ErrUnusedHint, as it does for any table whose
@@ -56,7 +42,7 @@ func (h *hook) checkUnroutedHints(ctx context.Context, p *plan) error {
 		}
 		own, ok := shardconf.HintFrom(ctx, t.logic)
 		hasOwn := ok && len(own.Database)+len(own.Table) > 0
-		if !hasOwn && (p.routed >= 0 || !hintReaches(ctx, t.logic)) {
+		if !hasOwn && (p.routed >= 0 || !shardconf.HintReaches(ctx, t.logic)) {
 			continue
 		}
 		if _, err := h.router.RouteContext(ctx, t.logic); err != nil {
@@ -76,7 +62,7 @@ func (h *hook) checkPartnerHints(ctx context.Context, p *plan, targets []shardco
 	}
 	main := p.tables[p.routed].logic
 	for _, pt := range p.tables {
-		if pt.partnerOf < 0 || !hintReaches(ctx, pt.logic) {
+		if pt.partnerOf < 0 || !shardconf.HintReaches(ctx, pt.logic) {
 			continue
 		}
 		// Scatter: only the partner's hint strategies narrow the set; its
@@ -102,7 +88,7 @@ func (h *hook) checkPartnerHints(ctx context.Context, p *plan, targets []shardco
 // refuseDDLHint refuses DDL on a table a hint reaches: DDL runs on every
 // physical table, and a hint asks for some of them only.
 func refuseDDLHint(ctx context.Context, table string) error {
-	if hintReaches(ctx, table) {
+	if shardconf.HintReaches(ctx, table) {
 		return fmt.Errorf("%w: DDL on %s runs on every physical table; the context's hint (shardconf.WithHint) cannot narrow it, run it without one",
 			ErrUnsupported, table)
 	}
@@ -143,7 +129,7 @@ func (h *hook) refusePassthroughHint(ctx context.Context, query string) error {
 // (plan.pinned); "" when there is none.
 func (h *hook) refusePhysicalHint(ctx context.Context, low, pinned string) error {
 	for phys, logic := range h.physical {
-		if phys != pinned && hintReaches(ctx, logic) && containsWord(low, phys) {
+		if phys != pinned && shardconf.HintReaches(ctx, logic) && containsWord(low, phys) {
 			return fmt.Errorf("%w: physical table %s of %s is named directly, so it is not routed and the hint for %s cannot place it; name the logic table",
 				ErrUnsupported, phys, logic, logic)
 		}
