@@ -200,10 +200,8 @@ var ssCorpus = []ssCorpusFile{
 	{
 		// the sharding + read/write-splitting example: two groups in the
 		// 5.1 form (type: Static, props write-data-source-name and
-		// read-data-source-names), which readwrite_load.go does not read yet
-		// (requests.md).
-		file:       "examples-jdbc-sharding-readwrite-splitting.yaml",
-		pendingErr: `rules[1].dataSources.ds_0.type: unknown key "type"`,
+		// read-data-source-names).
+		file: "examples-jdbc-sharding-readwrite-splitting.yaml",
 		routes: []routeCase{
 			{table: "t_order", conds: conds(eq("user_id", 1), eq("order_id", 2)), want: "ds_1.t_order_0"},
 			{table: "t_address", want: "ds_0.t_address ds_1.t_address"},
@@ -310,10 +308,8 @@ var ssCorpus = []ssCorpusFile{
 	{
 		// The SQL e2e scenarios name their binding group (5.5:
 		// "ref_0:t_order,t_order_item", the text before ':' is the group's
-		// name), which the loader does not read yet; sqlFederation: is
-		// ignored.
-		file:       "e2e-sql-scenario-db-tbl-sql-federation-rules.yaml",
-		pendingErr: "binding table ref_0:t_order is not a sharded table",
+		// name); sqlFederation: is ignored.
+		file: "e2e-sql-scenario-db-tbl-sql-federation-rules.yaml",
 		routes: []routeCase{
 			{table: "t_order", conds: conds(eq("user_id", 3), eq("order_id", 4)), want: "sql_federation_ds_1.t_order_0"},
 			{table: "t_order_item", conds: conds(eq("user_id", 2), eq("order_id", 5)), want: "sql_federation_ds_0.t_order_item_1"},
@@ -327,9 +323,8 @@ var ssCorpus = []ssCorpusFile{
 	{
 		// The SQL e2e read/write-splitting scenario: ten groups of one write
 		// and one read data source (the 5.4 dataSources form), a named
-		// binding group (pending, as above), broadcastTables in !SHARDING.
-		file:       "e2e-sql-scenario-dbtbl-with-readwrite-splitting-rules.yaml",
-		pendingErr: "binding table ref_0:t_order is not a sharded table",
+		// binding group, broadcastTables in !SHARDING.
+		file: "e2e-sql-scenario-dbtbl-with-readwrite-splitting-rules.yaml",
 		routes: []routeCase{
 			{table: "t_order", conds: conds(eq("user_id", 3), eq("order_id", 4)), want: "readwrite_ds_1.t_order_0"},
 			{table: "t_order_federate_sharding", conds: conds(eq("order_id_sharding", 3)), want: "readwrite_ds_1.t_order_federate_sharding_1"},
@@ -345,7 +340,7 @@ var ssCorpus = []ssCorpusFile{
 		},
 	},
 	{
-		// The same, and an INLINE expression naming db_inline_item_id where
+		// A named binding group too, and an INLINE expression naming db_inline_item_id where
 		// the sharding column is item_id: ShardingSphere loads it and fails at
 		// the first statement (MissingPropertyException); shardkey refuses it.
 		file:    "e2e-sql-scenario-db-rules.yaml",
