@@ -133,9 +133,7 @@ func init() {
 // year or day.
 const ivRefYear = 2000
 
-// ivNow is the clock INTERVAL's default datetime-upper reads (tests replace
 // it).
-var ivNow = time.Now
 
 // ---- Java DateTimeFormatter pattern subset ----
 
@@ -832,7 +830,7 @@ func ivReadProps(spec algoSpec) (ivProps, error) {
 				r.fail("datetime-upper", fmt.Sprintf("does not match datetime-pattern %q", patSrc))
 			}
 		} else {
-			p.upper = p.defaultUpper()
+			p.upper = p.defaultUpper(spec.clockNow())
 		}
 		p.checkKind(r)
 	}
@@ -879,9 +877,10 @@ func (p *ivProps) parseBound(s string) (time.Time, error) {
 	return t, err
 }
 
-// defaultUpper is LocalDateTime.now() in the JVM's zone, as the kind holds it.
-func (p *ivProps) defaultUpper() time.Time {
-	now := ivCivil(ivNow().In(time.Local))
+// defaultUpper is LocalDateTime.now() in the JVM's zone (now, the rules'
+// clock, in time.Local), as the kind holds it.
+func (p *ivProps) defaultUpper(now time.Time) time.Time {
+	now = ivCivil(now.In(time.Local))
 	switch {
 	case p.kind == ivKindMonth:
 		return time.Date(ivRefYear, now.Month(), 1, 0, 0, 0, 0, time.UTC)

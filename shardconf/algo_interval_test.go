@@ -401,14 +401,16 @@ func TestIntervalTypes(t *testing.T) {
 }
 
 func TestIntervalDefaultUpper(t *testing.T) {
-	defer func(f func() time.Time) { ivNow = f }(ivNow)
-	ivNow = func() time.Time { return time.Date(2021, 3, 15, 12, 0, 0, 0, time.Local) }
+	now := func() time.Time { return time.Date(2021, 3, 15, 12, 0, 0, 0, time.Local) }
 	targets := atMonthly("t_", 2021, 1, 4)
 	props := map[string]string{
 		"datetime-pattern": "yyyy-MM-dd HH:mm:ss", "datetime-lower": "2021-01-01 00:00:00",
 		"sharding-suffix-pattern": "yyyyMM", "datetime-interval-unit": "Months",
 	}
-	f := atCompile(t, "INTERVAL", props, targets)
+	f, err := atTrySpec(algoSpec{typ: "INTERVAL", props: props, targets: targets, now: now})
+	if err != nil {
+		t.Fatal(err)
+	}
 	if got := atName(t, f, targets, "2021-03-31 00:00:00"); got != "t_202103" {
 		t.Errorf("before now's interval end: %q", got)
 	}
@@ -416,7 +418,7 @@ func TestIntervalDefaultUpper(t *testing.T) {
 		t.Errorf("after now's interval: %q", got)
 	}
 	props["datetime-lower"] = "2021-06-01 00:00:00"
-	_, err := atTry("INTERVAL", props, targets)
+	_, err = atTrySpec(algoSpec{typ: "INTERVAL", props: props, targets: targets, now: now})
 	atPropErr(t, err, "datetime-lower")
 }
 
@@ -511,11 +513,13 @@ func TestIntervalRangeOpenAboveReachesRowsPastDatetimeUpper(t *testing.T) {
 	}
 	// The default datetime-upper is now at load: rows written later in the
 	// last interval are found by "t >= later".
-	defer func(f func() time.Time) { ivNow = f }(ivNow)
-	ivNow = func() time.Time { return time.Date(2024, 3, 2, 9, 0, 0, 0, time.Local) }
 	p := ssIntervalProps("yyyy-MM-dd HH:mm:ss", "2024-01-01 00:00:00", "", "yyyyMM", 1, "Months")
 	delete(p, "datetime-upper")
-	f = atCompile(t, "INTERVAL", p, tables)
+	f, err := atTrySpec(algoSpec{typ: "INTERVAL", props: p, targets: tables,
+		now: func() time.Time { return time.Date(2024, 3, 2, 9, 0, 0, 0, time.Local) }})
+	if err != nil {
+		t.Fatal(err)
+	}
 	if got := atName(t, f, tables, "2024-03-28 10:00:00"); got != "t_202403" {
 		t.Fatalf("2024-03-28 10:00:00 -> %q, want t_202403", got)
 	}

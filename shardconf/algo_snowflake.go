@@ -395,7 +395,7 @@ func newSnowflakeIntervalAlgorithm(spec algoSpec) (shardFunc, error) {
 	}
 	if len(a.starts) == 0 {
 		return nil, fmt.Errorf("SNOWFLAKE_INTERVAL: no target ends in a %q suffix (e.g. %s; targets: %s)",
-			src, pat.format(nil, ivTruncate(ivCivil(time.Now().In(loc)), level, 0)), apList(spec.targets))
+			src, pat.format(nil, ivTruncate(ivCivil(spec.clockNow().In(loc)), level, 0)), apList(spec.targets))
 	}
 	sort.Slice(a.starts, func(i, j int) bool { return a.starts[i] < a.starts[j] })
 	a.startTgt = make([]int32, len(a.starts))

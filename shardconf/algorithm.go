@@ -7,6 +7,7 @@ import (
 	"sort"
 	"strings"
 	"sync"
+	"time"
 )
 
 // A sharding algorithm is compiled once, against the ordered list of
@@ -48,6 +49,8 @@ type algoSpec struct {
 	auto bool
 	// table is the logic table the strategy serves.
 	table string
+	// now is the rules' clock (WithClock); nil reads time.Now.
+	now func() time.Time
 	// unreachable records a partition the algorithm can compute but no
 	// target serves (a MOD residue without its table, an INTERVAL past the
 	// last table). ShardingSphere loads such rules and fails only when a
@@ -55,6 +58,14 @@ type algoSpec struct {
 	// error, and its one/within return -1 / nothing for it (ErrNoRoute at
 	// the statement). Never nil in a factory called by the compiler.
 	unreachable func(partition string)
+}
+
+// clockNow is the current time on the rules' clock.
+func (s algoSpec) clockNow() time.Time {
+	if s.now == nil {
+		return time.Now()
+	}
+	return s.now()
 }
 
 // propError reports a bad algorithm prop; the loader adds file and line.

@@ -7,6 +7,7 @@ import (
 	"sort"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/shardkey/shardkey/keygen"
 )
@@ -96,6 +97,16 @@ type RouterOption func(*routerOptions)
 type routerOptions struct {
 	keygenProps keygen.Props
 	keygenOpts  []keygen.Option
+	clock       keygen.Clock
+}
+
+// WithClock sets the clock the rules read the time from, as keygen.WithClock
+// does for key generators: INTERVAL's datetime-upper when the rule gives
+// none is now on this clock (ShardingSphere's LocalDateTime.now()), and so
+// is the time SNOWFLAKE_INTERVAL's messages name. Without it, time.Now.
+// The rules' key generators take their clock from WithKeyGenOptions.
+func WithClock(c keygen.Clock) RouterOption {
+	return func(o *routerOptions) { o.clock = c }
 }
 
 // WithKeyGenProps adds props to the key generators the rules declare,
@@ -116,6 +127,14 @@ func WithKeyGenProps(p keygen.Props) RouterOption {
 // generator the rules declare.
 func WithKeyGenOptions(opts ...keygen.Option) RouterOption {
 	return func(o *routerOptions) { o.keygenOpts = append(o.keygenOpts, opts...) }
+}
+
+// now is the rules' clock as algoSpec.now takes it (nil: time.Now).
+func (o routerOptions) now() func() time.Time {
+	if o.clock == nil {
+		return nil
+	}
+	return o.clock.Now
 }
 
 // NewRouter compiles cfg. Every problem is reported, each as a
@@ -474,7 +493,7 @@ func (c *compiler) strategy(t *Table, s *Strategy, targets []string, layout *key
 		cs.col = cs.columns[0]
 	}
 	spec := algoSpec{typ: a.Type, props: a.Props, targets: targets, columns: cs.columns, keyLayout: layout, auto: t.Auto,
-		table: t.Name, unreachable: func(p string) {
+		table: t.Name, now: c.opts.now(), unreachable: func(p string) {
 			c.unreachable = append(c.unreachable, Unreachable{Table: t.Name, Algorithm: a.Name, Pos: a.Pos, Partition: p})
 		}}
 	if len(cs.columns) > 0 {
