@@ -226,11 +226,11 @@ type apShards struct {
 	dense []int32 // shard -> target index, -1 for none; nil when n is large
 	nums  []int64 // the shards that have a target, ascending
 	tgts  []int32 // their targets
-	full  bool    // every shard has a target (dense holds no -1)
 }
 
 // apDenseMax bounds the shard count kept as a dense slice; beyond it (only
-// possible with unreachable shards, since full needs n <= targets) at
+// possible with unreachable shards, since n <= targets when every shard
+// has one) at
 // searches nums.
 const apDenseMax = 1 << 20
 
@@ -314,7 +314,7 @@ func apNumberedTargets(spec algoSpec, n int64, suffix func(i int64) string, what
 	if len(byShard) == 0 {
 		return nil, fmt.Errorf("%s but no target ends in any shard's suffix (%s..%s; targets: %s)", what, render(0), render(n-1), apList(targets))
 	}
-	s := &apShards{n: n, full: int64(len(byShard)) == n}
+	s := &apShards{n: n}
 	for i := range byShard {
 		s.nums = append(s.nums, i)
 	}

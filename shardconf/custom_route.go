@@ -45,12 +45,8 @@ func newCustomStandard(e *customEntry, spec algoSpec) (shardFunc, error) {
 
 // doSharding calls the algorithm, turning a panic into an error.
 func (c *customStandard) doSharding(v ShardingValue) (name string, err error) {
-	defer func() {
-		if p := recover(); p != nil {
-			err = panicError("DoSharding", p)
-		}
-	}()
-	return c.algo.DoSharding(c.targets, v)
+	err = recoverAlgorithm("DoSharding", func() (err error) { name, err = c.algo.DoSharding(c.targets, v); return err })
+	return name, err
 }
 
 // recoverAlgorithm runs f, a call into a Go algorithm or its factory

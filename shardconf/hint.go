@@ -73,16 +73,8 @@ func HintFrom(ctx context.Context, table string) (Hint, bool) {
 // physical table named directly), which must then be refused: a hint is
 // never silently ignored.
 func HintReaches(ctx context.Context, table string) bool {
-	n := hintsOf(ctx)
-	if n == nil {
-		return false
-	}
-	for _, name := range []string{table, AllTables} {
-		if h, ok := n.find(name); ok && len(h.Database)+len(h.Table) > 0 {
-			return true
-		}
-	}
-	return false
+	own, all, _ := hintsOf(ctx).findWithAll(table)
+	return len(own.Database)+len(own.Table)+len(all.Database)+len(all.Table) > 0
 }
 
 // HintTables lists the tables ctx carries hints for, as given to WithHint
