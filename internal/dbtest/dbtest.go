@@ -27,6 +27,17 @@ func env(key, def string) string {
 	return def
 }
 
+// SkipShort skips t under go test -short: what needs a database server is
+// slow by the standard of the inner loop -short serves. It skips even
+// with SHARDKEY_REQUIRE_DB=1, which asks that a server be there, not that
+// tests the caller asked to leave out run; CI never passes -short.
+func SkipShort(t testing.TB, what string) {
+	t.Helper()
+	if testing.Short() {
+		t.Skipf("-short: %s test skipped", what)
+	}
+}
+
 // unavailable skips or fails the test, as SHARDKEY_REQUIRE_DB says.
 func unavailable(t testing.TB, what string, err error) {
 	t.Helper()
@@ -62,9 +73,10 @@ func ping(driver, dsn string) (*sql.DB, error) {
 
 // Postgres creates (dropping any leftover) the database shardkey_<name>
 // and returns a pgx DSN for it. Each test package uses its own names, so
-// packages can run in parallel.
+// packages can run in parallel. Under -short it skips t (see SkipShort).
 func Postgres(t testing.TB, name string) string {
 	t.Helper()
+	SkipShort(t, "PostgreSQL")
 	admin := env("SHARDKEY_PG_DSN", DefaultPostgresDSN)
 	db, err := ping("pgx", admin)
 	if err != nil {
@@ -87,9 +99,11 @@ func Postgres(t testing.TB, name string) string {
 }
 
 // MySQL creates (dropping any leftover) the database shardkey_<name> on
-// MariaDB/MySQL and returns a go-sql-driver DSN for it.
+// MariaDB/MySQL and returns a go-sql-driver DSN for it. Under -short it
+// skips t (see SkipShort).
 func MySQL(t testing.TB, name string) string {
 	t.Helper()
+	SkipShort(t, "MariaDB/MySQL")
 	admin := env("SHARDKEY_MYSQL_DSN", DefaultMySQLDSN)
 	db, err := ping("mysql", admin)
 	if err != nil {

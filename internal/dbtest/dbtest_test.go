@@ -25,3 +25,20 @@ func TestPostgresAndMySQLDatabases(t *testing.T) {
 		db.Close()
 	}
 }
+
+// TestShortSkipsDatabaseTests: under -short a test asking for a database
+// is skipped before any server is reached, even with SHARDKEY_REQUIRE_DB=1.
+func TestShortSkipsDatabaseTests(t *testing.T) {
+	if !testing.Short() {
+		t.Skip("checks what -short does")
+	}
+	t.Setenv("SHARDKEY_REQUIRE_DB", "1")
+	t.Setenv("SHARDKEY_PG_DSN", "postgres://nobody@127.0.0.1:1/none?sslmode=disable")
+	t.Setenv("SHARDKEY_MYSQL_DSN", "nobody@tcp(127.0.0.1:1)/none")
+	for name, get := range map[string]func(testing.TB, string) string{"postgres": Postgres, "mysql": MySQL} {
+		t.Run(name, func(t *testing.T) {
+			get(t, "dbtest_short")
+			t.Fatal("handed out a database under -short")
+		})
+	}
+}
