@@ -28,11 +28,7 @@ type ssCorpusFile struct {
 	// loadErr, when set, is text the Load or NewRouter error must contain:
 	// the file is refused, for the reason given in the comment.
 	loadErr string
-	// pendingErr, when set, names a feature not built yet: until it is,
-	// loading must fail with this text; once the file loads, its routes
-	// and check must hold.
-	pendingErr string
-	routes     []routeCase
+	routes  []routeCase
 	// hints are routed with RouteContext: the table, its hint, the targets.
 	hints []ssHintCase
 	check func(t *testing.T, r *shardconf.Router)
@@ -406,10 +402,6 @@ func TestShardingSphereRuleFilesLoadAndRoute(t *testing.T) {
 				if err == nil || !strings.Contains(err.Error(), f.loadErr) {
 					t.Fatalf("load: %v, want an error containing %q", err, f.loadErr)
 				}
-				return
-			}
-			if err != nil && f.pendingErr != "" && strings.Contains(err.Error(), f.pendingErr) {
-				t.Logf("pending (recorded in /work/notes/yaml-corpus.md): %s", f.pendingErr)
 				return
 			}
 			if err != nil {
