@@ -39,13 +39,13 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"reflect"
 	"regexp"
 	"strconv"
-	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/shardkey/shardkey/internal/dialect"
 )
 
 // ErrSegmentUnavailable: a SEGMENT generator has used up its buffered
@@ -58,6 +58,27 @@ var errSegmentClosed = errors.New("keygen: SEGMENT generator closed")
 
 // WithDB gives database-backed generators (SEGMENT) their database. The
 // caller owns db: closing the generator does not close it.
+//
+// SEGMENT speaks PostgreSQL or MySQL/MariaDB and tells which from db's
+// driver (jackc/pgx, lib/pq, go-sql-driver/mysql). A driver wrapped by
+// one that hides it (XSAM/otelsql's) cannot be told, so name the dialect
+// in the prop dialect:
+//
+//	db, _ := otelsql.Open("pgx", dsn)
+//	g, err := keygen.NewID("SEGMENT", keygen.Props{"biz-tag": "orders", "dialect": "postgres"}, keygen.WithDB(db))
+//
+// Without it such a database is refused with a *PropError for the key
+// dialect (matching ErrInvalidProps), never used in a guessed dialect; a
+// dialect that contradicts a recognised driver is refused too.
+//
+// SEGMENT's props: biz-tag (required, at most 128 bytes); step (the
+// initial step, stored in a new row as Leaf's step; default 1000,
+// 1..1e9); min-step and max-step (bounds of the adaptive step; defaults
+// step and max(step, 1,000,000), Leaf's MAX_STEP); prefetch-threshold (the
+// fraction 0..1 of the current range used that starts fetching the next;
+// default 0.1); table (default leaf_alloc); dialect (postgres, also
+// written postgresql, pg or pgx; or mysql, also written mariadb; default:
+// told from the driver).
 func WithDB(db *sql.DB) Option { return func(o *Options) { o.DB = db } }
 
 // Segment defaults.
@@ -81,27 +102,37 @@ const (
 
 var segmentTableName = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]{0,63}(\.[A-Za-z_][A-Za-z0-9_]{0,63})?$`)
 
-type segmentDialect int
-
-const (
-	dialectPostgres segmentDialect = iota + 1
-	dialectMySQL
-)
-
-// dialectOf tells the SQL dialect from the driver's package path.
-func dialectOf(db *sql.DB) (segmentDialect, error) {
-	t := reflect.TypeOf(db.Driver())
-	for t.Kind() == reflect.Pointer {
-		t = t.Elem()
+// segmentDialect reads the prop dialect, else tells the dialect from db's
+// driver. SEGMENT speaks PostgreSQL and MySQL/MariaDB only.
+func segmentDialect(r *propReader, db *sql.DB) (dialect.Name, error) {
+	const typ = "SEGMENT"
+	const allowed = "postgres (or postgresql, pg, pgx) or mysql (or mariadb)"
+	detected := dialect.FromDB(db)
+	if detected == dialect.SQLite {
+		return "", &PropError{Type: typ, Key: "WithDB", Reason: fmt.Sprintf("driver %T is SQLite's, which SEGMENT does not support", db.Driver()),
+			Allowed: "a *sql.DB of PostgreSQL or MySQL/MariaDB"}
 	}
-	p := t.PkgPath()
+	v, given := r.vals["dialect"]
+	if !given {
+		if detected == "" {
+			return "", &PropError{Type: typ, Key: "dialect", Reason: fmt.Sprintf("required: driver %T is not one whose dialect is known (a wrapper such as otelsql hides the driver it wraps)", db.Driver()),
+				Allowed: allowed}
+		}
+		return detected, nil
+	}
+	key := r.raw["dialect"]
+	name, err := dialect.Parse(v)
 	switch {
-	case strings.Contains(p, "jackc/pgx"), strings.Contains(p, "lib/pq"):
-		return dialectPostgres, nil
-	case strings.Contains(p, "go-sql-driver/mysql"):
-		return dialectMySQL, nil
+	case err != nil:
+		return "", &PropError{Type: typ, Key: key, Value: v, Reason: "unknown SQL dialect", Allowed: allowed}
+	case name != dialect.Postgres && name != dialect.MySQL:
+		return "", &PropError{Type: typ, Key: key, Value: v, Reason: "SEGMENT does not support " + string(name), Allowed: allowed}
+	case detected != "" && detected != name:
+		// Both are known: the prop is a mistake, not an override.
+		return "", &PropError{Type: typ, Key: key, Value: v, Reason: fmt.Sprintf("contradicts driver %T, which speaks %s", db.Driver(), detected),
+			Allowed: string(detected) + ", or no dialect prop"}
 	}
-	return 0, fmt.Errorf("keygen: SEGMENT: unsupported database driver %s (want pgx, lib/pq or go-sql-driver/mysql)", t.String())
+	return name, nil
 }
 
 // segRange is one reserved range [start, end). next is the only mutable
@@ -123,7 +154,7 @@ type segmentGenerator struct {
 	_   [56]byte
 
 	db        *sql.DB
-	dialect   segmentDialect
+	dialect   dialect.Name
 	bizTag    string
 	table     string
 	threshold float64
@@ -159,17 +190,11 @@ type segmentGenerator struct {
 var closedRange = func() *segRange { r := &segRange{start: 1, end: 1, prefetchAt: -1}; r.next.Store(1); return r }()
 
 // newSegmentGenerator reads the props, creates the table and the biz_tag
-// row when missing, reserves the first range and starts the fetcher.
-//
-// Props: biz-tag (required, at most 128 bytes), step (the initial and,
-// stored in the row, Leaf's configured step; default 1000, 1..1e9),
-// prefetch-threshold (the fraction 0..1 of the current range consumed
-// that triggers the background fetch of the next one; default 0.1),
-// min-step and max-step (bounds of the adaptive step; defaults step and
-// max(step, 1,000,000), Leaf's MAX_STEP), table (default leaf_alloc).
+// row when missing, reserves the first range and starts the fetcher. Its
+// props are listed in WithDB's doc.
 func newSegmentGenerator(props Props, o Options) (Generator, error) {
 	const typ = "SEGMENT"
-	r := readProps(typ, props, "biz-tag", "step", "prefetch-threshold", "min-step", "max-step", "table")
+	r := readProps(typ, props, "biz-tag", "step", "prefetch-threshold", "min-step", "max-step", "table", "dialect")
 	bizTag, ok := r.vals["biz-tag"]
 	switch {
 	case !ok:
@@ -210,12 +235,12 @@ func newSegmentGenerator(props Props, o Options) (Generator, error) {
 		return nil, &PropError{Type: typ, Key: "WithDB", Reason: "no database given",
 			Allowed: "a *sql.DB passed with keygen.WithDB (PostgreSQL or MySQL/MariaDB)"}
 	}
-	dialect, err := dialectOf(o.DB)
+	dia, err := segmentDialect(r, o.DB)
 	if err != nil {
 		return nil, err
 	}
 	g := &segmentGenerator{
-		db: o.DB, dialect: dialect, bizTag: bizTag, table: table, threshold: threshold,
+		db: o.DB, dialect: dia, bizTag: bizTag, table: table, threshold: threshold,
 		minStep: minStep, maxStep: maxStep, clock: o.Clock, logger: o.Logger, step: step,
 		ready: make(chan struct{}), want: make(chan struct{}, 1), done: make(chan struct{}),
 	}
@@ -240,7 +265,7 @@ func newSegmentGenerator(props Props, o Options) (Generator, error) {
 func (g *segmentGenerator) init(ctx context.Context) error {
 	var ddl, ins string
 	switch g.dialect {
-	case dialectPostgres:
+	case dialect.Postgres:
 		ddl = `CREATE TABLE IF NOT EXISTS ` + g.table + ` (
     biz_tag     VARCHAR(128) NOT NULL PRIMARY KEY,
     max_id      BIGINT       NOT NULL DEFAULT 1,
@@ -302,7 +327,7 @@ func (g *segmentGenerator) fetch(ctx context.Context) (*segRange, error) {
 	defer cancel()
 	var maxID int64
 	switch g.dialect {
-	case dialectPostgres:
+	case dialect.Postgres:
 		err := g.db.QueryRowContext(ctx, `UPDATE `+g.table+` SET max_id = max_id + $1, update_time = now() WHERE biz_tag = $2 RETURNING max_id`,
 			step, g.bizTag).Scan(&maxID)
 		if err != nil {
