@@ -14,8 +14,8 @@ import (
 	"github.com/shardkey/shardkey/internal/dbtest"
 )
 
-// reviewApply runs every statement, returning the first error.
-func reviewApply(db *sql.DB, entries []ddlEntry) (string, error) {
+// applyAll runs every statement, returning the failing one and its error.
+func applyAll(db *sql.DB, entries []ddlEntry) (string, error) {
 	for _, e := range entries {
 		for _, s := range e.Statements {
 			if _, err := db.Exec(s); err != nil {
@@ -26,7 +26,8 @@ func reviewApply(db *sql.DB, entries []ddlEntry) (string, error) {
 	return "", nil
 }
 
-func reviewStrings(t *testing.T, db *sql.DB, q string, args ...any) []string {
+// queryStrings returns the one text column of q's rows.
+func queryStrings(t *testing.T, db *sql.DB, q string, args ...any) []string {
 	t.Helper()
 	rows, err := db.Query(q, args...)
 	if err != nil {
@@ -44,13 +45,13 @@ func reviewStrings(t *testing.T, db *sql.DB, q string, args ...any) []string {
 	return out
 }
 
-// Bug: two distinct index names of one logic table can be made the same
-// name on a physical table: idx_user gets the physical name appended
-// (idx_user_t_order_0) and idx_user_t_order gets the logic name replaced
-// (idx_user_t_order_0). The template runs on PostgreSQL; the output does
-// not ("relation idx_user_t_order_0 already exists").
-func TestIndexNameCollision(t *testing.T) {
-	dsns := []string{dbtest.Postgres(t, "review_ddl_coll_0"), dbtest.Postgres(t, "review_ddl_coll_1")}
+// TestDDLNeverGivesTwoIndexesOneName: renaming can make two index names of
+// one logic table equal on a physical table (idx_user gets the physical
+// name appended, idx_user_t_order the logic name replaced: both
+// idx_user_t_order_0). ddl refuses such a template (exit 1, naming the
+// clash) or prints DDL that runs on PostgreSQL; never DDL that fails there.
+func TestDDLNeverGivesTwoIndexesOneName(t *testing.T) {
+	dsns := []string{dbtest.Postgres(t, "ddl_names_coll_0"), dbtest.Postgres(t, "ddl_names_coll_1")}
 	rules := writeFile(t, "rules.yaml", ddlRules("pgx", dsns[0], dsns[1]))
 	tmpl := writeFile(t, "t_order.sql", `CREATE TABLE t_order (order_id BIGINT PRIMARY KEY, user_id BIGINT, status TEXT);
 CREATE INDEX idx_user ON t_order (user_id);
@@ -79,17 +80,18 @@ CREATE INDEX idx_user_t_order ON t_order (user_id, status);
 			mine = append(mine, e)
 		}
 	}
-	if s, err := reviewApply(db, mine); err != nil {
+	if s, err := applyAll(db, mine); err != nil {
 		t.Errorf("generated DDL fails on PostgreSQL: %v\n%s", err, s)
 	}
 }
 
-// Bug: on PostgreSQL an unquoted index or constraint name folds to lower
-// case, but ddl quotes the renamed name as written, so CREATE INDEX
-// IDX_User ON t_order makes the index "IDX_User_t_order_0" instead of
-// idx_user_t_order_0 (and DROP INDEX idx_user_t_order_0 fails).
-func TestPostgresUnquotedNameCase(t *testing.T) {
-	dsns := []string{dbtest.Postgres(t, "review_ddl_case_0"), dbtest.Postgres(t, "review_ddl_case_1")}
+// TestDDLFoldsUnquotedNamesAsPostgreSQLDoes: ddl quotes the names it
+// renames, so it folds an unquoted index or constraint name to lower case
+// first, as PostgreSQL would: CREATE INDEX IDX_User ON t_order makes
+// idx_user_t_order_0 (which DROP INDEX idx_user_t_order_0 then finds), not
+// "IDX_User_t_order_0".
+func TestDDLFoldsUnquotedNamesAsPostgreSQLDoes(t *testing.T) {
+	dsns := []string{dbtest.Postgres(t, "ddl_names_case_0"), dbtest.Postgres(t, "ddl_names_case_1")}
 	rules := writeFile(t, "rules.yaml", ddlRules("pgx", dsns[0], dsns[1]))
 	tmpl := writeFile(t, "t_order.sql", `CREATE TABLE t_order (order_id BIGINT, user_id BIGINT, CONSTRAINT PK_Order PRIMARY KEY (order_id));
 CREATE INDEX IDX_User ON t_order (user_id);
@@ -100,10 +102,10 @@ CREATE INDEX IDX_User ON t_order (user_id);
 		t.Fatal(err)
 	}
 	defer db.Close()
-	if s, err := reviewApply(db, byDS["ds_0"]); err != nil {
+	if s, err := applyAll(db, byDS["ds_0"]); err != nil {
 		t.Fatalf("%v\n%s", err, s)
 	}
-	got := reviewStrings(t, db, `SELECT indexname FROM pg_indexes WHERE schemaname = 'public' AND tablename = 't_order_0' ORDER BY 1`)
+	got := queryStrings(t, db, `SELECT indexname FROM pg_indexes WHERE schemaname = 'public' AND tablename = 't_order_0' ORDER BY 1`)
 	want := []string{"idx_user_t_order_0", "pk_order_t_order_0"}
 	if strings.Join(got, ",") != strings.Join(want, ",") {
 		t.Errorf("indexes of t_order_0: %q, want %q (as PostgreSQL names the template's unquoted names)\n%s",
@@ -114,10 +116,11 @@ CREATE INDEX IDX_User ON t_order (user_id);
 	}
 }
 
-// Bug: when -datasource leaves nothing to print, the template is still
-// checked, but as PostgreSQL reads it (not as the data sources' dialect),
-// so a valid MySQL template (here with a # comment) fails with exit 1.
-func TestNothingPrintedChecksWrongDialect(t *testing.T) {
+// TestDDLChecksTheTemplateInTheDataSourcesDialectWhenNothingIsPrinted:
+// when -datasource leaves nothing to print, the template is still checked,
+// in the data sources' dialect, so a valid MySQL template (here with a #
+// comment) prints nothing and exits 0.
+func TestDDLChecksTheTemplateInTheDataSourcesDialectWhenNothingIsPrinted(t *testing.T) {
 	rules := writeFile(t, "rules.yaml", `dataSources:
   ds_0:
     driver: mysql
@@ -152,13 +155,14 @@ rules:
 	}
 }
 
-// Bug (or undocumented limit): a FOREIGN KEY from one sharded table to
-// another (t_order_item -> t_order; "write a referenced table first", the
-// help says) keeps the logic name t_order, which no data source has, so
-// the printed DDL fails on PostgreSQL. ddl should either map the
-// reference (to the bound physical table) or refuse the template.
-func TestForeignKeyToShardedTable(t *testing.T) {
-	dsns := []string{dbtest.Postgres(t, "review_ddl_fk_0"), dbtest.Postgres(t, "review_ddl_fk_1")}
+// TestDDLForeignKeyToAShardedTableRunsOrIsRefused: a FOREIGN KEY from one
+// sharded table to another (t_order_item -> t_order; "write a referenced
+// table first", the help says) names the logic table t_order, which no
+// data source has. ddl maps the reference to the bound physical table, so
+// the DDL runs on PostgreSQL, or refuses the template (exit 1); it never
+// exits 0 with DDL that fails.
+func TestDDLForeignKeyToAShardedTableRunsOrIsRefused(t *testing.T) {
+	dsns := []string{dbtest.Postgres(t, "ddl_names_fk_0"), dbtest.Postgres(t, "ddl_names_fk_1")}
 	rules := writeFile(t, "rules.yaml", ddlRules("pgx", dsns[0], dsns[1]))
 	tmpl := writeFile(t, "schema.sql", `CREATE TABLE t_order (order_id BIGINT PRIMARY KEY);
 CREATE TABLE t_order_item (item_id BIGINT PRIMARY KEY, order_id BIGINT REFERENCES t_order (order_id));
@@ -185,14 +189,16 @@ CREATE TABLE t_order_item (item_id BIGINT PRIMARY KEY, order_id BIGINT REFERENCE
 			mine = append(mine, e)
 		}
 	}
-	if s, err := reviewApply(db, mine); err != nil {
+	if s, err := applyAll(db, mine); err != nil {
 		t.Errorf("ddl exits 0 but its DDL fails on PostgreSQL: %v\n%s", err, s)
 	}
 }
 
-// reviewRichPG is a template with the shapes the review was asked about,
-// in the portable subset of the three dialects.
-const reviewRichPG = `-- t_order in a comment; CREATE TABLE t_order_item (x INT);
+// richTemplate has the shapes a renaming could get wrong (foreign keys,
+// CHECK, a generated column, partial and unique indexes, columns and
+// strings named like the table), in the portable subset of the three
+// dialects.
+const richTemplate = `-- t_order in a comment; CREATE TABLE t_order_item (x INT);
 CREATE TABLE t_order (
   order_id BIGINT NOT NULL,
   user_id  BIGINT NOT NULL,
@@ -219,16 +225,17 @@ CREATE INDEX idx_t_order_item_order ON t_order_item (order_id);
 CREATE INDEX idx_t_order ON t_order_item (t_order_id);
 `
 
-const reviewAddress = "CREATE TABLE t_address (address_id BIGINT NOT NULL PRIMARY KEY, city VARCHAR(64));\n"
+const addressTable = "CREATE TABLE t_address (address_id BIGINT NOT NULL PRIMARY KEY, city VARCHAR(64));\n"
 
-// Guard: a rich template (FKs, CHECK, generated column, partial and
-// unique indexes, IF NOT EXISTS, columns and strings named like the
-// table, t_order vs t_order_item vs t_orders) runs on PostgreSQL and
-// SQLite, and the names come out as documented.
-func TestGuardRichTemplate(t *testing.T) {
+// TestDDLOfARichTemplateRunsOnPostgreSQLAndSQLite: a rich template (FKs,
+// CHECK, generated column, partial and unique indexes, IF NOT EXISTS,
+// columns and strings named like the table, t_order vs t_order_item vs
+// t_orders) runs on PostgreSQL and SQLite, and the names come out as
+// documented.
+func TestDDLOfARichTemplateRunsOnPostgreSQLAndSQLite(t *testing.T) {
 	check := func(t *testing.T, driver string, dsns []string, tablesQ string) {
 		rules := writeFile(t, "rules.yaml", ddlRules(driver, dsns[0], dsns[1]))
-		tmpl := writeFile(t, "schema.sql", reviewAddress+reviewRichPG)
+		tmpl := writeFile(t, "schema.sql", addressTable+richTemplate)
 		byDS := ddlJSON(t, "-rules", rules, "-template", tmpl)
 		for i, ds := range []string{"ds_0", "ds_1"} {
 			db, err := sql.Open(driver, dsns[i])
@@ -236,10 +243,10 @@ func TestGuardRichTemplate(t *testing.T) {
 				t.Fatal(err)
 			}
 			defer db.Close()
-			if s, err := reviewApply(db, byDS[ds]); err != nil {
+			if s, err := applyAll(db, byDS[ds]); err != nil {
 				t.Fatalf("%s %s: %v\n%s", driver, ds, err, s)
 			}
-			got := strings.Join(reviewStrings(t, db, tablesQ), ",")
+			got := strings.Join(queryStrings(t, db, tablesQ), ",")
 			if got != "t_address,t_order_0,t_order_1,t_order_item_0,t_order_item_1" {
 				t.Errorf("%s %s: tables %s", driver, ds, got)
 			}
@@ -269,7 +276,7 @@ func TestGuardRichTemplate(t *testing.T) {
 		}
 	}
 	t.Run("postgres", func(t *testing.T) {
-		check(t, "pgx", []string{dbtest.Postgres(t, "review_ddl_rich_0"), dbtest.Postgres(t, "review_ddl_rich_1")},
+		check(t, "pgx", []string{dbtest.Postgres(t, "ddl_names_rich_0"), dbtest.Postgres(t, "ddl_names_rich_1")},
 			`SELECT tablename FROM pg_tables WHERE schemaname = 'public' ORDER BY 1`)
 	})
 	t.Run("sqlite", func(t *testing.T) {
@@ -279,13 +286,14 @@ func TestGuardRichTemplate(t *testing.T) {
 	})
 }
 
-// Guard: the MySQL flavour (backquotes, inline INDEX/KEY, CONSTRAINT
-// without a name, # comments, "strings", ENGINE/COMMENT options) runs on
-// the MySQL/MariaDB server, with FK names unique per database.
-func TestGuardMySQL(t *testing.T) {
-	dsns := []string{dbtest.MySQL(t, "review_ddl_my_0"), dbtest.MySQL(t, "review_ddl_my_1")}
+// TestDDLOfAMySQLTemplateRunsWithForeignKeyNamesUniquePerDatabase: the
+// MySQL flavour (backquotes, inline INDEX/KEY, CONSTRAINT without a name,
+// # comments, "strings", ENGINE/COMMENT options) runs on the MySQL/MariaDB
+// server, with FK names unique per database.
+func TestDDLOfAMySQLTemplateRunsWithForeignKeyNamesUniquePerDatabase(t *testing.T) {
+	dsns := []string{dbtest.MySQL(t, "ddl_names_my_0"), dbtest.MySQL(t, "ddl_names_my_1")}
 	rules := writeFile(t, "rules.yaml", ddlRules("mysql", dsns[0], dsns[1]))
-	tmpl := writeFile(t, "schema.sql", reviewAddress+"# t_order; comment\n"+
+	tmpl := writeFile(t, "schema.sql", addressTable+"# t_order; comment\n"+
 		"CREATE TABLE `t_order` (\n"+
 		"  order_id BIGINT NOT NULL,\n"+
 		"  user_id BIGINT NOT NULL,\n"+
@@ -309,10 +317,10 @@ func TestGuardMySQL(t *testing.T) {
 			t.Fatal(err)
 		}
 		defer db.Close()
-		if s, err := reviewApply(db, byDS[ds]); err != nil {
+		if s, err := applyAll(db, byDS[ds]); err != nil {
 			t.Fatalf("%s: %v\n%s", ds, err, s)
 		}
-		got := reviewStrings(t, db, `SELECT constraint_name FROM information_schema.table_constraints
+		got := queryStrings(t, db, `SELECT constraint_name FROM information_schema.table_constraints
 			WHERE table_schema = DATABASE() AND constraint_type = 'FOREIGN KEY' ORDER BY 1`)
 		want := "fk_addr_t_order_0,fk_addr_t_order_1,fk_t_order_0_parent,fk_t_order_1_parent"
 		if strings.Join(got, ",") != want {
@@ -321,8 +329,9 @@ func TestGuardMySQL(t *testing.T) {
 	}
 }
 
-// Guard: odd templates are errors (exit 1), never panics.
-func TestGuardOddInput(t *testing.T) {
+// TestDDLMalformedTemplateIsAnErrorNeverAPanic: truncated or odd templates
+// are errors (exit 1), never panics.
+func TestDDLMalformedTemplateIsAnErrorNeverAPanic(t *testing.T) {
 	rules := writeFile(t, "rules.yaml", ddlRules("sqlite", "file:a.db", "file:b.db"))
 	for _, src := range []string{
 		"CREATE", "CREATE TABLE", "CREATE TABLE t_order", "CREATE INDEX", "CREATE INDEX ON", "CREATE UNIQUE",
@@ -341,13 +350,12 @@ func TestGuardOddInput(t *testing.T) {
 	}
 }
 
-// Bug: uniqueName finds the logic table's name in a lower-cased copy of
-// the index name and cuts the original at that offset, but lower-casing
-// can change a name's length in bytes. Ⱥ (U+023A, 2 bytes) lowers to ⱥ
-// (3 bytes): CREATE INDEX Ⱥ_t_order ON t_order panics (slice bounds out
-// of range). İ (2 bytes) lowers to i (1 byte): CREATE INDEX İ_t_order
-// becomes "İt_order_0r" instead of "İ_t_order_0".
-func TestUnicodeIndexName(t *testing.T) {
+// TestDDLRenamesIndexNamesWhoseLowerCaseChangesLength: lower-casing can
+// change a name's length in bytes (Ⱥ, U+023A, 2 bytes, lowers to ⱥ, 3
+// bytes; İ, 2 bytes, to i, 1 byte), so an offset found in a lower-cased
+// copy must not cut the original: Ⱥ_t_order and İ_t_order on t_order
+// become Ⱥ_t_order_0 and İ_t_order_0, without a panic.
+func TestDDLRenamesIndexNamesWhoseLowerCaseChangesLength(t *testing.T) {
 	rules := writeFile(t, "rules.yaml", ddlRules("pgx", "postgres://a/b", "postgres://a/c"))
 	for _, idx := range []string{"\u023A_t_order", "\u0130_t_order"} {
 		tmpl := writeFile(t, "t_order.sql", "CREATE TABLE t_order (id BIGINT PRIMARY KEY);\nCREATE INDEX "+idx+" ON t_order (id);\n")
@@ -360,11 +368,12 @@ func TestUnicodeIndexName(t *testing.T) {
 	}
 }
 
-// Bug (naming): the logic name is found anywhere in an index name, not as
-// a whole part of it, so t_orders_idx on t_order becomes t_order_0s_idx
-// (the help promises the logic table's name is replaced, else the
-// physical name appended: t_orders_idx_t_order_0).
-func TestIndexNameSubstring(t *testing.T) {
+// TestUniqueNameReplacesTheLogicNameOnlyAsAWholePart: the help promises
+// the logic table's name in an index name is replaced, else the physical
+// name appended. The logic name counts only as a whole part of the index
+// name: t_orders_idx on t_order becomes t_orders_idx_t_order_0, not
+// t_order_0s_idx.
+func TestUniqueNameReplacesTheLogicNameOnlyAsAWholePart(t *testing.T) {
 	for _, tc := range []struct{ name, logic, phys, want string }{
 		{"t_orders_idx", "t_order", "t_order_0", "t_orders_idx_t_order_0"},
 		{"idx_username", "user", "user_0", "idx_username_user_0"},
@@ -375,10 +384,10 @@ func TestIndexNameSubstring(t *testing.T) {
 	}
 }
 
-// Bug (JSON): logicTable echoes the spelling given on the command line
-// (-table T_ORDER -> "T_ORDER"), while targets -o json (and the rules)
-// say t_order, so the two outputs do not join on logicTable.
-func TestJSONLogicTableSpelling(t *testing.T) {
+// TestDDLJSONLogicTableIsTheRulesSpelling: logicTable is spelled as the
+// rules spell it (t_order), whatever -table says (T_ORDER), so ddl's and
+// targets' -o json outputs join on it.
+func TestDDLJSONLogicTableIsTheRulesSpelling(t *testing.T) {
 	rules := writeFile(t, "rules.yaml", ddlRules("sqlite", "a.db", "b.db"))
 	tmpl := writeFile(t, "schema.sql", ddlTemplate)
 	for ds, es := range ddlJSON(t, "-rules", rules, "-template", tmpl, "-table", "T_ORDER") {
