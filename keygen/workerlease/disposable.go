@@ -24,7 +24,7 @@ var ErrWorkersExhausted = errors.New("workerlease: disposable worker ids exhaust
 // DisposableConfig configures NewDisposable. Only DB is required.
 type DisposableConfig struct {
 	DB      *sql.DB
-	Dialect Dialect // Detect (0) derives it from DB's driver
+	Dialect Dialect // Detect (0) derives it from DB's driver; see Config.Dialect
 	// Table is the auto-increment table; default shardkey_worker_node. One
 	// table is one id space: give each service sharing a database its own.
 	Table string
@@ -69,12 +69,11 @@ func NewDisposable(ctx context.Context, cfg DisposableConfig) (*Disposable, erro
 		return nil, errors.New("workerlease: DisposableConfig.DB is nil")
 	}
 	d := &Disposable{db: cfg.DB, dialect: cfg.Dialect, table: cfg.Table, instance: cfg.Instance, warn: cfg.WarnRemaining, logger: cfg.Logger}
-	if d.dialect == Detect {
-		var err error
-		if d.dialect, err = detectDialect(cfg.DB); err != nil {
-			return nil, err
-		}
+	dia, err := resolveDialect(cfg.DB, cfg.Dialect, "DisposableConfig.Dialect")
+	if err != nil {
+		return nil, err
 	}
+	d.dialect = dia
 	if d.table == "" {
 		d.table = DefaultDisposableTable
 	}

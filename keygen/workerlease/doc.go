@@ -8,7 +8,13 @@
 //
 // The package imports no database driver: the caller opens the *sql.DB.
 // The dialect is detected from the driver's package (jackc/pgx and lib/pq
-// are PostgreSQL, go-sql-driver/mysql is MySQL) or set in Config.Dialect.
+// are PostgreSQL, go-sql-driver/mysql is MySQL) or set in Config.Dialect
+// (DisposableConfig.Dialect). A driver wrapped by one that hides it, as
+// XSAM/otelsql's does, cannot be told: set the dialect, else New refuses
+// the database with ErrUnknownDialect rather than guess.
+//
+//	db, err := otelsql.Open("pgx", dsn)
+//	src, err := workerlease.New(ctx, workerlease.Config{DB: db, Dialect: workerlease.PostgreSQL})
 //
 // # Promise
 //

@@ -9,12 +9,11 @@ import (
 	"fmt"
 	"log/slog"
 	"os"
-	"reflect"
 	"regexp"
 	"strconv"
-	"strings"
 	"time"
 
+	"github.com/shardkey/shardkey/internal/dialect"
 	"github.com/shardkey/shardkey/keygen"
 )
 
@@ -65,13 +64,22 @@ const ownerSuffixLen = 17
 // namespace is held.
 var ErrNoFreeWorker = errors.New("workerlease: no free worker id")
 
+// ErrUnknownDialect is wrapped by New's and NewDisposable's error when the
+// dialect is Detect and the driver of DB is not one whose dialect is known
+// (a wrapper such as otelsql hides the driver it wraps: set the config's
+// Dialect), or when Dialect is not one of the constants. The database is
+// then not touched: no dialect is ever guessed.
+var ErrUnknownDialect = errors.New("workerlease: unknown SQL dialect")
+
 // Config configures a Source. Only DB is required.
 type Config struct {
 	// DB is the database holding the lease table. The Source does not
 	// close it.
 	DB *sql.DB
 	// Dialect is the database's dialect; Detect (0) derives it from the
-	// package of DB's driver.
+	// package of DB's driver, which needs it set when that driver is
+	// wrapped by one that hides it (XSAM/otelsql's). A Dialect that
+	// contradicts a recognised driver is an error.
 	Dialect Dialect
 	// Table is the lease table, optionally schema-qualified; default
 	// shardkey_worker. Letters, digits and underscores only.
@@ -149,16 +157,11 @@ func New(ctx context.Context, cfg Config) (*Source, error) {
 		safeGuard: cfg.SafeGuard,
 		logger:    cfg.Logger,
 	}
-	if s.dialect == Detect {
-		d, err := detectDialect(cfg.DB)
-		if err != nil {
-			return nil, err
-		}
-		s.dialect = d
+	d, err := resolveDialect(cfg.DB, cfg.Dialect, "Config.Dialect")
+	if err != nil {
+		return nil, err
 	}
-	if s.dialect != PostgreSQL && s.dialect != MySQL {
-		return nil, fmt.Errorf("workerlease: unknown dialect %v", s.dialect)
-	}
+	s.dialect = d
 	if s.table == "" {
 		s.table = DefaultTable
 	}
@@ -204,23 +207,39 @@ func ceilMs(d time.Duration) time.Duration {
 	return (d + time.Millisecond - 1) / time.Millisecond * time.Millisecond
 }
 
-// detectDialect maps the driver's package path to a dialect.
-func detectDialect(db *sql.DB) (Dialect, error) {
-	t := reflect.TypeOf(db.Driver())
-	for t != nil && t.Kind() == reflect.Pointer {
-		t = t.Elem()
+// resolveDialect returns asked, or when it is Detect the dialect of db's
+// driver; field names the setting for messages.
+func resolveDialect(db *sql.DB, asked Dialect, field string) (Dialect, error) {
+	if asked != Detect && asked != PostgreSQL && asked != MySQL {
+		return Detect, fmt.Errorf("%w: %s is %v", ErrUnknownDialect, field, asked)
 	}
-	pkg := ""
-	if t != nil {
-		pkg = t.PkgPath()
-	}
+	detected, err := detectDialect(db)
 	switch {
-	case strings.Contains(pkg, "jackc/pgx"), strings.Contains(pkg, "lib/pq"):
-		return PostgreSQL, nil
-	case strings.Contains(pkg, "go-sql-driver/mysql"):
-		return MySQL, nil
+	case err != nil && !errors.Is(err, ErrUnknownDialect):
+		return Detect, err // a driver of a dialect leases cannot use
+	case err != nil && asked == Detect:
+		return Detect, fmt.Errorf("%w; set %s", err, field)
+	case err != nil:
+		return asked, nil // the override
+	case asked != Detect && asked != detected:
+		// Both are known: the setting is a mistake, not an override.
+		return Detect, fmt.Errorf("workerlease: %s is %v but driver %T speaks %v", field, asked, db.Driver(), detected)
 	}
-	return Detect, fmt.Errorf("workerlease: cannot tell the dialect of driver %T (package %q); set Config.Dialect", db.Driver(), pkg)
+	return detected, nil
+}
+
+// detectDialect tells the dialect of db's driver (internal/dialect).
+func detectDialect(db *sql.DB) (Dialect, error) {
+	switch dialect.FromDB(db) {
+	case dialect.Postgres:
+		return PostgreSQL, nil
+	case dialect.MySQL:
+		return MySQL, nil
+	case dialect.SQLite:
+		return Detect, fmt.Errorf("workerlease: driver %T is SQLite's; leases need PostgreSQL or MySQL/MariaDB", db.Driver())
+	}
+	return Detect, fmt.Errorf("%w: driver %T is not one whose dialect is known (a wrapper such as otelsql hides the driver it wraps)",
+		ErrUnknownDialect, db.Driver())
 }
 
 // defaultInstance is host name, pid and a random suffix.
