@@ -1,31 +1,25 @@
-//go:build difftest_repro
-
-// Minimal reproductions of the divergences the differential tester found,
-// each checking the physical tables directly. They are behind a build tag
-// so that CI reports a divergence once (through TestWritesAgreeWithOracle);
-// run them with
-//
-//	SHARDKEY_REQUIRE_DB=1 go test -tags difftest_repro -run Repro -v ./internal/difftest/
+// Writes in their smallest form, on the tester's layout, each checked
+// against the physical tables directly: shapes where the layers and the
+// oracle could part (a panic, a row stored where it does not route, a
+// value the database changes after routing, a condition read as none).
 package difftest
 
 import (
 	"context"
-	"database/sql"
 	"fmt"
 	"testing"
 
 	"gorm.io/gorm"
 	"gorm.io/gorm/logger"
 
-	"github.com/shardkey/shardkey/gormplugin"
 	"github.com/shardkey/shardkey/shardconf"
 	"github.com/shardkey/shardkey/sqlhook"
 )
 
-// reproWorld is the tester's layout on two SQLite files, tables created.
-func reproWorld(t *testing.T) *world {
+// sqliteWorld is the tester's layout on two SQLite files, tables created.
+func sqliteWorld(t *testing.T) *world {
 	t.Helper()
-	return newWorld(t, openBackend(t, "sqlite", "repro"))
+	return newWorld(t, openBackend(t, "sqlite", "wcase"))
 }
 
 // rowsIn returns the t_order rows of one physical table, read directly.
@@ -38,13 +32,12 @@ func rowsIn(t *testing.T, w *world, tg shardconf.Target) []row {
 	return rows
 }
 
-// TestReproUpdateNamedTableDoesNotPanic: db.Table("t_order").Where(...)
+// TestGormUpdateOfANamedTableNeverPanics: db.Table("t_order").Where(...)
 // .Update / .Updates(Order{...}) through gormplugin, where GORM's Model is
-// the Dest itself (a map, or a struct holding a slice). Found at seed
-// 20261126: "panic: runtime error: comparing uncomparable type
-// map[string]interface {}" (and "... difftest.Order").
-func TestReproUpdateNamedTableDoesNotPanic(t *testing.T) {
-	w := reproWorld(t)
+// the Dest itself (a map, or a struct holding a slice, neither of which
+// compares with ==), updates or is refused, never panics.
+func TestGormUpdateOfANamedTableNeverPanics(t *testing.T) {
+	w := sqliteWorld(t)
 	c := newGormClient(t, w)
 	for _, tc := range []struct {
 		name string
@@ -71,23 +64,23 @@ func TestReproUpdateNamedTableDoesNotPanic(t *testing.T) {
 	}
 }
 
-// TestReproSQLHookInsertIntoPhysicalTableIsRouted: through sqlhook, an
-// INSERT naming a physical table (t_order_1) was sent unchanged to the
-// default data source. Found at seed 3, step 60 (sql.physical.insert): the
-// row (order 1, user 3) routes to ds_1.t_order_1 and was stored in
-// ds_0.t_order_1; seed 20261126 step 398 on MariaDB: (order 0, user 0)
-// routes to ds_0.t_order_0 and was stored in ds_0.t_order_2.
-func TestReproSQLHookInsertIntoPhysicalTableIsRouted(t *testing.T) {
+// TestSQLHookInsertNamingAPhysicalTableStoresRowsOnlyWhereTheyRoute:
+// through sqlhook, an INSERT naming a physical table is routed by its row,
+// not sent to the default data source: (order 1, user 3) named in its own
+// table t_order_1 lands in ds_1.t_order_1, and (order 0, user 0) named in
+// another table of ds_0 (t_order_2) is refused. Every physical table
+// holds only rows that route to it.
+func TestSQLHookInsertNamingAPhysicalTableStoresRowsOnlyWhereTheyRoute(t *testing.T) {
 	for _, name := range []string{"postgres", "mariadb", "sqlite"} {
 		t.Run(name, func(t *testing.T) {
-			w := newWorld(t, openBackend(t, name, "repro"))
+			w := newWorld(t, openBackend(t, name, "wcase"))
 			db, err := sqlhook.Open(w.b.config(t))
 			if err != nil {
 				t.Fatal(err)
 			}
 			defer db.Close()
 			for _, q := range []string{
-				// order 1, user 3: ds_1.t_order_1, named in its own table but sent to ds_0
+				// order 1, user 3: ds_1.t_order_1, named in its own table
 				"INSERT INTO t_order_1 (order_id, user_id, note) VALUES (1, 3, 'x')",
 				// order 0, user 0: ds_0.t_order_0, named in another table of ds_0
 				"INSERT INTO t_order_2 (order_id, user_id, note) VALUES (0, 0, 'y')",
@@ -110,18 +103,17 @@ func TestReproSQLHookInsertIntoPhysicalTableIsRouted(t *testing.T) {
 	}
 }
 
-// TestReproSQLiteShardingValueBeyondInt64IsRefused: on SQLite, a
-// user_id above the int64 range (a uint64 argument, its decimal string,
-// or a literal) is accepted and routed by its exact value, and SQLite
-// stores it as a REAL (9.223372036854776e+18): a sharding value that no
-// longer is the one it was routed by (9223372036854775809 is odd, ds_1;
-// the stored 2^63 is even) and that no integer condition finds. PostgreSQL
-// and MariaDB reject the value themselves. Found at seed 20261126,
-// step 34 (sql.insert.hugeuser).
-func TestReproSQLiteShardingValueBeyondInt64IsRefused(t *testing.T) {
+// TestSQLHookRefusesSQLiteShardingValueBeyondInt64: on SQLite, a user_id
+// above the int64 range (a uint64 argument, its decimal string, or a
+// literal) would be routed by its exact value and stored as a REAL
+// (9.223372036854776e+18): a sharding value that is no longer the one it
+// was routed by (9223372036854775809 is odd, ds_1; the stored 2^63 is
+// even) and that no integer condition finds. sqlhook refuses it and
+// stores nothing. PostgreSQL and MariaDB reject the value themselves.
+func TestSQLHookRefusesSQLiteShardingValueBeyondInt64(t *testing.T) {
 	for i, arg := range []any{uint64(1<<63 + 1), "9223372036854775809", nil} {
 		t.Run(fmt.Sprintf("%T", arg), func(t *testing.T) {
-			w := newWorld(t, openBackend(t, "sqlite", fmt.Sprintf("repro%d", i)))
+			w := newWorld(t, openBackend(t, "sqlite", fmt.Sprintf("wcase%d", i)))
 			db, err := sqlhook.Open(w.b.config(t))
 			if err != nil {
 				t.Fatal(err)
@@ -144,18 +136,14 @@ func TestReproSQLiteShardingValueBeyondInt64IsRefused(t *testing.T) {
 	}
 }
 
-// TestReproGormBetweenOnShardingColumnRoutesAsRange: through gormplugin,
-// Where("k BETWEEN ? AND ?") on a sharding column is read as no condition
-// at all (conds.go's comparison reads only "col op value" and "col IN"),
-// so a strict *gorm.DB refuses it with ErrMissingShardingKey, while
-// sqlhook routes the same statement through the algorithm's range
-// (DoRangeSharding of a Go RangeShardingAlgorithm, or MOD's every-table
-// answer) and Where("k >= ? AND k <= ?") is routed by gormplugin too. A
-// refusal, not a wrong answer: fail closed, but a Go range algorithm's
-// BETWEEN never reaches it from GORM. Found by gorm.algo.update.between
-// and gorm.algo.delete.between (100% refused at every seed).
-func TestReproGormBetweenOnShardingColumnRoutesAsRange(t *testing.T) {
-	w := reproWorld(t)
+// TestGormBetweenOnAShardingColumnRoutesAsTheRange: through gormplugin,
+// Where("k BETWEEN ? AND ?") on a sharding column is the inclusive range,
+// as Where("k >= ? AND k <= ?") is and as sqlhook reads it, so a strict
+// *gorm.DB routes it through the algorithm's range (DoRangeSharding of a
+// Go RangeShardingAlgorithm, or MOD's every-table answer) instead of
+// refusing it with ErrMissingShardingKey.
+func TestGormBetweenOnAShardingColumnRoutesAsTheRange(t *testing.T) {
+	w := sqliteWorld(t)
 	c := newGormClient(t, w)
 	db := c.strict.Session(&gorm.Session{Logger: logger.Discard})
 	for _, tc := range []struct{ name, where string }{
@@ -176,6 +164,3 @@ func TestReproGormBetweenOnShardingColumnRoutesAsRange(t *testing.T) {
 		}
 	})
 }
-
-var _ = sql.ErrNoRows
-var _ = gormplugin.ErrUnsupported
