@@ -8,7 +8,12 @@ require (
 	github.com/glebarez/go-sqlite v1.21.2
 	github.com/glebarez/sqlite v1.11.0
 	github.com/jackc/pgx/v5 v5.12.0
-	github.com/shardkey/shardkey v0.0.0-00010101000000-000000000000
+	github.com/shardkey/shardkey v0.1.0
+	github.com/shardkey/shardkey/entmixin v0.1.0
+	github.com/shardkey/shardkey/examples v0.1.0
+	github.com/shardkey/shardkey/gormplugin v0.1.0
+	github.com/shardkey/shardkey/internal/dbtest v0.1.0
+	github.com/shardkey/shardkey/sqlhook v0.1.0
 	github.com/sony/sonyflake v1.2.0
 	gorm.io/driver/mysql v1.6.0
 	gorm.io/gorm v1.31.2
@@ -41,6 +46,7 @@ require (
 	github.com/pingcap/log v1.1.0 // indirect
 	github.com/pingcap/tidb/pkg/parser v0.0.0-20251126154744-e4e814fdc0af // indirect
 	github.com/remyoudompheng/bigfft v0.0.0-20230129092748-24d4a6f8daec // indirect
+	github.com/shardkey/shardkey/internal/merge v0.1.0 // indirect
 	github.com/tetratelabs/wazero v1.9.0 // indirect
 	github.com/wasilibs/go-pgquery v0.0.0-20250409022910-10ac41983c07 // indirect
 	github.com/wasilibs/wazero-helpers v0.0.0-20240620070341-3dff1577cd52 // indirect
@@ -64,3 +70,15 @@ require (
 )
 
 replace github.com/shardkey/shardkey => ..
+
+replace github.com/shardkey/shardkey/internal/merge => ../internal/merge
+
+replace github.com/shardkey/shardkey/internal/dbtest => ../internal/dbtest
+
+replace github.com/shardkey/shardkey/gormplugin => ../gormplugin
+
+replace github.com/shardkey/shardkey/sqlhook => ../sqlhook
+
+replace github.com/shardkey/shardkey/entmixin => ../entmixin
+
+replace github.com/shardkey/shardkey/examples => ../examples

@@ -10,7 +10,7 @@ import (
 	entsql "entgo.io/ent/dialect/sql"
 
 	"github.com/shardkey/shardkey/entmixin"
-	"github.com/shardkey/shardkey/examples/ent/ent"
+	ent "github.com/shardkey/shardkey/entmixin/internal/testent"
 	"github.com/shardkey/shardkey/keygen"
 	"github.com/shardkey/shardkey/keygen/keygentest"
 )

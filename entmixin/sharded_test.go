@@ -10,8 +10,8 @@ import (
 	"entgo.io/ent/dialect"
 	entsql "entgo.io/ent/dialect/sql"
 
-	"github.com/shardkey/shardkey/examples/ent/ent"
-	"github.com/shardkey/shardkey/examples/ent/ent/order"
+	ent "github.com/shardkey/shardkey/entmixin/internal/testent"
+	"github.com/shardkey/shardkey/entmixin/internal/testent/order"
 	"github.com/shardkey/shardkey/internal/dbtest"
 	"github.com/shardkey/shardkey/keygen"
 	"github.com/shardkey/shardkey/shardconf"

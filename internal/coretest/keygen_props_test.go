@@ -1,4 +1,4 @@
-package shardconf_test
+package coretest_test
 
 import (
 	"context"

@@ -1,4 +1,4 @@
-package merge_test
+package difftest_test
 
 import (
 	"errors"

@@ -1,4 +1,4 @@
-package keygen_test
+package coretest_test
 
 import (
 	"bufio"
