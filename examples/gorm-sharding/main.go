@@ -115,64 +115,18 @@ func run(ctx context.Context, cfg config, stdout io.Writer) error {
 	} else if err := os.MkdirAll(cfg.Dir, 0o755); err != nil {
 		return err
 	}
-	// Each *gorm.DB needs a gorm.Config of its own: GORM keeps its
-	// callbacks and plugins in it.
-	gcfg := func() *gorm.Config {
-		c := &gorm.Config{Logger: logger.Discard}
-		if cfg.SQL != nil {
-			c.Logger = logger.New(log.New(cfg.SQL, "", 0), logger.Config{LogLevel: logger.Info})
-		}
-		return c
+	srcs, err := openDataSources(rules, cfg, stdout)
+	if err != nil {
+		return err
 	}
-
-	// One *gorm.DB, one pool, per data source.
-	pools := map[string]gorm.ConnPool{}
-	sqlDBs := map[string]*sql.DB{}
-	var first *gorm.DB
-	var firstKind string
-	for i, ds := range rules.DataSources {
-		dsn := ds.DSN
-		if i < len(cfg.DSNs) && cfg.DSNs[i] != "" {
-			dsn = cfg.DSNs[i]
-		} else if ds.Driver == "sqlite" && !filepath.IsAbs(dsn) && !strings.HasPrefix(dsn, "file:") {
-			dsn = filepath.Join(cfg.Dir, dsn)
-		}
-		dialector, kind := open(dsn)
-		db, err := gorm.Open(dialector, gcfg())
-		if err != nil {
-			return fmt.Errorf("data source %s: %w", ds.Name, err)
-		}
-		pool, err := db.DB()
-		if err != nil {
-			return err
-		}
-		defer pool.Close()
-		pools[ds.Name], sqlDBs[ds.Name] = pool, pool
-		fmt.Fprintf(stdout, "data source %s: %s\n", ds.Name, kind)
-		if first == nil {
-			first, firstKind = db, kind
-		}
-	}
-	if first == nil {
-		return errors.New("the rules name no data source")
-	}
+	defer srcs.close()
 
 	// db routes by the rules and refuses statements without the sharding
 	// key; scatter, over the same pools, runs them on every table.
-	db := first.WithContext(ctx)
-	if err := db.Use(gormplugin.New(nil, gormplugin.WithRules(router), gormplugin.WithDataSources(pools))); err != nil {
-		return err
-	}
-	scatter, err := gorm.Open(reuse(firstKind, sqlDBs[rules.DataSources[0].Name]), gcfg())
+	db, scatter, err := srcs.gormDBs(ctx, router)
 	if err != nil {
 		return err
 	}
-	scatter = scatter.WithContext(ctx)
-	err = scatter.Use(gormplugin.New(nil, gormplugin.WithRules(router), gormplugin.WithDataSources(pools), gormplugin.WithScatter()))
-	if err != nil {
-		return err
-	}
-
 	targets, err := router.Targets("t_order")
 	if err != nil {
 		return err
@@ -183,9 +137,103 @@ func run(ctx context.Context, cfg config, stdout io.Writer) error {
 	if err := db.AutoMigrate(&Order{}); err != nil {
 		return fmt.Errorf("migrate: %w", err)
 	}
+	orders, err := createOrders(db, router, stdout)
+	if err != nil {
+		return err
+	}
+	if err := readByKey(db, orders, stdout); err != nil {
+		return err
+	}
+	refuseWithoutKey(db, orders[4], stdout)
+	if err := readScattered(scatter, router, stdout); err != nil {
+		return err
+	}
+	return countRows(ctx, srcs.sqlDBs, targets, stdout)
+}
 
-	// Each user's orders are one batch in one database: the plugin keys
-	// them, then sends one INSERT per table, in one transaction.
+// dataSources holds one *gorm.DB, one pool, per data source of the rules.
+type dataSources struct {
+	cfg       config
+	pools     map[string]gorm.ConnPool
+	sqlDBs    map[string]*sql.DB
+	first     *gorm.DB // the first data source's, which the plugins are installed on
+	firstKind string
+	firstName string
+}
+
+// gormConfig is a new gorm.Config: each *gorm.DB needs one of its own, as
+// GORM keeps its callbacks and plugins in it.
+func (cfg config) gormConfig() *gorm.Config {
+	c := &gorm.Config{Logger: logger.Discard}
+	if cfg.SQL != nil {
+		c.Logger = logger.New(log.New(cfg.SQL, "", 0), logger.Config{LogLevel: logger.Info})
+	}
+	return c
+}
+
+// openDataSources opens the rules' data sources, a DSN of cfg.DSNs
+// replacing a rule's and a relative SQLite file placed in cfg.Dir.
+func openDataSources(rules *shardconf.Config, cfg config, stdout io.Writer) (*dataSources, error) {
+	srcs := &dataSources{cfg: cfg, pools: map[string]gorm.ConnPool{}, sqlDBs: map[string]*sql.DB{}}
+	for i, ds := range rules.DataSources {
+		dsn := ds.DSN
+		if i < len(cfg.DSNs) && cfg.DSNs[i] != "" {
+			dsn = cfg.DSNs[i]
+		} else if ds.Driver == "sqlite" && !filepath.IsAbs(dsn) && !strings.HasPrefix(dsn, "file:") {
+			dsn = filepath.Join(cfg.Dir, dsn)
+		}
+		dialector, kind := open(dsn)
+		db, err := gorm.Open(dialector, cfg.gormConfig())
+		if err != nil {
+			srcs.close()
+			return nil, fmt.Errorf("data source %s: %w", ds.Name, err)
+		}
+		pool, err := db.DB()
+		if err != nil {
+			srcs.close()
+			return nil, err
+		}
+		srcs.pools[ds.Name], srcs.sqlDBs[ds.Name] = pool, pool
+		fmt.Fprintf(stdout, "data source %s: %s\n", ds.Name, kind)
+		if srcs.first == nil {
+			srcs.first, srcs.firstKind, srcs.firstName = db, kind, ds.Name
+		}
+	}
+	if srcs.first == nil {
+		return nil, errors.New("the rules name no data source")
+	}
+	return srcs, nil
+}
+
+func (srcs *dataSources) close() {
+	for _, pool := range srcs.sqlDBs {
+		pool.Close()
+	}
+}
+
+// gormDBs installs the plugin on the first data source's *gorm.DB (db,
+// strict) and on a second *gorm.DB over the same pool (scatter, WithScatter).
+func (srcs *dataSources) gormDBs(ctx context.Context, router *shardconf.Router) (db, scatter *gorm.DB, err error) {
+	db = srcs.first.WithContext(ctx)
+	if err := db.Use(gormplugin.New(nil, gormplugin.WithRules(router), gormplugin.WithDataSources(srcs.pools))); err != nil {
+		return nil, nil, err
+	}
+	scatter, err = gorm.Open(reuse(srcs.firstKind, srcs.sqlDBs[srcs.firstName]), srcs.cfg.gormConfig())
+	if err != nil {
+		return nil, nil, err
+	}
+	scatter = scatter.WithContext(ctx)
+	err = scatter.Use(gormplugin.New(nil, gormplugin.WithRules(router), gormplugin.WithDataSources(srcs.pools), gormplugin.WithScatter()))
+	if err != nil {
+		return nil, nil, err
+	}
+	return db, scatter, nil
+}
+
+// createOrders writes three orders for each of users 1 to 4 and prints
+// where each went. Each user's orders are one batch in one database: the
+// plugin keys them, then sends one INSERT per table, in one transaction.
+func createOrders(db *gorm.DB, router *shardconf.Router, stdout io.Writer) ([]Order, error) {
 	var orders []Order
 	for user := int64(1); user <= 4; user++ {
 		batch := []Order{
@@ -194,21 +242,25 @@ func run(ctx context.Context, cfg config, stdout io.Writer) error {
 			{UserID: user, Status: "paid", Amount: user*100 + 2},
 		}
 		if err := db.Create(&batch).Error; err != nil {
-			return err
+			return nil, err
 		}
 		for _, o := range batch {
 			ts, err := router.Route("t_order", shardconf.Eq("user_id", o.UserID), shardconf.Eq("order_id", o.OrderID))
 			if err != nil {
-				return err
+				return nil, err
 			}
 			fmt.Fprintf(stdout, "order %s: user %d, amount %d, %s -> %s\n", o.OrderID, o.UserID, o.Amount, o.Status, joinTargets(ts))
 		}
 		orders = append(orders, batch...)
 	}
 	// One batch cannot span databases: one transaction could not hold it.
-	err = db.Create(&[]Order{{UserID: 1, Status: "new"}, {UserID: 2, Status: "new"}}).Error
+	err := db.Create(&[]Order{{UserID: 1, Status: "new"}, {UserID: 2, Status: "new"}}).Error
 	fmt.Fprintf(stdout, "batch for users 1 and 2: %s\n", outcome(err))
+	return orders, nil
+}
 
+// readByKey reads and updates orders by their sharding key.
+func readByKey(db *gorm.DB, orders []Order, stdout io.Writer) error {
 	// A point read by the whole sharding key reaches one table.
 	want := orders[4]
 	var got Order
@@ -237,25 +289,32 @@ func run(ctx context.Context, cfg config, stdout io.Writer) error {
 		return err
 	}
 	fmt.Fprintf(stdout, "user 3, 3 order ids: %d orders, amounts %s\n", len(mine), amounts(mine))
+	return nil
+}
 
-	// A sharding column without a condition: the rules cannot say where the
-	// rows are, so the statement is refused rather than run on one guessed
-	// table.
-	var paid []Order
-	err = db.Where("status = ?", "paid").Find(&paid).Error
+// refuseWithoutKey shows statements refused on the strict db. A sharding
+// column without a condition: the rules cannot say where the rows are, so
+// the statement is refused rather than run on one guessed table.
+func refuseWithoutKey(db *gorm.DB, known Order, stdout io.Writer) {
+	var found []Order
+	err := db.Where("status = ?", "paid").Find(&found).Error
 	fmt.Fprintf(stdout, "status = paid: %s\n", outcome(err))
-	err = db.Where("user_id = ?", 3).Find(&mine).Error
+	err = db.Where("user_id = ?", 3).Find(&found).Error
 	fmt.Fprintf(stdout, "user_id = 3 alone: %s\n", outcome(err))
-	err = db.First(&got, want.OrderID).Error
-	fmt.Fprintf(stdout, "order %s alone: %s\n", want.OrderID, outcome(err))
+	var got Order
+	err = db.First(&got, known.OrderID).Error
+	fmt.Fprintf(stdout, "order %s alone: %s\n", known.OrderID, outcome(err))
+}
 
-	// The scatter *gorm.DB opted in: every table the other conditions
-	// allow (here both tables of ds_1), merged as one table would answer
-	// (ORDER BY, LIMIT after the merge).
+// readScattered reads through the scatter *gorm.DB, which opted in: every
+// table the other conditions allow (here both tables of ds_1), merged as
+// one table would answer (ORDER BY, LIMIT after the merge).
+func readScattered(scatter *gorm.DB, router *shardconf.Router, stdout io.Writer) error {
 	ts, err := router.Scatter("t_order", shardconf.Eq("user_id", 3))
 	if err != nil {
 		return err
 	}
+	var mine, paid []Order
 	if err := scatter.Where("user_id = ?", 3).Order("amount").Find(&mine).Error; err != nil {
 		return err
 	}
@@ -274,8 +333,12 @@ func run(ctx context.Context, cfg config, stdout io.Writer) error {
 	fmt.Fprintf(stdout, "scatter status = paid over both databases: %d orders\n", nPaid)
 	err = scatter.Model(&Order{}).Where("status = ?", "paid").Update("status", "archived").Error
 	fmt.Fprintf(stdout, "update status = paid over both databases: %s\n", outcome(err))
+	return nil
+}
 
-	// What each physical table holds, asked of its database directly.
+// countRows prints what each physical table holds, asked of its database
+// directly.
+func countRows(ctx context.Context, sqlDBs map[string]*sql.DB, targets []shardconf.Target, stdout io.Writer) error {
 	var total int64
 	for _, t := range targets {
 		var n int64
