@@ -88,11 +88,7 @@ func run(ctx context.Context, cfg config, stdout io.Writer) error {
 		dsn = filepath.Join(dir, "shop.db")
 	}
 	dialector, kind := open(dsn)
-	gcfg := &gorm.Config{Logger: logger.Discard}
-	if cfg.SQL != nil {
-		gcfg.Logger = logger.New(log.New(cfg.SQL, "", 0), logger.Config{LogLevel: logger.Info})
-	}
-	db, err := gorm.Open(dialector, gcfg)
+	db, err := gorm.Open(dialector, cfg.gormConfig())
 	if err != nil {
 		return err
 	}
@@ -111,21 +107,46 @@ func run(ctx context.Context, cfg config, stdout io.Writer) error {
 	if err := db.AutoMigrate(&Customer{}, &Order{}); err != nil {
 		return fmt.Errorf("migrate: %w", err)
 	}
+	ada, err := createWithOrders(db, stdout)
+	if err != nil {
+		return err
+	}
+	if err := createInBatches(db, stdout); err != nil {
+		return err
+	}
+	if err := decode(ada.ID, stdout); err != nil {
+		return err
+	}
+	return readBack(db, ada.ID, stdout)
+}
 
-	// One create with a has-many association: the customer's key is issued
-	// first, then its orders', each order carrying the customer's key.
+func (cfg config) gormConfig() *gorm.Config {
+	c := &gorm.Config{Logger: logger.Discard}
+	if cfg.SQL != nil {
+		c.Logger = logger.New(log.New(cfg.SQL, "", 0), logger.Config{LogLevel: logger.Info})
+	}
+	return c
+}
+
+// createWithOrders is one create with a has-many association: the
+// customer's key is issued first, then its orders', each order carrying the
+// customer's key.
+func createWithOrders(db *gorm.DB, stdout io.Writer) (Customer, error) {
 	ada := Customer{Name: "Ada", Orders: []Order{{Amount: 1200}, {Amount: 350}}}
 	if err := db.Create(&ada).Error; err != nil {
-		return err
+		return Customer{}, err
 	}
 	fmt.Fprintf(stdout, "customer %s: %s\n", ada.ID, ada.Name)
 	for _, o := range ada.Orders {
 		fmt.Fprintf(stdout, "  order %s: customer %s, amount %d\n", o.ID, o.CustomerID, o.Amount)
 	}
+	return ada, nil
+}
 
-	// A batch of two rows per INSERT: each batch's keys come from one
-	// NextIDs call, which reserves its sequence range at once; the keys
-	// ascend in slice order.
+// createInBatches writes two rows per INSERT: each batch's keys come from
+// one NextIDs call, which reserves its sequence range at once; the keys
+// ascend in slice order.
+func createInBatches(db *gorm.DB, stdout io.Writer) error {
 	batch := []Customer{{Name: "Grace"}, {Name: "Edsger"}, {Name: "Barbara"}, {Name: "Donald"}, {Name: "Frances"}}
 	if err := db.CreateInBatches(&batch, 2).Error; err != nil {
 		return err
@@ -134,24 +155,32 @@ func run(ctx context.Context, cfg config, stdout io.Writer) error {
 	for _, c := range batch {
 		fmt.Fprintf(stdout, "  customer %s: %s\n", c.ID, c.Name)
 	}
+	return nil
+}
 
-	// A key is its own creation record. LayoutFor decodes SNOWFLAKE keys
-	// without a worker id (the generator itself is a keygen.Decomposer too).
+// decode shows that a key is its own creation record. LayoutFor decodes
+// SNOWFLAKE keys without a worker id (the generator itself is a
+// keygen.Decomposer too).
+func decode(id keygen.ID, stdout io.Writer) error {
 	layout, err := keygen.LayoutFor("SNOWFLAKE", nil)
 	if err != nil {
 		return err
 	}
-	p, err := layout.Decompose(ada.ID.Int64())
+	p, err := layout.Decompose(id.Int64())
 	if err != nil {
 		return err
 	}
 	fmt.Fprintf(stdout, "decoded %s: time %s, worker %d, sequence %d\n",
-		ada.ID, p.Time.UTC().Format(time.RFC3339Nano), p.Worker, p.Sequence)
-	fmt.Fprintf(stdout, "  as JSON %s, base62 %s\n", mustJSON(ada.ID), ada.ID.Base62())
+		id, p.Time.UTC().Format(time.RFC3339Nano), p.Worker, p.Sequence)
+	fmt.Fprintf(stdout, "  as JSON %s, base62 %s\n", mustJSON(id), id.Base62())
+	return nil
+}
 
-	// Read back by key, with the association.
+// readBack reads a customer by key, with the association, and counts the
+// rows of both tables.
+func readBack(db *gorm.DB, id keygen.ID, stdout io.Writer) error {
 	var back Customer
-	if err := db.Preload("Orders").First(&back, ada.ID).Error; err != nil {
+	if err := db.Preload("Orders").First(&back, id).Error; err != nil {
 		return err
 	}
 	fmt.Fprintf(stdout, "read back %s: %s with %d orders\n", back.ID, back.Name, len(back.Orders))
