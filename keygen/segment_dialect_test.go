@@ -16,7 +16,7 @@ var errHiddenDB = errors.New("no connection: the driver is a stand-in")
 
 // hidingDriver stands for a wrapping driver (otelsql's) that keeps the
 // driver it wraps to itself: its dialect cannot be told.
-type hidingDriver struct{ inner driver.Driver }
+type hidingDriver struct{}
 
 func (d *hidingDriver) Open(string) (driver.Conn, error) { return nil, errHiddenDB }
 

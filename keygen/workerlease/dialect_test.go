@@ -14,7 +14,7 @@ var errHiddenConn = errors.New("stand-in driver: no connection")
 
 // hidingDriver stands for a wrapping driver (otelsql's) that keeps the
 // driver it wraps to itself, so its dialect cannot be told.
-type hidingDriver struct{ inner driver.Driver }
+type hidingDriver struct{}
 
 func (*hidingDriver) Open(string) (driver.Conn, error) { return nil, errHiddenConn }
 
