@@ -20,7 +20,7 @@ import (
 // latin1 column sorts by latin1 bytes while Go holds UTF-8. Audit must read
 // every row as the application's value, whatever the page or protocol.
 
-// atOpen opens two databases of one kind (adv_ names: shared servers).
+// atOpen opens two databases of one kind, named name_0 and name_1.
 func atOpen(t *testing.T, which, name string) (driver string, dsns [2]string, dbs [2]*sql.DB) {
 	t.Helper()
 	switch which {
@@ -94,7 +94,7 @@ rules:
 func TestAuditReadsNumericAndFloatColumnsAsTheirNumbers(t *testing.T) {
 	for _, which := range []string{"sqlite", "postgres", "mariadb"} {
 		t.Run(which, func(t *testing.T) {
-			driver, dsns, dbs := atOpen(t, which, "adv_audit_num")
+			driver, dsns, dbs := atOpen(t, which, "audit_num")
 			rules := writeFile(t, "rules.yaml", fmt.Sprintf(atNumericRules, driver, dsns[0], dsns[1]))
 			r := auditRouter(t, rules)
 			for i := 0; i < 3; i++ {
@@ -170,7 +170,7 @@ func TestAuditPagesTextKeysOfEveryColumnType(t *testing.T) {
 		{"sqlite", "TEXT", []string{"À", "Á", "Â", "Ã", "a", "é", "z", "ü", "B"}},
 	} {
 		t.Run(c.which+" "+strings.Fields(c.keyType)[0], func(t *testing.T) {
-			driver, dsns, dbs := atOpen(t, c.which, "adv_audit_txt")
+			driver, dsns, dbs := atOpen(t, c.which, "audit_txt")
 			rules := writeFile(t, "rules.yaml", fmt.Sprintf(atTextKeyRules, driver, dsns[0], dsns[1]))
 			ph := "?"
 			if c.which == "postgres" {
@@ -279,7 +279,7 @@ func TestAuditRoutesTimesAsTheDatabaseStoresThem(t *testing.T) {
 		{"sqlite", "DATETIME", 0},
 	} {
 		t.Run(c.which+" "+c.colType, func(t *testing.T) {
-			driver, dsns, dbs := atOpen(t, c.which, "adv_audit_time")
+			driver, dsns, dbs := atOpen(t, c.which, "audit_time")
 			rules := writeFile(t, "rules.yaml", fmt.Sprintf(atIntervalRules, driver, dsns[0], dsns[1]))
 			r := auditRouter(t, rules)
 			ph := "?, ?"
