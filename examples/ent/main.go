@@ -63,13 +63,7 @@ func run(ctx context.Context, path, rules string) error {
 		defer os.RemoveAll(dir)
 		path = filepath.Join(dir, "shop.db")
 	}
-	var cfg *shardconf.Config
-	var err error
-	if rules != "" {
-		cfg, err = shardconf.Load(rules)
-	} else {
-		cfg, err = shardconf.Parse(defaultRules)
-	}
+	cfg, err := loadRules(rules)
 	if err != nil {
 		return err
 	}
@@ -90,20 +84,41 @@ func run(ctx context.Context, path, rules string) error {
 	if err := migrateTables(ctx, cfg); err != nil {
 		return fmt.Errorf("migrate: %w", err)
 	}
-	// Ada is created on the first run and found on the next ones.
+	ada, err := createUserAndPost(ctx, client)
+	if err != nil {
+		return err
+	}
+	return createOrders(ctx, client, ada)
+}
+
+func loadRules(path string) (*shardconf.Config, error) {
+	if path == "" {
+		return shardconf.Parse(defaultRules)
+	}
+	return shardconf.Load(path)
+}
+
+// createUserAndPost writes a post by Ada, who is created on the first run
+// and found on the next ones.
+func createUserAndPost(ctx context.Context, client *ent.Client) (*ent.User, error) {
 	ada, err := client.User.Query().Where(user.Email("ada@example.com")).Only(ctx)
 	if ent.IsNotFound(err) {
 		ada, err = client.User.Create().SetName("Ada").SetEmail("ada@example.com").Save(ctx)
 	}
 	if err != nil {
-		return err
+		return nil, err
 	}
 	post, err := client.Post.Create().SetTitle("Hello").SetAuthor(ada).Save(ctx)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	fmt.Printf("user %d, post %d by user %d\n", ada.ID, post.ID, post.QueryAuthor().OnlyIDX(ctx))
+	return ada, nil
+}
 
+// createOrders writes three orders of ada's to the sharded table and reads
+// each back, routed by its id.
+func createOrders(ctx context.Context, client *ent.Client, ada *ent.User) error {
 	orders, err := client.Order.CreateBulk(
 		client.Order.Create().SetUserID(ada.ID).SetAmount(10),
 		client.Order.Create().SetUserID(ada.ID).SetAmount(20),
@@ -124,39 +139,15 @@ func run(ctx context.Context, path, rules string) error {
 
 // migrateTables runs ent's migration on the rules' data source directly
 // (not through sqlhook), with each sharded table replaced by copies named
-// after its physical tables; index names get the physical table's name,
-// since SQLite and PostgreSQL keep index names per schema.
+// after its physical tables.
 func migrateTables(ctx context.Context, cfg *shardconf.Config) error {
 	router, err := shardconf.NewRouter(cfg)
 	if err != nil {
 		return err
 	}
-	tables, err := schema.CopyTables(migrate.Tables)
+	physical, err := physicalTables(router, migrate.Tables)
 	if err != nil {
 		return err
-	}
-	var physical []*schema.Table
-	for _, t := range tables {
-		if !router.IsSharded(t.Name) {
-			physical = append(physical, t)
-			continue
-		}
-		targets, err := router.Targets(t.Name)
-		if err != nil {
-			return err
-		}
-		for _, target := range targets {
-			c, err := schema.CopyTables([]*schema.Table{t})
-			if err != nil {
-				return err
-			}
-			pt := c[0]
-			pt.Name = target.Table
-			for _, idx := range pt.Indexes {
-				idx.Name += "_" + target.Table
-			}
-			physical = append(physical, pt)
-		}
 	}
 	ds := cfg.DataSources[0] // the example's one data source
 	db, err := sql.Open(ds.Driver, ds.DSN)
@@ -169,6 +160,40 @@ func migrateTables(ctx context.Context, cfg *shardconf.Config) error {
 		return err
 	}
 	return m.Create(ctx, physical...)
+}
+
+// physicalTables copies ent's tables, each sharded table replaced by one
+// copy per physical table; index names get the physical table's name,
+// since SQLite and PostgreSQL keep index names per schema.
+func physicalTables(router *shardconf.Router, logic []*schema.Table) ([]*schema.Table, error) {
+	tables, err := schema.CopyTables(logic)
+	if err != nil {
+		return nil, err
+	}
+	var physical []*schema.Table
+	for _, t := range tables {
+		if !router.IsSharded(t.Name) {
+			physical = append(physical, t)
+			continue
+		}
+		targets, err := router.Targets(t.Name)
+		if err != nil {
+			return nil, err
+		}
+		for _, target := range targets {
+			c, err := schema.CopyTables([]*schema.Table{t})
+			if err != nil {
+				return nil, err
+			}
+			pt := c[0]
+			pt.Name = target.Table
+			for _, idx := range pt.Indexes {
+				idx.Name += "_" + target.Table
+			}
+			physical = append(physical, pt)
+		}
+	}
+	return physical, nil
 }
 
 // openClient returns an ent client over sqlhook for the rules' data source.
