@@ -18,8 +18,8 @@
 //
 //	Unwrap() driver.Driver
 //
-// or by embedding driver.Driver as an exported field (as
-// qustavo/sqlhooks and DataDog's sqltrace do).
+// or by embedding driver.Driver as an exported field (as qustavo/sqlhooks's
+// Driver does). XSAM/otelsql's driver keeps it in an unexported field.
 package dialect
 
 import (
