@@ -77,6 +77,15 @@ func run(ctx context.Context, worker, epoch string, decode int64, stdout io.Writ
 	fmt.Fprintf(stdout, "decode %d: time %s, worker %d, sequence %d\n",
 		decode, p.Time.UTC().Format(time.RFC3339Nano), p.Worker, p.Sequence)
 
+	if err := newKey(ctx, r, layout, stdout); err != nil {
+		return err
+	}
+	return hashRoutes(r, stdout)
+}
+
+// newKey issues a key from t_order's generator, decodes it with the Java
+// layout and routes it.
+func newKey(ctx context.Context, r *shardconf.Router, layout keygen.Layout, stdout io.Writer) error {
 	col, gen, ok := r.KeyGenerator("t_order")
 	if !ok {
 		return fmt.Errorf("t_order has no key generator")
@@ -96,7 +105,12 @@ func run(ctx context.Context, worker, epoch string, decode int64, stdout io.Writ
 	}
 	fmt.Fprintf(stdout, "new %s %d: time %s, worker %d, sequence %d; user_id 7 -> %v\n",
 		col, id, q.Time.UTC().Format(time.RFC3339Nano), q.Worker, q.Sequence, ts)
+	return nil
+}
 
+// hashRoutes routes strings and longs by HASH_MOD and MOD, as a Java
+// ShardingSphere fleet routes them.
+func hashRoutes(r *shardconf.Router, stdout io.Writer) error {
 	for _, c := range []struct {
 		table, col string
 		v          any
