@@ -57,21 +57,8 @@ func openShop(ctx context.Context, c config, r *shardconf.Router) (*shop, error)
 	if s.targets, err = r.Targets("t_order"); err != nil {
 		return nil, err
 	}
-	// The tour needs t_order's data source chosen by user_id: a batch is
-	// one transaction, in one data source.
-	s.usersOf = map[string][]int64{}
-	for u := int64(0); u < users; u++ {
-		ts, err := r.Scatter("t_order", shardconf.Eq("user_id", u))
-		if err != nil {
-			return nil, fmt.Errorf("the rules must place t_order's rows by user_id: %w", err)
-		}
-		ds := ts[0].DataSource
-		for _, t := range ts[1:] {
-			if t.DataSource != ds {
-				return nil, fmt.Errorf("the rules must choose t_order's data source by user_id; user %d is in %s and %s", u, ds, t.DataSource)
-			}
-		}
-		s.usersOf[ds] = append(s.usersOf[ds], u)
+	if s.usersOf, err = usersByDataSource(r); err != nil {
+		return nil, err
 	}
 	plain := map[string]*gorm.DB{}
 	for _, ds := range r.DataSources() {
@@ -108,6 +95,27 @@ func openShop(ctx context.Context, c config, r *shardconf.Router) (*shop, error)
 		return nil, err
 	}
 	return s, nil
+}
+
+// usersByDataSource places the tour's users. The tour needs t_order's
+// data source chosen by user_id: a batch is one transaction, in one data
+// source.
+func usersByDataSource(r *shardconf.Router) (map[string][]int64, error) {
+	usersOf := map[string][]int64{}
+	for u := int64(0); u < users; u++ {
+		ts, err := r.Scatter("t_order", shardconf.Eq("user_id", u))
+		if err != nil {
+			return nil, fmt.Errorf("the rules must place t_order's rows by user_id: %w", err)
+		}
+		ds := ts[0].DataSource
+		for _, t := range ts[1:] {
+			if t.DataSource != ds {
+				return nil, fmt.Errorf("the rules must choose t_order's data source by user_id; user %d is in %s and %s", u, ds, t.DataSource)
+			}
+		}
+		usersOf[ds] = append(usersOf[ds], u)
+	}
+	return usersOf, nil
 }
 
 // openReport opens a second *gorm.DB on the first data source's pool,
