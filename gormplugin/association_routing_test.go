@@ -136,24 +136,24 @@ func TestSkipDefaultTransactionAssociationRefusalWritesNothing(t *testing.T) {
 	for _, be := range twoBackends {
 		t.Run(be, func(t *testing.T) {
 			e := newTwoDS(t, be, "skiptx_"+be, func() *gorm.Config { return &gorm.Config{SkipDefaultTransaction: true} })
-			if err := e.db.AutoMigrate(&R3User{}); err != nil { // unsharded: ds_0
+			if err := e.db.AutoMigrate(&OrderOwner{}); err != nil { // unsharded: ds_0
 				t.Fatal(err)
 			}
 			users := func() int64 {
 				var n int64
-				if err := e.chk[0].Model(&R3User{}).Count(&n).Error; err != nil {
+				if err := e.chk[0].Model(&OrderOwner{}).Count(&n).Error; err != nil {
 					t.Fatal(err)
 				}
 				return n
 			}
-			err := e.db.Create(&R3OrderOwner{Amount: 1, Owner: R3User{ID: 1, Name: "odd"}}).Error
+			err := e.db.Create(&OwnedOrder{Amount: 1, Owner: OrderOwner{ID: 1, Name: "odd"}}).Error
 			if !errors.Is(err, gormplugin.ErrUnsupported) {
 				t.Fatalf("owner moving the row to ds_1: %v", err)
 			}
 			if n := users(); n != 0 || len(e.placement(t)) != 0 {
 				t.Fatalf("refused create left %d users, %d orders", n, len(e.placement(t)))
 			}
-			o := R3OrderOwner{Amount: 2, Owner: R3User{ID: 2, Name: "even"}}
+			o := OwnedOrder{Amount: 2, Owner: OrderOwner{ID: 2, Name: "even"}}
 			if err := e.db.Create(&o).Error; err != nil {
 				t.Fatalf("owner in the row's data source: %v", err)
 			}

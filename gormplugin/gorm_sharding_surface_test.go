@@ -377,8 +377,8 @@ func TestLogicQualifiedColumnsWorkOnSingleTableStatements(t *testing.T) {
 // TestGoGormShardingSuiteCalls runs, in its own words, each case of
 // go-gorm/sharding's sharding_test.go whose calls a user writes, on the
 // three databases: those that give the answer one table would, and
-// those refused by design (see the final report of the change that added
-// this test, and the package documentation).
+// those refused by design (the package documentation says which and
+// why).
 func TestGoGormShardingSuiteCalls(t *testing.T) {
 	for _, be := range twoBackends {
 		t.Run(be, func(t *testing.T) {

@@ -24,7 +24,7 @@ func (PtrOrder) TableName() string { return "sharded_orders" }
 func TestKeyChangeErrorNamesTheMovedColumnAndValue(t *testing.T) {
 	for _, be := range twoBackends {
 		t.Run(be, func(t *testing.T) {
-			e := openTwoDSNamed(t, be, "gadv_keyerr_"+be, dbRules, nil, []any{&ShardedOrder{}})
+			e := openTwoDSNamed(t, be, "gormplugin_keyerr_"+be, dbRules, nil, []any{&ShardedOrder{}})
 			rows := e.seed(t)
 			before := e.snapshot(t)
 			check := func(what string, err error, want string) {

@@ -14,34 +14,34 @@ import (
 	"github.com/shardkey/shardkey/internal/dbtest"
 )
 
-// R3Order is sharded_orders (dbRules: user_id picks the database) with an
-// unsharded has-many association, R3Note, kept in ds_0 (db0's own pool).
-type R3Order struct {
+// NotedOrder is sharded_orders (dbRules: user_id picks the database) with an
+// unsharded has-many association, OrderNote, kept in ds_0 (db0's own pool).
+type NotedOrder struct {
 	ID     int64 `gorm:"primaryKey"`
 	UserID int64
 	Amount int
-	Notes  []R3Note `gorm:"foreignKey:OrderID"`
+	Notes  []OrderNote `gorm:"foreignKey:OrderID"`
 }
 
-func (R3Order) TableName() string { return "sharded_orders" }
+func (NotedOrder) TableName() string { return "sharded_orders" }
 
-type R3Note struct {
+type OrderNote struct {
 	ID      int64 `gorm:"primaryKey"`
 	OrderID int64
 	Text    string
 }
 
-// R3OrderOwner is sharded_orders with an unsharded belongs-to owner.
-type R3OrderOwner struct {
+// OwnedOrder is sharded_orders with an unsharded belongs-to owner.
+type OwnedOrder struct {
 	ID     int64 `gorm:"primaryKey"`
 	UserID int64
 	Amount int
-	Owner  R3User `gorm:"foreignKey:UserID"`
+	Owner  OrderOwner `gorm:"foreignKey:UserID"`
 }
 
-func (R3OrderOwner) TableName() string { return "sharded_orders" }
+func (OwnedOrder) TableName() string { return "sharded_orders" }
 
-type R3User struct {
+type OrderOwner struct {
 	ID   int64 `gorm:"primaryKey"`
 	Name string
 }
@@ -82,23 +82,23 @@ func twoSourceOrders(t *testing.T, prefix string) (*gorm.DB, []ShardedOrder) {
 	return db0, orders
 }
 
-// TestPreloadUnshardedAfterReadAcrossDataSources: GORM's preloadDB
-// copies the parent statement's Settings (shardkey:targets included) into
-// the preload statement. The preload of an unsharded association is not
-// routed (logicTable is ""), so mergeQuery finds the parent's decision
-// (several targets, multiSource) and runs the notes query on the parent's
-// physical tables, on each data source's pool.
-func TestPreloadUnshardedAfterReadAcrossDataSources(t *testing.T) {
+// TestPreloadOfAnUnshardedAssociationAcrossDataSourcesReadsItsOwnTable:
+// GORM's preloadDB copies the parent statement's Settings (shardkey:targets
+// included) into the preload statement. The preload of an unsharded
+// association is not routed, and it must not inherit the parent's decision
+// (several targets over both data sources): the notes query reads the
+// notes table on its own pool, and every order gets its note.
+func TestPreloadOfAnUnshardedAssociationAcrossDataSourcesReadsItsOwnTable(t *testing.T) {
 	db, orders := twoSourceOrders(t, "gormplugin_2src_preload")
-	if err := db.AutoMigrate(&R3Note{}); err != nil { // unsharded: db0's own database
+	if err := db.AutoMigrate(&OrderNote{}); err != nil { // unsharded: db0's own database
 		t.Fatal(err)
 	}
 	for _, o := range orders {
-		if err := db.Create(&R3Note{OrderID: o.ID, Text: "n"}).Error; err != nil {
+		if err := db.Create(&OrderNote{OrderID: o.ID, Text: "n"}).Error; err != nil {
 			t.Fatal(err)
 		}
 	}
-	var back []R3Order
+	var back []NotedOrder
 	if err := db.Preload("Notes").Where("amount >= ?", 0).Find(&back).Error; err != nil {
 		t.Fatalf("preload of an unsharded association after a read over both databases: %v", err)
 	}
@@ -112,11 +112,12 @@ func TestPreloadUnshardedAfterReadAcrossDataSources(t *testing.T) {
 	}
 }
 
-// GUARD (verified correct): reads over both databases through GORM's
-// other read paths give every row once; the statement's pool is the
-// caller's again afterwards; reads in a transaction (also a PrepareStmt
-// one, and after a SavePoint) and writes over both stay refused.
-func TestGuardReadPathsAcrossDataSources(t *testing.T) {
+// TestReadPathsAcrossDataSourcesGiveEveryRowOnce: reads over both
+// databases through GORM's other read paths give every row once; the
+// statement's pool is the caller's again afterwards; reads in a
+// transaction (also a PrepareStmt one, and after a SavePoint) and writes
+// over both stay refused.
+func TestReadPathsAcrossDataSourcesGiveEveryRowOnce(t *testing.T) {
 	db, orders := twoSourceOrders(t, "gormplugin_2src_paths")
 	n := len(orders)
 	t.Run("FindInBatches", func(t *testing.T) {
@@ -276,13 +277,13 @@ func TestGuardReadPathsAcrossDataSources(t *testing.T) {
 	})
 }
 
-// TestFirstOrCreateAcrossDataSources: FirstOrCreate (and
-// FirstOrInit) look up with Find(&one) and Limit(1), which GORM answers
-// with no error when nothing matches. queryAll returns ErrRecordNotFound
-// for any single-struct destination with a LIMIT, so over several tables
-// (here over both databases) FirstOrCreate fails with "record not found"
-// instead of creating the row.
-func TestFirstOrCreateAcrossDataSources(t *testing.T) {
+// TestFirstOrCreateAcrossDataSourcesCreatesTheMissingRow: FirstOrCreate
+// (and FirstOrInit) look up with Find(&one) and Limit(1), which GORM
+// answers with no error when nothing matches. A merged read over several
+// tables (here over both databases) answers the same, not with
+// ErrRecordNotFound, so FirstOrCreate creates the row, and finds it the
+// second time.
+func TestFirstOrCreateAcrossDataSourcesCreatesTheMissingRow(t *testing.T) {
 	db, _ := twoSourceOrders(t, "gormplugin_2src_foc")
 	var o ShardedOrder
 	if err := db.Where(ShardedOrder{Amount: 777}).Attrs(ShardedOrder{UserID: 3}).FirstOrCreate(&o).Error; err != nil || o.ID == 0 {
@@ -358,14 +359,14 @@ func boundTwoSources(t *testing.T, prefix string) (*gorm.DB, []int64) {
 	return db, ids
 }
 
-// TestJoinBindingTablesOverSeveralTargets: GORM's BuildQuerySQL
-// starts from Clauses["FROM"] and stores the FROM clause it built (with
-// the JOINs) back into it. runOn resets SQL and Vars per target but not
-// FROM, so the second target's query carries the first target's JOIN as
-// well: "table name bound_items specified more than once". (The same
-// happens over several tables of one data source; TestRouteJoinBindingTables
-// hides it: its snowflake ids mostly share one parity, so one table.)
-func TestJoinBindingTablesOverSeveralTargets(t *testing.T) {
+// TestJoinOfBindingTablesOverSeveralTargetsGivesEveryRow: GORM's
+// BuildQuerySQL starts from Clauses["FROM"] and stores the FROM clause it
+// built (with the JOINs) back into it. Each target's query is built afresh,
+// so the second target's does not carry the first target's JOIN as well
+// ("table name bound_items specified more than once"): the join over both
+// databases gives every row. (TestRouteJoinBindingTables mostly reads one
+// table: its snowflake ids mostly share one parity.)
+func TestJoinOfBindingTablesOverSeveralTargetsGivesEveryRow(t *testing.T) {
 	db, ids := boundTwoSources(t, "gormplugin_bound2_join")
 	type row struct {
 		Note string
@@ -385,9 +386,10 @@ func TestJoinBindingTablesOverSeveralTargets(t *testing.T) {
 	}
 }
 
-// GUARD (verified correct): a Preload of a sharded (binding) association
-// over both databases reads every order's item from its own database.
-func TestGuardPreloadShardedAcrossDataSources(t *testing.T) {
+// TestPreloadOfAShardedAssociationAcrossDataSourcesReadsEachFromItsOwnDatabase:
+// a Preload of a sharded (binding) association over both databases reads
+// every order's item from its own database.
+func TestPreloadOfAShardedAssociationAcrossDataSourcesReadsEachFromItsOwnDatabase(t *testing.T) {
 	db, ids := boundTwoSources(t, "gormplugin_bound2_preload_bound")
 	var back []BoundOrder
 	if err := db.Preload("Items").Where("note >= ?", "").Order("id").Find(&back).Error; err != nil || len(back) != len(ids) {
@@ -400,14 +402,13 @@ func TestGuardPreloadShardedAcrossDataSources(t *testing.T) {
 	}
 }
 
-// TestCreateWithAssociationsInOtherDataSource (PRE-EXISTING, not
-// introduced by this change): a Create routes before GORM begins its
-// transaction, so the transaction begins on the target's pool (ds_1). The
-// association's nested Create then runs in that transaction, and usePool
-// compares its data source (ds_1, the right one) with txDataSource — the
-// data source of the *gorm.DB's own pool (ds_0) — and refuses. The
-// "shardkey:tx_data_source" instance setting usePool reads is never set.
-func TestCreateWithAssociationsInOtherDataSource(t *testing.T) {
+// TestCreateWithAssociationsOnAnotherDataSourceWritesBoth: a Create
+// routes before GORM begins its transaction, so the transaction begins on
+// the target's pool (ds_1), not the *gorm.DB's own (ds_0). The
+// association's nested Create runs in that transaction, on the same data
+// source, and is accepted: the order and its item are written, whichever
+// data source they route to.
+func TestCreateWithAssociationsOnAnotherDataSourceWritesBoth(t *testing.T) {
 	open := func(name string) *gorm.DB {
 		db, err := gorm.Open(postgres.Open(dbtest.Postgres(t, name)), &gorm.Config{Logger: logger.Discard})
 		if err != nil {
@@ -435,22 +436,23 @@ func TestCreateWithAssociationsInOtherDataSource(t *testing.T) {
 	}
 }
 
-// TestPreloadBelongsToSilentlyMissing: the same inherited decision
-// with a belongs-to association gives no error at all: the owners' query
-// runs as "SELECT * FROM sharded_orders_N WHERE sharded_orders_N.id IN
-// (user ids)" on both databases, matches nothing (or, were ids to collide,
-// order rows read as users), and every order comes back without its owner.
-func TestPreloadBelongsToSilentlyMissing(t *testing.T) {
+// TestPreloadOfABelongsToOwnerAcrossDataSourcesFindsEveryOwner: the
+// preload of an unsharded belongs-to owner after a read over both
+// databases reads the owners' table, not the parent's physical tables
+// ("SELECT * FROM sharded_orders_N WHERE sharded_orders_N.id IN (user
+// ids)" would match nothing, or order rows read as users, and give no
+// error): every order comes back with its owner.
+func TestPreloadOfABelongsToOwnerAcrossDataSourcesFindsEveryOwner(t *testing.T) {
 	db, orders := twoSourceOrders(t, "gormplugin_2src_owner")
-	if err := db.AutoMigrate(&R3User{}); err != nil {
+	if err := db.AutoMigrate(&OrderOwner{}); err != nil {
 		t.Fatal(err)
 	}
 	for u := int64(1); u < 4; u++ {
-		if err := db.Create(&R3User{ID: u, Name: fmt.Sprint("u", u)}).Error; err != nil {
+		if err := db.Create(&OrderOwner{ID: u, Name: fmt.Sprint("u", u)}).Error; err != nil {
 			t.Fatal(err)
 		}
 	}
-	var back []R3OrderOwner
+	var back []OwnedOrder
 	if err := db.Preload("Owner").Where("amount >= ?", 0).Find(&back).Error; err != nil || len(back) != len(orders) {
 		t.Fatalf("preload owners after a read over both databases: %d %v", len(back), err)
 	}

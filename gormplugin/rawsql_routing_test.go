@@ -43,7 +43,7 @@ func openTwoDSNamed(t *testing.T, be, name, rules string, cfg func() *gorm.Confi
 func TestRawWriteNamingPhysicalTableIsRefused(t *testing.T) {
 	for _, be := range twoBackends {
 		t.Run(be, func(t *testing.T) {
-			e := openTwoDSNamed(t, be, "gadv_raw_"+be, dbRules, nil, []any{&ShardedOrder{}})
+			e := openTwoDSNamed(t, be, "gormplugin_raw_"+be, dbRules, nil, []any{&ShardedOrder{}})
 			for placed := false; !placed; { // a row of user 0 in ds_0.sharded_orders_1
 				o := ShardedOrder{UserID: 0}
 				if err := e.db.Create(&o).Error; err != nil {

@@ -20,7 +20,7 @@ import (
 func TestTableExpressionNamingPhysicalTableIsRefused(t *testing.T) {
 	for _, be := range twoBackends {
 		t.Run(be, func(t *testing.T) {
-			e := openTwoDSNamed(t, be, "gadv_tblexpr_"+be, dbRules, nil, []any{&ShardedOrder{}})
+			e := openTwoDSNamed(t, be, "gormplugin_tblexpr_"+be, dbRules, nil, []any{&ShardedOrder{}})
 			var o ShardedOrder
 			for placed := false; !placed; { // a row of user 0 in ds_0.sharded_orders_1
 				o = ShardedOrder{UserID: 0}
@@ -46,11 +46,11 @@ func TestTableExpressionNamingPhysicalTableIsRefused(t *testing.T) {
 				}
 			}
 			var n int64
-			err := e.db.Table("gadv_plain").Joins("JOIN sharded_orders_1 ON sharded_orders_1.id = gadv_plain.id").Count(&n).Error
+			err := e.db.Table("plain_table").Joins("JOIN sharded_orders_1 ON sharded_orders_1.id = plain_table.id").Count(&n).Error
 			if !errors.Is(err, gormplugin.ErrUnsupported) {
 				t.Errorf("join of a physical table: %v, want ErrUnsupported", err)
 			}
-			err = e.db.Table("gadv_plain").Clauses(clause.Expr{SQL: "1 = 1"}).Count(&n).Error
+			err = e.db.Table("plain_table").Clauses(clause.Expr{SQL: "1 = 1"}).Count(&n).Error
 			if errors.Is(err, gormplugin.ErrUnsupported) {
 				t.Errorf("a statement on an unsharded table was refused: %v", err)
 			}

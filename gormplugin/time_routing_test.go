@@ -107,7 +107,7 @@ func storedEvents(t *testing.T, check *gorm.DB, rules *shardconf.Router, loc *ti
 func TestTimeShardingValueOutsideLocationIsRefused(t *testing.T) {
 	for _, be := range twoBackends {
 		t.Run(be, func(t *testing.T) {
-			d := dialectorFor(t, be, "gadv_time_utc_"+be)
+			d := dialectorFor(t, be, "gormplugin_time_utc_"+be)
 			db, check, rules := timeDB(t, d, d, &TimedEvent{})
 			local := time.Date(2024, 2, 1, 3, 30, 0, 0, cst) // 2024-01-31 19:30 UTC
 			err := db.Create(&TimedEvent{Created: local, Note: "cst"}).Error
@@ -163,7 +163,7 @@ func TestTimeShardingValueOutsideLocationIsRefused(t *testing.T) {
 // stored in, February's table; a UTC time is refused there (the driver
 // would store it at another wall clock).
 func TestTimeLocationRoutesMariaDBByDSNLoc(t *testing.T) {
-	cfg, err := gomysql.ParseDSN(dbtest.MySQL(t, "gadv_time_loc"))
+	cfg, err := gomysql.ParseDSN(dbtest.MySQL(t, "gormplugin_time_loc"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -221,7 +221,7 @@ func TestTimeLocationOnPostgresTimestampAndTimestamptz(t *testing.T) {
 		model any
 	}{{"timestamptz", &TimedEvent{}}, {"timestamp", &TimedEventTS{}}} {
 		t.Run(tc.name, func(t *testing.T) {
-			d := dialectorFor(t, "postgres", "gadv_time_pg_"+tc.name)
+			d := dialectorFor(t, "postgres", "gormplugin_time_pg_"+tc.name)
 			db, check, rules := timeDB(t, d, d, tc.model, gormplugin.WithTimeLocation(cst))
 			at := time.Date(2024, 2, 1, 3, 30, 0, 0, cst)
 			if err := db.Table("t_events").Create(map[string]any{"created": at, "note": "cst"}).Error; err != nil {
@@ -256,7 +256,7 @@ func TestTimeLocationOnPostgresTimestampAndTimestamptz(t *testing.T) {
 // later) is refused. A WithTimeLocation naming another location fails
 // db.Use.
 func TestTimeLocationTakenFromMySQLDSN(t *testing.T) {
-	cfg, err := gomysql.ParseDSN(dbtest.MySQL(t, "gadv_time_dsn"))
+	cfg, err := gomysql.ParseDSN(dbtest.MySQL(t, "gormplugin_time_dsn"))
 	if err != nil {
 		t.Fatal(err)
 	}

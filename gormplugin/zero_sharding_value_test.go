@@ -9,15 +9,15 @@ import (
 
 // TestLoadedRowWithZeroShardingValueIsUpdatedAndDeleted: a loaded row
 // whose sharding value is zero (user 0) is updated and deleted through
-// its model; the zero was read as "not set", which left the statement
-// without its sharding key and refused it. A hand-built model whose zero
-// is not the stored value (Delete(&Order{ID: id}) of user 1's row) still
-// writes nothing: routed by user 0 it matches nothing, and the key found
-// in another table refuses it (ErrMissingShardingKey, as before).
+// its model: a loaded zero is a sharding value, not "not set". A
+// hand-built model whose zero is not the stored value
+// (Delete(&Order{ID: id}) of user 1's row) writes nothing: routed by user
+// 0 it matches nothing, and the key found in another table refuses it
+// (ErrMissingShardingKey).
 func TestLoadedRowWithZeroShardingValueIsUpdatedAndDeleted(t *testing.T) {
 	for _, be := range twoBackends {
 		t.Run(be, func(t *testing.T) {
-			e := openTwoDSNamed(t, be, "gadv_zero_"+be, dbRules, nil, []any{&ShardedOrder{}})
+			e := openTwoDSNamed(t, be, "gormplugin_zero_"+be, dbRules, nil, []any{&ShardedOrder{}})
 			rows := e.seed(t) // users 0..3
 			r0 := rows[0]
 			if err := e.db.Model(&r0).Update("amount", 55).Error; err != nil {
