@@ -14,11 +14,10 @@ import (
 	"time"
 )
 
-// TestShutdownWaitsForInFlightRequests: run's doc says it serves
-// "until ctx is done", and its goroutine gives srv.Shutdown 5 s to drain,
-// but run returns as soon as Serve reports http.ErrServerClosed, which
-// Serve does immediately when Shutdown begins. main then exits, cutting off
-// requests still being handled: the 5 s grace period is never honoured.
+// TestShutdownWaitsForInFlightRequests: run serves "until ctx is done"
+// and gives srv.Shutdown 5 s to drain. Serve reports http.ErrServerClosed
+// as soon as Shutdown begins, so run returns only when Shutdown has: a
+// request still being handled when ctx ends completes before main exits.
 func TestShutdownWaitsForInFlightRequests(t *testing.T) {
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
@@ -74,10 +73,10 @@ func TestShutdownWaitsForInFlightRequests(t *testing.T) {
 	}
 }
 
-// TestConcurrentStoreGuard (guard, passes): concurrent POSTs and GETs
-// on one api under -race: the map is guarded by a.mu, every key is unique,
-// and every created order reads back.
-func TestConcurrentStoreGuard(t *testing.T) {
+// TestConcurrentRequestsGetUniqueKeysThatReadBack: concurrent POSTs and
+// GETs on one api under -race: the map is guarded by a.mu, every key is
+// unique, and every created order reads back.
+func TestConcurrentRequestsGetUniqueKeysThatReadBack(t *testing.T) {
 	for _, typ := range []string{"SNOWFLAKE", "SNOWFLAKE_JS"} {
 		a, err := newAPI(typ, "5")
 		if err != nil {
@@ -129,9 +128,9 @@ func TestConcurrentStoreGuard(t *testing.T) {
 	}
 }
 
-// TestHugeAndOddPathIDsGuard (guard, passes): ids that overflow
-// int64, or are not decimal, are 400; they never crash the handler.
-func TestHugeAndOddPathIDsGuard(t *testing.T) {
+// TestHugeAndOddPathIDsAreBadRequests: ids that overflow int64, or are
+// not decimal, are 400; they never crash the handler.
+func TestHugeAndOddPathIDsAreBadRequests(t *testing.T) {
 	a, err := newAPI("SNOWFLAKE", "5")
 	if err != nil {
 		t.Fatal(err)
