@@ -133,29 +133,5 @@ func algorithmTypes() []string {
 	return out
 }
 
-// suffixIndex maps each target's trailing digits to its index: MOD,
-// HASH_MOD and the auto algorithms compute a number and pick the target
-// whose name ends in it, as ShardingSphere's findMatchedTargetName does.
-// ambiguous lists suffixes two targets share.
-func suffixIndex(targets []string) (idx map[string]int, ambiguous []string) {
-	idx = make(map[string]int, len(targets))
-	for i, t := range targets {
-		j := len(t)
-		for j > 0 && t[j-1] >= '0' && t[j-1] <= '9' {
-			j--
-		}
-		suf := t[j:]
-		if suf == "" {
-			continue
-		}
-		if _, dup := idx[suf]; dup {
-			ambiguous = append(ambiguous, suf)
-			continue
-		}
-		idx[suf] = i
-	}
-	return idx, ambiguous
-}
-
 // upper normalizes an algorithm or strategy type name.
 func upper(s string) string { return strings.ToUpper(strings.TrimSpace(s)) }

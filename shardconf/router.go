@@ -404,7 +404,7 @@ func (c *compiler) table(r *Router, t *Table) *tableRoute {
 		}
 	}
 	for _, n := range nodes {
-		tr.nodes = append(tr.nodes, Target{n.DataSource, n.Table})
+		tr.nodes = append(tr.nodes, Target(n))
 	}
 	sortTargets(tr.nodes)
 	tr.nodes = tr.nodes[:len(tr.nodes):len(tr.nodes)] // callers appending get their own array
