@@ -10,11 +10,10 @@ import (
 	"testing"
 )
 
-// TestDSNPasswordNotPrinted: datasource.go's ensurePostgres wraps
-// url.Parse's error, whose text quotes the whole URL, password included
-// ("-dsn: parse \"postgres://app:s3cr%zzet@...\""); main prints it to
-// stderr. A password with an unescaped '%' is enough. (gorm-keys, given the
-// same DSN, goes through pgconn, which redacts it as "xxxxx".)
+// TestDSNPasswordNotPrinted: url.Parse's error quotes the whole URL,
+// password included ("parse \"postgres://app:s3cr%zzet@...\""), and a
+// password with an unescaped '%' is enough to get one; the error run
+// returns, which main prints, never shows the password.
 func TestDSNPasswordNotPrinted(t *testing.T) {
 	err := run(context.Background(), config{dsn: "postgres://app:s3cr%zzet@127.0.0.1:1/q_{ds}", orders: 10, batch: 10, worker: 1}, &bytes.Buffer{})
 	if err == nil {
@@ -25,11 +24,9 @@ func TestDSNPasswordNotPrinted(t *testing.T) {
 	}
 }
 
-// TestRulesWithOtherDataSourceNames: -rules "reads another file", but
-// shop.go hard-codes the data source names ds_0/ds_1 (insert's
-// s.dbs[fmt.Sprintf("ds_%d", ds)], readBack's and refused's s.dbs["ds_0"]):
-// a rule file naming its data sources otherwise makes the program panic
-// with a nil *gorm.DB instead of reporting an error.
+// TestRulesWithOtherDataSourceNames: -rules reads another file, whose
+// data sources may have other names than ds_0/ds_1; the tour runs on them
+// (and never looks a data source up by a name of its own).
 func TestRulesWithOtherDataSourceNames(t *testing.T) {
 	rules := strings.NewReplacer("ds_0", "shard0", "ds_1", "shard1", "ds_${", "shard${").Replace(string(defaultRules))
 	path := filepath.Join(t.TempDir(), "rules.yaml")
@@ -48,11 +45,11 @@ func TestRulesWithOtherDataSourceNames(t *testing.T) {
 	}
 }
 
-// TestHugeBatchFlag: shop.insert allocates make([]Order, 0, batch)
-// before looking at n, so `-n 10 -batch 9223372036854775807` panics
-// ("makeslice: cap out of range") and `-batch 100000000` allocates ~6 GB
-// for ten rows. The capacity should be min(batch, n).
-func TestHugeBatchFlag(t *testing.T) {
+// TestHugeBatchFlagAllocatesOnlyForTheRows: a batch is allocated for at
+// most the rows to write (min(batch, n)), so `-n 10 -batch MaxInt` writes
+// ten rows instead of panicking ("makeslice: cap out of range") or
+// allocating gigabytes.
+func TestHugeBatchFlagAllocatesOnlyForTheRows(t *testing.T) {
 	defer func() {
 		if r := recover(); r != nil {
 			t.Errorf("run panicked with -n 10 -batch MaxInt: %v", r)
