@@ -168,7 +168,7 @@ var registerNilFactory = sync.OnceValue(func() error {
 
 // TestNewRefusesAFactoryThatReturnsNoGenerator: a custom factory returning
 // (nil, nil) is an error from New and NewID, naming the type, not a
-// generator that panics at its first key (NewID panicked at once).
+// generator that panics at its first key, nor a panic in NewID.
 func TestNewRefusesAFactoryThatReturnsNoGenerator(t *testing.T) {
 	if err := registerNilFactory(); err != nil {
 		t.Fatal(err)

@@ -15,11 +15,11 @@ import (
 // environment's worker id, ignoring worker.id/workerId) and sometimes
 // refused.
 func TestWorkerIDGivenTwiceIsAnError(t *testing.T) {
-	t.Setenv("REVIEW_WORKER", "3")
+	t.Setenv("SHARDKEY_TEST_WORKER", "3")
 	built, refused := 0, 0
 	var worker int64 = -1
 	for range 200 {
-		g, err := keygen.NewID("SNOWFLAKE", keygen.Props{"worker-id": "env:REVIEW_WORKER", "workerId": "5"})
+		g, err := keygen.NewID("SNOWFLAKE", keygen.Props{"worker-id": "env:SHARDKEY_TEST_WORKER", "workerId": "5"})
 		if err != nil {
 			refused++
 			continue
@@ -33,7 +33,7 @@ func TestWorkerIDGivenTwiceIsAnError(t *testing.T) {
 		worker = p.Worker
 	}
 	if built > 0 {
-		t.Fatalf("worker-id given twice (env:REVIEW_WORKER=3 and workerId=5): built %d times (worker %d), refused %d times; want always refused",
+		t.Fatalf("worker-id given twice (env:SHARDKEY_TEST_WORKER=3 and workerId=5): built %d times (worker %d), refused %d times; want always refused",
 			built, worker, refused)
 	}
 }
