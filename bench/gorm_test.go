@@ -21,8 +21,7 @@ package bench
 // statement), tx=on leaves GORM's default (BEGIN ... COMMIT around each
 // write); both sides of a pair always run under the same one. One finding
 // shapes BenchmarkShardingOverhead: gorm.io/sharding runs no transaction
-// under tx=on. (These benchmarks also found that gormplugin did not route
-// under tx=off; fixed, and covered by gormplugin's own tests.)
+// under tx=on.
 //
 // Every benchmark runs on a fresh in-memory database of its own, with
 // gorm's logger discarded. Every model tags its key autoIncrement:false, so
