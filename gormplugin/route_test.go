@@ -824,8 +824,9 @@ func TestRouteHookChangingKeyRefused(t *testing.T) {
 	}
 }
 
-// TestRoutedStatementsGiveTheOneTableAnswer: statements that once returned too few rows
-// or the wrong ones without an error.
+// TestRoutedStatementsGiveTheOneTableAnswer: statements whose routed
+// answer could easily miss rows or give the wrong ones without an error
+// give what one table would.
 func TestRoutedStatementsGiveTheOneTableAnswer(t *testing.T) {
 	db := shardedSQLite(t)
 	orders := make([]ShardedOrder, 8)

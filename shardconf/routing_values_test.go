@@ -10,8 +10,9 @@ import (
 	"github.com/shardkey/shardkey/shardconf"
 )
 
-// Routing of values and rule shapes that once routed to too few or wrong
-// targets without an error, or panicked.
+// Values and rule shapes whose routing is easy to get subtly wrong: each
+// routes to every target it can reach, and only those, or is an error;
+// none panics.
 
 const modRules = `
 dataSources: {ds_0: {driver: sqlite, dsn: x}}
