@@ -50,19 +50,19 @@ package keygen
 // time makes the filler start after that second. The generator must be
 // closed (io.Closer): Close stops the filler and releases the lease.
 //
-// In one process, CACHED_UIDs of the same clock, layout and worker share
-// the seconds they fill (a rebuilt generator continues after its
-// predecessor). UID issues from the same (second, sequence) space at the
-// clock's second, so New refuses a CACHED_UID while a UID of the same
-// layout and worker is referenced, and a UID while such a CACHED_UID is
-// open or has filled seconds the clock has not reached (ErrIDSpaceInUse).
+// In one SequenceScope (by default, the process), CACHED_UIDs of the same
+// clock, layout and worker share the seconds they fill (a rebuilt
+// generator continues after its predecessor). UID issues from the same
+// (second, sequence) space at the clock's second, so New refuses a
+// CACHED_UID while a UID of the same layout and worker is referenced, and
+// a UID while such a CACHED_UID is open or has filled seconds the clock
+// has not reached (ErrIDSpaceInUse).
 
 import (
 	"context"
 	"errors"
 	"fmt"
 	"log/slog"
-	"reflect"
 	"runtime"
 	"strconv"
 	"sync"
@@ -146,8 +146,8 @@ type cachedUID struct {
 	interval  time.Duration
 
 	// space is shared by the CACHED_UIDs of the same clock, layout and
-	// worker in this process: its next second is claimed by one filler at a
-	// time (cachedSpaceFor).
+	// worker in the generator's SequenceScope: its next second is claimed by
+	// one filler at a time (cachedSpaceFor).
 	space *cachedSpace
 	// filler state: nextSecond is the filler's own; lastSecond is read by
 	// the lease's Track.
@@ -243,7 +243,7 @@ func newCachedUIDGenerator(props Props, o Options) (Generator, error) {
 		done:      make(chan struct{}),
 	}
 	g.nextSecond = max((o.Clock.Now().UnixNano()-g.epochNs)/int64(time.Second), 0)
-	if g.space, err = cachedSpaceFor(slotKey{clock: o.Clock, typ: "CACHED_UID", layout: l, fixed: g.fixed}, &g.nextSecond); err != nil {
+	if g.space, err = cachedSpaceFor(o.scope(), spaceKey(o.Clock, "cached", l, g.fixed), &g.nextSecond); err != nil {
 		if lease != nil {
 			lease.Close()
 		}
@@ -550,56 +550,46 @@ func (g *cachedUID) Close() error {
 	return g.cerr
 }
 
-// cachedSpace is the process-wide state of one CACHED_UID ID space.
+// cachedSpace is the shared state of one CACHED_UID ID space in a
+// SequenceScope.
 type cachedSpace struct {
 	next atomic.Int64 // the next second no CACHED_UID of the space has claimed
 	live atomic.Int64 // CACHED_UIDs of the space not closed
 }
 
-// cachedSpaces holds every CACHED_UID space used in the process, under
-// slots' lock (one entry per clock, layout and worker, never dropped).
-var cachedSpaces = map[slotKey]*cachedSpace{}
-
-// cachedSpaceFor returns k's space, counting one more live generator. It
-// refuses a space whose worker a UID generator of the process still uses,
-// and moves *next past the seconds a dead one issued. A clock of a
-// non-comparable type gets a private space.
-func cachedSpaceFor(k slotKey, next *int64) (*cachedSpace, error) {
-	if !reflect.TypeOf(k.clock).Comparable() {
-		sp := new(cachedSpace)
-		sp.live.Add(1)
-		return sp, nil
-	}
-	k.layout.Epoch = k.layout.Epoch.UTC()
-	slots.Lock()
-	defer slots.Unlock()
-	uid := k
-	uid.typ = "UID"
-	if e := slots.m[uid]; e != nil {
+// cachedSpaceFor returns k's space in scope s, counting one more live
+// generator. It refuses a space whose worker a SNOWFLAKE or UID generator
+// of the scope still uses, and moves *next past the seconds a released one
+// issued.
+func cachedSpaceFor(s *SequenceScope, k slotKey, next *int64) (*cachedSpace, error) {
+	s.lock()
+	defer s.mu.Unlock()
+	sf := k
+	sf.engine = "snowflake"
+	if e := s.slots[sf]; e != nil {
 		if e.refs.Load() > 0 {
-			return nil, fmt.Errorf("%w: a UID generator with worker %d and the same layout is still referenced in this process",
+			return nil, fmt.Errorf("%w: a SNOWFLAKE or UID generator with worker %d and the same layout is still referenced in this process",
 				ErrIDSpaceInUse, k.fixed>>k.layout.workerShift())
 		}
 		if st, ok := e.state.(*snowflakeState); ok {
 			*next = max(*next, int64(st.issuedUntil(k.layout).Sub(k.layout.Epoch)/time.Second)+1)
 		}
 	}
-	sp := cachedSpaces[k]
+	sp := s.cached[k]
 	if sp == nil {
 		sp = new(cachedSpace)
-		cachedSpaces[k] = sp
+		s.cached[k] = sp
 	}
 	sp.live.Add(1)
 	return sp, nil
 }
 
-// uidGuard refuses a UID generator while a CACHED_UID of the same space is
-// open, or has filled seconds the clock (now) has not reached. slots is
-// locked.
-func uidGuard(k slotKey, now time.Time) error {
-	k.typ = "CACHED_UID"
-	k.layout.Epoch = k.layout.Epoch.UTC()
-	sp := cachedSpaces[k]
+// cachedGuard refuses a SNOWFLAKE or UID generator while a CACHED_UID of
+// the same space is open, or has filled seconds the clock (now) has not
+// reached. s is locked.
+func cachedGuard(s *SequenceScope, k slotKey, now time.Time) error {
+	k.engine = "cached"
+	sp := s.cached[k]
 	if sp == nil {
 		return nil
 	}

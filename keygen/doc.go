@@ -21,8 +21,9 @@
 //
 //   - SNOWFLAKE: ShardingSphere's SnowflakeKeyGenerateAlgorithm, bit for bit
 //     (sign 1 | time 41 ms | worker 10 | sequence 12), with custom layouts,
-//     a configurable epoch, ShardingSphere's sequence vibration and seed
-//     001's clock-back flag bits.
+//     a configurable epoch, ShardingSphere's sequence vibration and
+//     optional clock-back flag bits (bumped on a backwards clock step, so
+//     keys stay unique without waiting the step out).
 //   - SNOWFLAKE_JS: a 53-bit JavaScript-safe layout with a backup
 //     worker id that takes over on clock steps and busy seconds.
 //   - UID: Baidu UidGenerator's DefaultUidGenerator (seconds-based).
@@ -64,6 +65,16 @@
 // tolerance and refusing to start beyond it. Generators with a source
 // implement io.Closer, which releases the id, and all Snowflake-family
 // generators report Stats.
+//
+// # Shared state
+//
+// Generators of one ID space (layout, datacenter and worker id, clock) in
+// one process share their sequence state, so a generator rebuilt with the
+// same worker id continues after its predecessor instead of repeating its
+// IDs. A SequenceScope owns that state: by default the process's
+// (DefaultSequenceScope); WithSequenceScope gives a generator another, for
+// tests and for processes that keep such generators apart by other means.
+// SequenceScope's doc says what is shared and when it is released.
 //
 // # Layouts
 //

@@ -25,7 +25,7 @@ var JSLayout = Layout{Epoch: JSEpoch, Unit: time.Second, TimeBits: 32, BackupBit
 // IDs strictly increase: once the backup has issued keys for a second the
 // primary never returns to it.
 type jsGenerator struct {
-	*jsState // shared by generators of the same slot (slot.go)
+	*jsState // shared by generators of the same space (SequenceScope)
 
 	layout Layout
 	clock  Clock
@@ -79,7 +79,7 @@ func newJSGenerator(props Props, o Options) (Generator, error) {
 		}
 		g.worker = g.lease.Worker()
 	}
-	g.jsState, _, _ = sharedState[jsState, jsGenerator](slotKey{clock: o.Clock, typ: "SNOWFLAKE_JS", layout: g.layout, fixed: g.worker << 16}, g, nil)
+	g.jsState, _, _ = sharedState[jsState, jsGenerator](o.scope(), spaceKey(o.Clock, "js", g.layout, g.worker<<16), o.Clock, g, nil)
 	if g.lease != nil {
 		if err := g.adoptLease(); err != nil {
 			g.lease.Close()
@@ -115,8 +115,9 @@ func (g *jsGenerator) adoptLease() error {
 }
 
 // Stats reports what the generator did: backup-worker take-overs count
-// as clock waits (the seed's answer to a clock step or a full second),
-// borrowing waits as sequence waits.
+// as clock waits (where SNOWFLAKE waits out a clock step or a full tick,
+// SNOWFLAKE_JS switches to the backup worker id), borrowing waits as
+// sequence waits.
 func (g *jsGenerator) Stats() Stats {
 	g.mu.Lock()
 	s := Stats{Issued: g.issued, ClockWaits: g.takeovers, SequenceWaits: g.borrowWaits, LeaseRefusals: g.leaseRefusals}
@@ -137,7 +138,8 @@ func (g *jsGenerator) Close() error {
 }
 
 // parseJS reads SNOWFLAKE_JS's props: the worker id and the tolerance for
-// backwards clock steps (default one second, the seed's BACK_TIME_MAX).
+// backwards clock steps (default one second: a step within it is answered
+// by the backup worker id, one beyond it is a *ClockBackwardsError).
 func parseJS(props Props, needWorker bool) (worker, tolNs int64, err error) {
 	r := readProps("SNOWFLAKE_JS", props, "worker-id", "max-tolerate-time-difference-milliseconds")
 	worker = r.int("worker-id", 0, 15, 0, needWorker)

@@ -53,6 +53,18 @@ type Options struct {
 	// DB is the database of database-backed generators (SEGMENT); set it
 	// with WithDB.
 	DB *sql.DB
+	// SequenceScope holds the sequence state generators of the same ID
+	// space share (see SequenceScope); nil means DefaultSequenceScope. Set
+	// it with WithSequenceScope.
+	SequenceScope *SequenceScope
+}
+
+// scope is the generator's SequenceScope.
+func (o Options) scope() *SequenceScope {
+	if o.SequenceScope == nil {
+		return DefaultSequenceScope()
+	}
+	return o.SequenceScope
 }
 
 // Option configures New and NewID.
@@ -64,12 +76,12 @@ func WithClock(c Clock) Option { return func(o *Options) { o.Clock = c } }
 // WithLogger sets the logger for warnings such as clock steps.
 func WithLogger(l *slog.Logger) Option { return func(o *Options) { o.Logger = l } }
 
-// defaultClock is shared so that generators of the same worker share
-// their state (slot.go).
+// defaultClock is the one SystemClock of generators built without
+// WithClock: one clock adopts a wall-clock correction once for all of them.
 var defaultClock = sync.OnceValue(func() *SystemClock { return NewSystemClock(nil) })
 
 // Factory builds a generator of a registered type. The Options it receives
-// have Clock and Logger filled in.
+// have Clock, Logger and SequenceScope filled in.
 type Factory func(props Props, opts Options) (Generator, error)
 
 var registry = struct {
@@ -141,6 +153,7 @@ func New(typ string, props Props, opts ...Option) (Generator, error) {
 	if o.Clock == nil {
 		o.Clock = defaultClock()
 	}
+	o.SequenceScope = o.scope()
 	g, err := f(props, o)
 	if err == nil && g == nil {
 		// A custom factory's slip; its generator would panic at the first key.

@@ -23,7 +23,7 @@ var BaiduEpoch = time.Date(2016, 5, 20, 0, 0, 0, 0, time.UTC)
 // the last ID it issued: the next one is derived from it with one CAS, and
 // the clock is read once per attempt.
 type snowflake struct {
-	state *snowflakeState // shared by generators of the same slot (slot.go)
+	state *snowflakeState // shared by generators of the same space (SequenceScope)
 
 	typ       string
 	layout    Layout
@@ -149,16 +149,15 @@ func newSnowflake(c snowflakeConfig, o Options) (*snowflake, error) {
 		vibMod:    c.vibration + 1,
 	}
 	g.sys, _ = o.Clock.(*SystemClock)
-	key := slotKey{clock: o.Clock, typ: c.typ, layout: l, fixed: g.fixed}
-	var guard func() error
-	if c.typ == "UID" {
-		guard = func() error { return uidGuard(key, o.Clock.Now()) }
-	}
+	// SNOWFLAKE and UID share one engine: of the same layout, they share a
+	// space, and either may meet a CACHED_UID's.
+	scope, key := o.scope(), spaceKey(o.Clock, "snowflake", l, g.fixed)
+	guard := func() error { return cachedGuard(scope, key, o.Clock.Now()) }
 	var (
 		release func()
 		err     error
 	)
-	if g.state, release, err = sharedState[snowflakeState](key, g, guard); err != nil {
+	if g.state, release, err = sharedState[snowflakeState](scope, key, o.Clock, g, guard); err != nil {
 		if c.lease != nil {
 			c.lease.Close()
 		}

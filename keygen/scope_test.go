@@ -1,0 +1,383 @@
+package keygen
+
+import (
+	"context"
+	"errors"
+	"runtime"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/shardkey/shardkey/keygen/keygentest"
+)
+
+// TestSequenceScopePrunesOnlyUnusedIdleStates: a scope drops the states of
+// collected generators whose last ID is long past; a live generator's
+// state stays.
+func TestSequenceScopePrunesOnlyUnusedIdleStates(t *testing.T) {
+	scope := NewSequenceScope()
+	start := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	live := keygentest.NewClock(start)
+	keep, err := NewID("SNOWFLAKE", Props{"worker-id": "1"}, WithClock(live), WithSequenceScope(scope))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := keep.NextID(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	var clocks []*keygentest.Clock
+	for range 300 {
+		c := keygentest.NewClock(start)
+		clocks = append(clocks, c)
+		g, err := NewID("SNOWFLAKE", Props{"worker-id": "1"}, WithClock(c), WithSequenceScope(scope))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := g.NextID(context.Background()); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, c := range clocks {
+		c.Add(time.Minute)
+	}
+	live.Add(time.Minute)
+	// The scope is this test's own: every unused state is one of its
+	// collected generators'.
+	waitReleased(t, scope, len(clocks))
+	scope.lock()
+	scope.prune()
+	_, kept := scope.slots[spaceKey(live, "snowflake", keep.(*snowflake).layout, keep.(*snowflake).fixed)]
+	n := len(scope.slots)
+	scope.mu.Unlock()
+	if !kept {
+		t.Fatal("the live generator's state was dropped")
+	}
+	if n != 1 {
+		t.Fatalf("%d states kept, want only the live generator's", n)
+	}
+	runtime.KeepAlive(keep)
+}
+
+// waitReleased collects garbage until at least n of scope's states have no
+// generator, or fails after 30 s.
+func waitReleased(t *testing.T, scope *SequenceScope, n int) {
+	t.Helper()
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		runtime.GC()
+		scope.lock()
+		unused := 0
+		for _, e := range scope.slots {
+			if e.refs.Load() == 0 {
+				unused++
+			}
+		}
+		scope.mu.Unlock()
+		if unused >= n {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%d of %d states released after 30 s", unused, n)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+// TestSequenceScopeSameWorkerNeverCollidesUnderConcurrency: generators of
+// one worker built and used at once in one scope — each on a SystemClock
+// of its own, SNOWFLAKE beside a UID of the same layout, SNOWFLAKE_JS —
+// never issue the same ID.
+func TestSequenceScopeSameWorkerNeverCollidesUnderConcurrency(t *testing.T) {
+	uidLayout := Props{"worker-id": "9", "time-unit": "1s", "epoch": "2016-05-20T00:00:00Z",
+		"time-bits": "31", "worker-bits": "19", "sequence-bits": "13", "max-vibration-offset": "0"}
+	for _, tc := range []struct {
+		name  string
+		build func(i int, opts ...Option) (IDGenerator, error)
+	}{
+		{"SNOWFLAKE", func(_ int, opts ...Option) (IDGenerator, error) {
+			return NewID("SNOWFLAKE", Props{"worker-id": "9", "sequence-bits": "3"}, opts...)
+		}},
+		{"SNOWFLAKE and UID of one layout", func(i int, opts ...Option) (IDGenerator, error) {
+			if i%2 == 0 {
+				return NewID("UID", Props{"worker-id": "9"}, opts...)
+			}
+			return NewID("SNOWFLAKE", uidLayout, opts...)
+		}},
+		{"SNOWFLAKE_JS", func(_ int, opts ...Option) (IDGenerator, error) {
+			return NewID("SNOWFLAKE_JS", Props{"worker-id": "9"}, opts...)
+		}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			scope := NewSequenceScope()
+			const builders, perBuilder, rounds = 4, 3, 300
+			var (
+				mu   sync.Mutex
+				seen = map[int64]bool{}
+				wg   sync.WaitGroup
+			)
+			for b := range builders {
+				wg.Add(1)
+				go func() {
+					defer wg.Done()
+					for k := range perBuilder {
+						g, err := tc.build(b*perBuilder+k, WithSequenceScope(scope), WithClock(NewSystemClock(nil)))
+						if err != nil {
+							t.Error(err)
+							return
+						}
+						ids, err := issue(g, rounds)
+						mu.Lock()
+						for _, id := range ids {
+							if seen[id] {
+								t.Errorf("ID %d issued twice", id)
+							}
+							seen[id] = true
+						}
+						mu.Unlock()
+						if err != nil {
+							t.Error(err)
+							return
+						}
+					}
+				}()
+			}
+			wg.Wait()
+			if n := scope.Spaces(); n != 1 {
+				t.Fatalf("the scope holds %d spaces, want the one all its generators share", n)
+			}
+		})
+	}
+}
+
+// issue takes IDs from g in rounds, NextID and NextIDs of two alternating.
+func issue(g IDGenerator, rounds int) ([]int64, error) {
+	ids := make([]int64, 0, rounds*2)
+	buf := make([]int64, 2)
+	for r := range rounds {
+		if r%2 == 0 {
+			id, err := g.NextID(context.Background())
+			if err != nil {
+				return ids, err
+			}
+			ids = append(ids, id)
+			continue
+		}
+		if err := g.NextIDs(context.Background(), buf); err != nil {
+			return ids, err
+		}
+		ids = append(ids, buf...)
+	}
+	return ids, nil
+}
+
+// TestSequenceScopesAreIndependent: generators of one worker and clock in
+// two scopes share nothing — each starts at the same first ID and counts
+// only its own — while a third generator in the first scope continues
+// after the first.
+func TestSequenceScopesAreIndependent(t *testing.T) {
+	clk := keygentest.NewClock(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC))
+	props := Props{"worker-id": "4", "max-vibration-offset": "0"}
+	a, b := NewSequenceScope(), NewSequenceScope()
+	ga, err := NewID("SNOWFLAKE", props, WithClock(clk), WithSequenceScope(a))
+	if err != nil {
+		t.Fatal(err)
+	}
+	gb, err := NewID("SNOWFLAKE", props, WithClock(clk), WithSequenceScope(b))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	idA, err := ga.NextID(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	idB, err := gb.NextID(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if idA != idB {
+		t.Fatalf("first IDs %d and %d: the scopes share state", idA, idB)
+	}
+	if sa, sb := ga.(StatsReporter).Stats().Issued, gb.(StatsReporter).Stats().Issued; sa != 1 || sb != 1 {
+		t.Fatalf("Issued %d and %d, want 1 each", sa, sb)
+	}
+	ga2, err := NewID("SNOWFLAKE", props, WithClock(clk), WithSequenceScope(a))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if id, err := ga2.NextID(ctx); err != nil || id <= idA {
+		t.Fatalf("a second generator in the first scope issued %d (%v), want after %d", id, err, idA)
+	}
+}
+
+// TestSequenceScopeDefaultWhenUnset: a generator built without
+// WithSequenceScope, or with nil, shares DefaultSequenceScope's state, and
+// a custom factory receives that scope in its Options.
+func TestSequenceScopeDefaultWhenUnset(t *testing.T) {
+	clk := keygentest.NewClock(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC))
+	props := Props{"worker-id": "5", "max-vibration-offset": "0"}
+	g1, err := NewID("SNOWFLAKE", props, WithClock(clk))
+	if err != nil {
+		t.Fatal(err)
+	}
+	g2, err := NewID("SNOWFLAKE", props, WithClock(clk), WithSequenceScope(nil))
+	if err != nil {
+		t.Fatal(err)
+	}
+	g3, err := NewID("SNOWFLAKE", props, WithClock(clk), WithSequenceScope(DefaultSequenceScope()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	var last int64
+	for i, g := range []IDGenerator{g1, g2, g3} {
+		id, err := g.NextID(ctx)
+		if err != nil || id <= last {
+			t.Fatalf("generator %d issued %d (%v) after %d: not one shared state", i+1, id, err, last)
+		}
+		last = id
+	}
+	// Registered once per process (-count reruns the test); the factory
+	// reports through a package variable.
+	f := func(_ Props, o Options) (Generator, error) {
+		factoryScope = o.SequenceScope
+		return constGenerator{}, nil
+	}
+	if err := Register("TEST_SCOPE_OPTIONS", f); err != nil && !errors.Is(err, ErrDuplicateType) {
+		t.Fatal(err)
+	}
+	factoryScope = nil
+	if _, err := New("TEST_SCOPE_OPTIONS", nil); err != nil || factoryScope != DefaultSequenceScope() {
+		t.Fatalf("a factory received scope %p (%v), want the default %p", factoryScope, err, DefaultSequenceScope())
+	}
+}
+
+// factoryScope is the SequenceScope TEST_SCOPE_OPTIONS's factory last received.
+var factoryScope *SequenceScope
+
+type constGenerator struct{}
+
+func (constGenerator) Type() string                         { return "TEST_SCOPE_OPTIONS" }
+func (constGenerator) NextKey(context.Context) (any, error) { return int64(1), nil }
+
+// TestSequenceScopeKeepsAReleasedStateUntilIdle: a generator rebuilt after
+// its predecessor was garbage collected continues after the predecessor's
+// IDs (the state outlives it while recent); once the state is idle and
+// pruned, the scope no longer holds it.
+func TestSequenceScopeKeepsAReleasedStateUntilIdle(t *testing.T) {
+	scope := NewSequenceScope()
+	clk := keygentest.NewClock(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC))
+	props := Props{"worker-id": "6", "max-vibration-offset": "0"}
+	ctx := context.Background()
+	last := func() int64 {
+		g, err := NewID("SNOWFLAKE", props, WithClock(clk), WithSequenceScope(scope))
+		if err != nil {
+			t.Fatal(err)
+		}
+		ids, err := issue(g, 10)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return ids[len(ids)-1]
+	}()
+	waitReleased(t, scope, 1)
+	g, err := NewID("SNOWFLAKE", props, WithClock(clk), WithSequenceScope(scope))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if id, err := g.NextID(ctx); err != nil || id <= last {
+		t.Fatalf("the rebuilt generator issued %d (%v), want after its predecessor's %d", id, err, last)
+	}
+	g = nil
+	waitReleased(t, scope, 1)
+	clk.Add(slotIdle + time.Second)
+	scope.lock()
+	scope.prune()
+	n := len(scope.slots)
+	scope.mu.Unlock()
+	if n != 0 {
+		t.Fatalf("%d states kept after their generators were collected and the clock passed %v", n, slotIdle)
+	}
+}
+
+// TestSequenceScopeKeepsACachedUIDSpaceAfterClose: a CACHED_UID closed and
+// rebuilt in its scope continues after the seconds it filled ahead of the
+// clock, and a UID of its space is refused while it is open there; in
+// another scope the UID is built.
+func TestSequenceScopeKeepsACachedUIDSpaceAfterClose(t *testing.T) {
+	scope := NewSequenceScope()
+	clk := keygentest.NewClock(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC))
+	props := Props{"worker-id": "7", "sequence-bits": "2", "boost-power": "1"}
+	build := func() IDGenerator {
+		g, err := NewID("CACHED_UID", props, WithClock(clk), WithSequenceScope(scope))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return g
+	}
+	first := build()
+	ids, err := issue(first, 6)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := NewID("UID", Props{"worker-id": "7", "sequence-bits": "2"}, WithClock(clk), WithSequenceScope(scope)); !errors.Is(err, ErrIDSpaceInUse) {
+		t.Fatalf("a UID beside an open CACHED_UID of its space: %v, want ErrIDSpaceInUse", err)
+	}
+	if _, err := NewID("UID", Props{"worker-id": "7", "sequence-bits": "2"}, WithClock(clk), WithSequenceScope(NewSequenceScope())); err != nil {
+		t.Fatalf("a UID in another scope: %v", err)
+	}
+	if err := first.(interface{ Close() error }).Close(); err != nil {
+		t.Fatal(err)
+	}
+	second := build()
+	defer second.(interface{ Close() error }).Close()
+	id, err := second.NextID(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if max := ids[len(ids)-1]; id <= max {
+		t.Fatalf("the rebuilt CACHED_UID issued %d, want after %d (the seconds its predecessor filled)", id, max)
+	}
+}
+
+// funcClock is a Clock whose type cannot be compared with ==.
+type funcClock func() time.Time
+
+func (f funcClock) Now() time.Time      { return f() }
+func (f funcClock) Sleep(time.Duration) {}
+
+// boxClock is a Clock of a comparable type that may hold a value that is
+// not: comparing two of them can panic.
+type boxClock struct{ inner any }
+
+func (b boxClock) Now() time.Time      { return b.inner.(funcClock)() }
+func (b boxClock) Sleep(time.Duration) {}
+
+// TestSequenceScopeSharesAcrossNonComparableClocks: two values of a clock
+// type that cannot be compared cannot be told apart, so their generators
+// share (fail closed) instead of each starting afresh; a comparable clock
+// type holding a non-comparable value is no panic.
+func TestSequenceScopeSharesAcrossNonComparableClocks(t *testing.T) {
+	at := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	props := Props{"worker-id": "8", "max-vibration-offset": "0"}
+	for name, clock := range map[string]func() Clock{
+		"func type":             func() Clock { return funcClock(func() time.Time { return at }) },
+		"struct holding a func": func() Clock { return boxClock{funcClock(func() time.Time { return at })} },
+	} {
+		t.Run(name, func(t *testing.T) {
+			scope := NewSequenceScope()
+			var last int64
+			for i := range 2 {
+				g, err := NewID("SNOWFLAKE", props, WithClock(clock()), WithSequenceScope(scope))
+				if err != nil {
+					t.Fatal(err)
+				}
+				id, err := g.NextID(context.Background())
+				if err != nil || id <= last {
+					t.Fatalf("generator %d issued %d (%v) after %d", i+1, id, err, last)
+				}
+				last = id
+			}
+		})
+	}
+}
