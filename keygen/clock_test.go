@@ -38,7 +38,10 @@ func TestSnowflakeHotPathAdoptsAForwardWallStep(t *testing.T) {
 	c := NewSystemClock(nil)
 	var skew time.Duration
 	c.wall = func() time.Time { return time.Now().Add(skew) }
-	g, err := NewID("SNOWFLAKE", Props{"worker-id": "1", "max-vibration-offset": "0"}, WithClock(c))
+	// A scope of its own: every SystemClock is one timeline to a scope, and
+	// this one's wall is faked an hour ahead.
+	g, err := NewID("SNOWFLAKE", Props{"worker-id": "1", "max-vibration-offset": "0"}, WithClock(c),
+		WithSequenceScope(NewSequenceScope()))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -68,7 +71,7 @@ func TestSnowflakeHotPathIgnoresABackwardWallStep(t *testing.T) {
 	var skew time.Duration
 	c.wall = func() time.Time { return time.Now().Add(skew) }
 	g, err := NewID("SNOWFLAKE", Props{"worker-id": "1", "max-vibration-offset": "0",
-		"max-tolerate-time-difference-milliseconds": "0"}, WithClock(c))
+		"max-tolerate-time-difference-milliseconds": "0"}, WithClock(c), WithSequenceScope(NewSequenceScope()))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -67,11 +67,13 @@ func TestSnowflakeStatsIssuedCountsEveryID(t *testing.T) {
 func TestSnowflakeStatsIssuedExactUnderConcurrency(t *testing.T) {
 	clk := keygen.NewSystemClock(nil)
 	props := keygen.Props{"worker-id": "3", "max-vibration-offset": "7"}
-	a, err := keygen.NewID("SNOWFLAKE", props, keygen.WithClock(clk))
+	// A scope of their own: the state a and b share, and no one else's.
+	scope := keygen.NewSequenceScope()
+	a, err := keygen.NewID("SNOWFLAKE", props, keygen.WithClock(clk), keygen.WithSequenceScope(scope))
 	if err != nil {
 		t.Fatal(err)
 	}
-	b, err := keygen.NewID("SNOWFLAKE", props, keygen.WithClock(clk))
+	b, err := keygen.NewID("SNOWFLAKE", props, keygen.WithClock(clk), keygen.WithSequenceScope(scope))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -81,7 +81,9 @@ func ssSnowflake(t *testing.T, f keygen.Clock, props keygen.Props) keygen.IDGene
 	for k, v := range props {
 		p[k] = v
 	}
-	g, err := keygen.NewID("SNOWFLAKE", p, keygen.WithClock(f))
+	// A scope of its own: each Java test builds an algorithm with fresh
+	// state, and every SystemClock is one timeline to a scope.
+	g, err := keygen.NewID("SNOWFLAKE", p, keygen.WithClock(f), keygen.WithSequenceScope(keygen.NewSequenceScope()))
 	if err != nil {
 		t.Fatalf("NewID(SNOWFLAKE, %v): %v", p, err)
 	}
