@@ -47,7 +47,6 @@ type Decomposer interface {
 
 func mask(bits int) int64 { return int64(1)<<bits - 1 }
 
-func (l Layout) seqShift() int        { return 0 }
 func (l Layout) clockBackShift() int  { return l.SequenceBits }
 func (l Layout) workerShift() int     { return l.clockBackShift() + l.ClockBackBits }
 func (l Layout) backupShift() int     { return l.workerShift() + l.WorkerBits }
