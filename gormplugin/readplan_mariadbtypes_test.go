@@ -13,19 +13,6 @@ import (
 // negative, YEAR, BIT, FLOAT, DATETIME(6), DECIMAL(30,10), BINARY) order,
 // group and aggregate as MariaDB does over several tables, or are refused.
 
-const myTypedRules = `
-rules:
-- !SHARDING
-  tables:
-    my_values:
-      actualDataNodes: ds_${0..1}.my_values_${0..1}
-      databaseStrategy: {standard: {shardingColumn: user_id, shardingAlgorithmName: by_user}}
-      tableStrategy: {standard: {shardingColumn: id, shardingAlgorithmName: by_id}}
-  shardingAlgorithms:
-    by_user: {type: MOD, props: {sharding-count: 2}}
-    by_id: {type: MOD, props: {sharding-count: 2}}
-`
-
 // MyValue holds MariaDB values of types with their own order.
 type MyValue struct {
 	ID     int64 `gorm:"primaryKey;autoIncrement:false"`
@@ -45,7 +32,7 @@ func TestMariaDBTypesMergeInTheirOwnOrder(t *testing.T) {
 	e := &readEnv{be: "mariadb", db: reopen(t, d0, nil), oracle: reopen(t, dialectorFor(t, "mariadb", "gormatk_mytypes_oracle"), nil)}
 	p0, _ := e.db.DB()
 	p1, _ := reopen(t, d1, nil).DB()
-	if err := e.db.Use(gormplugin.New(nil, gormplugin.WithRules(rulesOf(t, myTypedRules)),
+	if err := e.db.Use(gormplugin.New(nil, gormplugin.WithRules(twoByTwoRules(t, "my_values")),
 		gormplugin.WithDataSources(map[string]gorm.ConnPool{"ds_0": p0, "ds_1": p1}), gormplugin.WithScatter())); err != nil {
 		t.Fatal(err)
 	}

@@ -13,19 +13,6 @@ import (
 // arrays, inet, bit strings, uuid, numeric of any scale) order, group and
 // aggregate as PostgreSQL does over several tables, or are refused.
 
-const pgTypedRules = `
-rules:
-- !SHARDING
-  tables:
-    pg_values:
-      actualDataNodes: ds_${0..1}.pg_values_${0..1}
-      databaseStrategy: {standard: {shardingColumn: user_id, shardingAlgorithmName: by_user}}
-      tableStrategy: {standard: {shardingColumn: id, shardingAlgorithmName: by_id}}
-  shardingAlgorithms:
-    by_user: {type: MOD, props: {sharding-count: 2}}
-    by_id: {type: MOD, props: {sharding-count: 2}}
-`
-
 // PgValue holds PostgreSQL values of types with their own order.
 type PgValue struct {
 	ID     int64 `gorm:"primaryKey;autoIncrement:false"`
@@ -46,7 +33,7 @@ func TestPostgreSQLTypesMergeInTheirOwnOrder(t *testing.T) {
 	e := &readEnv{be: "postgres", db: reopen(t, d0, nil), oracle: reopen(t, dialectorFor(t, "postgres", "gormatk_pgtypes_oracle"), nil)}
 	p0, _ := e.db.DB()
 	p1, _ := reopen(t, d1, nil).DB()
-	if err := e.db.Use(gormplugin.New(nil, gormplugin.WithRules(rulesOf(t, pgTypedRules)),
+	if err := e.db.Use(gormplugin.New(nil, gormplugin.WithRules(twoByTwoRules(t, "pg_values")),
 		gormplugin.WithDataSources(map[string]gorm.ConnPool{"ds_0": p0, "ds_1": p1}), gormplugin.WithScatter())); err != nil {
 		t.Fatal(err)
 	}

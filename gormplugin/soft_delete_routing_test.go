@@ -12,21 +12,6 @@ import (
 	"github.com/shardkey/shardkey/gormplugin"
 )
 
-// user_id picks the data source, id the table: a statement naming only a
-// user reaches both tables of one data source.
-const softRules = `
-rules:
-- !SHARDING
-  tables:
-    soft_items:
-      actualDataNodes: ds_${0..1}.soft_items_${0..1}
-      databaseStrategy: {standard: {shardingColumn: user_id, shardingAlgorithmName: by_user}}
-      tableStrategy: {standard: {shardingColumn: id, shardingAlgorithmName: by_id}}
-  shardingAlgorithms:
-    by_user: {type: MOD, props: {sharding-count: 2}}
-    by_id: {type: MOD, props: {sharding-count: 2}}
-`
-
 // SoftItem is soft-deleted (gorm.DeletedAt).
 type SoftItem struct {
 	ID        int64 `gorm:"primaryKey;autoIncrement:false"`
@@ -50,7 +35,7 @@ func newSoftEnv(t *testing.T, be string) *softEnv {
 		raw: map[string]*gorm.DB{"ds_0": reopen(t, d0, nil), "ds_1": reopen(t, d1, nil)}}
 	p0, _ := e.db.DB()
 	p1, _ := e.raw["ds_1"].DB()
-	if err := e.db.Use(gormplugin.New(nil, gormplugin.WithRules(rulesOf(t, softRules)),
+	if err := e.db.Use(gormplugin.New(nil, gormplugin.WithRules(twoByTwoRules(t, "soft_items")),
 		gormplugin.WithDataSources(map[string]gorm.ConnPool{"ds_0": p0, "ds_1": p1}), gormplugin.WithScatter())); err != nil {
 		t.Fatal(err)
 	}
