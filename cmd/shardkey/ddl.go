@@ -110,90 +110,103 @@ func ddl(stdout io.Writer, rf rulesFlags, rulesFile, tmplFile string, tables, so
 	if err != nil {
 		return err
 	}
-	named := len(tables) > 0
-	if !named {
+	j := &ddlJob{r: r, rulesFile: rulesFile, tmplFile: tmplFile, src: string(src), sources: sources, dialect: dialect,
+		drivers: map[string]string{}, templates: map[string]*template{}}
+	j.named = len(tables) > 0
+	if !j.named {
 		tables = r.Tables()
 	}
-	var seen []string
 	for _, t := range tables {
-		if !slices.ContainsFunc(seen, func(s string) bool { return strings.EqualFold(s, t) }) {
-			seen = append(seen, t)
+		if !slices.ContainsFunc(j.tables, func(s string) bool { return strings.EqualFold(s, t) }) {
+			j.tables = append(j.tables, t)
 		}
 	}
-	tables = seen
-
-	// The dialect of each data source.
-	drivers := map[string]string{}
 	for _, ds := range r.Config().DataSources {
-		drivers[ds.Name] = ds.Driver
+		j.drivers[ds.Name] = ds.Driver
 	}
-	dialectOf := func(ds string) (string, error) {
-		if dialect != "auto" {
-			return dialect, nil
-		}
-		switch drivers[ds] {
-		case "pgx", "postgres":
-			return dialectPostgres, nil
-		case "mysql":
-			return dialectMySQL, nil
-		case "sqlite", "sqlite3":
-			return dialectSQLite, nil
-		}
-		return "", fmt.Errorf("%s: data source %s has no driver (pgx, mysql or sqlite) to tell its SQL dialect; pass -dialect", rulesFile, ds)
+	entries, err := j.entries()
+	if err != nil {
+		return err
 	}
+	if out == "json" {
+		return writeJSON(stdout, entries)
+	}
+	return writeDDLText(stdout, entries)
+}
 
-	// The template, read as each dialect reads it.
-	templates := map[string]*template{}
-	parse := func(d string) (*template, error) {
-		if t := templates[d]; t != nil {
-			return t, nil
-		}
-		t, err := parseTemplate(tmplFile, string(src), d)
-		if err != nil {
-			return nil, err
-		}
-		if err := checkTemplate(t, r, rulesFile, tables, named); err != nil {
-			return nil, err
-		}
-		templates[d] = t
+// ddlJob is one run of ddl: the rules, the template's text and the flags'
+// choices.
+type ddlJob struct {
+	r                   *shardconf.Router
+	rulesFile, tmplFile string
+	src                 string
+	tables              []string             // logic tables, each once
+	named               bool                 // tables were named, not every table of the rules
+	sources             []string             // data sources to print; nil for all
+	dialect             string               // the -dialect flag: "auto" or a dialect
+	drivers             map[string]string    // data source -> its driver in the rules
+	templates           map[string]*template // dialect -> the template as it reads it
+}
+
+// dialectOf is the SQL dialect of data source ds.
+func (j *ddlJob) dialectOf(ds string) (string, error) {
+	if j.dialect != "auto" {
+		return j.dialect, nil
+	}
+	switch j.drivers[ds] {
+	case "pgx", "postgres":
+		return dialectPostgres, nil
+	case "mysql":
+		return dialectMySQL, nil
+	case "sqlite", "sqlite3":
+		return dialectSQLite, nil
+	}
+	return "", fmt.Errorf("%s: data source %s has no driver (pgx, mysql or sqlite) to tell its SQL dialect; pass -dialect", j.rulesFile, ds)
+}
+
+// template is the template read as dialect d reads it, parsed and checked
+// against the rules once per dialect.
+func (j *ddlJob) template(d string) (*template, error) {
+	if t := j.templates[d]; t != nil {
 		return t, nil
 	}
+	t, err := parseTemplate(j.tmplFile, j.src, d)
+	if err != nil {
+		return nil, err
+	}
+	if err := checkTemplate(t, j.r, j.rulesFile, j.tables, j.named); err != nil {
+		return nil, err
+	}
+	j.templates[d] = t
+	return t, nil
+}
 
+// entries renders the statements of every physical table of j's tables:
+// per data source (in the rules' order), tables in the template's order,
+// so that a table is created before the tables that reference it (a
+// broadcast table, say).
+func (j *ddlJob) entries() ([]ddlEntry, error) {
 	byDS := map[string][]ddlEntry{}
 	names := map[string]map[string]bool{} // per data source: index and constraint names
-	order := slices.Clone(r.DataSources())
-	for _, logic := range tables {
-		targets, err := r.Targets(logic)
+	order := slices.Clone(j.r.DataSources())
+	for _, logic := range j.tables {
+		targets, err := j.r.Targets(logic)
 		if err != nil {
-			return err
+			return nil, err
 		}
-		if k := slices.IndexFunc(r.Tables(), func(t string) bool { return strings.EqualFold(t, logic) }); k >= 0 {
-			logic = r.Tables()[k] // as the rules spell it
+		if k := slices.IndexFunc(j.r.Tables(), func(t string) bool { return strings.EqualFold(t, logic) }); k >= 0 {
+			logic = j.r.Tables()[k] // as the rules spell it
 		}
 		for _, tg := range targets {
-			if len(sources) > 0 && !slices.Contains(sources, tg.DataSource) {
+			if len(j.sources) > 0 && !slices.Contains(j.sources, tg.DataSource) {
 				continue
 			}
-			d, err := dialectOf(tg.DataSource)
-			if err != nil {
-				return err
-			}
-			t, err := parse(d)
-			if err != nil {
-				return err
-			}
-			tt := t.lookup(logic)
-			e := ddlEntry{DataSource: tg.DataSource, Dialect: d, LogicTable: logic, Table: tg.Table, line: tt.line}
 			if names[tg.DataSource] == nil {
 				names[tg.DataSource] = map[string]bool{}
 			}
-			ref := func(name string) (string, error) { return referencedTable(r, logic, tg, name) }
-			for _, s := range tt.stmts {
-				text, err := t.render(s, tg.Table, d, ref, names[tg.DataSource])
-				if err != nil {
-					return err
-				}
-				e.Statements = append(e.Statements, text)
+			e, err := j.entry(logic, tg, names[tg.DataSource])
+			if err != nil {
+				return nil, err
 			}
 			if !slices.Contains(order, tg.DataSource) {
 				order = append(order, tg.DataSource)
@@ -201,34 +214,64 @@ func ddl(stdout io.Writer, rf rulesFlags, rulesFile, tmplFile string, tables, so
 			byDS[tg.DataSource] = append(byDS[tg.DataSource], e)
 		}
 	}
-
-	if len(templates) == 0 { // nothing printed: still check the template
-		d := dialect
-		if d == "auto" {
-			d = dialectPostgres
-			if len(sources) > 0 {
-				if d, err = dialectOf(sources[0]); err != nil {
-					return err
-				}
-			}
-		}
-		if _, err := parse(d); err != nil {
-			return err
+	if len(j.templates) == 0 { // nothing printed: still check the template
+		if err := j.checkUnused(); err != nil {
+			return nil, err
 		}
 	}
-
-	// Per data source, tables in the template's order, so that a table
-	// is created before the tables that reference it (a broadcast table,
-	// say).
 	entries := []ddlEntry{}
 	for _, ds := range order {
 		es := byDS[ds]
 		slices.SortStableFunc(es, func(a, b ddlEntry) int { return a.line - b.line })
 		entries = append(entries, es...)
 	}
-	if out == "json" {
-		return writeJSON(stdout, entries)
+	return entries, nil
+}
+
+// entry renders the statements of target tg of logic; names holds the
+// index and constraint names already used in tg's data source.
+func (j *ddlJob) entry(logic string, tg shardconf.Target, names map[string]bool) (ddlEntry, error) {
+	d, err := j.dialectOf(tg.DataSource)
+	if err != nil {
+		return ddlEntry{}, err
 	}
+	t, err := j.template(d)
+	if err != nil {
+		return ddlEntry{}, err
+	}
+	tt := t.lookup(logic)
+	e := ddlEntry{DataSource: tg.DataSource, Dialect: d, LogicTable: logic, Table: tg.Table, line: tt.line}
+	ref := func(name string) (string, error) { return referencedTable(j.r, logic, tg, name) }
+	for _, s := range tt.stmts {
+		text, err := t.render(s, tg.Table, d, ref, names)
+		if err != nil {
+			return ddlEntry{}, err
+		}
+		e.Statements = append(e.Statements, text)
+	}
+	return e, nil
+}
+
+// checkUnused parses and checks the template when no table was rendered,
+// in the dialect of -dialect, of the first -datasource, or PostgreSQL's.
+func (j *ddlJob) checkUnused() error {
+	d := j.dialect
+	if d == "auto" {
+		d = dialectPostgres
+		if len(j.sources) > 0 {
+			var err error
+			if d, err = j.dialectOf(j.sources[0]); err != nil {
+				return err
+			}
+		}
+	}
+	_, err := j.template(d)
+	return err
+}
+
+// writeDDLText prints entries grouped under a "-- data source NAME
+// (DIALECT)" comment, a blank line between tables.
+func writeDDLText(stdout io.Writer, entries []ddlEntry) error {
 	w := bufio.NewWriter(stdout)
 	for i, e := range entries {
 		switch {
