@@ -23,6 +23,8 @@ type Plugin struct {
 	scatter bool
 	timeLoc *time.Location // WithTimeLocation (timeloc.go); nil is UTC
 	err     error          // a construction problem, returned by Initialize (db.Use)
+	// keygenOpts are WithKeyGenOptions', for the generator built from props.
+	keygenOpts []keygen.Option
 
 	keyed keyedModels    // per-model key-fill decisions (keyfill.go)
 	query func(*gorm.DB) // GORM's query callback, which mergeQuery runs per target (route.go)
@@ -40,8 +42,20 @@ type Plugin struct {
 	binaryText bool
 }
 
-// Option configures New.
+// Option configures New. Options follow the convention of every shardkey
+// package (see keygen.Option): With... functions applied in order, a later
+// one replacing an earlier one's value and a variadic one
+// (WithKeyGenOptions) appending; a nil argument means the default; a bad
+// value is reported by db.Use, never by the option.
 type Option func(*Plugin)
+
+// WithKeyGenOptions passes options (a clock, a logger, a worker source, a
+// keygen.SequenceScope) to the generator New builds from props. A
+// generator given with WithGenerator, and those of the rules (see
+// shardconf.WithKeyGenOptions), are built by their owner and unaffected.
+func WithKeyGenOptions(opts ...keygen.Option) Option {
+	return func(p *Plugin) { p.keygenOpts = append(p.keygenOpts, opts...) }
+}
 
 // WithGenerator sets the generator for tables that no rule gives one; it
 // replaces the generator New would build from props.
@@ -96,7 +110,7 @@ func New(props keygen.Props, opts ...Option) *Plugin {
 			}
 			rest[k] = v
 		}
-		g, err := keygen.New(typ, rest)
+		g, err := keygen.New(typ, rest, p.keygenOpts...)
 		if err != nil {
 			p.err = fmt.Errorf("gormplugin: %w", err)
 		}
