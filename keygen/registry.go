@@ -40,6 +40,9 @@ type IDGenerator interface {
 }
 
 // Options are what Option values set; custom Factory functions read them.
+// They are exported for that reason alone (the other packages keep their
+// settings unexported): build them with Option values, not by hand. The
+// zero value is valid; New fills in what is unset.
 type Options struct {
 	// Clock is the time source; nil means the process's default
 	// SystemClock, shared by all generators and logging to slog.Default().
@@ -68,6 +71,13 @@ func (o Options) scope() *SequenceScope {
 }
 
 // Option configures New and NewID.
+//
+// Options follow one convention in every shardkey package (keygen,
+// shardconf, gormplugin, sqlhook): each is a With... function; they apply
+// in order, a later one replacing an earlier one's value, except that a
+// variadic option (shardconf.WithKeyGenOptions) appends; a nil argument
+// means the default; an option never fails: a bad value is the
+// constructor's error.
 type Option func(*Options)
 
 // WithClock sets the generator's clock (tests use a fake one).

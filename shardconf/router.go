@@ -91,7 +91,10 @@ type compiledStrategy struct {
 	hint bool
 }
 
-// RouterOption configures NewRouter.
+// RouterOption configures NewRouter. Options follow the convention of
+// every shardkey package (see keygen.Option): With... functions applied in
+// order, a later one replacing an earlier one's value and a variadic one
+// (WithKeyGenOptions) appending; a nil argument means the default.
 type RouterOption func(*routerOptions)
 
 type routerOptions struct {
@@ -123,8 +126,8 @@ func WithKeyGenProps(p keygen.Props) RouterOption {
 	return func(o *routerOptions) { o.keygenProps = p }
 }
 
-// WithKeyGenOptions passes options (a clock, a logger) to every key
-// generator the rules declare.
+// WithKeyGenOptions passes options (a clock, a logger, a
+// keygen.SequenceScope) to every key generator the rules declare.
 func WithKeyGenOptions(opts ...keygen.Option) RouterOption {
 	return func(o *routerOptions) { o.keygenOpts = append(o.keygenOpts, opts...) }
 }
