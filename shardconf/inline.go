@@ -1709,84 +1709,103 @@ func inlCompileNum[T any](n *inlNode, leaf func(*inlNode) (func(T) (int64, error
 		if !ok {
 			return nil, 0, false
 		}
-		narrow := t == gInt
-		switch n.op {
-		case iopPos:
-			return fa, t, true
-		case iopNeg:
-			return func(x T) (int64, error) {
-				v, err := fa(x)
-				return inlNarrow(narrow, -v), err
-			}, t, true
-		case iopAbs:
-			return func(x T) (int64, error) {
-				v, err := fa(x)
-				if v < 0 {
-					v = inlNarrow(narrow, -v)
-				}
-				return v, err
-			}, t, true
-		}
-		if t == gLong {
-			return func(x T) (int64, error) {
-				v, err := fa(x)
-				return int64(javaLongHash(v)), err
-			}, gInt, true
-		}
-		return fa, gInt, true // Integer.hashCode is the value
+		f, t := inlNumUnary(n.op, fa, t)
+		return f, t, true
 	case iopAdd, iopSub, iopMul, iopRem, iopIntdiv:
+		fa, ta, ok := inlCompileNum(n.a, leaf)
+		if !ok {
+			return nil, 0, false
+		}
+		fb, tb, ok := inlCompileNum(n.b, leaf)
+		if !ok {
+			return nil, 0, false
+		}
+		t := gInt
+		if ta == gLong || tb == gLong {
+			t = gLong
+		}
+		if n.b.cols == 0 { // constant right operand: the common shape
+			return inlNumBinaryConst(n.op, fa, n.b.lit.i, t == gInt), t, true
+		}
+		return inlNumBinary(n, fa, fb, t == gInt), t, true
 	default:
 		return nil, 0, false
 	}
-	fa, ta, ok := inlCompileNum(n.a, leaf)
-	if !ok {
-		return nil, 0, false
-	}
-	fb, tb, ok := inlCompileNum(n.b, leaf)
-	if !ok {
-		return nil, 0, false
-	}
-	t := gInt
-	if ta == gLong || tb == gLong {
-		t = gLong
-	}
+}
+
+// inlNumUnary applies unary op (-, +, abs, hashCode) to fa, of type t, and
+// gives the result's type.
+func inlNumUnary[T any](op inlOp, fa func(T) (int64, error), t gtype) (func(T) (int64, error), gtype) {
 	narrow := t == gInt
-	if n.b.cols == 0 { // constant right operand: the common shape
-		c := n.b.lit.i
-		switch n.op {
-		case iopAdd:
-			return func(x T) (int64, error) {
-				v, err := fa(x)
-				return inlNarrow(narrow, v+c), err
-			}, t, true
-		case iopSub:
-			return func(x T) (int64, error) {
-				v, err := fa(x)
-				return inlNarrow(narrow, v-c), err
-			}, t, true
-		case iopMul:
-			return func(x T) (int64, error) {
-				v, err := fa(x)
-				return inlNarrow(narrow, v*c), err
-			}, t, true
-		case iopRem: // c != 0: checked at compile time
-			return func(x T) (int64, error) {
-				v, err := fa(x)
-				if err != nil {
-					return 0, err
-				}
-				return inlNarrow(narrow, v%c), nil
-			}, t, true
-		case iopIntdiv:
-			return func(x T) (int64, error) {
-				v, err := fa(x)
-				if err != nil {
-					return 0, err
-				}
-				return inlNarrow(narrow, v/c), nil
-			}, t, true
+	switch op {
+	case iopPos:
+		return fa, t
+	case iopNeg:
+		return func(x T) (int64, error) {
+			v, err := fa(x)
+			return inlNarrow(narrow, -v), err
+		}, t
+	case iopAbs:
+		return func(x T) (int64, error) {
+			v, err := fa(x)
+			if v < 0 {
+				v = inlNarrow(narrow, -v)
+			}
+			return v, err
+		}, t
+	}
+	// iopHash
+	if t == gLong {
+		return func(x T) (int64, error) {
+			v, err := fa(x)
+			return int64(javaLongHash(v)), err
+		}, gInt
+	}
+	return fa, gInt // Integer.hashCode is the value
+}
+
+// inlNumBinaryConst applies binary op to fa and the constant c; narrow
+// wraps the result to 32 bits. A zero c for % and intdiv is refused when
+// the expression compiles.
+func inlNumBinaryConst[T any](op inlOp, fa func(T) (int64, error), c int64, narrow bool) func(T) (int64, error) {
+	switch op {
+	case iopAdd:
+		return func(x T) (int64, error) {
+			v, err := fa(x)
+			return inlNarrow(narrow, v+c), err
+		}
+	case iopSub:
+		return func(x T) (int64, error) {
+			v, err := fa(x)
+			return inlNarrow(narrow, v-c), err
+		}
+	case iopMul:
+		return func(x T) (int64, error) {
+			v, err := fa(x)
+			return inlNarrow(narrow, v*c), err
+		}
+	case iopRem:
+		return func(x T) (int64, error) {
+			v, err := fa(x)
+			if err != nil {
+				return 0, err
+			}
+			return inlNarrow(narrow, v%c), nil
+		}
+	default: // iopIntdiv
+		return func(x T) (int64, error) {
+			v, err := fa(x)
+			if err != nil {
+				return 0, err
+			}
+			return inlNarrow(narrow, v/c), nil
 		}
 	}
+}
+
+// inlNumBinary applies n's binary operator to fa and fb; narrow wraps the
+// result to 32 bits. A zero divisor is an error of the call.
+func inlNumBinary[T any](n *inlNode, fa, fb func(T) (int64, error), narrow bool) func(T) (int64, error) {
 	zero := &inlineError{Offset: n.off, Msg: "division by zero"}
 	op := n.op
 	return func(x T) (int64, error) {
@@ -1818,7 +1837,7 @@ func inlCompileNum[T any](n *inlNode, leaf func(*inlNode) (func(T) (int64, error
 			r = a / b
 		}
 		return inlNarrow(narrow, r), nil
-	}, t, true
+	}
 }
 
 func inlNarrow(narrow bool, v int64) int64 {
