@@ -294,9 +294,9 @@ func (g *cachedUID) fill() (int, error) {
 			return filled, nil
 		}
 		t := int64(st>>stateAvailBits) + avail // the next position to fill (modulo 2^40)
-		// Claim the second from the process-wide counter: a generator built
-		// again with the same worker id (or two at once) never refills a
-		// second another one filled ahead of the clock.
+		// Claim the second from the space's counter (SequenceScope): a
+		// generator built again with the same worker id (or two at once)
+		// never refills a second another one filled ahead of the clock.
 		claimed := g.space.next.Load()
 		s := max(claimed, g.nextSecond)
 		if s > g.maxTick {
