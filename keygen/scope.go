@@ -41,15 +41,17 @@ import (
 // nothing: give the generators of one process one Clock value.
 //
 // When it is released: a generator holds its space's state until it is
-// garbage collected (or its construction fails). A state nobody holds is
-// dropped when the scope prunes (each time its number of spaces doubles)
-// and its last ID lies more than ten seconds behind its clock, so a new
-// state starts in a tick nobody used. A state whose clock-back flag was
-// bumped is never dropped (its last ID is not its latest), nor is a
-// CACHED_UID space (its generators may have filled seconds ahead of the
-// clock); Close on a CACHED_UID ends its claim on the space but keeps the
-// space's next second. All of a scope's state goes when the scope and its
-// generators are unreachable.
+// garbage collected (or its construction fails); Close does not release
+// it. A state nobody holds is dropped at the scope's next prune if its
+// last ID then lies more than ten seconds behind its clock, so a new state
+// starts in a tick nobody used; a prune runs when a new space is added to
+// a scope holding 256 states, or twice as many as the last prune kept if
+// that is more. A state whose clock-back flag was bumped is never dropped
+// (its last ID is not its latest), nor is a CACHED_UID space (its
+// generators may have filled seconds ahead of the clock); Close on a
+// CACHED_UID ends its claim on the space but keeps the space's next
+// second. All of a scope's state goes when the scope and its generators
+// are unreachable.
 //
 // Generators built without WithSequenceScope use DefaultSequenceScope, so
 // that every generator of a process shares by default. A scope of its own
