@@ -360,10 +360,32 @@ func hasPropKey(p keygen.Props, key string) bool {
 
 // table compiles one logic table.
 func (c *compiler) table(r *Router, t *Table) *tableRoute {
-	cfg := c.cfg
+	nodes, dbStrat, tblStrat, ok := c.dataNodes(r, t)
+	if !ok {
+		return nil
+	}
 	tr := &tableRoute{name: t.Name}
-	nodes := t.DataNodes
-	dbStrat, tblStrat := t.DatabaseStrategy, t.TableStrategy
+	tr.index(nodes)
+	layout := c.tableKeyGenerator(r, t, tr)
+	tr.db = c.strategy(t, dbStrat, tr.ds, layout)
+	tr.table = c.strategy(t, tblStrat, tr.tbl, layout)
+	if tr.db == nil && tr.table != nil && tr.table.hasKernel {
+		tr.tableOnly = make([][]Target, len(tr.tbl))
+		for ti, k := range tr.byTable {
+			if k >= 0 {
+				tr.tableOnly[ti] = tr.single[k]
+			}
+		}
+	}
+	return tr
+}
+
+// dataNodes is t's data nodes and its database and table strategies: an
+// auto table's computed from its sharding count, another's as declared
+// (the rules' defaults where t has none). ok is false after an error.
+func (c *compiler) dataNodes(r *Router, t *Table) (nodes []DataNode, dbStrat, tblStrat *Strategy, ok bool) {
+	nodes = t.DataNodes
+	dbStrat, tblStrat = t.DatabaseStrategy, t.TableStrategy
 	if t.Auto {
 		ds := t.AutoDataSources
 		if len(ds) == 0 {
@@ -371,12 +393,12 @@ func (c *compiler) table(r *Router, t *Table) *tableRoute {
 		}
 		if len(ds) == 0 || t.AutoStrategy == nil {
 			c.errorf(t.Pos, "auto table %s: no data sources", t.Name)
-			return nil
+			return nil, nil, nil, false
 		}
 		n, err := c.autoCount(t.AutoStrategy)
 		if err != nil {
 			c.errs = append(c.errs, err)
-			return nil
+			return nil, nil, nil, false
 		}
 		nodes = nil // the Config is the caller's: left as it is
 		for i := 0; i < n; i++ {
@@ -385,16 +407,23 @@ func (c *compiler) table(r *Router, t *Table) *tableRoute {
 		dbStrat, tblStrat = &Strategy{Type: "none"}, t.AutoStrategy
 	} else {
 		if dbStrat == nil {
-			dbStrat = cfg.DefaultDatabaseStrategy
+			dbStrat = c.cfg.DefaultDatabaseStrategy
 		}
 		if tblStrat == nil {
-			tblStrat = cfg.DefaultTableStrategy
+			tblStrat = c.cfg.DefaultTableStrategy
 		}
 	}
 	if len(nodes) == 0 {
 		c.errorf(t.Pos, "table %s has no data nodes", t.Name)
-		return nil
+		return nil, nil, nil, false
 	}
+	return nodes, dbStrat, tblStrat, true
+}
+
+// index fills tr's data sources and tables (in the nodes' order), its
+// sorted targets, and the lookups from a data source and table index to a
+// target: node, single, byTable and byDS.
+func (tr *tableRoute) index(nodes []DataNode) {
 	dsIdx, tblIdx := map[string]int{}, map[string]int{}
 	for _, n := range nodes {
 		if _, ok := dsIdx[n.DataSource]; !ok {
@@ -437,36 +466,33 @@ func (c *compiler) table(r *Router, t *Table) *tableRoute {
 		only(&tr.byTable[ti], k)
 		only(&tr.byDS[di], k)
 	}
+}
+
+// tableKeyGenerator sets tr's key column and generator from t's
+// keyGenerateStrategy (the rules' default where t has none) and returns
+// the generator's key layout when it has one, for strategies that read a
+// key's time.
+func (c *compiler) tableKeyGenerator(r *Router, t *Table, tr *tableRoute) *keygen.Layout {
 	kg := t.KeyGenerate
 	if kg == nil {
-		kg = cfg.DefaultKeyGenerate
+		kg = c.cfg.DefaultKeyGenerate
 	}
-	var layout *keygen.Layout
-	if kg != nil {
-		g, ok := r.keygens[kg.Generator]
-		if !ok {
-			if _, declared := cfg.KeyGenerators[kg.Generator]; !declared {
-				c.errorf(kg.Pos, "key generator %q is not in keyGenerators", kg.Generator)
-			}
-		} else {
-			tr.keyCol, tr.keyGen = strings.ToLower(kg.Column), g
-			if lg, ok := g.(interface{ Layout() keygen.Layout }); ok {
-				l := lg.Layout()
-				layout = &l
-			}
+	if kg == nil {
+		return nil
+	}
+	g, ok := r.keygens[kg.Generator]
+	if !ok {
+		if _, declared := c.cfg.KeyGenerators[kg.Generator]; !declared {
+			c.errorf(kg.Pos, "key generator %q is not in keyGenerators", kg.Generator)
 		}
+		return nil
 	}
-	tr.db = c.strategy(t, dbStrat, tr.ds, layout)
-	tr.table = c.strategy(t, tblStrat, tr.tbl, layout)
-	if tr.db == nil && tr.table != nil && tr.table.hasKernel {
-		tr.tableOnly = make([][]Target, len(tr.tbl))
-		for ti, k := range tr.byTable {
-			if k >= 0 {
-				tr.tableOnly[ti] = tr.single[k]
-			}
-		}
+	tr.keyCol, tr.keyGen = strings.ToLower(kg.Column), g
+	if lg, ok := g.(interface{ Layout() keygen.Layout }); ok {
+		l := lg.Layout()
+		return &l
 	}
-	return tr
+	return nil
 }
 
 // strategy compiles s against targets; nil for none.
