@@ -49,8 +49,4 @@ require (
 
 replace github.com/shardkey/shardkey => ..
 
-replace github.com/shardkey/shardkey/internal/merge => ../internal/merge
-
 replace github.com/shardkey/shardkey/internal/dbtest => ../internal/dbtest
-
-replace github.com/shardkey/shardkey/sqlhook => ../sqlhook
