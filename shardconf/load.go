@@ -797,96 +797,26 @@ func (l *loader) keyGenerator4(n *yaml.Node, path, name string) *KeyGenerate {
 // finish resolves data nodes and data source names once every rule is read.
 func (l *loader) finish() {
 	c := l.cfg
-	known := map[string]bool{}
-	for _, ds := range c.DataSources {
-		known[ds.Name] = true
-	}
-	fromNodes := !c.dataSourcesGiven
+	known := dataSourceNames(c)
 	// Readwrite-splitting groups replace their members: the rules name
 	// groups, never a member (a read data source would take writes).
 	member, groups := l.resolveReadWrite(known)
 	if len(c.ReadWriteGroups) > 0 {
 		l.logicalDataSources(member, groups)
-		known = map[string]bool{}
-		for _, ds := range c.DataSources {
-			known[ds.Name] = true
-		}
+		known = dataSourceNames(c)
 	}
-	isMember := func(ds string, at Pos) bool {
-		if g, ok := member[ds]; ok {
-			l.errs = append(l.errs, c.errAt(at, "%s", memberError(ds, g)))
-			return true
-		}
-		return false
-	}
-	addDS := func(name string) {
-		if !known[name] {
-			known[name] = true
-			c.DataSources = append(c.DataSources, DataSource{Name: name})
+	p := &placer{l: l, known: known, member: member, fromNodes: !c.dataSourcesGiven}
+	for _, t := range c.Tables {
+		if !t.Auto && t.DataNodesExpr != "" {
+			p.dataNodes(t)
 		}
 	}
 	for _, t := range c.Tables {
-		if t.Auto {
-			continue
-		}
-		if t.DataNodesExpr == "" {
-			continue // every data source; filled below once they are known
-		}
-		names := l.expand(t.DataNodesExpr, nil, joinPath(t.Pos.Path, "actualDataNodes"))
-		if names == nil {
-			// expand reported at no position; add the table's
-			if last, ok := l.errs[len(l.errs)-1].(*ConfigError); ok && last.Line == 0 {
-				last.Line, last.Column = t.Pos.Line, t.Pos.Column
-			}
-			continue
-		}
-		seen := map[DataNode]bool{}
-		for _, name := range names {
-			ds, tbl, ok := strings.Cut(name, ".")
-			if !ok || ds == "" || tbl == "" || strings.Contains(tbl, ".") {
-				l.errs = append(l.errs, c.errAt(Pos{Line: t.Pos.Line, Column: t.Pos.Column, Path: joinPath(t.Pos.Path, "actualDataNodes")},
-					"data node %q is not of the form data_source.table", name))
-				continue
-			}
-			dn := DataNode{ds, tbl}
-			if seen[dn] {
-				l.errs = append(l.errs, c.errAt(Pos{Line: t.Pos.Line, Column: t.Pos.Column, Path: joinPath(t.Pos.Path, "actualDataNodes")},
-					"data node %s.%s is listed twice", ds, tbl))
-				continue
-			}
-			seen[dn] = true
-			if isMember(ds, Pos{Line: t.Pos.Line, Column: t.Pos.Column, Path: joinPath(t.Pos.Path, "actualDataNodes")}) {
-				continue
-			}
-			if !known[ds] {
-				if fromNodes {
-					addDS(ds)
-				} else {
-					l.errs = append(l.errs, c.errAt(Pos{Line: t.Pos.Line, Column: t.Pos.Column, Path: joinPath(t.Pos.Path, "actualDataNodes")},
-						"data node %s.%s names data source %q, which is not in dataSources", ds, tbl, ds))
-				}
-			}
-			t.DataNodes = append(t.DataNodes, dn)
-		}
-	}
-	for _, t := range c.Tables {
-		if t.Auto {
-			for _, ds := range t.AutoDataSources {
-				if isMember(ds, Pos{Line: t.Pos.Line, Column: t.Pos.Column, Path: joinPath(t.Pos.Path, "actualDataSources")}) {
-					continue
-				}
-				if !known[ds] {
-					if fromNodes {
-						addDS(ds)
-					} else {
-						l.errs = append(l.errs, c.errAt(Pos{Line: t.Pos.Line, Column: t.Pos.Column, Path: joinPath(t.Pos.Path, "actualDataSources")},
-							"data source %q is not in dataSources", ds))
-					}
-				}
-			}
-			continue
-		}
-		if t.DataNodesExpr == "" {
+		switch {
+		case t.Auto:
+			p.autoDataSources(t)
+		case t.DataNodesExpr == "":
+			// Every data source, as known now that the data nodes added theirs.
 			if len(c.DataSources) == 0 {
 				l.errs = append(l.errs, c.errAt(t.Pos, "no actualDataNodes and no data sources to place table %s in", t.Name))
 			}
@@ -895,10 +825,96 @@ func (l *loader) finish() {
 			}
 		}
 	}
-	if c.DefaultDataSource != "" && isMember(c.DefaultDataSource, c.defaultDSPos) {
+	if c.DefaultDataSource != "" && p.isMember(c.DefaultDataSource, c.defaultDSPos) {
 		return
 	}
 	if c.DefaultDataSource != "" && !known[c.DefaultDataSource] {
 		l.errs = append(l.errs, c.errAt(c.defaultDSPos, "data source %q is not defined", c.DefaultDataSource))
+	}
+}
+
+// dataSourceNames is the set of c's data source names.
+func dataSourceNames(c *Config) map[string]bool {
+	known := map[string]bool{}
+	for _, ds := range c.DataSources {
+		known[ds.Name] = true
+	}
+	return known
+}
+
+// placer checks the data sources tables name against the rules' data
+// sources (known) and readwrite-splitting members, for finish.
+type placer struct {
+	l         *loader
+	known     map[string]bool
+	member    map[string]*ReadWriteGroup // a member's name -> its group
+	fromNodes bool                       // no dataSources given: the data nodes name them
+}
+
+// isMember reports (as an error at at) that ds is a readwrite-splitting
+// member, which a table may not name.
+func (p *placer) isMember(ds string, at Pos) bool {
+	if g, ok := p.member[ds]; ok {
+		p.l.errs = append(p.l.errs, p.l.cfg.errAt(at, "%s", memberError(ds, g)))
+		return true
+	}
+	return false
+}
+
+// check accepts ds, named at at: a data source of the rules, or a new one
+// when the data nodes name them. unknown is the error otherwise. It reports
+// false for a readwrite-splitting member.
+func (p *placer) check(ds string, at Pos, unknown string, args ...any) bool {
+	if p.isMember(ds, at) {
+		return false
+	}
+	if !p.known[ds] {
+		if p.fromNodes {
+			p.known[ds] = true
+			p.l.cfg.DataSources = append(p.l.cfg.DataSources, DataSource{Name: ds})
+		} else {
+			p.l.errs = append(p.l.errs, p.l.cfg.errAt(at, unknown, args...))
+		}
+	}
+	return true
+}
+
+// dataNodes expands t's actualDataNodes into t.DataNodes.
+func (p *placer) dataNodes(t *Table) {
+	l, c := p.l, p.l.cfg
+	names := l.expand(t.DataNodesExpr, nil, joinPath(t.Pos.Path, "actualDataNodes"))
+	if names == nil {
+		// expand reported at no position; add the table's
+		if last, ok := l.errs[len(l.errs)-1].(*ConfigError); ok && last.Line == 0 {
+			last.Line, last.Column = t.Pos.Line, t.Pos.Column
+		}
+		return
+	}
+	at := Pos{Line: t.Pos.Line, Column: t.Pos.Column, Path: joinPath(t.Pos.Path, "actualDataNodes")}
+	seen := map[DataNode]bool{}
+	for _, name := range names {
+		ds, tbl, ok := strings.Cut(name, ".")
+		if !ok || ds == "" || tbl == "" || strings.Contains(tbl, ".") {
+			l.errs = append(l.errs, c.errAt(at, "data node %q is not of the form data_source.table", name))
+			continue
+		}
+		dn := DataNode{ds, tbl}
+		if seen[dn] {
+			l.errs = append(l.errs, c.errAt(at, "data node %s.%s is listed twice", ds, tbl))
+			continue
+		}
+		seen[dn] = true
+		if !p.check(ds, at, "data node %s.%s names data source %q, which is not in dataSources", ds, tbl, ds) {
+			continue
+		}
+		t.DataNodes = append(t.DataNodes, dn)
+	}
+}
+
+// autoDataSources checks the actualDataSources of auto table t.
+func (p *placer) autoDataSources(t *Table) {
+	at := Pos{Line: t.Pos.Line, Column: t.Pos.Column, Path: joinPath(t.Pos.Path, "actualDataSources")}
+	for _, ds := range t.AutoDataSources {
+		p.check(ds, at, "data source %q is not in dataSources", ds)
 	}
 }
