@@ -1,12 +1,14 @@
 package main
 
 // Tests that run the built command as a user would, through exec. TestMain
-// builds it once for the package.
+// builds it once for the package, except under -short, where those tests
+// skip (building takes seconds).
 
 import (
 	"bytes"
 	"database/sql"
 	"encoding/json"
+	"flag"
 	"fmt"
 	"os"
 	"os/exec"
@@ -16,10 +18,14 @@ import (
 	"testing"
 )
 
-// binPath is the shardkey binary TestMain built.
+// binPath is the shardkey binary TestMain built; "" under -short.
 var binPath string
 
 func TestMain(m *testing.M) {
+	flag.Parse()
+	if testing.Short() {
+		os.Exit(m.Run())
+	}
 	dir, err := os.MkdirTemp("", "shardkey-cli-")
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
@@ -36,10 +42,20 @@ func TestMain(m *testing.M) {
 	os.Exit(code)
 }
 
+// bin is the built binary's path; it skips t under -short, where there
+// is none.
+func bin(t *testing.T) string {
+	t.Helper()
+	if binPath == "" {
+		t.Skip("-short: the binary is not built")
+	}
+	return binPath
+}
+
 // runBin runs the binary and returns its exit code and output.
 func runBin(t *testing.T, args ...string) (code int, stdout, stderr string) {
 	t.Helper()
-	return runCmd(t, exec.Command(binPath, args...))
+	return runCmd(t, exec.Command(bin(t), args...))
 }
 
 func runCmd(t *testing.T, cmd *exec.Cmd) (code int, stdout, stderr string) {
@@ -62,7 +78,7 @@ func TestBinaryGenDecodePipe(t *testing.T) {
 		t.Skip("no sh")
 	}
 	script := `"$0" gen -props worker-id=7 -n 3 | xargs "$0" decode -o json`
-	code, out, errs := runCmd(t, exec.Command(sh, "-c", script, binPath))
+	code, out, errs := runCmd(t, exec.Command(sh, "-c", script, bin(t)))
 	if code != 0 {
 		t.Fatalf("gen | decode: exit %d: %s", code, errs)
 	}
@@ -81,7 +97,7 @@ func TestBinaryGenDecodePipe(t *testing.T) {
 
 	// base62 through a command substitution, as decode's help shows.
 	script = `"$0" decode -type SNOWFLAKE_JS b62:$("$0" gen -type SNOWFLAKE_JS -props worker-id=3 -format base62)`
-	code, out, errs = runCmd(t, exec.Command(sh, "-c", script, binPath))
+	code, out, errs = runCmd(t, exec.Command(sh, "-c", script, bin(t)))
 	if code != 0 || fields(t, out)["worker"] != "3" {
 		t.Errorf("decode b62:$(gen): exit %d, %q, %s", code, out, errs)
 	}
