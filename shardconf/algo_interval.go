@@ -185,76 +185,19 @@ func ivCompile(src string) (*ivPattern, error) {
 		c := src[i]
 		switch {
 		case c == '\'':
-			if i+1 < len(src) && src[i+1] == '\'' {
-				lit.WriteByte('\'')
-				i += 2
-				continue
+			next, err := ivQuoted(src, i, &lit)
+			if err != nil {
+				return nil, err
 			}
-			j := i + 1
-			closed := false
-			for j < len(src) {
-				if src[j] == '\'' {
-					if j+1 < len(src) && src[j+1] == '\'' {
-						lit.WriteByte('\'')
-						j += 2
-						continue
-					}
-					closed = true
-					break
-				}
-				lit.WriteByte(src[j])
-				j++
-			}
-			if !closed {
-				return nil, fmt.Errorf("pattern %q ends inside a quoted literal", src)
-			}
-			i = j + 1
+			i = next
 		case c >= 'A' && c <= 'Z' || c >= 'a' && c <= 'z':
-			n := 1
-			for i+n < len(src) && src[i+n] == c {
-				n++
-			}
-			t := ivTok{n: n}
-			ok := false
-			switch c {
-			case 'y', 'u':
-				t.f, t.era, ok = ivYear, c == 'y', n == 2 || n == 4
-			case 'M':
-				t.f, ok = ivMonth, n <= 2
-			case 'd':
-				t.f, ok = ivDay, n <= 2
-			case 'H':
-				t.f, ok = ivHour, n <= 2
-			case 'm':
-				t.f, ok = ivMinute, n <= 2
-			case 's':
-				t.f, ok = ivSecond, n <= 2
-			case 'S':
-				t.f, ok = ivFrac, n <= 9
-			case 'Q':
-				// Q and QQ are the quarter's number, QQQ is "Q1".."Q4" (the
-				// text java.time gives in English and the root locale).
-				t.f, ok = ivQuarter, n <= 3
-			}
-			if !ok {
-				return nil, fmt.Errorf("pattern %q: %q is not supported (shardkey reads yyyy, uuuu, yy, MM, M, dd, d, HH, H, mm, m, ss, s, S to SSSSSSSSS, Q, QQ, QQQ and quoted text)",
-					src, src[i:i+n])
-			}
-			if p.has[t.f] {
-				return nil, fmt.Errorf("pattern %q names the %s twice", src, ivFieldNames[t.f])
-			}
-			if t.n == 1 && t.f != ivFrac {
-				p.fixed = false
-			}
-			p.has[t.f] = true
-			if t.f == ivQuarter {
-				p.level = max(p.level, ivMonth)
-			} else {
-				p.level = max(p.level, t.f)
+			t, err := p.field(i)
+			if err != nil {
+				return nil, err
 			}
 			flush()
 			p.toks = append(p.toks, t)
-			i += n
+			i += t.n
 		case c == '[' || c == ']' || c == '{' || c == '}' || c == '#':
 			return nil, fmt.Errorf("pattern %q: %q is reserved (optional sections are not supported)", src, c)
 		default:
@@ -265,6 +208,78 @@ func ivCompile(src string) (*ivPattern, error) {
 	}
 	flush()
 	return p, nil
+}
+
+// ivQuoted reads the quoted text that starts at src[i] into lit and
+// returns the offset after it. Two quotes in a row are one quote, in quoted
+// text or not.
+func ivQuoted(src string, i int, lit *strings.Builder) (int, error) {
+	if i+1 < len(src) && src[i+1] == '\'' {
+		lit.WriteByte('\'')
+		return i + 2, nil
+	}
+	for j := i + 1; j < len(src); {
+		if src[j] == '\'' {
+			if j+1 < len(src) && src[j+1] == '\'' {
+				lit.WriteByte('\'')
+				j += 2
+				continue
+			}
+			return j + 1, nil
+		}
+		lit.WriteByte(src[j])
+		j++
+	}
+	return 0, fmt.Errorf("pattern %q ends inside a quoted literal", src)
+}
+
+// field reads the run of one pattern letter at p.src[i] as a field and
+// records it in p.has, p.fixed and p.level.
+func (p *ivPattern) field(i int) (ivTok, error) {
+	src, c := p.src, p.src[i]
+	n := 1
+	for i+n < len(src) && src[i+n] == c {
+		n++
+	}
+	t := ivTok{n: n}
+	ok := false
+	switch c {
+	case 'y', 'u':
+		t.f, t.era, ok = ivYear, c == 'y', n == 2 || n == 4
+	case 'M':
+		t.f, ok = ivMonth, n <= 2
+	case 'd':
+		t.f, ok = ivDay, n <= 2
+	case 'H':
+		t.f, ok = ivHour, n <= 2
+	case 'm':
+		t.f, ok = ivMinute, n <= 2
+	case 's':
+		t.f, ok = ivSecond, n <= 2
+	case 'S':
+		t.f, ok = ivFrac, n <= 9
+	case 'Q':
+		// Q and QQ are the quarter's number, QQQ is "Q1".."Q4" (the
+		// text java.time gives in English and the root locale).
+		t.f, ok = ivQuarter, n <= 3
+	}
+	if !ok {
+		return ivTok{}, fmt.Errorf("pattern %q: %q is not supported (shardkey reads yyyy, uuuu, yy, MM, M, dd, d, HH, H, mm, m, ss, s, S to SSSSSSSSS, Q, QQ, QQQ and quoted text)",
+			src, src[i:i+n])
+	}
+	if p.has[t.f] {
+		return ivTok{}, fmt.Errorf("pattern %q names the %s twice", src, ivFieldNames[t.f])
+	}
+	if t.n == 1 && t.f != ivFrac {
+		p.fixed = false
+	}
+	p.has[t.f] = true
+	if t.f == ivQuarter {
+		p.level = max(p.level, ivMonth)
+	} else {
+		p.level = max(p.level, t.f)
+	}
+	return t, nil
 }
 
 // complete reports whether the pattern names every field from the year down
