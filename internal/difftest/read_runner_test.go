@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/shardkey/shardkey/gormplugin"
+	"github.com/shardkey/shardkey/internal/dbtest"
 	"github.com/shardkey/shardkey/sqlhook"
 )
 
@@ -314,6 +315,7 @@ type readGen interface {
 // any order without ORDER BY, tied rows in any order, any of the tied
 // rows where LIMIT cuts a run of ties) or is refused with ErrUnsupported.
 func TestReadsAgreeWithOracle(t *testing.T) {
+	dbtest.SkipShort(t, "long randomized read run")
 	conf := readConfFromEnv(t)
 	for _, db := range conf.dbs {
 		t.Run(db, func(t *testing.T) {

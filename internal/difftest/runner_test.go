@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/shardkey/shardkey/gormplugin"
+	"github.com/shardkey/shardkey/internal/dbtest"
 	"github.com/shardkey/shardkey/shardconf"
 	"github.com/shardkey/shardkey/sqlhook"
 )
@@ -443,6 +444,7 @@ func list(s string) []string {
 // step that every row is where its sharding values route, that no key is
 // stored twice, and that the shards together equal the unsharded oracle.
 func TestWritesAgreeWithOracle(t *testing.T) {
+	dbtest.SkipShort(t, "long randomized write run")
 	var skip *regexp.Regexp
 	if *flagSkip != "" {
 		skip = regexp.MustCompile(*flagSkip)
