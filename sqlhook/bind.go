@@ -13,18 +13,19 @@ import (
 
 	"github.com/shardkey/shardkey/keygen"
 	"github.com/shardkey/shardkey/shardconf"
+	"github.com/shardkey/shardkey/sqlhook/internal/ir"
 )
 
 // bind routes a compiled plan with the caller's arguments.
-func (h *hook) bind(ctx context.Context, p *plan, args []driver.NamedValue) (*routed, error) {
-	if p.names != nil {
+func (h *hook) bind(ctx context.Context, p *ir.Plan, args []driver.NamedValue) (*routed, error) {
+	if p.Names != nil {
 		var err error
-		if args, err = sqliteArgs(p.names, args); err != nil {
+		if args, err = ir.SqliteArgs(p.Names, args); err != nil {
 			return nil, err
 		}
 	}
-	if len(args) < p.nparams {
-		return nil, fmt.Errorf("sqlhook: the statement has %d placeholders but %d arguments were given", p.nparams, len(args))
+	if len(args) < p.Nparams {
+		return nil, fmt.Errorf("sqlhook: the statement has %d placeholders but %d arguments were given", p.Nparams, len(args))
 	}
 	for i := range args {
 		if args[i].Name != "" {
@@ -34,37 +35,37 @@ func (h *hook) bind(ctx context.Context, p *plan, args []driver.NamedValue) (*ro
 	if err := h.checkUnroutedHints(ctx, p); err != nil {
 		return nil, err
 	}
-	switch p.kind {
-	case kindDDL:
+	switch p.Kind {
+	case ir.KindDDL:
 		return h.bindDDL(ctx, p, args)
-	case kindInsert:
+	case ir.KindInsert:
 		return h.bindInsert(ctx, p, args)
 	}
 	return h.bindWhere(ctx, p, args)
 }
 
-func (h *hook) bindDDL(ctx context.Context, p *plan, args []driver.NamedValue) (*routed, error) {
-	if err := refuseDDLHint(ctx, p.tables[0].logic); err != nil {
+func (h *hook) bindDDL(ctx context.Context, p *ir.Plan, args []driver.NamedValue) (*routed, error) {
+	if err := refuseDDLHint(ctx, p.Tables[0].Logic); err != nil {
 		return nil, err
 	}
-	ts, err := h.router.Targets(p.tables[0].logic)
+	ts, err := h.Router.Targets(p.Tables[0].Logic)
 	if err != nil {
 		return nil, err
 	}
 	out := newRouted(len(ts))
 	for _, t := range ts {
-		r := p.renderFor(h.dialect, renderSpec{phys: []string{t.Table}})
-		out.units = append(out.units, unit{ds: t.DataSource, sql: r.sql, args: h.args(r, args, nil, nil)})
+		r := p.RenderFor(h.Dialect, ir.RenderSpec{Phys: []string{t.Table}})
+		out.units = append(out.units, unit{ds: t.DataSource, sql: r.Sql, args: h.args(r, args, nil, nil)})
 	}
 	return out, nil
 }
 
 // value is what a valRef holds for these arguments.
-func value(v valRef, args []driver.NamedValue) any {
-	if v.param >= 0 {
-		return args[v.param].Value
+func value(v ir.ValRef, args []driver.NamedValue) any {
+	if v.Param >= 0 {
+		return args[v.Param].Value
 	}
-	return v.lit
+	return v.Lit
 }
 
 // routeValue is the value a sharding value is routed by: a time in the
@@ -80,34 +81,34 @@ func (h *hook) routeValue(x any) any {
 
 // conds turns one branch of the WHERE clause into router conditions on
 // the routed table.
-func (h *hook) conds(p *plan, branch []pred, args []driver.NamedValue, buf []shardconf.Cond) ([]shardconf.Cond, error) {
+func (h *hook) conds(p *ir.Plan, branch []ir.Pred, args []driver.NamedValue, buf []shardconf.Cond) ([]shardconf.Cond, error) {
 	for _, pr := range branch {
-		col := pr.column
-		switch pr.op {
-		case opEq:
-			buf = append(buf, shardconf.Eq(col, h.routeValue(value(pr.vals[0], args))))
-		case opIn:
-			vs := make([]any, len(pr.vals))
-			for i, v := range pr.vals {
+		col := pr.Column
+		switch pr.Op {
+		case ir.OpEq:
+			buf = append(buf, shardconf.Eq(col, h.routeValue(value(pr.Vals[0], args))))
+		case ir.OpIn:
+			vs := make([]any, len(pr.Vals))
+			for i, v := range pr.Vals {
 				vs[i] = h.routeValue(value(v, args))
 			}
 			buf = append(buf, shardconf.In(col, vs...))
-		case opAny:
-			vs, err := listValues(value(pr.vals[0], args))
+		case ir.OpAny:
+			vs, err := listValues(value(pr.Vals[0], args))
 			if err != nil {
 				return nil, err
 			}
 			buf = append(buf, shardconf.In(col, vs...))
-		case opBetween:
-			buf = append(buf, shardconf.Between(col, h.routeValue(value(pr.vals[0], args)), h.routeValue(value(pr.vals[1], args))))
-		case opLt:
-			buf = append(buf, shardconf.Lt(col, h.routeValue(value(pr.vals[0], args))))
-		case opLe:
-			buf = append(buf, shardconf.Le(col, h.routeValue(value(pr.vals[0], args))))
-		case opGt:
-			buf = append(buf, shardconf.Gt(col, h.routeValue(value(pr.vals[0], args))))
-		case opGe:
-			buf = append(buf, shardconf.Ge(col, h.routeValue(value(pr.vals[0], args))))
+		case ir.OpBetween:
+			buf = append(buf, shardconf.Between(col, h.routeValue(value(pr.Vals[0], args)), h.routeValue(value(pr.Vals[1], args))))
+		case ir.OpLt:
+			buf = append(buf, shardconf.Lt(col, h.routeValue(value(pr.Vals[0], args))))
+		case ir.OpLe:
+			buf = append(buf, shardconf.Le(col, h.routeValue(value(pr.Vals[0], args))))
+		case ir.OpGt:
+			buf = append(buf, shardconf.Gt(col, h.routeValue(value(pr.Vals[0], args))))
+		case ir.OpGe:
+			buf = append(buf, shardconf.Ge(col, h.routeValue(value(pr.Vals[0], args))))
 		}
 	}
 	return buf, nil
@@ -128,16 +129,16 @@ func listValues(v any) ([]any, error) {
 
 // bindWhere routes a SELECT, UPDATE or DELETE by its WHERE clause and the
 // hints of ctx.
-func (h *hook) bindWhere(ctx context.Context, p *plan, args []driver.NamedValue) (*routed, error) {
-	if p.routed < 0 {
+func (h *hook) bindWhere(ctx context.Context, p *ir.Plan, args []driver.NamedValue) (*routed, error) {
+	if p.Routed < 0 {
 		return h.bindBroadcast(p, args)
 	}
-	main := p.tables[p.routed].logic
+	main := p.Tables[p.Routed].Logic
 	var targets []shardconf.Target
 	var buf [4]shardconf.Cond
-	branches := p.branches
-	if p.unbounded || len(branches) == 0 {
-		branches = [][]pred{nil}
+	branches := p.Branches
+	if p.Unbounded || len(branches) == 0 {
+		branches = [][]ir.Pred{nil}
 	}
 	for bi, branch := range branches {
 		conds, err := h.conds(p, branch, args, buf[:0])
@@ -164,7 +165,7 @@ func (h *hook) bindWhere(ctx context.Context, p *plan, args []driver.NamedValue)
 	if len(targets) == 0 {
 		// Contradictory conditions: no row can match; ask any one table so
 		// the caller still gets a result of the right shape.
-		all, err := h.router.Targets(main)
+		all, err := h.Router.Targets(main)
 		if err != nil {
 			return nil, err
 		}
@@ -174,44 +175,44 @@ func (h *hook) bindWhere(ctx context.Context, p *plan, args []driver.NamedValue)
 		return nil, err
 	}
 	if len(targets) > 1 {
-		if p.kind == kindSelect && p.sel.multi != "" {
-			return nil, fmt.Errorf("%w: %s across %d targets", ErrUnsupported, p.sel.multi, len(targets))
+		if p.Kind == ir.KindSelect && p.Sel.Multi != "" {
+			return nil, fmt.Errorf("%w: %s across %d targets", ErrUnsupported, p.Sel.Multi, len(targets))
 		}
-		if p.kind != kindSelect && p.writeMulti != "" {
-			return nil, fmt.Errorf("%w: %s across %d targets", ErrUnsupported, p.writeMulti, len(targets))
+		if p.Kind != ir.KindSelect && p.WriteMulti != "" {
+			return nil, fmt.Errorf("%w: %s across %d targets", ErrUnsupported, p.WriteMulti, len(targets))
 		}
 	}
 	out := newRouted(len(targets))
-	mergeTail := p.kind == kindSelect && len(targets) > 1
+	mergeTail := p.Kind == ir.KindSelect && len(targets) > 1
 	var limit any
 	if mergeTail {
 		var err error
-		if out.merge, limit, err = h.mergeOf(p.sel, args); err != nil {
+		if out.merge, limit, err = h.mergeOf(p.Sel, args); err != nil {
 			return nil, err
 		}
 	}
 	var physBuf [4]string
 	for _, t := range targets {
 		phys := physBuf[:0]
-		if len(p.tables) > len(physBuf) {
-			phys = make([]string, 0, len(p.tables))
+		if len(p.Tables) > len(physBuf) {
+			phys = make([]string, 0, len(p.Tables))
 		}
-		for i, pt := range p.tables {
+		for i, pt := range p.Tables {
 			switch {
-			case i == p.routed:
+			case i == p.Routed:
 				phys = append(phys, t.Table)
-			case pt.partnerOf >= 0:
-				bt, err := h.partner(main, t, pt.logic)
+			case pt.PartnerOf >= 0:
+				bt, err := h.partner(main, t, pt.Logic)
 				if err != nil {
 					return nil, err
 				}
 				phys = append(phys, bt.Table)
 			default:
-				phys = append(phys, pt.logic)
+				phys = append(phys, pt.Logic)
 			}
 		}
-		r := p.renderFor(h.dialect, renderSpec{phys: phys, mergeTail: mergeTail})
-		out.units = append(out.units, unit{ds: t.DataSource, sql: r.sql, args: h.args(r, args, nil, limit)})
+		r := p.RenderFor(h.Dialect, ir.RenderSpec{Phys: phys, MergeTail: mergeTail})
+		out.units = append(out.units, unit{ds: t.DataSource, sql: r.Sql, args: h.args(r, args, nil, limit)})
 	}
 	return out, nil
 }
@@ -234,29 +235,29 @@ func containsTarget(ts []shardconf.Target, t shardconf.Target) bool {
 // bindBroadcast routes a statement naming only broadcast tables: a read
 // goes to one copy (the default data source's when it has one), a write to
 // every copy.
-func (h *hook) bindBroadcast(p *plan, args []driver.NamedValue) (*routed, error) {
-	ts, err := h.router.Targets(p.tables[0].logic)
+func (h *hook) bindBroadcast(p *ir.Plan, args []driver.NamedValue) (*routed, error) {
+	ts, err := h.Router.Targets(p.Tables[0].Logic)
 	if err != nil {
 		return nil, err
 	}
-	if p.kind == kindSelect {
+	if p.Kind == ir.KindSelect {
 		pick := ts[0]
 		for _, t := range ts {
-			if t.DataSource == h.defaultDS {
+			if t.DataSource == h.DefaultDS {
 				pick = t
 			}
 		}
 		ts = []shardconf.Target{pick}
 	}
-	phys := make([]string, len(p.tables))
-	for i, t := range p.tables {
-		phys[i] = t.logic
+	phys := make([]string, len(p.Tables))
+	for i, t := range p.Tables {
+		phys[i] = t.Logic
 	}
 	out := newRouted(len(ts))
-	out.copies = p.kind != kindSelect
+	out.copies = p.Kind != ir.KindSelect
 	for _, t := range ts {
-		r := p.renderFor(h.dialect, renderSpec{phys: phys})
-		out.units = append(out.units, unit{ds: t.DataSource, sql: r.sql, args: h.args(r, args, nil, nil)})
+		r := p.RenderFor(h.Dialect, ir.RenderSpec{Phys: phys})
+		out.units = append(out.units, unit{ds: t.DataSource, sql: r.Sql, args: h.args(r, args, nil, nil)})
 	}
 	return out, nil
 }
@@ -264,35 +265,35 @@ func (h *hook) bindBroadcast(p *plan, args []driver.NamedValue) (*routed, error)
 // mergeOf binds the merge of a SELECT over several targets and gives the
 // LIMIT each target gets: limit + offset where the merge streams, else the
 // dialect's "no limit" (grouping and DISTINCT need every row).
-func (h *hook) mergeOf(sel *selectPlan, args []driver.NamedValue) (mergeSpec, any, error) {
-	m := mergeSpec{merge: sel.merge, dialect: mergeDialect(h.dialect), limit: -1, args: args}
+func (h *hook) mergeOf(sel *ir.SelectPlan, args []driver.NamedValue) (mergeSpec, any, error) {
+	m := mergeSpec{merge: sel.Merge, dialect: ir.MergeDialect(h.Dialect), limit: -1, args: args}
 	var err error
-	if sel.offset != nil {
-		if m.offset, err = h.limitValue(value(*sel.offset, args), 0); err != nil {
+	if sel.Offset != nil {
+		if m.offset, err = h.limitValue(value(*sel.Offset, args), 0); err != nil {
 			return m, 0, fmt.Errorf("sqlhook: OFFSET: %w", err)
 		}
 	}
-	if sel.limit != nil {
+	if sel.Limit != nil {
 		// LIMIT NULL: none on PostgreSQL, 0 on MySQL.
 		none := int64(-1)
-		if h.dialect == MySQL {
+		if h.Dialect == MySQL {
 			none = 0
 		}
-		if m.limit, err = h.limitValue(value(*sel.limit, args), none); err != nil {
+		if m.limit, err = h.limitValue(value(*sel.Limit, args), none); err != nil {
 			return m, 0, fmt.Errorf("sqlhook: LIMIT: %w", err)
 		}
 	}
-	if h.dialect == SQLite {
+	if h.Dialect == SQLite {
 		// SQLite reads any negative LIMIT as none and a negative OFFSET as 0.
 		m.limit, m.offset = max(m.limit, -1), max(m.offset, 0)
 	}
 	if m.offset < 0 || m.limit < -1 {
 		return m, 0, fmt.Errorf("sqlhook: negative LIMIT or OFFSET")
 	}
-	if m.limit >= 0 && (sel.merge == nil || sel.merge.streaming()) && m.limit <= math.MaxInt64-m.offset {
+	if m.limit >= 0 && (sel.Merge == nil || sel.Merge.Streaming()) && m.limit <= math.MaxInt64-m.offset {
 		return m, m.limit + m.offset, nil
 	}
-	switch h.dialect {
+	switch h.Dialect {
 	case PostgreSQL:
 		return m, nil, nil // LIMIT NULL: no limit
 	case SQLite:
@@ -307,7 +308,7 @@ func (h *hook) mergeOf(sel *selectPlan, args []driver.NamedValue) (mergeSpec, an
 func (h *hook) limitValue(v any, null int64) (int64, error) {
 	switch x := v.(type) {
 	case nil:
-		if h.dialect == SQLite {
+		if h.Dialect == SQLite {
 			return 0, errors.New("NULL (SQLite fails it: datatype mismatch)")
 		}
 		return null, nil
@@ -319,7 +320,7 @@ func (h *hook) limitValue(v any, null int64) (int64, error) {
 	case float32:
 		return h.limitValue(float64(x), null)
 	}
-	if rv := reflect.ValueOf(v); h.dialect == MySQL && rv.CanUint() && rv.Uint() > math.MaxInt64 {
+	if rv := reflect.ValueOf(v); h.Dialect == MySQL && rv.CanUint() && rv.Uint() > math.MaxInt64 {
 		return math.MaxInt64, nil
 	}
 	return toInt64(v)
@@ -347,49 +348,49 @@ func toInt64(v any) (int64, error) {
 }
 
 // args lays out a unit's arguments as its rendering says.
-func (h *hook) args(r *rendered, args []driver.NamedValue, keys []any, limit any) []driver.NamedValue {
-	if r.identity && len(args) == len(r.src) {
+func (h *hook) args(r *ir.Rendered, args []driver.NamedValue, keys []any, limit any) []driver.NamedValue {
+	if r.Identity && len(args) == len(r.Src) {
 		return args
 	}
-	out := make([]driver.NamedValue, len(r.src))
-	for i, s := range r.src {
+	out := make([]driver.NamedValue, len(r.Src))
+	for i, s := range r.Src {
 		out[i].Ordinal = i + 1
-		switch s.kind {
-		case srcArg:
-			out[i].Value = args[s.i].Value
-		case srcKey:
-			out[i].Value = keys[s.i]
-		case srcLimit:
+		switch s.Kind {
+		case ir.SrcArg:
+			out[i].Value = args[s.I].Value
+		case ir.SrcKey:
+			out[i].Value = keys[s.I]
+		case ir.SrcLimit:
 			out[i].Value = limit
 		}
 	}
 	return out
 }
 
-func (h *hook) bindInsert(ctx context.Context, p *plan, args []driver.NamedValue) (*routed, error) {
-	ins := p.ins
-	table := p.tables[ins.table]
-	nrows := len(ins.rows)
-	addKey := ins.keyCol != "" && ins.keyIdx < 0
+func (h *hook) bindInsert(ctx context.Context, p *ir.Plan, args []driver.NamedValue) (*routed, error) {
+	ins := p.Ins
+	table := p.Tables[ins.Table]
+	nrows := len(ins.Rows)
+	addKey := ins.KeyCol != "" && ins.KeyIdx < 0
 
 	// Which rows need a generated key.
 	var need []int
 	var keyParams map[int]int // caller argument index -> row whose key it is
-	if ins.keyCol != "" {
+	if ins.KeyCol != "" {
 		for r := range nrows {
 			switch {
-			case addKey, ins.keyNull[r]:
+			case addKey, ins.KeyNull[r]:
 				need = append(need, r)
 			default:
-				if v := ins.rows[r][ins.keyIdx]; v.param >= 0 && isNull(args[v.param].Value) {
+				if v := ins.Rows[r][ins.KeyIdx]; v.Param >= 0 && isNull(args[v.Param].Value) {
 					need = append(need, r)
 					if keyParams == nil {
 						keyParams = map[int]int{}
 					}
-					if _, dup := keyParams[v.param]; dup {
-						return nil, fmt.Errorf("%w: placeholder %d is the NULL key of several rows; each row needs its own key", ErrUnsupported, v.param+1)
+					if _, dup := keyParams[v.Param]; dup {
+						return nil, fmt.Errorf("%w: placeholder %d is the NULL key of several rows; each row needs its own key", ErrUnsupported, v.Param+1)
 					}
-					keyParams[v.param] = r
+					keyParams[v.Param] = r
 				}
 			}
 		}
@@ -397,26 +398,26 @@ func (h *hook) bindInsert(ctx context.Context, p *plan, args []driver.NamedValue
 	var keys []any
 	if len(need) > 0 {
 		var err error
-		if keys, err = h.generate(ctx, table.logic, need, nrows); err != nil {
+		if keys, err = h.generate(ctx, table.Logic, need, nrows); err != nil {
 			return nil, err
 		}
 	}
 	rowValue := func(r, col int) (any, error) {
-		if col == ins.keyIdx && keys != nil && keys[r] != nil {
+		if col == ins.KeyIdx && keys != nil && keys[r] != nil {
 			return keys[r], nil
 		}
-		v := ins.rows[r][col]
-		if v.expr {
-			return nil, fmt.Errorf("%w: the value of sharding column %s in row %d is an expression", ErrUnsupported, ins.cols[col], r+1)
+		v := ins.Rows[r][col]
+		if v.Expr {
+			return nil, fmt.Errorf("%w: the value of sharding column %s in row %d is an expression", ErrUnsupported, ins.Cols[col], r+1)
 		}
 		x := value(v, args)
 		if f32, ok := x.(float32); ok {
 			x = float64(f32)
 		}
 		if f, ok := x.(float64); ok && f != math.Trunc(f) {
-			return nil, fmt.Errorf("%w: sharding column %s in row %d has the fractional value %v; the stored value depends on the column type", ErrUnsupported, ins.cols[col], r+1, f)
+			return nil, fmt.Errorf("%w: sharding column %s in row %d has the fractional value %v; the stored value depends on the column type", ErrUnsupported, ins.Cols[col], r+1, f)
 		}
-		if err := h.storable(ins.cols[col], x); err != nil {
+		if err := h.storable(ins.Cols[col], x); err != nil {
 			return nil, fmt.Errorf("%w in row %d", err, r+1)
 		}
 		return h.routeValue(x), nil
@@ -425,8 +426,8 @@ func (h *hook) bindInsert(ctx context.Context, p *plan, args []driver.NamedValue
 	// Route each row.
 	var targets []shardconf.Target
 	var groups [][]int
-	if table.broadcast {
-		ts, err := h.router.Targets(table.logic)
+	if table.Broadcast {
+		ts, err := h.Router.Targets(table.Logic)
 		if err != nil {
 			return nil, err
 		}
@@ -438,8 +439,8 @@ func (h *hook) bindInsert(ctx context.Context, p *plan, args []driver.NamedValue
 		var buf [4]shardconf.Cond
 		for r := range nrows {
 			conds := buf[:0]
-			for k, col := range ins.shardCol {
-				idx := ins.shardIdx[k]
+			for k, col := range ins.ShardCol {
+				idx := ins.ShardIdx[k]
 				var v any
 				switch {
 				case idx >= 0:
@@ -447,14 +448,14 @@ func (h *hook) bindInsert(ctx context.Context, p *plan, args []driver.NamedValue
 					if v, err = rowValue(r, idx); err != nil {
 						return nil, err
 					}
-				case addKey && strings.EqualFold(col, ins.keyCol):
+				case addKey && strings.EqualFold(col, ins.KeyCol):
 					v = keys[r]
 				default:
 					continue // the router reports the missing column
 				}
 				conds = append(conds, shardconf.Eq(col, v))
 			}
-			ts, err := h.router.RouteContext(ctx, table.logic, conds...)
+			ts, err := h.Router.RouteContext(ctx, table.Logic, conds...)
 			if err != nil {
 				return nil, fmt.Errorf("row %d: %w", r+1, err)
 			}
@@ -475,12 +476,12 @@ func (h *hook) bindInsert(ctx context.Context, p *plan, args []driver.NamedValue
 			groups[g] = append(groups[g], r)
 		}
 		for _, t := range targets {
-			if p.pinned != "" && !strings.EqualFold(t.Table, p.pinned) {
-				return nil, fmt.Errorf("%w: a row inserted into physical table %s routes to %s.%s", ErrUnsupported, p.pinned, t.DataSource, t.Table)
+			if p.Pinned != "" && !strings.EqualFold(t.Table, p.Pinned) {
+				return nil, fmt.Errorf("%w: a row inserted into physical table %s routes to %s.%s", ErrUnsupported, p.Pinned, t.DataSource, t.Table)
 			}
 		}
-		if len(targets) > 1 && ins.single != "" {
-			return nil, fmt.Errorf("%w: %s, but its rows route to %d targets", ErrUnsupported, ins.single, len(targets))
+		if len(targets) > 1 && ins.Single != "" {
+			return nil, fmt.Errorf("%w: %s, but its rows route to %d targets", ErrUnsupported, ins.Single, len(targets))
 		}
 	}
 
@@ -493,19 +494,19 @@ func (h *hook) bindInsert(ctx context.Context, p *plan, args []driver.NamedValue
 		}
 	}
 	out := newRouted(len(targets))
-	out.copies = table.broadcast
+	out.copies = table.Broadcast
 	for g, t := range targets {
-		phys := make([]string, len(p.tables))
-		for i, pt := range p.tables {
-			phys[i] = pt.logic
+		phys := make([]string, len(p.Tables))
+		for i, pt := range p.Tables {
+			phys[i] = pt.Logic
 		}
-		phys[ins.table] = t.Table
+		phys[ins.Table] = t.Table
 		rows := groups[g]
 		if len(targets) == 1 || len(rows) == nrows {
 			rows = nil
 		}
-		r := p.renderFor(h.dialect, renderSpec{phys: phys, rows: rows, addKey: addKey})
-		out.units = append(out.units, unit{ds: t.DataSource, sql: r.sql, args: h.args(r, callerArgs, keys, nil)})
+		r := p.RenderFor(h.Dialect, ir.RenderSpec{Phys: phys, Rows: rows, AddKey: addKey})
+		out.units = append(out.units, unit{ds: t.DataSource, sql: r.Sql, args: h.args(r, callerArgs, keys, nil)})
 	}
 	return out, nil
 }
@@ -523,7 +524,7 @@ func isNull(v any) bool {
 
 // generate issues keys for the rows in need, indexed by row.
 func (h *hook) generate(ctx context.Context, table string, need []int, nrows int) ([]any, error) {
-	_, gen, ok := h.router.KeyGenerator(table)
+	_, gen, ok := h.Router.KeyGenerator(table)
 	if !ok {
 		return nil, fmt.Errorf("sqlhook: table %s has no key generator", table)
 	}
@@ -557,7 +558,7 @@ func (h *hook) generate(ctx context.Context, table string, need []int, nrows int
 // int64 range (as a number, or as text in a column of integer affinity)
 // as a REAL, which routes elsewhere or nowhere.
 func (h *hook) storable(column string, x any) error {
-	if h.dialect != SQLite || !beyondInt64(x) {
+	if h.Dialect != SQLite || !beyondInt64(x) {
 		return nil
 	}
 	return fmt.Errorf("%w: sharding column %s has the value %v, beyond the int64 range; SQLite would store it as a REAL, not the integer it routes by", ErrUnsupported, column, x)

@@ -6,6 +6,8 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+
+	"github.com/shardkey/shardkey/sqlhook/internal/ir"
 )
 
 // conn is one sqlhook connection: a connection to the default data source,
@@ -60,7 +62,7 @@ func (c *conn) PrepareContext(ctx context.Context, query string) (driver.Stmt, e
 	if err != nil {
 		return nil, &StatementError{SQL: query, Err: err}
 	}
-	if !p.passthrough {
+	if !p.Passthrough {
 		return s, nil
 	}
 	r, err := c.cn.route(ctx, query, nil)
@@ -81,7 +83,7 @@ func (c *conn) PrepareContext(ctx context.Context, query string) (driver.Stmt, e
 // Close closes every data source's conn.
 func (c *conn) Close() error {
 	var errs []error
-	for _, name := range sortedKeys(c.conns) {
+	for _, name := range ir.SortedKeys(c.conns) {
 		if err := c.conns[name].Close(); err != nil {
 			errs = append(errs, fmt.Errorf("sqlhook: close conn to data source %s: %w", name, err))
 		}
@@ -155,7 +157,7 @@ func (c *conn) eachConn(f func(driver.Conn) bool) {
 		f(c.def)
 		return
 	}
-	for _, name := range sortedKeys(c.conns) {
+	for _, name := range ir.SortedKeys(c.conns) {
 		if !f(c.conns[name]) {
 			return
 		}
@@ -479,7 +481,7 @@ func (c *conn) queryRouted(ctx context.Context, query string, r *routed, s *stmt
 	// (the transaction fails until ROLLBACK TO), never an error of the
 	// merged rows after which Commit would keep the other units'
 	// changes, nor a unit left unrun by an early Close.
-	write := c.cn.h != nil && writesRows(c.cn.h.dialect, query)
+	write := c.cn.h != nil && writesRows(c.cn.h.Dialect, query)
 	for i, u := range r.units {
 		if j, ok := open[u.ds]; ok {
 			b, err := materialize(rows[j])
@@ -521,7 +523,7 @@ func (c *conn) queryRouted(ctx context.Context, query string, r *routed, s *stmt
 	}
 	spec := r.merge
 	if spec.dialect == 0 && c.cn.h != nil {
-		spec.dialect = mergeDialect(c.cn.h.dialect)
+		spec.dialect = ir.MergeDialect(c.cn.h.Dialect)
 	}
 	m, err := newMergedRows(rows, spec)
 	if err != nil {
@@ -598,7 +600,7 @@ func (c *conn) queryUnitError(i int, r *routed, write bool, err error) error {
 // data source it failed on until ROLLBACK TO; the whole transaction does
 // the same, so that the other data sources cannot commit without it.
 func (c *conn) statementFailed(err error) {
-	if c.tx != nil && c.tx.failed == nil && c.cn.opts.multiSourceTx && c.cn.h != nil && c.cn.h.dialect == PostgreSQL {
+	if c.tx != nil && c.tx.failed == nil && c.cn.opts.multiSourceTx && c.cn.h != nil && c.cn.h.Dialect == PostgreSQL {
 		c.tx.failed = fmt.Errorf("a statement failed: %v", err)
 	}
 }

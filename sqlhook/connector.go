@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/shardkey/shardkey/shardconf"
+	"github.com/shardkey/shardkey/sqlhook/internal/ir"
 )
 
 // routeFunc is hook.routeContext (route with the statement's context, which
@@ -198,7 +199,7 @@ func OpenWith(r *shardconf.Router, sources map[string]driver.Connector, opts ...
 // newConnector checks sources against the rules, picks the default data
 // source and the dialect, and compiles the hook.
 func newConnector(r *shardconf.Router, sources map[string]driver.Connector, o options) (*connector, error) {
-	names := sortedKeys(sources)
+	names := ir.SortedKeys(sources)
 	want := r.DataSources()
 	for _, name := range want {
 		if c, ok := sources[name]; !ok || c == nil {

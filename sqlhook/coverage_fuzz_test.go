@@ -6,6 +6,8 @@ import (
 	"testing"
 
 	pg "github.com/pganalyze/pg_query_go/v6"
+	"github.com/shardkey/shardkey/sqlhook/internal/ir"
+	"github.com/shardkey/shardkey/sqlhook/internal/pgsql"
 	"google.golang.org/protobuf/reflect/protoreflect"
 )
 
@@ -18,15 +20,15 @@ import (
 // routed: the statement was rewritten, so a broadcast table (which keeps
 // its name) may be there; only sharded names are looked for.
 func residualLogic(h *hook, sql string, routed bool) string {
-	tree, err := pgParse(sql)
+	tree, err := pgsql.Parse(sql)
 	if err != nil {
 		return ""
 	}
 	isLogic := func(name string) bool {
 		if routed {
-			return h.router.IsSharded(name)
+			return h.Router.IsSharded(name)
 		}
-		return h.isLogicName(name)
+		return h.IsLogicName(name)
 	}
 	found := ""
 	var walk func(m protoreflect.Message, locking bool)
@@ -53,11 +55,11 @@ func residualLogic(h *hook, sql string, routed bool) string {
 				}
 			}
 		case *pg.DefElem:
-			if s := x.Arg.GetString_(); s != nil && h.mentionedName(s.Sval) != "" {
+			if s := x.Arg.GetString_(); s != nil && h.MentionedName(s.Sval) != "" {
 				found = "body " + s.Sval
 			}
 			for _, it := range x.Arg.GetList().GetItems() {
-				if s := it.GetString_(); s != nil && h.mentionedName(s.Sval) != "" {
+				if s := it.GetString_(); s != nil && h.MentionedName(s.Sval) != "" {
 					found = "body " + s.Sval
 				}
 			}
@@ -121,7 +123,7 @@ func FuzzStatementSentNamesNoLogicTable(f *testing.F) {
 		for _, u := range r.units {
 			text := u.sql
 			if sqlite {
-				if text, err = sqliteToPG(text); err != nil {
+				if text, err = ir.SqliteToPG(text); err != nil {
 					continue
 				}
 			}

@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/shardkey/shardkey/shardconf"
+	"github.com/shardkey/shardkey/sqlhook/internal/ir"
 )
 
 // Statements that name a logic or broadcast table (t_order, t_order_item,
@@ -198,7 +199,7 @@ func TestLogicNameOutsideTablePositionIsAllowed(t *testing.T) {
 				t.Errorf("%v %s: %v", d, q, err)
 				continue
 			}
-			if !p.passthrough {
+			if !p.Passthrough {
 				t.Errorf("%v %s: routed, want it to pass through", d, q)
 			}
 		}
@@ -247,7 +248,7 @@ func TestMentionsLogicIsSoundOverApproximation(t *testing.T) {
 		`select * from T_ORDER`, `select * from "t_dict"`, `SELECT * FROM U&"t\005fdict"`,
 		`SELECT query_to_xml(E'select * from \x74_dict', true, false, '')`,
 	} {
-		if !h.mentionsLogic(q) && !h.mayEscapeNames(q) {
+		if !h.MentionsLogic(q) && !h.mayEscapeNames(q) {
 			t.Errorf("%s: the fast path would skip parsing", q)
 		}
 	}
@@ -255,17 +256,17 @@ func TestMentionsLogicIsSoundOverApproximation(t *testing.T) {
 	// variable: its compiler must see every PREPARE and EXECUTE.
 	my := testHook(t, MySQL)
 	for _, q := range []string{`PREPARE s FROM 'DELETE FROM t_\dict'`, `PREPARE s FROM 0x44454c455445`, `execute immediate @q`} {
-		if !my.mentionsLogic(q) && !my.mayEscapeNames(q) {
+		if !my.MentionsLogic(q) && !my.mayEscapeNames(q) {
 			t.Errorf("MySQL %s: the fast path would skip parsing", q)
 		}
 	}
 	// A name with a quote character is found written with it doubled.
-	if got := spellings([]string{`a"b`}); !strings.Contains(strings.Join(got, " "), `a""b`) {
+	if got := ir.Spellings([]string{`a"b`}); !strings.Contains(strings.Join(got, " "), `a""b`) {
 		t.Errorf("spellings(a\"b) = %q", got)
 	}
 	// A text PostgreSQL cannot parse, parsed only for its escapes, still
 	// goes to the server (which reports its own syntax error).
-	if p, err := h.plan(`SELEC E'\x41'`); err != nil || !p.passthrough {
+	if p, err := h.plan(`SELEC E'\x41'`); err != nil || !p.Passthrough {
 		t.Errorf("unparsable text without a logic name: %v, %+v", err, p)
 	}
 }

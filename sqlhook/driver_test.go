@@ -22,6 +22,7 @@ import (
 	"github.com/shardkey/shardkey/internal/dbtest"
 	"github.com/shardkey/shardkey/internal/merge"
 	"github.com/shardkey/shardkey/shardconf"
+	"github.com/shardkey/shardkey/sqlhook/internal/ir"
 )
 
 // A fake driver that records what reaches each data source. fkConn has
@@ -655,7 +656,7 @@ func TestMergedQueryAcrossSQLite(t *testing.T) {
 			}
 		}
 	}
-	spec := mergeSpec{merge: &mergePlan{orderBy: []keyTmpl{{col: 0, nullsFirst: true}}}, dialect: merge.SQLite, offset: 1, limit: 4}
+	spec := mergeSpec{merge: &ir.MergePlan{OrderBy: []ir.KeyTmpl{{Col: 0, NullsFirst: true}}}, dialect: merge.SQLite, offset: 1, limit: 4}
 	db := openRouted(t, map[string]driver.Connector{"ds_0": c0, "ds_1": c1}, prefixRoute("ds_0", spec))
 	// Two units on ds_0 as well: its first result is read into memory.
 	rows, err := db.Query(`ds_0,ds_1,ds_0: SELECT id, note FROM items WHERE id <> ? ORDER BY id`, 4)
@@ -695,7 +696,7 @@ func TestQuerySameSourceUnitsPgx(t *testing.T) {
 	if cn.err != nil {
 		t.Fatal(cn.err)
 	}
-	spec := mergeSpec{merge: &mergePlan{orderBy: []keyTmpl{{col: 0, desc: true}}}, dialect: merge.PostgreSQL, limit: -1}
+	spec := mergeSpec{merge: &ir.MergePlan{OrderBy: []ir.KeyTmpl{{Col: 0, Desc: true}}}, dialect: merge.PostgreSQL, limit: -1}
 	cn.route = prefixRoute("ds", spec)
 	db := sql.OpenDB(cn)
 	defer db.Close()

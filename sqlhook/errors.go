@@ -4,6 +4,8 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+
+	"github.com/shardkey/shardkey/sqlhook/internal/ir"
 )
 
 // Sentinel errors. Test with errors.Is; routing failures also match the
@@ -16,13 +18,13 @@ var (
 	// refusals of a merge that depend on the values read (text under a
 	// collation the merge cannot reproduce, too many groups), which come
 	// from Query or Next.
-	ErrUnsupported = errors.New("sqlhook: unsupported statement")
+	ErrUnsupported = ir.ErrUnsupported
+	// ErrParse: the statement references a logic table but does not parse
+	// in the connector's dialect.
+	ErrParse = ir.ErrParse
 	// ErrCrossSourceTx: a transaction would reach a second data source and
 	// WithMultiSourceTx was not given. Nothing was sent for the statement.
 	ErrCrossSourceTx = errors.New("sqlhook: transaction spans data sources")
-	// ErrParse: the statement references a logic table but does not parse
-	// in the connector's dialect.
-	ErrParse = errors.New("sqlhook: cannot parse statement")
 	// ErrDataSource: a data source is unknown, misconfigured or cannot be
 	// opened.
 	ErrDataSource = errors.New("sqlhook: data source")
@@ -58,7 +60,7 @@ type PartialCommitError struct {
 func (e *PartialCommitError) Error() string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "sqlhook: %s failed on", e.Op)
-	for _, ds := range sortedKeys(e.Failed) {
+	for _, ds := range ir.SortedKeys(e.Failed) {
 		fmt.Fprintf(&b, " %s (%v)", ds, e.Failed[ds])
 	}
 	if len(e.Committed) > 0 {
@@ -70,7 +72,7 @@ func (e *PartialCommitError) Error() string {
 // Unwrap returns the data sources' errors.
 func (e *PartialCommitError) Unwrap() []error {
 	var errs []error
-	for _, ds := range sortedKeys(e.Failed) {
+	for _, ds := range ir.SortedKeys(e.Failed) {
 		errs = append(errs, e.Failed[ds])
 	}
 	return errs

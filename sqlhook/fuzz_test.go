@@ -6,6 +6,8 @@ import (
 	"testing"
 
 	"github.com/pingcap/tidb/pkg/parser"
+	"github.com/shardkey/shardkey/sqlhook/internal/ir"
+	"github.com/shardkey/shardkey/sqlhook/internal/pgsql"
 )
 
 // parses reports whether sql is a statement of dialect d.
@@ -15,13 +17,13 @@ func parses(d Dialect, sql string) error {
 		_, _, err := parser.New().ParseSQL(sql)
 		return err
 	case SQLite:
-		pgText, err := sqliteToPG(sql)
+		pgText, err := ir.SqliteToPG(sql)
 		if err != nil {
 			return err
 		}
 		sql = pgText
 	}
-	_, err := pgParse(sql)
+	_, err := pgsql.Parse(sql)
 	return err
 }
 

@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/shardkey/shardkey/shardconf"
+	"github.com/shardkey/shardkey/sqlhook/internal/ir"
 )
 
 // Hints (shardconf.WithHint) travel in the context of each statement
@@ -19,9 +20,9 @@ import (
 // routeTable routes the statement's driving table with the hints of ctx.
 func (h *hook) routeTable(ctx context.Context, table string, conds []shardconf.Cond) ([]shardconf.Target, error) {
 	if h.opts.scatter {
-		return h.router.ScatterContext(ctx, table, conds...)
+		return h.Router.ScatterContext(ctx, table, conds...)
 	}
-	return h.router.RouteContext(ctx, table, conds...)
+	return h.Router.RouteContext(ctx, table, conds...)
 }
 
 // checkUnroutedHints refuses a hint for a table the statement names but
@@ -32,20 +33,20 @@ func (h *hook) routeTable(ctx context.Context, table string, conds []shardconf.C
 // routed one, whose copy is read on the routed target's data source; a
 // statement on broadcast tables alone ignores data sources, and is
 // refused under it.
-func (h *hook) checkUnroutedHints(ctx context.Context, p *plan) error {
+func (h *hook) checkUnroutedHints(ctx context.Context, p *ir.Plan) error {
 	if !shardconf.HasHints(ctx) {
 		return nil
 	}
-	for _, t := range p.tables {
-		if !t.broadcast {
+	for _, t := range p.Tables {
+		if !t.Broadcast {
 			continue
 		}
-		own, ok := shardconf.HintFrom(ctx, t.logic)
+		own, ok := shardconf.HintFrom(ctx, t.Logic)
 		hasOwn := ok && len(own.Database)+len(own.Table) > 0
-		if !hasOwn && (p.routed >= 0 || !shardconf.HintReaches(ctx, t.logic)) {
+		if !hasOwn && (p.Routed >= 0 || !shardconf.HintReaches(ctx, t.Logic)) {
 			continue
 		}
-		if _, err := h.router.RouteContext(ctx, t.logic); err != nil {
+		if _, err := h.Router.RouteContext(ctx, t.Logic); err != nil {
 			return err
 		}
 	}
@@ -56,29 +57,29 @@ func (h *hook) checkUnroutedHints(ctx context.Context, p *plan) error {
 // target, by position. A hint the context carries for the partner must
 // agree with that pairing; one that does not (or that its strategies
 // cannot use) refuses the statement instead of being ignored.
-func (h *hook) checkPartnerHints(ctx context.Context, p *plan, targets []shardconf.Target) error {
+func (h *hook) checkPartnerHints(ctx context.Context, p *ir.Plan, targets []shardconf.Target) error {
 	if !shardconf.HasHints(ctx) {
 		return nil
 	}
-	main := p.tables[p.routed].logic
-	for _, pt := range p.tables {
-		if pt.partnerOf < 0 || !shardconf.HintReaches(ctx, pt.logic) {
+	main := p.Tables[p.Routed].Logic
+	for _, pt := range p.Tables {
+		if pt.PartnerOf < 0 || !shardconf.HintReaches(ctx, pt.Logic) {
 			continue
 		}
 		// Scatter: only the partner's hint strategies narrow the set; its
 		// conditions are the driving table's business.
-		allowed, err := h.router.ScatterContext(ctx, pt.logic)
+		allowed, err := h.Router.ScatterContext(ctx, pt.Logic)
 		if err != nil {
 			return err
 		}
 		for _, t := range targets {
-			bt, err := h.partner(main, t, pt.logic)
+			bt, err := h.partner(main, t, pt.Logic)
 			if err != nil {
 				return err
 			}
 			if !containsTarget(allowed, bt) {
 				return fmt.Errorf("%w: the hint for binding table %s routes it to %v, but the statement pairs it with %s.%s (its binding partner %s routes to %s.%s)",
-					ErrUnsupported, pt.logic, allowed, bt.DataSource, bt.Table, main, t.DataSource, t.Table)
+					ErrUnsupported, pt.Logic, allowed, bt.DataSource, bt.Table, main, t.DataSource, t.Table)
 			}
 		}
 	}
@@ -128,8 +129,8 @@ func (h *hook) refusePassthroughHint(ctx context.Context, query string) error {
 // INSERT names as its target, which is routed (by the hint) and checked
 // (plan.pinned); "" when there is none.
 func (h *hook) refusePhysicalHint(ctx context.Context, low, pinned string) error {
-	for phys, logic := range h.physical {
-		if phys != pinned && shardconf.HintReaches(ctx, logic) && containsWord(low, phys) {
+	for phys, logic := range h.Physical {
+		if phys != pinned && shardconf.HintReaches(ctx, logic) && ir.ContainsWord(low, phys) {
 			return fmt.Errorf("%w: physical table %s of %s is named directly, so it is not routed and the hint for %s cannot place it; name the logic table",
 				ErrUnsupported, phys, logic, logic)
 		}
@@ -142,11 +143,11 @@ func (h *hook) refusePhysicalHint(ctx context.Context, low, pinned string) error
 // neither shard nor broadcast it: no strategy consumes the hint.
 func (h *hook) refuseUnshardedHint(ctx context.Context, low string) error {
 	for _, t := range shardconf.HintTables(ctx) {
-		if t == shardconf.AllTables || h.router.IsSharded(t) || h.router.IsBroadcast(t) {
+		if t == shardconf.AllTables || h.Router.IsSharded(t) || h.Router.IsBroadcast(t) {
 			continue
 		}
 		hn, _ := shardconf.HintFrom(ctx, t)
-		if len(hn.Database)+len(hn.Table) == 0 || !containsWord(low, strings.ToLower(t)) {
+		if len(hn.Database)+len(hn.Table) == 0 || !ir.ContainsWord(low, strings.ToLower(t)) {
 			continue
 		}
 		kind := "database"

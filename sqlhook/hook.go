@@ -12,21 +12,18 @@ import (
 	"time"
 
 	"github.com/shardkey/shardkey/shardconf"
+	"github.com/shardkey/shardkey/sqlhook/internal/ir"
+	"github.com/shardkey/shardkey/sqlhook/internal/mysqlsql"
+	"github.com/shardkey/shardkey/sqlhook/internal/pgsql"
 )
 
 // hook is the routing core shared by every connection of one connector.
 type hook struct {
-	router    *shardconf.Router
-	sources   []string
-	defaultDS string
-	dialect   Dialect
-	opts      options
-	cache     *planCache
-	logic     []string // lower-case names of sharded and broadcast tables
-	spell     []string // how they can appear in a statement's text (spellings)
-	shardCols map[string][]string
-	physical  map[string]string // physical table name (lower case) -> its sharded logic table
-	partners  sync.Map          // "a\x00b" -> map[shardconf.Target]shardconf.Target
+	*ir.Schema
+	sources  []string
+	opts     options
+	cache    *planCache
+	partners sync.Map // "a\x00b" -> map[shardconf.Target]shardconf.Target
 }
 
 // newHook compiles what routing needs. sources are the data source names
@@ -46,25 +43,25 @@ func newHook(r *shardconf.Router, sources []string, defaultDS string, d Dialect,
 	if d != MySQL {
 		o.timeLoc = nil
 	}
-	h := &hook{router: r, sources: sources, defaultDS: defaultDS, dialect: d, opts: o,
-		cache: newPlanCache(o.cacheSize), shardCols: map[string][]string{}}
+	h := &hook{Schema: &ir.Schema{Router: r, DefaultDS: defaultDS, Dialect: d, BinaryText: o.binaryText,
+		ShardCols: map[string][]string{}}, sources: sources, opts: o, cache: newPlanCache(o.cacheSize)}
 	for _, t := range r.Tables() {
 		key := strings.ToLower(t)
-		h.logic = append(h.logic, key)
+		h.Logic = append(h.Logic, key)
 		for _, c := range r.ShardingColumns(t) {
-			h.shardCols[key] = append(h.shardCols[key], strings.ToLower(c))
+			h.ShardCols[key] = append(h.ShardCols[key], strings.ToLower(c))
 		}
 	}
 	if cfg := r.Config(); cfg != nil {
 		for _, b := range cfg.Broadcast {
-			h.logic = append(h.logic, strings.ToLower(b))
+			h.Logic = append(h.Logic, strings.ToLower(b))
 		}
 	}
-	h.physical = physicalNames(r)
+	h.Physical = physicalNames(r)
 	// The fast path must also see physical table names that do not contain
 	// their logic table's (ord_0 of t_order): a write naming one is routed
 	// and checked like the logic table's.
-	h.spell = spellings(append(slices.Clone(h.logic), slices.Sorted(maps.Keys(h.physical))...))
+	h.Spell = ir.Spellings(append(slices.Clone(h.Logic), slices.Sorted(maps.Keys(h.Physical))...))
 	return h, nil
 }
 
@@ -95,12 +92,6 @@ func physicalNames(r *shardconf.Router) map[string]string {
 	return out
 }
 
-// physicalOf is the sharded logic table whose physical table name is.
-func (h *hook) physicalOf(name string) (string, bool) {
-	t, ok := h.physical[strings.ToLower(name)]
-	return t, ok
-}
-
 // route turns a caller's statement into units. args are the caller's
 // arguments after database/sql's conversion (Ordinal 1..n). Errors are
 // *StatementError wrapping the cause, returned before anything runs.
@@ -114,11 +105,11 @@ func (h *hook) routeContext(ctx context.Context, query string, args []driver.Nam
 	if err != nil {
 		return nil, &StatementError{SQL: query, Err: err}
 	}
-	if p.passthrough {
+	if p.Passthrough {
 		if err := h.refusePassthroughHint(ctx, query); err != nil && !isSavepoint(query) {
 			return nil, &StatementError{SQL: query, Err: err}
 		}
-		return &routed{units: []unit{{ds: h.defaultDS, sql: query, args: args}}, passthrough: true,
+		return &routed{units: []unit{{ds: h.DefaultDS, sql: query, args: args}}, passthrough: true,
 			merge: mergeSpec{limit: -1}, txControl: isSavepoint(query)}, nil
 	}
 	r, err := h.bind(ctx, p, args)
@@ -127,7 +118,7 @@ func (h *hook) routeContext(ctx context.Context, query string, args []driver.Nam
 		// physical tables named beside a routed one.
 		low := strings.ToLower(query)
 		if err = h.refuseUnshardedHint(ctx, low); err == nil {
-			err = h.refusePhysicalHint(ctx, low, p.pinned)
+			err = h.refusePhysicalHint(ctx, low, p.Pinned)
 		}
 	}
 	if err != nil {
@@ -141,10 +132,8 @@ func (h *hook) routeContext(ctx context.Context, query string, args []driver.Nam
 	return r, nil
 }
 
-var passthroughPlan = &plan{passthrough: true}
-
 // plan returns the statement's plan from the cache or compiles it.
-func (h *hook) plan(query string) (*plan, error) {
+func (h *hook) plan(query string) (*ir.Plan, error) {
 	if p := h.cache.get(query); p != nil {
 		return p, nil
 	}
@@ -156,10 +145,10 @@ func (h *hook) plan(query string) (*plan, error) {
 	return p, nil
 }
 
-func (h *hook) compile(query string) (*plan, error) {
-	mentions := h.mentionsLogic(query)
+func (h *hook) compile(query string) (*ir.Plan, error) {
+	mentions := h.MentionsLogic(query)
 	if !mentions && !h.mayEscapeNames(query) {
-		return passthroughPlan, nil
+		return ir.PassthroughPlan, nil
 	}
 	if mentions && strings.IndexByte(query, 0) >= 0 {
 		// The parsers read C strings and stop at the NUL; a database
@@ -167,31 +156,31 @@ func (h *hook) compile(query string) (*plan, error) {
 		return nil, fmt.Errorf("%w: a NUL byte in a statement naming a logic table", ErrParse)
 	}
 	var (
-		p   *plan
+		p   *ir.Plan
 		err error
 	)
-	if h.dialect == MySQL {
-		p, err = h.compileMySQL(query)
+	if h.Dialect == MySQL {
+		p, err = mysqlsql.Compile(h.Schema, query)
 	} else {
-		p, err = h.compilePG(query)
+		p, err = pgsql.Compile(h.Schema, query)
 	}
 	if err != nil && !mentions && errors.Is(err, ErrParse) {
 		// Parsed only in case of escapes: a text the grammar cannot read
 		// goes to the server as before, which reports its own error.
-		return passthroughPlan, nil
+		return ir.PassthroughPlan, nil
 	}
 	if err != nil && errors.Is(err, ErrParse) && !h.mayNameTable(query) {
 		// A name occurs only inside longer words (users for a logic table
 		// user): a text the grammar cannot read but the server may
 		// (SQLite's AUTOINCREMENT, MariaDB's RETURNING) cannot reach a
 		// logic table, so it goes through unchanged as the driver's would.
-		return passthroughPlan, nil
+		return ir.PassthroughPlan, nil
 	}
 	if err != nil {
 		return nil, err
 	}
-	if p.passthrough {
-		return passthroughPlan, nil
+	if p.Passthrough {
+		return ir.PassthroughPlan, nil
 	}
 	return p, nil
 }
@@ -204,7 +193,7 @@ func isSavepoint(query string) bool {
 		if len(q) < len(w) || !strings.EqualFold(q[:len(w)], w) {
 			return false
 		}
-		return len(q) == len(w) || !isIdentChar(q[len(w)])
+		return len(q) == len(w) || !ir.IsIdentChar(q[len(w)])
 	}
 	switch {
 	case word("SAVEPOINT"), word("RELEASE"):
@@ -221,32 +210,12 @@ func isSavepoint(query string) bool {
 	return false
 }
 
-func isIdentChar(c byte) bool {
-	return c == '_' || isDigit(c) || c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z'
-}
-
 // leadingCommentsCut is query after its leading whitespace and comments.
 func leadingCommentsCut(query string) string {
-	if n := len(leadingComments(query)); n < len(query) {
+	if n := len(ir.LeadingComments(query)); n < len(query) {
 		return query[n:]
 	}
 	return ""
-}
-
-// mentionsLogic reports whether query contains a logic table's name
-// anywhere, in any case, as written or inside a quoted identifier (a
-// cheap superset test: a statement that does not, and has no escapes
-// that could spell one (mayEscapeNames), cannot name one, and skips
-// parsing). The router matches names by strings.ToLower, and so does this
-// test, so every spelling the router takes for a logic table is found.
-func (h *hook) mentionsLogic(query string) bool {
-	low := strings.ToLower(query)
-	for _, name := range h.spell {
-		if strings.Contains(low, name) {
-			return true
-		}
-	}
-	return false
 }
 
 // mayNameTable reports whether query could reach a logic, broadcast or
@@ -259,9 +228,9 @@ func (h *hook) mayNameTable(query string) bool {
 	if h.mayEscapeNames(query) || strings.Contains(low, "/*!") || strings.Contains(low, "/*m!") || strings.Contains(low, "/*t!") {
 		return true
 	}
-	for _, text := range []string{low, strings.ToLower(unescapeBackslashes(query))} {
-		for _, name := range h.spell {
-			if containsWord(text, name) {
+	for _, text := range []string{low, strings.ToLower(ir.UnescapeBackslashes(query))} {
+		for _, name := range h.Spell {
+			if ir.ContainsWord(text, name) {
 				return true
 			}
 		}
@@ -276,28 +245,12 @@ func (h *hook) mayNameTable(query string) bool {
 // (IMMEDIATE), whose SQL text may be escaped, hex or a variable. SQLite
 // has no escapes and no dynamic SQL.
 func (h *hook) mayEscapeNames(query string) bool {
-	switch h.dialect {
+	switch h.Dialect {
 	case PostgreSQL:
 		return strings.Contains(query, `\`) || strings.Contains(query, "U&") || strings.Contains(query, "u&")
 	case MySQL:
 		low := strings.ToLower(query)
 		return strings.Contains(low, "prepare") || strings.Contains(low, "execute")
-	}
-	return false
-}
-
-// classify says what a table name is to the router.
-func (h *hook) classify(name string) (sharded, broadcast bool) {
-	return h.router.IsSharded(name), h.router.IsBroadcast(name)
-}
-
-// isShardingColumn reports whether column shards the logic table key.
-func (h *hook) isShardingColumn(key, column string) bool {
-	low := strings.ToLower(column)
-	for _, c := range h.shardCols[key] {
-		if c == low {
-			return true
-		}
 	}
 	return false
 }
@@ -309,18 +262,18 @@ func (h *hook) partner(main string, t shardconf.Target, partner string) (shardco
 	key := strings.ToLower(main) + "\x00" + strings.ToLower(partner)
 	m, ok := h.partners.Load(key)
 	if !ok {
-		mine, err := h.router.Targets(main)
+		mine, err := h.Router.Targets(main)
 		if err != nil {
 			return shardconf.Target{}, err
 		}
 		// The router's own pairing refuses tables that cannot pair (one
 		// routed by hint, the other by its columns).
 		if len(mine) > 0 {
-			if _, err := h.router.BoundTarget(main, mine[0], partner); err != nil {
+			if _, err := h.Router.BoundTarget(main, mine[0], partner); err != nil {
 				return shardconf.Target{}, fmt.Errorf("%w: %w", ErrUnsupported, err)
 			}
 		}
-		theirs, err := h.router.Targets(partner)
+		theirs, err := h.Router.Targets(partner)
 		if err != nil {
 			return shardconf.Target{}, err
 		}
@@ -344,15 +297,15 @@ func (h *hook) partner(main string, t shardconf.Target, partner string) (shardco
 // nothing to track and keeps the hot set in practice.
 type planCache struct {
 	mu   sync.RWMutex
-	m    map[string]*plan
+	m    map[string]*ir.Plan
 	size int
 }
 
 func newPlanCache(size int) *planCache {
-	return &planCache{m: make(map[string]*plan), size: size}
+	return &planCache{m: make(map[string]*ir.Plan), size: size}
 }
 
-func (c *planCache) get(q string) *plan {
+func (c *planCache) get(q string) *ir.Plan {
 	if c.size == 0 {
 		return nil
 	}
@@ -362,7 +315,7 @@ func (c *planCache) get(q string) *plan {
 	return p
 }
 
-func (c *planCache) put(q string, p *plan) {
+func (c *planCache) put(q string, p *ir.Plan) {
 	if c.size == 0 {
 		return
 	}

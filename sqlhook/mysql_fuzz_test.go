@@ -7,6 +7,7 @@ import (
 	"github.com/pingcap/tidb/pkg/parser/ast"
 	"github.com/pingcap/tidb/pkg/parser/format"
 	"github.com/pingcap/tidb/pkg/parser/model"
+	"github.com/shardkey/shardkey/sqlhook/internal/mysqlsql"
 )
 
 // FuzzMySQLRewriteKeepsMeaning: every MySQL statement routed parses and
@@ -34,7 +35,7 @@ func FuzzMySQLRewriteKeepsMeaning(f *testing.F) {
 	phys := map[string]string{}
 	for _, logic := range []string{"t_order", "t_order_item", "t_user", "t_dict"} {
 		phys[logic] = logic
-		if ts, err := h.router.Targets(logic); err == nil {
+		if ts, err := h.Router.Targets(logic); err == nil {
 			for _, t := range ts {
 				phys[t.Table] = logic
 			}
@@ -52,12 +53,12 @@ func FuzzMySQLRewriteKeepsMeaning(f *testing.F) {
 		}
 		// Every statement sent parses and names no sharded logic table.
 		for _, u := range r.units {
-			out, err := parseOne(u.sql)
+			out, err := mysqlsql.ParseOne(u.sql)
 			if err != nil {
 				t.Fatalf("%q routed to %q, which does not parse: %v", sql, u.sql, err)
 			}
-			for _, tn := range collectSlots(out).tables {
-				if h.router.IsSharded(tn.Name.O) {
+			for _, tn := range mysqlsql.CollectSlots(out).Tables {
+				if h.Router.IsSharded(tn.Name.O) {
 					t.Fatalf("%q routed to %q, which names logic table %s", sql, u.sql, tn.Name.O)
 				}
 			}
@@ -65,17 +66,17 @@ func FuzzMySQLRewriteKeepsMeaning(f *testing.F) {
 		if len(r.units) != 1 || len(r.units[0].args) != n {
 			return
 		}
-		in, err := parseOne(sql)
+		in, err := mysqlsql.ParseOne(sql)
 		if err != nil {
 			t.Fatalf("%q routed but does not parse: %v", sql, err)
 		}
-		out, err := parseOne(r.units[0].sql)
+		out, err := mysqlsql.ParseOne(r.units[0].sql)
 		if err != nil {
 			t.Fatalf("%q routed to %q, which does not parse: %v", sql, r.units[0].sql, err)
 		}
 		physical := false // the caller names a physical table itself
 		want := canonicalMySQL(t, in, func(name string) (string, bool) {
-			if h.router.IsSharded(name) || h.router.IsBroadcast(name) {
+			if h.Router.IsSharded(name) || h.Router.IsBroadcast(name) {
 				return strings.ToLower(name), true
 			}
 			if _, ok := phys[strings.ToLower(name)]; ok {
@@ -100,21 +101,21 @@ func FuzzMySQLRewriteKeepsMeaning(f *testing.F) {
 // by logic (which says whether a name is a logic table's and its
 // spelling), dropping the database qualifier of those names.
 func canonicalMySQL(t *testing.T, stmt ast.StmtNode, logic func(string) (string, bool)) string {
-	s := collectSlots(stmt)
+	s := mysqlsql.CollectSlots(stmt)
 	rename := func(schema, name *model.CIStr) {
 		if l, ok := logic(name.O); ok {
 			*name, *schema = model.NewCIStr(l), model.NewCIStr("")
 		}
 	}
-	for _, tn := range s.tables {
+	for _, tn := range s.Tables {
 		rename(&tn.Schema, &tn.Name)
 	}
-	for _, c := range s.cols {
+	for _, c := range s.Cols {
 		if c.Table.O != "" {
 			rename(&c.Schema, &c.Table)
 		}
 	}
-	for _, w := range s.stars {
+	for _, w := range s.Stars {
 		if w.Table.O != "" {
 			rename(&w.Schema, &w.Table)
 		}

@@ -3,6 +3,8 @@ package sqlhook
 import (
 	"errors"
 	"testing"
+
+	"github.com/shardkey/shardkey/sqlhook/internal/ir"
 )
 
 // PREPARE and EXECUTE IMMEDIATE (MariaDB) run SQL text unrewritten on the
@@ -65,7 +67,7 @@ func TestMySQLUnescapeMatchesServer(t *testing.T) {
 		`\b\r`:       "\b\r",
 		`no escapes`: "no escapes",
 	} {
-		if got := myUnescape(in, '\''); got != want {
+		if got := ir.MyUnescape(in, '\''); got != want {
 			t.Errorf("myUnescape(%q) = %q, want %q", in, got, want)
 		}
 	}

@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/shardkey/shardkey/shardconf"
+	"github.com/shardkey/shardkey/sqlhook/internal/ir"
 )
 
 // mysqlRulesYAML: the rules of route_test.go on two MySQL data sources
@@ -261,7 +262,7 @@ func TestMySQLDSNDatabase(t *testing.T) {
 		"root@tcp(127.0.0.1:3306)/?loc=UTC":             "",
 		"nothing":                                       "",
 	} {
-		got, ok := mysqlDSNDatabase(dsn)
+		got, ok := ir.MysqlDSNDatabase(dsn)
 		if got != want || ok != (want != "") {
 			t.Errorf("%s: %q %v, want %q", dsn, got, ok, want)
 		}

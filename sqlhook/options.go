@@ -2,37 +2,24 @@ package sqlhook
 
 import (
 	"log/slog"
-	"maps"
-	"slices"
 	"time"
 
 	"github.com/shardkey/shardkey/shardconf"
+	"github.com/shardkey/shardkey/sqlhook/internal/ir"
 )
 
 // Dialect is the SQL dialect statements are parsed and written in.
-type Dialect uint8
+type Dialect = ir.Dialect
 
 const (
 	// DialectAuto detects the dialect from the wrapped driver's package
 	// (pgx and lib/pq: PostgreSQL; go-sql-driver/mysql: MySQL; modernc,
 	// glebarez and mattn SQLite drivers: SQLite).
-	DialectAuto Dialect = iota
-	PostgreSQL
-	MySQL
-	SQLite
+	DialectAuto = ir.DialectAuto
+	PostgreSQL  = ir.PostgreSQL
+	MySQL       = ir.MySQL
+	SQLite      = ir.SQLite
 )
-
-func (d Dialect) String() string {
-	switch d {
-	case PostgreSQL:
-		return "postgresql"
-	case MySQL:
-		return "mysql"
-	case SQLite:
-		return "sqlite"
-	}
-	return "auto"
-}
 
 // DefaultPlanCacheSize is the number of statements whose route plans are
 // kept when WithPlanCacheSize is not given.
@@ -119,5 +106,3 @@ func WithTimeLocation(loc *time.Location) Option { return func(o *options) { o.t
 // back in an order no single table gives. On PostgreSQL grouping and
 // DISTINCT need no declaration (see the package documentation).
 func WithBinaryCollation() Option { return func(o *options) { o.binaryText = true } }
-
-func sortedKeys[V any](m map[string]V) []string { return slices.Sorted(maps.Keys(m)) }

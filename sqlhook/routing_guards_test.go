@@ -382,7 +382,7 @@ func TestAggregateUnderExpressionConcatenated(t *testing.T) {
 	} {
 		h := testHook(t, c.d)
 		r, err := h.route(c.q, nil)
-		if err == nil && len(r.units) > 1 && (r.merge.merge == nil || !r.merge.merge.grouped) {
+		if err == nil && len(r.units) > 1 && (r.merge.merge == nil || !r.merge.merge.Grouped) {
 			t.Errorf("%v %s: %d one-row results concatenated, not merged", c.d, c.q, len(r.units))
 		}
 	}

@@ -11,6 +11,7 @@ import (
 	"strings"
 
 	"github.com/shardkey/shardkey/internal/merge"
+	"github.com/shardkey/shardkey/sqlhook/internal/ir"
 )
 
 // mergedRows is the result of a query that ran as several units, merged
@@ -47,11 +48,11 @@ func newMergedRows(units []driver.Rows, spec mergeSpec) (*mergedRows, error) {
 		return nil, engineError(err)
 	}
 	m := &mergedRows{Rows: r, units: units, spec: spec, visible: p.Visible}
-	if mp := spec.merge; mp != nil && len(mp.guards) > 0 {
-		m.visible = len(units[0].Columns()) - mp.hidden
-		col := func(c colRef) int { return m.visible + int(-c-1) }
-		for _, g := range mp.guards {
-			m.guards = append(m.guards, sumGuardCols{col(g.min), col(g.max), col(g.count)})
+	if mp := spec.merge; mp != nil && len(mp.Guards) > 0 {
+		m.visible = len(units[0].Columns()) - mp.Hidden
+		col := func(c ir.ColRef) int { return m.visible + int(-c-1) }
+		for _, g := range mp.Guards {
+			m.guards = append(m.guards, sumGuardCols{col(g.Min), col(g.Max), col(g.Count)})
 		}
 		m.row = make([]driver.Value, p.Visible)
 	}
@@ -182,7 +183,7 @@ func (m *mergedRows) next(dest []driver.Value) error {
 // into a refusal: SQLite's SUM behind a merged AVG overflows where SQLite's
 // AVG over one table would not fail.
 func (spec mergeSpec) refine(err error) error {
-	if spec.merge != nil && spec.merge.sqliteSum && strings.Contains(err.Error(), "integer overflow") {
+	if spec.merge != nil && spec.merge.SqliteSum && strings.Contains(err.Error(), "integer overflow") {
 		return fmt.Errorf("%w: SUM or AVG across targets: a target's sum overflows on SQLite (%v)", ErrUnsupported, err)
 	}
 	return err
@@ -212,24 +213,24 @@ func (spec mergeSpec) plan(units []driver.Rows) (merge.Plan, error) {
 	if mp == nil {
 		return p, nil
 	}
-	p.Visible = n - mp.hidden
-	if p.Visible < max(mp.minVisible, 1) {
+	p.Visible = n - mp.Hidden
+	if p.Visible < max(mp.MinVisible, 1) {
 		return p, fmt.Errorf("%w: the query returns %d columns, fewer than its ORDER BY positions or hidden columns need", ErrUnsupported, n)
 	}
-	col := func(c colRef) int {
+	col := func(c ir.ColRef) int {
 		if c >= 0 {
 			return int(c)
 		}
 		return p.Visible + int(-c-1)
 	}
-	p.Grouped, p.Distinct = mp.grouped, mp.distinct
-	for i, g := range mp.groupBy {
+	p.Grouped, p.Distinct = mp.Grouped, mp.Distinct
+	for i, g := range mp.GroupBy {
 		p.GroupBy = append(p.GroupBy, col(g))
-		p.GroupText = append(p.GroupText, mp.groupText[i])
+		p.GroupText = append(p.GroupText, mp.GroupText[i])
 	}
-	for _, a := range mp.aggs {
-		ag := merge.Agg{Col: col(a.col), Func: a.fn, Text: a.text}
-		for _, x := range a.args {
+	for _, a := range mp.Aggs {
+		ag := merge.Agg{Col: col(a.Col), Func: a.Fn, Text: a.Text}
+		for _, x := range a.Args {
 			ag.Args = append(ag.Args, col(x))
 		}
 		p.Aggs = append(p.Aggs, ag)
@@ -237,25 +238,25 @@ func (spec mergeSpec) plan(units []driver.Rows) (merge.Plan, error) {
 	if p.Distinct {
 		p.DistinctText = make([]merge.Text, p.Visible)
 		for i := range p.DistinctText {
-			p.DistinctText[i] = mp.distinctText
+			p.DistinctText[i] = mp.DistinctText
 		}
 	}
-	for _, k := range mp.orderBy {
-		p.OrderBy = append(p.OrderBy, merge.Key{Col: col(k.col), Desc: k.desc, NullsFirst: k.nullsFirst, Text: k.text})
+	for _, k := range mp.OrderBy {
+		p.OrderBy = append(p.OrderBy, merge.Key{Col: col(k.Col), Desc: k.Desc, NullsFirst: k.NullsFirst, Text: k.Text})
 	}
-	if mp.having != nil {
-		p.Having = bindCond(mp.having, col, spec.args)
+	if mp.Having != nil {
+		p.Having = bindCond(mp.Having, col, spec.args)
 	}
-	for _, c := range mp.calcs {
-		p.Computed = append(p.Computed, merge.Computed{Col: col(c.col), Expr: c.tree.expr(col)})
+	for _, c := range mp.Calcs {
+		p.Computed = append(p.Computed, merge.Computed{Col: col(c.Col), Expr: c.Tree.Expr(col)})
 	}
-	if len(mp.guards) > 0 {
+	if len(mp.Guards) > 0 {
 		if p.Distinct {
 			return p, fmt.Errorf("%w: SELECT DISTINCT with SUM or AVG across targets on SQLite", ErrUnsupported)
 		}
 		last := 0
-		for _, g := range mp.guards {
-			last = max(last, col(g.min), col(g.max), col(g.count))
+		for _, g := range mp.Guards {
+			last = max(last, col(g.Min), col(g.Max), col(g.Count))
 		}
 		p.Visible = last + 1 // the guards are the first hidden columns
 	}
@@ -263,18 +264,18 @@ func (spec mergeSpec) plan(units []driver.Rows) (merge.Plan, error) {
 }
 
 // bindCond is a HAVING condition with its constants' values.
-func bindCond(t *condTmpl, col func(colRef) int, args []driver.NamedValue) *merge.Cond {
-	c := &merge.Cond{Op: t.op, Cmp: t.cmp, Text: t.text}
-	for _, k := range t.kids {
+func bindCond(t *ir.CondTmpl, col func(ir.ColRef) int, args []driver.NamedValue) *merge.Cond {
+	c := &merge.Cond{Op: t.Op, Cmp: t.Cmp, Text: t.Text}
+	for _, k := range t.Kids {
 		c.Kids = append(c.Kids, bindCond(k, col, args))
 	}
-	operand := func(o opTmpl) merge.Operand {
-		if o.isConst {
-			return merge.Operand{IsConst: true, Const: value(o.val, args)}
+	operand := func(o ir.OpTmpl) merge.Operand {
+		if o.IsConst {
+			return merge.Operand{IsConst: true, Const: value(o.Val, args)}
 		}
-		return merge.Operand{Col: col(o.col)}
+		return merge.Operand{Col: col(o.Col)}
 	}
-	c.L, c.R = operand(t.l), operand(t.r)
+	c.L, c.R = operand(t.L), operand(t.R)
 	return c
 }
 

@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/shardkey/shardkey/internal/merge"
+	"github.com/shardkey/shardkey/sqlhook/internal/ir"
 )
 
 // memRows is a driver.Rows over fixed rows. Like real drivers it reuses
@@ -104,9 +105,9 @@ func check(t *testing.T, name string, got []string, err error, want ...string) {
 }
 
 func TestMergePlanPutsHiddenColumnsAfterTheQueryColumns(t *testing.T) {
-	mp := &mergePlan{hidden: 2, orderBy: []keyTmpl{{col: -2, desc: true}, {col: 0}},
-		grouped: true, groupBy: []colRef{-1}, groupText: []merge.Text{merge.TextBinary},
-		aggs: []aggTmpl{{col: 1, fn: merge.Avg, args: []colRef{-1, -2}}}}
+	mp := &ir.MergePlan{Hidden: 2, OrderBy: []ir.KeyTmpl{{Col: -2, Desc: true}, {Col: 0}},
+		Grouped: true, GroupBy: []ir.ColRef{-1}, GroupText: []merge.Text{merge.TextBinary},
+		Aggs: []ir.AggTmpl{{Col: 1, Fn: merge.Avg, Args: []ir.ColRef{-1, -2}}}}
 	spec := mergeSpec{merge: mp, dialect: merge.MySQL, limit: 3, offset: 1}
 	// A select list with * has as many columns as the table: 3 here.
 	p, err := spec.plan([]driver.Rows{mk([]string{"a", "b", "c", "h0", "h1"}, nil)})
@@ -123,8 +124,8 @@ func TestMergePlanPutsHiddenColumnsAfterTheQueryColumns(t *testing.T) {
 }
 
 func TestMergePlanBindsHavingConstantsPerExecution(t *testing.T) {
-	mp := &mergePlan{grouped: true, having: &condTmpl{op: merge.Compare, cmp: merge.Gt,
-		l: opTmpl{col: 1}, r: opTmpl{isConst: true, val: paramRef(1)}}}
+	mp := &ir.MergePlan{Grouped: true, Having: &ir.CondTmpl{Op: merge.Compare, Cmp: merge.Gt,
+		L: ir.OpTmpl{Col: 1}, R: ir.OpTmpl{IsConst: true, Val: ir.ParamRef(1)}}}
 	args := []driver.NamedValue{{Ordinal: 1, Value: int64(9)}, {Ordinal: 2, Value: int64(4)}}
 	p, err := mergeSpec{merge: mp, dialect: merge.PostgreSQL, limit: -1, args: args}.plan([]driver.Rows{mk([]string{"a", "n"}, nil)})
 	if err != nil {

@@ -6,6 +6,8 @@ import (
 	"database/sql/driver"
 	"fmt"
 	"strings"
+
+	"github.com/shardkey/shardkey/sqlhook/internal/ir"
 )
 
 // control runs what is not a routed statement: savepoint statements of a
@@ -31,7 +33,7 @@ func (c *conn) control(ctx context.Context, query string, r *routed, s *stmt, as
 	if c.cn.h == nil {
 		return nil, false, nil
 	}
-	cls := c.cn.sessions.get(c.cn.h.dialect, query)
+	cls := c.cn.sessions.get(c.cn.h.Dialect, query)
 	if cls.lexMode {
 		return nil, true, &StatementError{SQL: query, Err: &sessionStateError{why: cls.why}}
 	}
@@ -76,7 +78,7 @@ func (c *conn) applySession(ctx context.Context, query string, u unit, s *stmt, 
 			"more than %d session statements on one connection (each is replayed on every data source connection opened later); use a fresh connection", maxSessionLog)}}
 	}
 	dss := []string{c.cn.defaultDS}
-	for _, ds := range sortedKeys(c.conns) {
+	for _, ds := range ir.SortedKeys(c.conns) {
 		if ds != c.cn.defaultDS {
 			dss = append(dss, ds)
 		}
@@ -109,7 +111,7 @@ func (c *conn) replaySession(ctx context.Context, ds string, dc driver.Conn) err
 // source the transaction has begun on and records it in the
 // transaction's log for those that begin later.
 func (t *tx) setLocal(ctx context.Context, query string, u unit, s *stmt, asQuery bool) (any, error) {
-	res, done, err := t.c.runEach(ctx, sortedKeys(t.begun), u, s, asQuery)
+	res, done, err := t.c.runEach(ctx, ir.SortedKeys(t.begun), u, s, asQuery)
 	if err != nil {
 		if len(done) > 0 {
 			t.broken = fmt.Errorf("%s ran on %s and failed on another data source: %v", query, strings.Join(done, ", "), err)

@@ -1,6 +1,8 @@
 package sqlhook
 
-import "testing"
+import (
+	"testing"
+)
 
 // A statement that changes how the server reads later statements
 // (sql_mode flags, the client character set, standard_conforming_strings)

@@ -10,6 +10,9 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/shardkey/shardkey/sqlhook/internal/ir"
+	"github.com/shardkey/shardkey/sqlhook/internal/pgsql"
 )
 
 // respellCase is a statement run on SQLite as written and as respelled.
@@ -91,14 +94,14 @@ func TestSQLiteRespellingBindsAsSQLite(t *testing.T) {
 	defer db.Close()
 	for _, c := range slices.Concat(sqliteParamCases, sqliteLimitCases, sqliteCollateCases) {
 		want, wantErr := sqliteRows(db, c.q, c.args...)
-		text, names, err := sqliteRespell(c.q)
+		text, names, err := ir.SqliteRespell(c.q)
 		if err != nil {
 			if !c.mayRefuse && wantErr == nil {
 				t.Errorf("%s: refused (%v), SQLite runs it", c.q, err)
 			}
 			continue
 		}
-		if _, err := pgParse(text); err != nil && wantErr == nil {
+		if _, err := pgsql.Parse(text); err != nil && wantErr == nil {
 			t.Errorf("%s: respelled %q does not parse: %v", c.q, text, err)
 			continue
 		}
@@ -125,19 +128,19 @@ func runRespelled(db *sql.DB, text string, names []string, vals []any) (string, 
 	}
 	if names != nil {
 		var err error
-		if nv, err = sqliteArgs(names, nv); err != nil {
+		if nv, err = ir.SqliteArgs(names, nv); err != nil {
 			return "", err
 		}
 	}
 	var b strings.Builder
 	var out []any
 	for i := 0; i < len(text); i++ {
-		if text[i] != '$' || i+1 >= len(text) || !isDigit(text[i+1]) {
+		if text[i] != '$' || i+1 >= len(text) || !ir.IsDigit(text[i+1]) {
 			b.WriteByte(text[i])
 			continue
 		}
 		j := i + 1
-		for j < len(text) && isDigit(text[j]) {
+		for j < len(text) && ir.IsDigit(text[j]) {
 			j++
 		}
 		k, _ := strconv.Atoi(text[i+1 : j])
@@ -193,7 +196,7 @@ func TestSQLiteLimitCommaIsLimitOffset(t *testing.T) {
 		`INSERT INTO t SELECT a, b FROM u LIMIT ? OFFSET ? RETURNING a, b`:                       `INSERT INTO t SELECT a, b FROM u LIMIT $1 OFFSET $2 RETURNING a, b`,
 		`SELECT a FROM t LIMIT 5; SELECT 1, 2`:                                                   `SELECT a FROM t LIMIT 5; SELECT 1, 2`,
 	} {
-		got, err := sqliteToPG(q)
+		got, err := ir.SqliteToPG(q)
 		if err != nil || got != want {
 			t.Errorf("%s:\n got %q, %v\nwant %q", q, got, err, want)
 		}
@@ -205,7 +208,7 @@ func TestSQLiteLimitCommaIsLimitOffset(t *testing.T) {
 // binds by name rather than bind another argument.
 func TestSQLiteToPGRefusesNamedParameters(t *testing.T) {
 	for _, q := range []string{`SELECT a FROM t WHERE b = :b`, `SELECT a FROM t WHERE b = @b`, `SELECT a FROM t WHERE b = $b`, `SELECT ?01`} {
-		if got, err := sqliteToPG(q); err == nil {
+		if got, err := ir.SqliteToPG(q); err == nil {
 			t.Errorf("%s: respelled as %q, want a refusal", q, got)
 		}
 	}
@@ -213,7 +216,7 @@ func TestSQLiteToPGRefusesNamedParameters(t *testing.T) {
 		`SELECT a$b FROM t WHERE c = $2 AND d = ?`: `SELECT a$b FROM t WHERE c = $2 AND d = $2`,
 		`SELECT a FROM t WHERE b::text = ?`:        `SELECT a FROM t WHERE b::text = $1`,
 	} {
-		if got, err := sqliteToPG(q); err != nil || got != want {
+		if got, err := ir.SqliteToPG(q); err != nil || got != want {
 			t.Errorf("%s:\n got %q, %v\nwant %q", q, got, err, want)
 		}
 	}
@@ -252,7 +255,7 @@ func TestSQLiteRespellingRandomParameterMixes(t *testing.T) {
 			}
 		}
 		want, wantErr := sqliteRows(db, q, vals...)
-		text, names, err := sqliteRespell(q)
+		text, names, err := ir.SqliteRespell(q)
 		if err != nil {
 			t.Fatalf("%s: refused: %v", q, err)
 		}

@@ -8,6 +8,8 @@ import (
 	"maps"
 	"slices"
 	"strings"
+
+	"github.com/shardkey/shardkey/sqlhook/internal/ir"
 )
 
 // tx is a transaction on a sqlhook conn. It begins lazily: a data source
@@ -93,7 +95,7 @@ func (t *tx) admit(query string, units []unit) error {
 	}
 	return &StatementError{SQL: query, Err: fmt.Errorf(
 		"%w: it would reach data sources %s; a transaction across data sources is not atomic (WithMultiSourceTx allows it)",
-		ErrCrossSourceTx, strings.Join(sortedKeys(span), ", "))}
+		ErrCrossSourceTx, strings.Join(ir.SortedKeys(span), ", "))}
 }
 
 // begin begins the transaction on data source ds, whose conn is dc, if it
@@ -209,6 +211,6 @@ func (t *tx) end(op string) error {
 	}
 	pe := &PartialCommitError{Op: op, Committed: done, Failed: failed}
 	t.c.cn.opts.logger.Error("sqlhook: "+op+" of a transaction across data sources failed part-way",
-		"op", op, "succeeded", done, "failed", sortedKeys(failed), "error", pe.Error())
+		"op", op, "succeeded", done, "failed", ir.SortedKeys(failed), "error", pe.Error())
 	return pe
 }

@@ -1,6 +1,8 @@
 package sqlhook
 
-import "errors"
+import (
+	"errors"
+)
 
 // Sentinels of the transaction and session layer (test with errors.Is).
 var (

@@ -6,6 +6,8 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+
+	"github.com/shardkey/shardkey/sqlhook/internal/ir"
 )
 
 // Savepoints. A transaction keeps the savepoints in force in its log, in
@@ -122,7 +124,7 @@ func (t *tx) apply(d Dialect, sp spStmt, query string) {
 
 // savepoint runs a savepoint statement of the transaction.
 func (t *tx) savepoint(ctx context.Context, query string, r *routed, s *stmt, asQuery bool) (any, error) {
-	sp, ok := parseSavepoint(t.c.cn.h.dialect, query)
+	sp, ok := parseSavepoint(t.c.cn.h.Dialect, query)
 	if !ok {
 		return nil, &StatementError{SQL: query, Err: fmt.Errorf(
 			"%w: a savepoint statement in a transaction must stand alone, naming one savepoint", ErrUnsupported)}
@@ -135,11 +137,11 @@ func (t *tx) savepoint(ctx context.Context, query string, r *routed, s *stmt, as
 		if !known {
 			return nil, &StatementError{SQL: query, Err: fmt.Errorf("sqlhook: savepoint %s does not exist", sp.name)}
 		}
-		t.apply(t.c.cn.h.dialect, sp, query)
+		t.apply(t.c.cn.h.Dialect, sp, query)
 		return emptyResult(asQuery), nil
 	}
 	u := r.units[0]
-	res, done, err := t.c.runEach(ctx, sortedKeys(t.begun), u, s, asQuery)
+	res, done, err := t.c.runEach(ctx, ir.SortedKeys(t.begun), u, s, asQuery)
 	if err != nil {
 		if len(done) == 0 && !known {
 			// A savepoint no data source has (a ROLLBACK TO or RELEASE
@@ -160,7 +162,7 @@ func (t *tx) savepoint(ctx context.Context, query string, r *routed, s *stmt, as
 		return nil, err
 	}
 	if known {
-		t.apply(t.c.cn.h.dialect, sp, query)
+		t.apply(t.c.cn.h.Dialect, sp, query)
 	} else if t.c.cn.opts.multiSourceTx && len(t.c.cn.names) > 1 {
 		// The databases know a savepoint the log does not (set where
 		// sqlhook did not see it): a data source joining later could not

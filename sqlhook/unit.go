@@ -4,6 +4,7 @@ import (
 	"database/sql/driver"
 
 	"github.com/shardkey/shardkey/internal/merge"
+	"github.com/shardkey/shardkey/sqlhook/internal/ir"
 )
 
 // This file is the contract between the routing core (hook.go, plan*.go,
@@ -43,7 +44,7 @@ type routed struct {
 // SELECT's merge plan (nil: the rows are concatenated) bound to one
 // execution's LIMIT, OFFSET and arguments.
 type mergeSpec struct {
-	merge   *mergePlan
+	merge   *ir.MergePlan
 	dialect merge.Dialect
 	offset  int64
 	limit   int64               // -1: no limit

@@ -1,4 +1,4 @@
-package sqlhook
+package mysqlsql
 
 import (
 	"strings"
@@ -9,70 +9,71 @@ import (
 	"github.com/pingcap/tidb/pkg/parser/test_driver"
 
 	"github.com/shardkey/shardkey/internal/merge"
+	"github.com/shardkey/shardkey/sqlhook/internal/ir"
 )
 
 // myShape reads a SELECT's shape from TiDB's MySQL tree.
-func (c *myCompiler) myShape(s *ast.SelectStmt) *selectShape {
-	sh := &selectShape{distinct: s.Distinct}
+func (c *myCompiler) myShape(s *ast.SelectStmt) *ir.SelectShape {
+	sh := &ir.SelectShape{Distinct: s.Distinct}
 	if len(s.WindowSpecs) > 0 {
-		sh.fail("WINDOW")
+		sh.Fail("WINDOW")
 	}
 	if s.Fields != nil {
 		for _, f := range s.Fields.Fields {
 			if f.WildCard != nil {
-				sh.items = append(sh.items, shapeItem{expr: shapeExpr{kind: exprStar}})
+				sh.Items = append(sh.Items, ir.ShapeItem{Expr: ir.ShapeExpr{Kind: ir.ExprStar}})
 				continue
 			}
-			it := shapeItem{expr: myExpr(f.Expr, sh), alias: f.AsName.L}
-			it.outName = it.alias
-			if cn, ok := f.Expr.(*ast.ColumnNameExpr); ok && it.alias == "" {
-				it.outName = cn.Name.Name.L
+			it := ir.ShapeItem{Expr: myExpr(f.Expr, sh), Alias: f.AsName.L}
+			it.OutName = it.Alias
+			if cn, ok := f.Expr.(*ast.ColumnNameExpr); ok && it.Alias == "" {
+				it.OutName = cn.Name.Name.L
 			}
-			sh.items = append(sh.items, it)
+			sh.Items = append(sh.Items, it)
 		}
 	}
 	if g := s.GroupBy; g != nil {
 		if g.Rollup {
-			sh.fail("GROUP BY ... WITH ROLLUP")
+			sh.Fail("GROUP BY ... WITH ROLLUP")
 		}
 		for _, it := range g.Items {
 			if it.Desc {
 				// MariaDB orders the groups by it when there is no ORDER BY;
 				// the merge's implicit order is ascending.
-				sh.fail("GROUP BY ... DESC (write the order as ORDER BY)")
+				sh.Fail("GROUP BY ... DESC (write the order as ORDER BY)")
 			}
 			g := myKey(it.Expr, sh)
-			g.print = myPrint(it.Expr)
-			sh.groupBy = append(sh.groupBy, g)
+			g.Print = myPrint(it.Expr)
+			sh.GroupBy = append(sh.GroupBy, g)
 		}
 	}
 	if s.Having != nil && s.Having.Expr != nil {
 		agg := 0
-		sh.having = myCond(s.Having.Expr, sh, &agg)
-		sh.havingAggs = agg
+		sh.Having = myCond(s.Having.Expr, sh, &agg)
+		sh.HavingAggs = agg
 	}
 	if s.OrderBy != nil {
 		for _, it := range s.OrderBy.Items {
-			sh.orderBy = append(sh.orderBy, shapeOrder{expr: myKey(it.Expr, sh), desc: it.Desc})
+			sh.OrderBy = append(sh.OrderBy, ir.ShapeOrder{Expr: myKey(it.Expr, sh), Desc: it.Desc})
 		}
 	}
 	return sh
 }
 
 // myKey reads a GROUP BY or ORDER BY term.
-func myKey(e ast.ExprNode, sh *selectShape) shapeExpr {
+func myKey(e ast.ExprNode, sh *ir.SelectShape) ir.ShapeExpr {
 	switch x := e.(type) {
 	case *ast.PositionExpr:
 		if x.P != nil {
-			sh.fail("ORDER BY or GROUP BY a placeholder position")
+			sh.Fail("ORDER BY or GROUP BY a placeholder position")
 		}
-		return shapeExpr{kind: exprOrdinal, ordinal: x.N}
+		return ir.ShapeExpr{Kind: ir.ExprOrdinal, Ordinal: x.N}
 	case *ast.SetCollationExpr:
 		k := myExpr(x.Expr, sh)
-		k.collate = x.Collate
+		k.Collate = x.Collate
 		return k
 	case *test_driver.ValueExpr:
-		sh.fail("ORDER BY or GROUP BY a constant")
+		sh.Fail("ORDER BY or GROUP BY a constant")
 	}
 	return myExpr(e, sh)
 }
@@ -100,21 +101,21 @@ func (v *exprVisitor) Leave(n ast.Node) (ast.Node, bool) { return n, true }
 
 // myExpr classifies an expression, with the arithmetic over aggregates
 // the engine computes.
-func myExpr(e ast.ExprNode, sh *selectShape) shapeExpr {
+func myExpr(e ast.ExprNode, sh *ir.SelectShape) ir.ShapeExpr {
 	out := myClass(e, sh)
-	if out.kind == exprOther && out.hasAgg {
-		out.calc = myCalc(e, sh)
+	if out.Kind == ir.ExprOther && out.HasAgg {
+		out.Calc = myCalc(e, sh)
 	}
 	return out
 }
 
 // myClass classifies an expression.
-func myClass(e ast.ExprNode, sh *selectShape) shapeExpr {
+func myClass(e ast.ExprNode, sh *ir.SelectShape) ir.ShapeExpr {
 	v := &exprVisitor{}
 	e.Accept(v)
-	out := shapeExpr{names: v.names, hasParam: v.hasParam, hasAgg: myHasAggregate(e)}
+	out := ir.ShapeExpr{Names: v.names, HasParam: v.hasParam, HasAgg: myHasAggregate(e)}
 	if v.window {
-		sh.fail("window function")
+		sh.Fail("window function")
 	}
 	for {
 		p, ok := e.(*ast.ParenthesesExpr)
@@ -125,19 +126,19 @@ func myClass(e ast.ExprNode, sh *selectShape) shapeExpr {
 	}
 	switch x := e.(type) {
 	case *ast.ColumnNameExpr:
-		out.kind, out.ref = exprColumn, columnFields(x.Name)
+		out.Kind, out.Ref = ir.ExprColumn, columnFields(x.Name)
 	case *ast.AggregateFuncExpr:
 		fn := strings.ToLower(x.F)
 		switch {
-		case !mergeableAggNames[fn]:
-			sh.fail("aggregate " + strings.ToUpper(fn))
+		case !ir.MergeableAggNames[fn]:
+			sh.Fail("aggregate " + strings.ToUpper(fn))
 		case x.Order != nil:
-			sh.fail(strings.ToUpper(fn) + " with ORDER BY")
+			sh.Fail(strings.ToUpper(fn) + " with ORDER BY")
 		case myHasAggregate(x.Args...):
-			sh.fail("nested aggregates")
+			sh.Fail("nested aggregates")
 		default:
-			out.kind = exprAgg
-			out.agg = shapeAgg{fn: fn, distinct: x.Distinct, nargs: len(x.Args)}
+			out.Kind = ir.ExprAgg
+			out.Agg = ir.ShapeAgg{Fn: fn, Distinct: x.Distinct, Nargs: len(x.Args)}
 		}
 	}
 	return out
@@ -147,7 +148,7 @@ var myCmpOps = map[opcode.Op]merge.CmpOp{opcode.EQ: merge.Eq, opcode.NE: merge.N
 
 // myCond reads a HAVING condition; agg counts the aggregate calls in text
 // order.
-func myCond(e ast.ExprNode, sh *selectShape, agg *int) *shapeCond {
+func myCond(e ast.ExprNode, sh *ir.SelectShape, agg *int) *ir.ShapeCond {
 	switch x := e.(type) {
 	case *ast.ParenthesesExpr:
 		return myCond(x.Expr, sh, agg)
@@ -159,29 +160,29 @@ func myCond(e ast.ExprNode, sh *selectShape, agg *int) *shapeCond {
 				op = merge.Or
 			}
 			l := myCond(x.L, sh, agg)
-			return &shapeCond{op: op, kids: []*shapeCond{l, myCond(x.R, sh, agg)}}
+			return &ir.ShapeCond{Op: op, Kids: []*ir.ShapeCond{l, myCond(x.R, sh, agg)}}
 		}
 		if cmp, ok := myCmpOps[x.Op]; ok {
 			l := myOperand(x.L, sh, agg)
-			return &shapeCond{op: merge.Compare, cmp: cmp, l: l, r: myOperand(x.R, sh, agg)}
+			return &ir.ShapeCond{Op: merge.Compare, Cmp: cmp, L: l, R: myOperand(x.R, sh, agg)}
 		}
 	case *ast.UnaryOperationExpr:
 		if x.Op == opcode.Not || x.Op == opcode.Not2 {
-			return &shapeCond{op: merge.Not, kids: []*shapeCond{myCond(x.V, sh, agg)}}
+			return &ir.ShapeCond{Op: merge.Not, Kids: []*ir.ShapeCond{myCond(x.V, sh, agg)}}
 		}
 	case *ast.IsNullExpr:
 		op := merge.IsNull
 		if x.Not {
 			op = merge.IsNotNull
 		}
-		return &shapeCond{op: op, l: myOperand(x.Expr, sh, agg)}
+		return &ir.ShapeCond{Op: op, L: myOperand(x.Expr, sh, agg)}
 	case *ast.BetweenExpr:
 		l := myOperand(x.Expr, sh, agg)
 		lo := myOperand(x.Left, sh, agg)
-		out := &shapeCond{op: merge.And, kids: []*shapeCond{
-			{op: merge.Compare, cmp: merge.Ge, l: l, r: lo}, {op: merge.Compare, cmp: merge.Le, l: l, r: myOperand(x.Right, sh, agg)}}}
+		out := &ir.ShapeCond{Op: merge.And, Kids: []*ir.ShapeCond{
+			{Op: merge.Compare, Cmp: merge.Ge, L: l, R: lo}, {Op: merge.Compare, Cmp: merge.Le, L: l, R: myOperand(x.Right, sh, agg)}}}
 		if x.Not {
-			out = &shapeCond{op: merge.Not, kids: []*shapeCond{out}}
+			out = &ir.ShapeCond{Op: merge.Not, Kids: []*ir.ShapeCond{out}}
 		}
 		return out
 	case *ast.PatternInExpr:
@@ -189,45 +190,45 @@ func myCond(e ast.ExprNode, sh *selectShape, agg *int) *shapeCond {
 			break
 		}
 		l := myOperand(x.Expr, sh, agg)
-		out := &shapeCond{op: merge.Or}
+		out := &ir.ShapeCond{Op: merge.Or}
 		cmp := merge.Eq
 		if x.Not {
-			out.op, cmp = merge.And, merge.Ne
+			out.Op, cmp = merge.And, merge.Ne
 		}
 		for _, it := range x.List {
-			out.kids = append(out.kids, &shapeCond{op: merge.Compare, cmp: cmp, l: l, r: myOperand(it, sh, agg)})
+			out.Kids = append(out.Kids, &ir.ShapeCond{Op: merge.Compare, Cmp: cmp, L: l, R: myOperand(it, sh, agg)})
 		}
-		if len(out.kids) == 1 {
-			return out.kids[0]
+		if len(out.Kids) == 1 {
+			return out.Kids[0]
 		}
 		return out
 	}
-	sh.fail("HAVING with a condition other than comparisons, IN, BETWEEN and IS NULL")
-	return &shapeCond{op: merge.And}
+	sh.Fail("HAVING with a condition other than comparisons, IN, BETWEEN and IS NULL")
+	return &ir.ShapeCond{Op: merge.And}
 }
 
 // myOperand reads a side of a HAVING comparison.
-func myOperand(e ast.ExprNode, sh *selectShape, agg *int) shapeOperand {
+func myOperand(e ast.ExprNode, sh *ir.SelectShape, agg *int) ir.ShapeOperand {
 	switch e.(type) {
 	case *test_driver.ValueExpr, *test_driver.ParamMarkerExpr, *ast.UnaryOperationExpr:
 		v := myValue(e)
-		if v.expr {
-			sh.fail("HAVING with a constant other than an integer, a string, NULL or a placeholder")
+		if v.Expr {
+			sh.Fail("HAVING with a constant other than an integer, a string, NULL or a placeholder")
 		}
-		return shapeOperand{isConst: true, val: v}
+		return ir.ShapeOperand{IsConst: true, Val: v}
 	}
 	x := myExpr(e, sh)
-	x.print = myPrint(e)
-	o := shapeOperand{expr: x, aggIndex: -1}
+	x.Print = myPrint(e)
+	o := ir.ShapeOperand{Expr: x, AggIndex: -1}
 	switch {
-	case x.kind == exprAgg:
-		o.aggIndex = *agg
+	case x.Kind == ir.ExprAgg:
+		o.AggIndex = *agg
 		*agg++
-	case x.calc != nil:
-		o.aggIndex = *agg
-		*agg += len(calcAggs(x.calc, nil))
-	case x.kind != exprColumn && x.hasAgg:
-		sh.fail("HAVING with an expression other than an aggregate, a GROUP BY column or a constant")
+	case x.Calc != nil:
+		o.AggIndex = *agg
+		*agg += len(ir.CalcAggs(x.Calc, nil))
+	case x.Kind != ir.ExprColumn && x.HasAgg:
+		sh.Fail("HAVING with an expression other than an aggregate, a GROUP BY column or a constant")
 	}
 	return o
 }
@@ -243,15 +244,15 @@ func myPrint(e ast.ExprNode) string {
 }
 
 // myStoks converts the MySQL tokens for the select layout.
-func myStoks(q string, toks []myTok) []stok {
-	out := make([]stok, len(toks))
+func myStoks(q string, toks []ir.MyTok) []ir.Stok {
+	out := make([]ir.Stok, len(toks))
 	for i, t := range toks {
-		st := stok{start: t.start, end: t.end, kind: t.kind}
-		switch t.kind {
+		st := ir.Stok{Start: t.Start, End: t.End, Kind: t.Kind}
+		switch t.Kind {
 		case 'w':
-			st.word = strings.ToLower(q[t.start:t.end])
+			st.Word = strings.ToLower(q[t.Start:t.End])
 		case '`':
-			st.kind = '"'
+			st.Kind = '"'
 		}
 		out[i] = st
 	}
@@ -261,58 +262,58 @@ func myStoks(q string, toks []myTok) []stok {
 // selectMerge builds the merge of a SELECT over several targets and adds
 // its edits, once the other edits (tables, placeholders, LIMIT) are made.
 func (t *myTemplate) selectMerge() {
-	sp := t.c.p.sel
-	if sp == nil || t.c.shape == nil || sp.multi != "" {
+	sp := t.c.p.Sel
+	if sp == nil || t.c.shape == nil || sp.Multi != "" {
 		return
 	}
 	toks := myStoks(t.q, t.toks)
-	lay, ok := layoutOf(toks, t.c.shape)
+	lay, ok := ir.LayoutOf(toks, t.c.shape)
 	if !ok {
-		sp.multi = "a SELECT whose text cannot be read for merging"
+		sp.Multi = "a SELECT whose text cannot be read for merging"
 		return
 	}
-	mp, edits, why := buildMerge(t.c.h.dialect, t.c.h.opts.binaryText, t.c.shape, lay, t.q, toks)
+	mp, edits, why := ir.BuildMerge(t.c.h.Dialect, t.c.h.BinaryText, t.c.shape, lay, t.q, toks)
 	if why != "" {
-		sp.multi = why
+		sp.Multi = why
 		return
 	}
-	sp.merge = mp
-	t.edits = applySelectEdits(t.q, t.edits, edits)
+	sp.Merge = mp
+	t.edits = ir.ApplySelectEdits(t.q, t.edits, edits)
 }
 
 // myCalc reads an expression over aggregates the engine computes (+, -,
 // *, /, negation, COALESCE/IFNULL, numeric constants), or nil.
-func myCalc(e ast.ExprNode, sh *selectShape) *calcNode {
+func myCalc(e ast.ExprNode, sh *ir.SelectShape) *ir.CalcNode {
 	switch x := e.(type) {
 	case *ast.ParenthesesExpr:
 		return myCalc(x.Expr, sh)
 	case *ast.AggregateFuncExpr:
-		if a := myClass(x, sh); a.kind == exprAgg {
-			return &calcNode{op: merge.ExprCol, agg: a}
+		if a := myClass(x, sh); a.Kind == ir.ExprAgg {
+			return &ir.CalcNode{Op: merge.ExprCol, Agg: a}
 		}
 	case *test_driver.ValueExpr:
 		switch v := x.GetValue().(type) {
 		case int64:
-			return &calcNode{op: merge.ExprConst, con: v}
+			return &ir.CalcNode{Op: merge.ExprConst, Con: v}
 		case *test_driver.MyDecimal:
-			if plainDecimal(v.String()) {
-				return &calcNode{op: merge.ExprConst, con: v.String()}
+			if ir.PlainDecimal(v.String()) {
+				return &ir.CalcNode{Op: merge.ExprConst, Con: v.String()}
 			}
 		}
 	case *ast.UnaryOperationExpr:
 		if x.Op == opcode.Minus {
-			return calcOf(merge.ExprNeg, func(int) *calcNode { return myCalc(x.V, sh) }, 1)
+			return ir.CalcOf(merge.ExprNeg, func(int) *ir.CalcNode { return myCalc(x.V, sh) }, 1)
 		}
 	case *ast.BinaryOperationExpr:
 		op := map[opcode.Op]merge.ExprOp{opcode.Plus: merge.ExprAdd, opcode.Minus: merge.ExprSub, opcode.Mul: merge.ExprMul, opcode.Div: merge.ExprDiv}[x.Op]
 		if op != 0 {
 			sides := []ast.ExprNode{x.L, x.R}
-			return calcOf(op, func(i int) *calcNode { return myCalc(sides[i], sh) }, 2)
+			return ir.CalcOf(op, func(i int) *ir.CalcNode { return myCalc(sides[i], sh) }, 2)
 		}
 	case *ast.FuncCallExpr:
 		switch x.FnName.L {
 		case "coalesce", "ifnull":
-			return calcOf(merge.ExprCoalesce, func(i int) *calcNode { return myCalc(x.Args[i], sh) }, len(x.Args))
+			return ir.CalcOf(merge.ExprCoalesce, func(i int) *ir.CalcNode { return myCalc(x.Args[i], sh) }, len(x.Args))
 		}
 	}
 	return nil

@@ -1,4 +1,4 @@
-package sqlhook
+package ir
 
 import (
 	"database/sql/driver"
@@ -14,36 +14,36 @@ import (
 // refused.
 
 // calcNode is an expression over aggregates.
-type calcNode struct {
-	op    merge.ExprOp
-	kids  []*calcNode
-	agg   shapeExpr    // ExprCol: the aggregate
-	con   driver.Value // ExprConst: int64 or decimal text
-	col   colRef       // ExprCol: bound by the builder
+type CalcNode struct {
+	Op    merge.ExprOp
+	kids  []*CalcNode
+	Agg   ShapeExpr    // ExprCol: the aggregate
+	Con   driver.Value // ExprConst: int64 or decimal text
+	col   ColRef       // ExprCol: bound by the builder
 	aggAt int
 }
 
 // calcItem is a column computed after merging: a select item, or a hidden
 // copy of an ORDER BY term.
 type calcItem struct {
-	col  colRef
-	tree *calcNode
+	Col  ColRef
+	Tree *CalcNode
 }
 
 // calcAggs lists the aggregate leaves of n in text order.
-func calcAggs(n *calcNode, out []*calcNode) []*calcNode {
-	if n.op == merge.ExprCol {
+func CalcAggs(n *CalcNode, out []*CalcNode) []*CalcNode {
+	if n.Op == merge.ExprCol {
 		return append(out, n)
 	}
 	for _, k := range n.kids {
-		out = calcAggs(k, out)
+		out = CalcAggs(k, out)
 	}
 	return out
 }
 
 // calcOf is a node of n kids read by kid, or nil when one cannot be read.
-func calcOf(op merge.ExprOp, kid func(int) *calcNode, n int) *calcNode {
-	out := &calcNode{op: op}
+func CalcOf(op merge.ExprOp, kid func(int) *CalcNode, n int) *CalcNode {
+	out := &CalcNode{Op: op}
 	for i := range n {
 		k := kid(i)
 		if k == nil {
@@ -58,12 +58,12 @@ func calcOf(op merge.ExprOp, kid func(int) *calcNode, n int) *calcNode {
 }
 
 // binaryOps are the arithmetic the engine computes.
-var binaryOps = map[string]merge.ExprOp{"+": merge.ExprAdd, "-": merge.ExprSub, "*": merge.ExprMul, "/": merge.ExprDiv}
+var BinaryOps = map[string]merge.ExprOp{"+": merge.ExprAdd, "-": merge.ExprSub, "*": merge.ExprMul, "/": merge.ExprDiv}
 
 // calcCols binds an expression's aggregates, written at s, to hidden
 // columns; ok is false when it cannot be computed.
-func (b *selBuilder) calcCols(n *calcNode, s span) bool {
-	leaves := calcAggs(n, nil)
+func (b *selBuilder) calcCols(n *CalcNode, s Span) bool {
+	leaves := CalcAggs(n, nil)
 	a, z := tokensIn(b.toks, s)
 	if a < 0 {
 		return false
@@ -73,26 +73,26 @@ func (b *selBuilder) calcCols(n *calcNode, s span) bool {
 		return false
 	}
 	for k, l := range leaves {
-		l.col = b.hiddenAgg(l.agg, calls[k])
+		l.col = b.hiddenAgg(l.Agg, calls[k])
 	}
 	return b.why == ""
 }
 
 // expr is the engine's form of n, with columns resolved.
-func (n *calcNode) expr(col func(colRef) int) *merge.Expr {
-	e := &merge.Expr{Op: n.op, Const: n.con}
-	if n.op == merge.ExprCol {
+func (n *CalcNode) Expr(col func(ColRef) int) *merge.Expr {
+	e := &merge.Expr{Op: n.Op, Const: n.Con}
+	if n.Op == merge.ExprCol {
 		e.Col = col(n.col)
 	}
 	for _, k := range n.kids {
-		e.Args = append(e.Args, k.expr(col))
+		e.Args = append(e.Args, k.Expr(col))
 	}
 	return e
 }
 
 // plainDecimal reports whether s is a numeric literal in plain decimal
 // notation ("12.50"), the form the engine takes as a constant.
-func plainDecimal(s string) bool {
+func PlainDecimal(s string) bool {
 	digits, dot := 0, false
 	for i, c := range s {
 		switch {

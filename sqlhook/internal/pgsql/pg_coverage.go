@@ -1,4 +1,4 @@
-package sqlhook
+package pgsql
 
 import (
 	"fmt"
@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	pg "github.com/pganalyze/pg_query_go/v6"
+	"github.com/shardkey/shardkey/sqlhook/internal/ir"
 	"google.golang.org/protobuf/reflect/protoreflect"
 )
 
@@ -37,14 +38,14 @@ func (c *pgCompiler) coverage(tree *pg.ParseResult, multi bool) error {
 	tokens := map[string]int{} // logic name -> identifier tokens not covered
 	for i, tok := range c.toks {
 		v, ok := c.identValue(i)
-		if !ok || !c.h.isLogicName(v) {
+		if !ok || !c.h.IsLogicName(v) {
 			continue
 		}
 		if tok.Token == pg.Token_UIDENT {
-			return notCovered(v, "with Unicode escapes (U&\"...\")")
+			return ir.NotCovered(v, "with Unicode escapes (U&\"...\")")
 		}
 		if multi {
-			return fmt.Errorf("%w: logic table %s is named in a text of several statements; send them one by one", ErrUnsupported, v)
+			return fmt.Errorf("%w: logic table %s is named in a text of several statements; send them one by one", ir.ErrUnsupported, v)
 		}
 		if !c.covered[i] {
 			tokens[strings.ToLower(v)]++
@@ -63,9 +64,9 @@ func (c *pgCompiler) coverage(tree *pg.ParseResult, multi bool) error {
 	if w.err != nil {
 		return w.err
 	}
-	for _, name := range sortedKeys(tokens) {
+	for _, name := range ir.SortedKeys(tokens) {
 		if tokens[name] > w.safe[name] {
-			return notCovered(name, "where the parse tree shows neither a routed table nor a column, alias or function")
+			return ir.NotCovered(name, "where the parse tree shows neither a routed table nor a column, alias or function")
 		}
 	}
 	return nil
@@ -77,7 +78,7 @@ func (c *pgCompiler) coverage(tree *pg.ParseResult, multi bool) error {
 // so the write would reach the written table on that table's data
 // sources (on every one for a broadcast table), not only where it lives.
 func (c *pgCompiler) foreignWriteTarget(tree *pg.ParseResult) error {
-	if len(tree.Stmts) != 1 || len(c.p.tables) == 0 {
+	if len(tree.Stmts) != 1 || len(c.p.Tables) == 0 {
 		return nil
 	}
 	var rel *pg.RangeVar
@@ -86,13 +87,13 @@ func (c *pgCompiler) foreignWriteTarget(tree *pg.ParseResult) error {
 	} else if d := tree.Stmts[0].Stmt.GetDeleteStmt(); d != nil {
 		rel = d.Relation
 	}
-	if rel == nil || c.h.isLogicName(rel.Relname) {
+	if rel == nil || c.h.IsLogicName(rel.Relname) {
 		return nil
 	}
-	if _, ok := c.h.physicalOf(rel.Relname); ok {
+	if _, ok := c.h.PhysicalOf(rel.Relname); ok {
 		return nil
 	}
-	return fmt.Errorf("%w: %s is written while logic table %s is read: the write would run on %s's data sources, not where %s lives", ErrUnsupported, rel.Relname, c.p.tables[0].logic, c.p.tables[0].logic, rel.Relname)
+	return fmt.Errorf("%w: %s is written while logic table %s is read: the write would run on %s's data sources, not where %s lives", ir.ErrUnsupported, rel.Relname, c.p.Tables[0].Logic, c.p.Tables[0].Logic, rel.Relname)
 }
 
 // rowLocators keeps an UPDATE or DELETE that names a row's physical
@@ -102,14 +103,14 @@ func (c *pgCompiler) foreignWriteTarget(tree *pg.ParseResult) error {
 // diverge. On a broadcast table it is refused; on a sharded one it may
 // still reach a single table.
 func (c *pgCompiler) rowLocators(tree *pg.ParseResult) error {
-	if len(tree.Stmts) != 1 || len(c.p.tables) == 0 {
+	if len(tree.Stmts) != 1 || len(c.p.Tables) == 0 {
 		return nil
 	}
 	if st := tree.Stmts[0].Stmt; st.GetUpdateStmt() == nil && st.GetDeleteStmt() == nil {
 		return nil
 	}
 	locators := map[string]bool{"ctid": true, "tableoid": true, "xmin": true, "xmax": true, "cmin": true, "cmax": true}
-	if c.h.dialect == SQLite {
+	if c.h.Dialect == ir.SQLite {
 		locators = map[string]bool{"rowid": true, "_rowid_": true, "oid": true}
 	}
 	for i := range c.toks {
@@ -117,13 +118,13 @@ func (c *pgCompiler) rowLocators(tree *pg.ParseResult) error {
 		if !ok || !locators[strings.ToLower(v)] {
 			continue
 		}
-		for _, t := range c.p.tables {
-			if t.broadcast {
-				return fmt.Errorf("%w: %s names a row's physical address, which differs between the copies of broadcast table %s", ErrUnsupported, v, t.logic)
+		for _, t := range c.p.Tables {
+			if t.Broadcast {
+				return fmt.Errorf("%w: %s names a row's physical address, which differs between the copies of broadcast table %s", ir.ErrUnsupported, v, t.Logic)
 			}
 		}
-		if c.p.writeMulti == "" {
-			c.p.writeMulti = "a write naming a row's physical address (" + v + ")"
+		if c.p.WriteMulti == "" {
+			c.p.WriteMulti = "a write naming a row's physical address (" + v + ")"
 		}
 	}
 	return nil
@@ -136,12 +137,12 @@ func (c *pgCompiler) rowLocators(tree *pg.ParseResult) error {
 // the server would see different code than was checked. E'...' strings
 // and bind arguments read the same either way.
 func (c *pgCompiler) ambiguousStrings() error {
-	if c.h.dialect != PostgreSQL || !c.h.mentionsLogic(c.text) && !strings.Contains(strings.ToLower(c.text), "u&") {
+	if c.h.Dialect != ir.PostgreSQL || !c.h.MentionsLogic(c.text) && !strings.Contains(strings.ToLower(c.text), "u&") {
 		return nil // no name the server could read differently
 	}
 	for i, tok := range c.toks {
 		if tok.Token == pg.Token_SCONST && strings.HasPrefix(c.tokText(i), "'") && strings.Contains(c.tokText(i), `\`) {
-			return fmt.Errorf("%w: a backslash in a standard string literal (%s) of a statement on a logic table: its meaning depends on standard_conforming_strings; use E'...' or a bind argument", ErrUnsupported, c.tokText(i))
+			return fmt.Errorf("%w: a backslash in a standard string literal (%s) of a statement on a logic table: its meaning depends on standard_conforming_strings; use E'...' or a bind argument", ir.ErrUnsupported, c.tokText(i))
 		}
 	}
 	return nil
@@ -316,12 +317,12 @@ func msgName(m protoreflect.Message) string { return string(m.Descriptor().Name(
 // field places a string field of message m.
 func (w *pgCoverWalk) field(m protoreflect.Message, field, v string) {
 	if cp, ok := m.Interface().(*pg.CopyStmt); ok && cp.IsProgram && field == "filename" {
-		if n := w.c.h.mentionedName(v); n != "" {
-			w.err = notCovered(n, "in the command of COPY ... PROGRAM")
+		if n := w.c.h.MentionedName(v); n != "" {
+			w.err = ir.NotCovered(n, "in the command of COPY ... PROGRAM")
 		}
 		return
 	}
-	if !w.c.h.isLogicName(v) {
+	if !w.c.h.IsLogicName(v) {
 		return
 	}
 	key := msgName(m) + "." + field
@@ -333,14 +334,14 @@ func (w *pgCoverWalk) field(m protoreflect.Message, field, v string) {
 		rv := m.Interface().(*pg.RangeVar)
 		switch {
 		case !w.c.used[rv.Location]:
-			w.err = notCovered(v, "in a table position the plan does not route (a subquery, CTE, UNION arm, or a statement sqlhook does not route)")
+			w.err = ir.NotCovered(v, "in a table position the plan does not route (a subquery, CTE, UNION arm, or a statement sqlhook does not route)")
 		case w.c.aliasRefs[rv.Location]:
 			w.safe[strings.ToLower(v)]++
 		}
 	case safeFields[key]:
 		w.safe[strings.ToLower(v)]++
 	default:
-		w.err = notCovered(v, "as "+strings.ToLower(key))
+		w.err = ir.NotCovered(v, "as "+strings.ToLower(key))
 	}
 }
 
@@ -357,28 +358,28 @@ func (w *pgCoverWalk) name(v string, stack []coverFrame) {
 	case "DefElem":
 		// An option's value; for DO and CREATE FUNCTION the body, which
 		// the server runs as code later.
-		if n := w.c.h.mentionedName(v); n != "" {
-			w.err = notCovered(n, "inside a procedural body or an option value ("+w.c.h.bodyOwner(stack)+")")
+		if n := w.c.h.MentionedName(v); n != "" {
+			w.err = ir.NotCovered(n, "inside a procedural body or an option value ("+bodyOwner(w.c.h, stack)+")")
 		}
 		return
 	}
-	if !w.c.h.isLogicName(v) {
+	if !w.c.h.IsLogicName(v) {
 		return
 	}
 	key := msgName(own) + "." + field
 	switch {
 	case key == "DropStmt.objects" && w.c.dropPlaced:
 	case key == "TypeName.names":
-		w.err = notCovered(v, "as a type (the row type of the default data source's table)")
+		w.err = ir.NotCovered(v, "as a type (the row type of the default data source's table)")
 	case safeStringLists[key]:
 		w.safe[strings.ToLower(v)]++
 	default:
-		w.err = notCovered(v, "as "+strings.ToLower(key))
+		w.err = ir.NotCovered(v, "as "+strings.ToLower(key))
 	}
 }
 
 // bodyOwner names the statement a DefElem belongs to, for the error.
-func (h *hook) bodyOwner(stack []coverFrame) string {
+func bodyOwner(h *ir.Schema, stack []coverFrame) string {
 	for i := len(stack) - 1; i >= 0; i-- {
 		switch stack[i].msg.Interface().(type) {
 		case *pg.DoStmt:
@@ -397,21 +398,21 @@ func (w *pgCoverWalk) constant(v string, above []coverFrame) {
 	for i := len(above) - 1; i >= 0; i-- {
 		switch x := above[i].msg.Interface().(type) {
 		case *pg.FuncCall:
-			if n := w.c.h.mentionedName(v); n != "" {
-				w.err = notCovered(n, "in a string given to a function (which may read it as a table name or as SQL)")
+			if n := w.c.h.MentionedName(v); n != "" {
+				w.err = ir.NotCovered(n, "in a string given to a function (which may read it as a table name or as SQL)")
 				return
 			}
 		case *pg.TypeCast:
 			if names := x.GetTypeName().GetNames(); len(names) > 0 &&
 				strings.HasPrefix(strings.ToLower(names[len(names)-1].GetString_().GetSval()), "reg") {
-				if n := w.c.h.mentionedName(v); n != "" {
-					w.err = notCovered(n, "in a string cast to an object identifier type (reg*)")
+				if n := w.c.h.MentionedName(v); n != "" {
+					w.err = ir.NotCovered(n, "in a string cast to an object identifier type (reg*)")
 					return
 				}
 			}
 		}
 	}
-	if w.c.h.isLogicName(v) {
+	if w.c.h.IsLogicName(v) {
 		w.safe[strings.ToLower(v)]++ // SET search_path TO t_order: a value from an identifier token
 	}
 }

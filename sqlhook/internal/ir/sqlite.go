@@ -1,4 +1,4 @@
-package sqlhook
+package ir
 
 import (
 	"database/sql/driver"
@@ -14,8 +14,8 @@ const sqliteMaxVariable = 32766
 // sqliteToPG respells a SQLite statement for the PostgreSQL grammar (see
 // sqliteRespell). A parameter that binds a named argument (sql.Named) is
 // refused here: the caller's arguments reach a plan by position only.
-func sqliteToPG(s string) (string, error) {
-	text, names, err := sqliteRespell(s)
+func SqliteToPG(s string) (string, error) {
+	text, names, err := SqliteRespell(s)
 	if err != nil {
 		return "", err
 	}
@@ -38,7 +38,7 @@ func sqliteToPG(s string) (string, error) {
 // names is nil when every parameter binds an argument by position ($k is
 // argument k). Otherwise it has one entry per $k: "" for argument k, or
 // the sql.Named name $k binds (see sqliteArgs).
-func sqliteRespell(s string) (text string, names []string, err error) {
+func SqliteRespell(s string) (text string, names []string, err error) {
 	// SQLite numbers parameters as it reads them, and a slot's binding
 	// depends on the first name it was given, which may come later in the
 	// text (?, ?1): a first pass learns every slot, a second writes.
@@ -145,7 +145,7 @@ func (r *respeller) run(i, end int) error {
 			i, err = r.comment(i)
 		case c == '?':
 			j := i + 1
-			for j < end && isDigit(s[j]) {
+			for j < end && IsDigit(s[j]) {
 				j++
 			}
 			err = r.param(s[i:j], i)
@@ -351,7 +351,7 @@ func endQuoted(s string, i int, q byte) int {
 // statement sqliteRespell returned names for, binding as the glebarez and
 // modernc drivers do: $k with no name takes the argument in position k
 // (named or not), a name takes the first argument of that name.
-func sqliteArgs(names []string, args []driver.NamedValue) ([]driver.NamedValue, error) {
+func SqliteArgs(names []string, args []driver.NamedValue) ([]driver.NamedValue, error) {
 	out := make([]driver.NamedValue, len(names))
 	for k, name := range names {
 		out[k].Ordinal = k + 1
@@ -424,12 +424,12 @@ func limitItemEnd(s string, i, end int) int {
 	}
 	j := i + 1
 	switch c := s[i]; {
-	case isDigit(c):
+	case IsDigit(c):
 		for j < end && (isWordByte(s[j]) || s[j] == '.') {
 			j++
 		}
 	case c == '?':
-		for j < end && isDigit(s[j]) {
+		for j < end && IsDigit(s[j]) {
 			j++
 		}
 	case (c == ':' || c == '@' || c == '$') && j < end && isWordByte(s[j]):
@@ -538,7 +538,7 @@ func skipToken(s string, i, end int) int {
 func skipBlank(s string, i, end int) int {
 	for i < end {
 		switch {
-		case isSpace(s[i]):
+		case IsSpace(s[i]):
 			i++
 		case s[i] == '-' && i+1 < end && s[i+1] == '-', s[i] == '/' && i+1 < end && s[i+1] == '*':
 			j := commentEnd(s, i)

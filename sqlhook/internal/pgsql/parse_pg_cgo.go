@@ -1,6 +1,6 @@
 //go:build cgo
 
-package sqlhook
+package pgsql
 
 import pg "github.com/pganalyze/pg_query_go/v6"
 
@@ -8,6 +8,6 @@ import pg "github.com/pganalyze/pg_query_go/v6"
 // SELECT on the development machine; plans are cached, so this is paid
 // once per statement text).
 var (
-	pgParse = pg.Parse
-	pgScan  = pg.Scan
+	Parse  = pg.Parse
+	pgScan = pg.Scan
 )

@@ -1,4 +1,4 @@
-package sqlhook
+package ir
 
 import (
 	"fmt"
@@ -18,8 +18,8 @@ import (
 
 // isLogicName reports whether an identifier's value (unquoted, as the
 // dialect reads it) names a sharded or broadcast table.
-func (h *hook) isLogicName(name string) bool {
-	s, b := h.classify(name)
+func (h *Schema) IsLogicName(name string) bool {
+	s, b := h.Classify(name)
 	return s || b
 }
 
@@ -29,14 +29,14 @@ func (h *hook) isLogicName(name string) bool {
 // escapes (E'\x74_order'); "" when none. It is the test for text the
 // database may run as SQL later: procedural bodies and strings handed to
 // functions.
-func (h *hook) mentionedName(s string) string {
+func (h *Schema) MentionedName(s string) string {
 	low := strings.ToLower(s)
 	if strings.Contains(low, "u&") {
 		return "(spelled with U& escapes)" // a name sqlhook does not decode here
 	}
-	for _, text := range []string{low, strings.ToLower(unescapeBackslashes(s))} {
-		for _, name := range h.logic {
-			if containsWord(text, name) {
+	for _, text := range []string{low, strings.ToLower(UnescapeBackslashes(s))} {
+		for _, name := range h.Logic {
+			if ContainsWord(text, name) {
 				return name
 			}
 		}
@@ -46,7 +46,7 @@ func (h *hook) mentionedName(s string) string {
 
 // containsWord reports whether word occurs in s with no identifier
 // character right before or after it.
-func containsWord(s, word string) bool {
+func ContainsWord(s, word string) bool {
 	if word == "" {
 		return false
 	}
@@ -67,12 +67,12 @@ func containsWord(s, word string) bool {
 // isWordByte: a byte that continues an unquoted identifier in any of the
 // dialects (letters, digits, _, $ and every byte of a multibyte
 // character).
-func isWordByte(c byte) bool { return isIdentChar(c) || c == '$' || c >= 0x80 }
+func isWordByte(c byte) bool { return IsIdentChar(c) || c == '$' || c >= 0x80 }
 
 // unescapeBackslashes decodes the backslash escapes of PostgreSQL's
 // E'...' strings (\xHH, \ooo, \uXXXX, \UXXXXXXXX, \c) wherever they occur,
 // so that a name spelled with escapes inside a body is still seen.
-func unescapeBackslashes(s string) string {
+func UnescapeBackslashes(s string) string {
 	if !strings.Contains(s, `\`) {
 		return s
 	}
@@ -139,7 +139,7 @@ func isDigitIn(c byte, base int) bool {
 // spellings are the lower-case forms in which each logic name can appear
 // in a statement's text: as is, and with a quote character doubled inside
 // a quoted identifier. mentionsLogic looks for them.
-func spellings(names []string) []string {
+func Spellings(names []string) []string {
 	var out []string
 	seen := map[string]bool{}
 	for _, n := range names {
@@ -155,6 +155,6 @@ func spellings(names []string) []string {
 
 // notCovered is the refusal of a statement naming a logic table outside
 // the plan's table positions.
-func notCovered(name, where string) error {
+func NotCovered(name, where string) error {
 	return fmt.Errorf("%w: logic table %s is named %s, which sqlhook cannot route; the statement would run unchanged on the default data source", ErrUnsupported, name, where)
 }

@@ -1,4 +1,4 @@
-package sqlhook
+package mysqlsql
 
 import (
 	"crypto/rand"
@@ -10,6 +10,7 @@ import (
 	"github.com/pingcap/tidb/pkg/parser"
 	"github.com/pingcap/tidb/pkg/parser/ast"
 	"github.com/pingcap/tidb/pkg/parser/test_driver"
+	"github.com/shardkey/shardkey/sqlhook/internal/ir"
 )
 
 // TiDB's tree has no byte offsets for names. To learn which token of the
@@ -52,9 +53,9 @@ type slotRef struct {
 // tree's fields, found by reflection so that no node type's Accept can
 // hide one.
 type nameSlots struct {
-	tables []*ast.TableName
-	cols   []*ast.ColumnName
-	stars  []*ast.WildCardField
+	Tables []*ast.TableName
+	Cols   []*ast.ColumnName
+	Stars  []*ast.WildCardField
 	seen   map[uintptr]bool
 }
 
@@ -63,7 +64,7 @@ var (
 	driverPkg = reflect.TypeOf(test_driver.ValueExpr{}).PkgPath()
 )
 
-func collectSlots(n ast.Node) *nameSlots {
+func CollectSlots(n ast.Node) *nameSlots {
 	s := &nameSlots{seen: map[uintptr]bool{}}
 	s.walk(reflect.ValueOf(n))
 	return s
@@ -86,11 +87,11 @@ func (s *nameSlots) walk(v reflect.Value) {
 		s.seen[v.Pointer()] = true
 		switch x := v.Interface().(type) {
 		case *ast.TableName:
-			s.tables = append(s.tables, x)
+			s.Tables = append(s.Tables, x)
 		case *ast.ColumnName:
-			s.cols = append(s.cols, x)
+			s.Cols = append(s.Cols, x)
 		case *ast.WildCardField:
-			s.stars = append(s.stars, x)
+			s.Stars = append(s.Stars, x)
 		}
 		s.walk(v.Elem())
 	case reflect.Slice, reflect.Array:
@@ -114,25 +115,25 @@ func (s *nameSlots) walk(v reflect.Value) {
 
 // each calls f for every name field, in order.
 func (s *nameSlots) each(f func(slotRef, string)) {
-	for i, t := range s.tables {
+	for i, t := range s.Tables {
 		f(slotRef{fTableSchema, i}, t.Schema.O)
 		f(slotRef{fTableName, i}, t.Name.O)
 	}
-	for i, c := range s.cols {
+	for i, c := range s.Cols {
 		f(slotRef{fColSchema, i}, c.Schema.O)
 		f(slotRef{fColTable, i}, c.Table.O)
 		f(slotRef{fColName, i}, c.Name.O)
 	}
-	for i, w := range s.stars {
+	for i, w := range s.Stars {
 		f(slotRef{fStarSchema, i}, w.Schema.O)
 		f(slotRef{fStarTable, i}, w.Table.O)
 	}
 }
 
-func (s *nameSlots) shape() [3]int { return [3]int{len(s.tables), len(s.cols), len(s.stars)} }
+func (s *nameSlots) shape() [3]int { return [3]int{len(s.Tables), len(s.Cols), len(s.Stars)} }
 
 // parseOne parses q, which must hold one statement.
-func parseOne(q string) (ast.StmtNode, error) {
+func ParseOne(q string) (ast.StmtNode, error) {
 	ps := mysqlParsers.Get().(*parser.Parser)
 	stmts, _, err := ps.ParseSQL(q)
 	var stmt ast.StmtNode
@@ -157,7 +158,7 @@ var errNotOne = notOneError{}
 
 // locate maps each candidate token (index into toks) that the grammar
 // reads as a name field of orig to that field.
-func locate(q string, toks []myTok, cands []int, orig *nameSlots) map[slotRef]int {
+func locate(q string, toks []ir.MyTok, cands []int, orig *nameSlots) map[slotRef]int {
 	if found, ok := tryLocate(q, toks, cands, orig); ok {
 		return found
 	}
@@ -176,28 +177,28 @@ func locate(q string, toks []myTok, cands []int, orig *nameSlots) map[slotRef]in
 
 // tryLocate replaces the tokens which and parses; ok is false when the
 // result is not the original tree with some names changed.
-func tryLocate(q string, toks []myTok, which []int, orig *nameSlots) (map[slotRef]int, bool) {
+func tryLocate(q string, toks []ir.MyTok, which []int, orig *nameSlots) (map[slotRef]int, bool) {
 	var b strings.Builder
 	pos := 0
 	names := map[string]int{}
 	for _, j := range which {
 		t := toks[j]
-		b.WriteString(q[pos:t.start])
+		b.WriteString(q[pos:t.Start])
 		name := sentinelPrefix + strconv.Itoa(j)
 		names[name] = j
-		if t.kind == '`' {
+		if t.Kind == '`' {
 			b.WriteString("`" + name + "`")
 		} else {
 			b.WriteString(name)
 		}
-		pos = t.end
+		pos = t.End
 	}
 	b.WriteString(q[pos:])
-	stmt, err := parseOne(b.String())
+	stmt, err := ParseOne(b.String())
 	if err != nil {
 		return nil, false
 	}
-	got := collectSlots(stmt)
+	got := CollectSlots(stmt)
 	if got.shape() != orig.shape() {
 		return nil, false
 	}
@@ -213,7 +214,7 @@ func tryLocate(q string, toks []myTok, which []int, orig *nameSlots) (map[slotRe
 			return
 		}
 		j, isSentinel := names[v]
-		if !isSentinel || used[j] || identText(q, toks[j]) != w {
+		if !isSentinel || used[j] || ir.IdentText(q, toks[j]) != w {
 			ok = false
 			return
 		}

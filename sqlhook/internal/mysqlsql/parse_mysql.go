@@ -1,4 +1,4 @@
-package sqlhook
+package mysqlsql
 
 import (
 	"fmt"
@@ -10,6 +10,7 @@ import (
 	"github.com/pingcap/tidb/pkg/parser/ast"
 	"github.com/pingcap/tidb/pkg/parser/opcode"
 	"github.com/pingcap/tidb/pkg/parser/test_driver"
+	"github.com/shardkey/shardkey/sqlhook/internal/ir"
 )
 
 // MySQL statements are parsed with TiDB's parser (a goyacc grammar of
@@ -22,20 +23,20 @@ import (
 var mysqlParsers = sync.Pool{New: func() any { return parser.New() }}
 
 type myCompiler struct {
-	h       *hook
-	p       *plan
+	h       *ir.Schema
+	p       *ir.Plan
 	aliases map[string]int
 	placed  map[*ast.TableName]bool
 	asLogic map[*ast.TableName]string // a physical table placed as its logic table
 	bare    map[string]bool           // logic tables placed without alias, lower case
-	shape   *selectShape              // a top-level SELECT's shape
+	shape   *ir.SelectShape           // a top-level SELECT's shape
 	repeats string
 	err     error
 }
 
 func (c *myCompiler) fail(format string, args ...any) {
 	if c.err == nil {
-		c.err = fmt.Errorf("%w: "+format, append([]any{ErrUnsupported}, args...)...)
+		c.err = fmt.Errorf("%w: "+format, append([]any{ir.ErrUnsupported}, args...)...)
 	}
 }
 
@@ -48,18 +49,18 @@ func (c *myCompiler) fail(format string, args ...any) {
 // table or cannot be read (mysqlPreparedText), and a write to a physical
 // table named directly that could misplace a row (physicalInsert,
 // physicalUpdate).
-func (h *hook) compileMySQL(query string) (*plan, error) {
-	toks, exec, err := lexMySQL(query)
+func Compile(h *ir.Schema, query string) (*ir.Plan, error) {
+	toks, exec, err := ir.LexMySQL(query)
 	if err != nil {
-		return nil, fmt.Errorf("%w: %v", ErrParse, err)
+		return nil, fmt.Errorf("%w: %v", ir.ErrParse, err)
 	}
 	if exec != nil {
 		// MySQL runs /*!NNNNN ... */ by the server's version, MariaDB also
 		// runs /*M!NNNNNN ... */, TiDB's grammar reads every /*! */ and no
 		// /*M! */: the statement routed and the one run could differ.
-		return nil, fmt.Errorf("%w: executable comment %.40q in a statement on a logic table", ErrUnsupported, exec.text)
+		return nil, fmt.Errorf("%w: executable comment %.40q in a statement on a logic table", ir.ErrUnsupported, exec.Text)
 	}
-	if err := h.mysqlPreparedText(query, toks); err != nil {
+	if err := h.MysqlPreparedText(query, toks); err != nil {
 		return nil, err
 	}
 	ps := mysqlParsers.Get().(*parser.Parser)
@@ -67,19 +68,19 @@ func (h *hook) compileMySQL(query string) (*plan, error) {
 	stmts = slices.Clone(stmts) // the parser reuses its result slice
 	mysqlParsers.Put(ps)
 	if err != nil {
-		return nil, fmt.Errorf("%w: %v", ErrParse, err)
+		return nil, fmt.Errorf("%w: %v", ir.ErrParse, err)
 	}
-	if err := h.mysqlDynamicSQL(query, toks, stmts); err != nil {
+	if err := mysqlDynamicSQL(h, query, toks, stmts); err != nil {
 		return nil, err
 	}
-	c := &myCompiler{h: h, p: &plan{routed: -1}, aliases: map[string]int{}, placed: map[*ast.TableName]bool{}, asLogic: map[*ast.TableName]string{}, bare: map[string]bool{}}
+	c := &myCompiler{h: h, p: &ir.Plan{Routed: -1}, aliases: map[string]int{}, placed: map[*ast.TableName]bool{}, asLogic: map[*ast.TableName]string{}, bare: map[string]bool{}}
 	if len(stmts) != 1 {
 		for _, s := range stmts {
-			if c.logicTables(s, collectSlots(s)) != "" {
-				return nil, fmt.Errorf("%w: %d statements in one call; send them one by one", ErrUnsupported, len(stmts))
+			if c.logicTables(s, CollectSlots(s)) != "" {
+				return nil, fmt.Errorf("%w: %d statements in one call; send them one by one", ir.ErrUnsupported, len(stmts))
 			}
 		}
-		return passthroughPlan, nil
+		return ir.PassthroughPlan, nil
 	}
 	stmt := stmts[0]
 	numberMarkers(stmt)
@@ -87,21 +88,21 @@ func (h *hook) compileMySQL(query string) (*plan, error) {
 	if c.err != nil {
 		return nil, c.err
 	}
-	slots := collectSlots(stmt)
+	slots := CollectSlots(stmt)
 	if bad := c.logicTables(stmt, slots); bad != "" {
-		return nil, fmt.Errorf("%w: logic table %s is referenced where it cannot be routed (subquery, CTE, UNION or an unsupported statement)", ErrUnsupported, bad)
+		return nil, fmt.Errorf("%w: logic table %s is referenced where it cannot be routed (subquery, CTE, UNION or an unsupported statement)", ir.ErrUnsupported, bad)
 	}
-	if len(c.p.tables) == 0 {
-		return passthroughPlan, nil
+	if len(c.p.Tables) == 0 {
+		return ir.PassthroughPlan, nil
 	}
 	if c.repeats != "" {
-		return nil, fmt.Errorf("%w: logic table %s is named twice (self-joins of sharded tables are not routed)", ErrUnsupported, c.repeats)
+		return nil, fmt.Errorf("%w: logic table %s is named twice (self-joins of sharded tables are not routed)", ir.ErrUnsupported, c.repeats)
 	}
-	if err := finishTables(h, c.p); err != nil {
+	if err := ir.FinishTables(h, c.p); err != nil {
 		return nil, err
 	}
 	if name := c.shadowed(stmt); name != "" {
-		return nil, fmt.Errorf("%w: alias %s shadows logic table %s, whose qualified columns are rewritten", ErrUnsupported, name, name)
+		return nil, fmt.Errorf("%w: alias %s shadows logic table %s, whose qualified columns are rewritten", ir.ErrUnsupported, name, name)
 	}
 	t := &myTemplate{c: c, q: query, toks: toks, slots: slots, stmt: stmt}
 	if err := t.build(); err != nil {
@@ -166,11 +167,11 @@ func (c *myCompiler) shadowed(stmt ast.StmtNode) string {
 func (c *myCompiler) logicTables(stmt ast.StmtNode, slots *nameSlots) string {
 	v := &tableVisitor{}
 	stmt.Accept(v)
-	for _, t := range append(slots.tables, v.tables...) {
+	for _, t := range append(slots.Tables, v.tables...) {
 		if c.placed[t] {
 			continue
 		}
-		if s, b := c.h.classify(t.Name.O); s || b {
+		if s, b := c.h.Classify(t.Name.O); s || b {
 			return t.Name.O
 		}
 	}
@@ -197,19 +198,19 @@ func (c *myCompiler) table(t *ast.TableName, alias string) int {
 // placeTable places t as logic table logic (its own name, or for a
 // physical table named directly the logic table it belongs to).
 func (c *myCompiler) placeTable(t *ast.TableName, alias, logic string) int {
-	sharded, broadcast := c.h.classify(logic)
+	sharded, broadcast := c.h.Classify(logic)
 	if !sharded && !broadcast {
 		if alias != "" {
 			c.aliases[strings.ToLower(alias)] = -1
 		}
 		return -1
 	}
-	before := len(c.p.tables)
-	i := c.p.addTable(logic, sharded, broadcast)
+	before := len(c.p.Tables)
+	i := c.p.AddTable(logic, sharded, broadcast)
 	if !strings.EqualFold(logic, t.Name.O) {
 		c.asLogic[t] = logic
 	}
-	if len(c.p.tables) == before && !c.placed[t] {
+	if len(c.p.Tables) == before && !c.placed[t] {
 		c.repeats = t.Name.O
 	}
 	c.placed[t] = true
@@ -225,18 +226,18 @@ func (c *myCompiler) placeTable(t *ast.TableName, alias, logic string) int {
 func (c *myCompiler) from(n ast.ResultSetNode) {
 	switch x := n.(type) {
 	case *ast.Join:
-		before := shardedCount(c.p)
+		before := ir.ShardedCount(c.p)
 		if x.Left != nil {
 			c.from(x.Left)
 		}
-		mid := shardedCount(c.p)
+		mid := ir.ShardedCount(c.p)
 		if x.Right != nil {
 			c.from(x.Right)
 		}
-		left, right := mid > before, shardedCount(c.p) > mid
-		if c.p.sel != nil && (x.Tp == ast.LeftJoin && !left && right || x.Tp == ast.RightJoin && left && !right) {
+		left, right := mid > before, ir.ShardedCount(c.p) > mid
+		if c.p.Sel != nil && (x.Tp == ast.LeftJoin && !left && right || x.Tp == ast.RightJoin && left && !right) {
 			// Every target would return the unmatched rows of the kept side.
-			setOnce(&c.p.sel.multi, "an outer join keeping the rows of a table that is not sharded")
+			ir.SetOnce(&c.p.Sel.Multi, "an outer join keeping the rows of a table that is not sharded")
 		}
 	case *ast.TableSource:
 		if t, ok := x.Source.(*ast.TableName); ok {
@@ -254,8 +255,8 @@ func (c *myCompiler) refs(r *ast.TableRefsClause) {
 func (c *myCompiler) stmt(n ast.StmtNode) {
 	switch x := n.(type) {
 	case *ast.SelectStmt:
-		c.p.kind = kindSelect
-		c.p.sel = &selectPlan{}
+		c.p.Kind = ir.KindSelect
+		c.p.Sel = &ir.SelectPlan{}
 		if x.With != nil || x.Kind != ast.SelectStmtKindSelect {
 			break // the unplaced check refuses logic tables inside
 		}
@@ -266,12 +267,12 @@ func (c *myCompiler) stmt(n ast.StmtNode) {
 		if x.SelectIntoOpt != nil {
 			// Each target would write its own rows into the same variables
 			// or file: the last one wins.
-			setOnce(&c.p.sel.multi, "SELECT ... INTO")
+			ir.SetOnce(&c.p.Sel.Multi, "SELECT ... INTO")
 		}
 	case *ast.InsertStmt:
 		c.insert(x)
 	case *ast.UpdateStmt:
-		c.p.kind = kindUpdate
+		c.p.Kind = ir.KindUpdate
 		if x.With != nil {
 			break // a CTE may shadow a logic table's name: the unplaced check refuses
 		}
@@ -281,28 +282,28 @@ func (c *myCompiler) stmt(n ast.StmtNode) {
 			c.updateKey(a)
 		}
 		if x.Limit != nil || x.Order != nil {
-			c.p.writeMulti = "UPDATE with ORDER BY or LIMIT"
+			c.p.WriteMulti = "UPDATE with ORDER BY or LIMIT"
 		}
 		c.where(x.Where)
 		c.writeTarget(x.MultipleTable, "UPDATE")
 		c.broadcastLimit(x.Limit, "UPDATE")
 		c.foreignWrite(x)
 	case *ast.DeleteStmt:
-		c.p.kind = kindDelete
+		c.p.Kind = ir.KindDelete
 		if x.IsMultiTable || x.With != nil {
 			break // multi-table DELETE: the unplaced check refuses logic tables
 		}
 		c.refs(x.TableRefs)
 		if x.Limit != nil || x.Order != nil {
-			c.p.writeMulti = "DELETE with ORDER BY or LIMIT"
+			c.p.WriteMulti = "DELETE with ORDER BY or LIMIT"
 		}
 		c.where(x.Where)
 		c.broadcastLimit(x.Limit, "DELETE")
 	case *ast.CreateTableStmt:
-		c.p.kind = kindDDL
+		c.p.Kind = ir.KindDDL
 		c.table(x.Table, "") // a logic table in LIKE is left to the unplaced check
 	case *ast.AlterTableStmt:
-		c.p.kind = kindDDL
+		c.p.Kind = ir.KindDDL
 		for _, spec := range x.Specs {
 			if spec.Tp == ast.AlterTableRenameTable {
 				c.fail("renaming logic table %s", x.Table.Name.O)
@@ -312,21 +313,21 @@ func (c *myCompiler) stmt(n ast.StmtNode) {
 			c.shardingColumnDDL(t, x.Specs)
 		}
 	case *ast.CreateIndexStmt:
-		c.p.kind = kindDDL
+		c.p.Kind = ir.KindDDL
 		c.table(x.Table, "")
 	case *ast.DropIndexStmt:
-		c.p.kind = kindDDL
+		c.p.Kind = ir.KindDDL
 		c.table(x.Table, "")
 	case *ast.TruncateTableStmt:
-		c.p.kind = kindDDL
+		c.p.Kind = ir.KindDDL
 		c.table(x.Table, "")
 	case *ast.DropTableStmt:
 		if !x.IsView && len(x.Tables) == 1 {
-			c.p.kind = kindDDL
+			c.p.Kind = ir.KindDDL
 			c.table(x.Tables[0], "")
 		} // several tables: the unplaced check refuses a logic one among them
 	}
-	if c.p.kind == kindDDL && len(c.p.tables) > 1 {
+	if c.p.Kind == ir.KindDDL && len(c.p.Tables) > 1 {
 		c.fail("DDL on several logic tables in one statement")
 	}
 }
@@ -338,7 +339,7 @@ func (c *myCompiler) lockOf(l *ast.SelectLockInfo) {
 		return
 	}
 	for _, t := range l.Tables {
-		if i, ok := c.aliases[t.Name.L]; ok && i >= 0 && strings.EqualFold(c.p.tables[i].logic, t.Name.O) {
+		if i, ok := c.aliases[t.Name.L]; ok && i >= 0 && strings.EqualFold(c.p.Tables[i].Logic, t.Name.O) {
 			c.placed[t] = true
 		}
 	}
@@ -353,13 +354,13 @@ func (c *myCompiler) updateKey(a *ast.Assignment) {
 		return
 	}
 	v := myValue(a.Expr)
-	if v.expr {
+	if v.Expr {
 		if c.err == nil {
-			c.err = keyChangeError(c.p.tables[t].logic, col, "", "the new value is an expression sqlhook cannot route")
+			c.err = ir.KeyChangeError(c.p.Tables[t].Logic, col, "", "the new value is an expression sqlhook cannot route")
 		}
 		return
 	}
-	c.p.keySets = append(c.p.keySets, keySet{table: t, column: col, val: v})
+	c.p.KeySets = append(c.p.KeySets, ir.KeySet{Table: t, Column: col, Val: v})
 }
 
 // sameColumn reports whether e is a reference to column col of plan table
@@ -381,11 +382,11 @@ func (c *myCompiler) sameColumn(e ast.ExprNode, t int, col string) bool {
 // the row then routes where the INSERT routed (upsertKeyChange). Any
 // unique key may be the conflict, so no column is known to be shared.
 func (c *myCompiler) onDuplicateKeys(as []*ast.Assignment, t int) {
-	table := c.p.tables[t]
+	table := c.p.Tables[t]
 	var fromInserted []string
 	for _, a := range as {
 		col := strings.ToLower(a.Column.Name.O)
-		if !table.sharded || !c.h.isShardingColumn(table.key, col) || c.sameColumn(a.Expr, t, col) {
+		if !table.Sharded || !c.h.IsShardingColumn(table.Key, col) || c.sameColumn(a.Expr, t, col) {
 			continue
 		}
 		if v, ok := a.Expr.(*ast.ValuesExpr); ok && v.Column != nil && strings.EqualFold(v.Column.Name.Name.O, col) {
@@ -393,11 +394,11 @@ func (c *myCompiler) onDuplicateKeys(as []*ast.Assignment, t int) {
 			continue
 		}
 		if c.err == nil {
-			c.err = keyChangeError(table.logic, col, "", "ON DUPLICATE KEY UPDATE may set it only to VALUES("+col+")")
+			c.err = ir.KeyChangeError(table.Logic, col, "", "ON DUPLICATE KEY UPDATE may set it only to VALUES("+col+")")
 		}
 		return
 	}
-	if err := c.h.upsertKeyChange(table.logic, fromInserted, nil); err != nil && c.err == nil {
+	if err := c.h.UpsertKeyChange(table.Logic, fromInserted, nil); err != nil && c.err == nil {
 		c.err = err
 	}
 }
@@ -406,22 +407,22 @@ func (c *myCompiler) onDuplicateKeys(as []*ast.Assignment, t int) {
 // column of table t: the rules would shard by a column that no longer
 // exists.
 func (c *myCompiler) shardingColumnDDL(t int, specs []*ast.AlterTableSpec) {
-	table := c.p.tables[t]
+	table := c.p.Tables[t]
 	for _, spec := range specs {
-		if spec.OldColumnName == nil || !table.sharded || !c.h.isShardingColumn(table.key, spec.OldColumnName.Name.O) {
+		if spec.OldColumnName == nil || !table.Sharded || !c.h.IsShardingColumn(table.Key, spec.OldColumnName.Name.O) {
 			continue
 		}
 		old := spec.OldColumnName.Name.O
 		switch spec.Tp {
 		case ast.AlterTableDropColumn:
-			c.fail("dropping sharding column %s of %s: the rules shard by it", old, table.logic)
+			c.fail("dropping sharding column %s of %s: the rules shard by it", old, table.Logic)
 		case ast.AlterTableRenameColumn:
 			if spec.NewColumnName != nil && !strings.EqualFold(spec.NewColumnName.Name.O, old) {
-				c.fail("renaming sharding column %s of %s: the rules shard by that name", old, table.logic)
+				c.fail("renaming sharding column %s of %s: the rules shard by that name", old, table.Logic)
 			}
 		case ast.AlterTableChangeColumn:
 			if len(spec.NewColumns) != 1 || !strings.EqualFold(spec.NewColumns[0].Name.Name.O, old) {
-				c.fail("renaming sharding column %s of %s: the rules shard by that name", old, table.logic)
+				c.fail("renaming sharding column %s of %s: the rules shard by that name", old, table.Logic)
 			}
 		}
 	}
@@ -432,12 +433,12 @@ func (c *myCompiler) shardingColumnDDL(t int, specs []*ast.AlterTableSpec) {
 // table's copies would diverge.
 func (c *myCompiler) writeTarget(_ bool, what string) {
 	var broadcast string
-	for _, t := range c.p.tables {
-		if t.broadcast {
-			broadcast = t.logic
+	for _, t := range c.p.Tables {
+		if t.Broadcast {
+			broadcast = t.Logic
 		}
 	}
-	if broadcast != "" && shardedCount(c.p) > 0 {
+	if broadcast != "" && ir.ShardedCount(c.p) > 0 {
 		c.fail("%s joining broadcast table %s with a sharded table", what, broadcast)
 	}
 }
@@ -449,9 +450,9 @@ func (c *myCompiler) broadcastLimit(l *ast.Limit, what string) {
 	if l == nil {
 		return
 	}
-	for _, t := range c.p.tables {
-		if t.broadcast {
-			c.fail("%s with LIMIT on broadcast table %s: each copy may pick different rows", what, t.logic)
+	for _, t := range c.p.Tables {
+		if t.Broadcast {
+			c.fail("%s with LIMIT on broadcast table %s: each copy may pick different rows", what, t.Logic)
 			return
 		}
 	}
@@ -464,14 +465,14 @@ func (c *myCompiler) broadcastLimit(l *ast.Limit, what string) {
 // table, so the other table would be written on the logic table's data
 // sources (every one for a broadcast table), not only where it lives.
 func (c *myCompiler) foreignWrite(x *ast.UpdateStmt) {
-	if len(c.p.tables) == 0 || x.TableRefs == nil {
+	if len(c.p.Tables) == 0 || x.TableRefs == nil {
 		return
 	}
 	v := &tableVisitor{}
 	x.TableRefs.Accept(v)
 	foreign := ""
 	for _, t := range v.tables {
-		if _, ok := c.h.physicalOf(t.Name.O); !ok && !c.h.isLogicName(t.Name.O) {
+		if _, ok := c.h.PhysicalOf(t.Name.O); !ok && !c.h.IsLogicName(t.Name.O) {
 			foreign = t.Name.O
 		}
 	}
@@ -481,7 +482,7 @@ func (c *myCompiler) foreignWrite(x *ast.UpdateStmt) {
 	for _, a := range x.List {
 		q := a.Column.Table.L
 		if i, ok := c.aliases[q]; q == "" || !ok || i < 0 {
-			c.fail("UPDATE joining logic table %s with %s may write %s on the logic table's data sources", c.p.tables[0].logic, foreign, foreign)
+			c.fail("UPDATE joining logic table %s with %s may write %s on the logic table's data sources", c.p.Tables[0].Logic, foreign, foreign)
 			return
 		}
 	}
@@ -491,63 +492,63 @@ func (c *myCompiler) where(e ast.ExprNode) {
 	if e == nil {
 		return
 	}
-	b, ok := dnf(c.cond(e))
-	c.p.branches, c.p.unbounded = b, !ok
+	b, ok := ir.Dnf(c.cond(e))
+	c.p.Branches, c.p.Unbounded = b, !ok
 }
 
-func (c *myCompiler) cond(e ast.ExprNode) *cnode {
+func (c *myCompiler) cond(e ast.ExprNode) *ir.Cnode {
 	switch x := e.(type) {
 	case *ast.ParenthesesExpr:
 		return c.cond(x.Expr)
 	case *ast.BinaryOperationExpr:
 		switch x.Op {
 		case opcode.LogicAnd:
-			return &cnode{op: cAnd, kids: []*cnode{c.cond(x.L), c.cond(x.R)}}
+			return &ir.Cnode{Op: ir.CAnd, Kids: []*ir.Cnode{c.cond(x.L), c.cond(x.R)}}
 		case opcode.LogicOr:
-			return &cnode{op: cOr, kids: []*cnode{c.cond(x.L), c.cond(x.R)}}
+			return &ir.Cnode{Op: ir.COr, Kids: []*ir.Cnode{c.cond(x.L), c.cond(x.R)}}
 		case opcode.EQ, opcode.LT, opcode.LE, opcode.GT, opcode.GE:
 			op := map[opcode.Op]string{opcode.EQ: "=", opcode.LT: "<", opcode.LE: "<=", opcode.GT: ">", opcode.GE: ">="}[x.Op]
 			t, col, ok := c.columnExpr(x.L)
 			v := x.R
 			if !ok {
 				if t, col, ok = c.columnExpr(x.R); !ok {
-					return trueNode
+					return ir.TrueNode
 				}
-				v, op = x.L, flipOp(op)
+				v, op = x.L, ir.FlipOp(op)
 			}
-			po, _ := predOpOf(op)
+			po, _ := ir.PredOpOf(op)
 			val := myValue(v)
-			if val.expr {
-				return trueNode
+			if val.Expr {
+				return ir.TrueNode
 			}
-			return &cnode{op: cPred, p: pred{table: t, column: col, op: po, vals: []valRef{val}}}
+			return &ir.Cnode{Op: ir.CPred, P: ir.Pred{Table: t, Column: col, Op: po, Vals: []ir.ValRef{val}}}
 		}
 	case *ast.PatternInExpr:
 		t, col, ok := c.columnExpr(x.Expr)
 		if !ok || x.Not || x.Sel != nil {
-			return trueNode
+			return ir.TrueNode
 		}
-		var vals []valRef
+		var vals []ir.ValRef
 		for _, it := range x.List {
 			v := myValue(it)
-			if v.expr {
-				return trueNode
+			if v.Expr {
+				return ir.TrueNode
 			}
 			vals = append(vals, v)
 		}
-		return &cnode{op: cPred, p: pred{table: t, column: col, op: opIn, vals: vals}}
+		return &ir.Cnode{Op: ir.CPred, P: ir.Pred{Table: t, Column: col, Op: ir.OpIn, Vals: vals}}
 	case *ast.BetweenExpr:
 		t, col, ok := c.columnExpr(x.Expr)
 		if !ok || x.Not {
-			return trueNode
+			return ir.TrueNode
 		}
 		lo, hi := myValue(x.Left), myValue(x.Right)
-		if lo.expr || hi.expr {
-			return trueNode
+		if lo.Expr || hi.Expr {
+			return ir.TrueNode
 		}
-		return &cnode{op: cPred, p: pred{table: t, column: col, op: opBetween, vals: []valRef{lo, hi}}}
+		return &ir.Cnode{Op: ir.CPred, P: ir.Pred{Table: t, Column: col, Op: ir.OpBetween, Vals: []ir.ValRef{lo, hi}}}
 	}
-	return trueNode
+	return ir.TrueNode
 }
 
 func (c *myCompiler) columnExpr(e ast.ExprNode) (int, string, bool) {
@@ -566,7 +567,7 @@ func (c *myCompiler) column(n *ast.ColumnName) (int, string, bool) {
 	if n.Table.O != "" {
 		parts = []string{n.Table.O, n.Name.O}
 	}
-	return resolveColumn(c.h, c.p, c.aliases, parts)
+	return ir.ResolveColumn(c.h, c.p, c.aliases, parts)
 }
 
 func columnFields(n *ast.ColumnName) []string {
@@ -602,56 +603,56 @@ func myHasAggregate(es ...ast.ExprNode) bool {
 }
 
 // myValue reads a literal or placeholder.
-func myValue(e ast.ExprNode) valRef {
+func myValue(e ast.ExprNode) ir.ValRef {
 	switch x := e.(type) {
 	case *test_driver.ParamMarkerExpr:
-		return paramRef(x.Order)
+		return ir.ParamRef(x.Order)
 	case *test_driver.ValueExpr:
 		switch v := x.GetValue().(type) {
 		case nil:
-			return litRef(nil)
+			return ir.LitRef(nil)
 		case int64, uint64, string:
-			return litRef(v)
+			return ir.LitRef(v)
 		case []byte:
-			return litRef(string(v))
+			return ir.LitRef(string(v))
 		case *test_driver.MyDecimal:
-			return numberRef(v.String())
+			return ir.NumberRef(v.String())
 		}
 	case *ast.ParenthesesExpr:
 		return myValue(x.Expr)
 	case *ast.UnaryOperationExpr:
 		if x.Op == opcode.Minus {
-			if w, ok := myValue(x.V).lit.(int64); ok {
-				return litRef(-w)
+			if w, ok := myValue(x.V).Lit.(int64); ok {
+				return ir.LitRef(-w)
 			}
 		}
 	}
-	return exprRef
+	return ir.ExprRef
 }
 
 // selectShape reads what merging several targets' rows needs (built by
 // the template, once the text is cut) and the LIMIT values.
 func (c *myCompiler) selectShape(s *ast.SelectStmt) {
-	sp := c.p.sel
+	sp := c.p.Sel
 	c.shape = c.myShape(s)
 	if s.Limit != nil {
 		if s.Limit.Count != nil {
 			v := myValue(s.Limit.Count)
-			sp.limit = &v
+			sp.Limit = &v
 		}
 		if s.Limit.Offset != nil {
 			v := myValue(s.Limit.Offset)
-			sp.offset = &v
+			sp.Offset = &v
 		}
-		if (sp.limit != nil && sp.limit.expr) || (sp.offset != nil && sp.offset.expr) {
-			setOnce(&sp.multi, "LIMIT expression")
-			sp.limit, sp.offset = nil, nil
+		if (sp.Limit != nil && sp.Limit.Expr) || (sp.Offset != nil && sp.Offset.Expr) {
+			ir.SetOnce(&sp.Multi, "LIMIT expression")
+			sp.Limit, sp.Offset = nil, nil
 		}
 	}
 }
 
 func (c *myCompiler) insert(x *ast.InsertStmt) {
-	c.p.kind = kindInsert
+	c.p.Kind = ir.KindInsert
 	var t int = -1
 	if x.Table != nil && x.Table.TableRefs != nil {
 		if ts, ok := x.Table.TableRefs.Left.(*ast.TableSource); ok {
@@ -666,70 +667,42 @@ func (c *myCompiler) insert(x *ast.InsertStmt) {
 	if t < 0 {
 		return
 	}
-	table := c.p.tables[t]
-	ins := &insertPlan{table: t, keyIdx: -1}
-	c.p.ins = ins
+	table := c.p.Tables[t]
+	ins := &ir.InsertPlan{Table: t, KeyIdx: -1}
+	c.p.Ins = ins
 	switch {
 	case x.Select != nil:
-		c.fail("INSERT ... SELECT into logic table %s", table.logic)
+		c.fail("INSERT ... SELECT into logic table %s", table.Logic)
 		return
 	case len(x.Columns) == 0:
-		c.fail("INSERT into logic table %s without a column list", table.logic)
+		c.fail("INSERT into logic table %s without a column list", table.Logic)
 		return
 	}
 	for _, col := range x.Columns {
-		ins.cols = append(ins.cols, col.Name.O)
+		ins.Cols = append(ins.Cols, col.Name.O)
 	}
 	c.onDuplicateKeys(x.OnDuplicate, t)
-	findKeyColumn(c.h, ins, table.logic)
+	ir.FindKeyColumn(c.h, ins, table.Logic)
 	for r, row := range x.Lists {
-		if len(row) != len(ins.cols) {
-			c.fail("row %d has %d values for %d columns", r+1, len(row), len(ins.cols))
+		if len(row) != len(ins.Cols) {
+			c.fail("row %d has %d values for %d columns", r+1, len(row), len(ins.Cols))
 			return
 		}
-		vals := make([]valRef, len(row))
+		vals := make([]ir.ValRef, len(row))
 		null := false
 		for j, e := range row {
 			if _, ok := e.(*ast.DefaultExpr); ok {
-				vals[j] = exprRef
-				null = null || j == ins.keyIdx
+				vals[j] = ir.ExprRef
+				null = null || j == ins.KeyIdx
 				continue
 			}
 			vals[j] = myValue(e)
-			if j == ins.keyIdx && !vals[j].expr && vals[j].param < 0 && vals[j].lit == nil {
+			if j == ins.KeyIdx && !vals[j].Expr && vals[j].Param < 0 && vals[j].Lit == nil {
 				null = true
 			}
 		}
-		ins.rows = append(ins.rows, vals)
-		ins.keyNull = append(ins.keyNull, null)
+		ins.Rows = append(ins.Rows, vals)
+		ins.KeyNull = append(ins.KeyNull, null)
 	}
-	finishInsert(c.h, c.p)
+	ir.FinishInsert(c.h, c.p)
 }
-
-// leadingComments is the whitespace and comments before the first token.
-func leadingComments(q string) string {
-	i := 0
-	for i < len(q) {
-		switch {
-		case q[i] == ' ' || q[i] == '\t' || q[i] == '\n' || q[i] == '\r':
-			i++
-		case strings.HasPrefix(q[i:], "/*") && !strings.HasPrefix(q[i:], "/*!") && !strings.HasPrefix(q[i:], "/*+"):
-			j := strings.Index(q[i+2:], "*/")
-			if j < 0 {
-				return q[:i]
-			}
-			i += j + 4
-		case strings.HasPrefix(q[i:], "-- ") || q[i] == '#':
-			j := strings.IndexByte(q[i:], '\n')
-			if j < 0 {
-				return q + "\n"
-			}
-			i += j + 1
-		default:
-			return q[:i]
-		}
-	}
-	return q[:i]
-}
-
-func isDigit(c byte) bool { return c >= '0' && c <= '9' }

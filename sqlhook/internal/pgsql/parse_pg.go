@@ -1,4 +1,4 @@
-package sqlhook
+package pgsql
 
 import (
 	"fmt"
@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	pg "github.com/pganalyze/pg_query_go/v6"
+	"github.com/shardkey/shardkey/sqlhook/internal/ir"
 	"google.golang.org/protobuf/reflect/protoreflect"
 )
 
@@ -18,11 +19,11 @@ import (
 
 // pgCompiler compiles one statement parsed by libpg_query.
 type pgCompiler struct {
-	h       *hook
+	h       *ir.Schema
 	text    string
 	toks    []*pg.ScanToken
-	p       *plan
-	edits   []edit
+	p       *ir.Plan
+	edits   []ir.Edit
 	used    map[int32]bool // locations of RangeVars placed in table position
 	covered map[int]bool   // tokens the template rewrites as a table name
 	// aliasRefs: RangeVars left as written: a routed table's alias (FOR
@@ -31,36 +32,36 @@ type pgCompiler struct {
 	// dropPlaced: DROP TABLE names are rewritten (they carry no
 	// locations, so the coverage check counts their tokens instead).
 	dropPlaced bool
-	aliases    map[string]int // qualifier (lower case) -> table index
-	repeats    string         // a logic table named twice
-	shape      *selectShape   // a top-level SELECT's shape
+	aliases    map[string]int  // qualifier (lower case) -> table index
+	repeats    string          // a logic table named twice
+	shape      *ir.SelectShape // a top-level SELECT's shape
 	err        error
 }
 
-func (h *hook) compilePG(query string) (*plan, error) {
+func Compile(h *ir.Schema, query string) (*ir.Plan, error) {
 	text := query
 	var names []string
-	if h.dialect == SQLite {
+	if h.Dialect == ir.SQLite {
 		var err error
-		if text, names, err = sqliteRespell(query); err != nil {
-			return nil, fmt.Errorf("%w: %v", ErrParse, err)
+		if text, names, err = ir.SqliteRespell(query); err != nil {
+			return nil, fmt.Errorf("%w: %v", ir.ErrParse, err)
 		}
 	}
-	tree, err := pgParse(text)
+	tree, err := Parse(text)
 	if err != nil {
-		return nil, fmt.Errorf("%w: %v", ErrParse, err)
+		return nil, fmt.Errorf("%w: %v", ir.ErrParse, err)
 	}
 	scan, err := pgScan(text)
 	if err != nil {
-		return nil, fmt.Errorf("%w: %v", ErrParse, err)
+		return nil, fmt.Errorf("%w: %v", ir.ErrParse, err)
 	}
-	c := &pgCompiler{h: h, text: text, toks: scan.Tokens, p: &plan{routed: -1},
+	c := &pgCompiler{h: h, text: text, toks: scan.Tokens, p: &ir.Plan{Routed: -1},
 		used: map[int32]bool{}, covered: map[int]bool{}, aliasRefs: map[int32]bool{}, aliases: map[string]int{}}
 	if len(tree.Stmts) != 1 {
 		if err := c.coverage(tree, true); err != nil {
 			return nil, err
 		}
-		return passthroughPlan, nil
+		return ir.PassthroughPlan, nil
 	}
 	c.stmt(tree.Stmts[0].Stmt)
 	if c.err != nil {
@@ -72,13 +73,13 @@ func (h *hook) compilePG(query string) (*plan, error) {
 	if err := c.coverage(tree, false); err != nil {
 		return nil, err
 	}
-	if len(c.p.tables) == 0 {
-		return passthroughPlan, nil
+	if len(c.p.Tables) == 0 {
+		return ir.PassthroughPlan, nil
 	}
 	if c.repeats != "" {
-		return nil, fmt.Errorf("%w: logic table %s is named twice (self-joins of sharded tables are not routed)", ErrUnsupported, c.repeats)
+		return nil, fmt.Errorf("%w: logic table %s is named twice (self-joins of sharded tables are not routed)", ir.ErrUnsupported, c.repeats)
 	}
-	if err := finishTables(c.h, c.p); err != nil {
+	if err := ir.FinishTables(c.h, c.p); err != nil {
 		return nil, err
 	}
 	c.params()
@@ -86,14 +87,14 @@ func (h *hook) compilePG(query string) (*plan, error) {
 		return nil, c.err
 	}
 	c.finishSelect()
-	c.p.names = names
-	c.p.tmpl = buildTemplate(c.text, c.edits)
+	c.p.Names = names
+	c.p.Tmpl = ir.BuildTemplate(c.text, c.edits)
 	return c.p, nil
 }
 
 func (c *pgCompiler) fail(format string, args ...any) {
 	if c.err == nil {
-		c.err = fmt.Errorf("%w: "+format, append([]any{ErrUnsupported}, args...)...)
+		c.err = fmt.Errorf("%w: "+format, append([]any{ir.ErrUnsupported}, args...)...)
 	}
 }
 
@@ -116,12 +117,12 @@ func (c *pgCompiler) unplaced(tree *pg.ParseResult) error {
 		if bad != "" || c.used[rv.Location] {
 			return
 		}
-		if s, b := c.h.classify(rv.Relname); s || b {
+		if s, b := c.h.Classify(rv.Relname); s || b {
 			bad = rv.Relname
 		}
 	})
 	if bad != "" {
-		return fmt.Errorf("%w: logic table %s is referenced where it cannot be routed (subquery, CTE, UNION or an unsupported statement)", ErrUnsupported, bad)
+		return fmt.Errorf("%w: logic table %s is referenced where it cannot be routed (subquery, CTE, UNION or an unsupported statement)", ir.ErrUnsupported, bad)
 	}
 	return nil
 }
@@ -146,16 +147,16 @@ func (c *pgCompiler) rangeVar(rv *pg.RangeVar, withAlias bool) int {
 // placeTable places rv as logic table logic (its own name, or for a
 // physical table named directly the logic table it belongs to).
 func (c *pgCompiler) placeTable(rv *pg.RangeVar, withAlias bool, logic string) int {
-	sharded, broadcast := c.h.classify(logic)
+	sharded, broadcast := c.h.Classify(logic)
 	if !sharded && !broadcast {
 		if rv.Alias != nil {
 			c.aliases[strings.ToLower(rv.Alias.Aliasname)] = -1
 		}
 		return -1
 	}
-	before := len(c.p.tables)
-	i := c.p.addTable(logic, sharded, broadcast)
-	if len(c.p.tables) == before && !c.used[rv.Location] {
+	before := len(c.p.Tables)
+	i := c.p.AddTable(logic, sharded, broadcast)
+	if len(c.p.Tables) == before && !c.used[rv.Location] {
 		c.repeats = rv.Relname
 	}
 	c.used[rv.Location] = true
@@ -165,18 +166,18 @@ func (c *pgCompiler) placeTable(rv *pg.RangeVar, withAlias bool, logic string) i
 	}
 	c.covered[ti] = true
 	tok := c.toks[ti]
-	seg := segment{hole: holeTable, i: i}
+	seg := ir.Segment{Hole: ir.HoleTable, I: i}
 	if withAlias && rv.Alias == nil && !c.afterTableKeyword(rv) {
-		seg.hole, seg.text = holeTableAs, c.tokText(ti)
+		seg.Hole, seg.Text = ir.HoleTableAs, c.tokText(ti)
 	}
 	end := tok.End
 	if ti+1 < len(c.toks) && c.toks[ti+1].Token == pg.Token_ASCII_42 {
 		end = c.toks[ti+1].End // "t*" (with descendants) is the default; the alias must follow the name
 	}
-	if seg.hole == holeTableAs && int(end) < len(c.text) && !isSpace(c.text[end]) {
-		seg.text += " "
+	if seg.Hole == ir.HoleTableAs && int(end) < len(c.text) && !ir.IsSpace(c.text[end]) {
+		seg.Text += " "
 	}
-	c.edits = append(c.edits, edit{int(tok.Start), int(end), seg})
+	c.edits = append(c.edits, ir.Edit{Start: int(tok.Start), End: int(end), Seg: seg})
 	if rv.Alias != nil {
 		c.aliases[strings.ToLower(rv.Alias.Aliasname)] = i
 	} else {
@@ -245,13 +246,13 @@ func (c *pgCompiler) stmt(n *pg.Node) {
 	case *pg.Node_DeleteStmt:
 		c.deleteStmt(x.DeleteStmt)
 	case *pg.Node_CreateStmt:
-		c.p.kind = kindDDL
+		c.p.Kind = ir.KindDDL
 		if c.rangeVar(x.CreateStmt.Relation, false) >= 0 {
 			c.namedIndexConstraints(x.CreateStmt)
 			c.broadcastReferences(x.CreateStmt)
 		}
 	case *pg.Node_AlterTableStmt:
-		c.p.kind = kindDDL
+		c.p.Kind = ir.KindDDL
 		if t := c.rangeVar(x.AlterTableStmt.Relation, false); t >= 0 {
 			c.namedIndexConstraints(x.AlterTableStmt)
 			c.broadcastReferences(x.AlterTableStmt)
@@ -260,7 +261,7 @@ func (c *pgCompiler) stmt(n *pg.Node) {
 	case *pg.Node_IndexStmt:
 		c.indexStmt(x.IndexStmt)
 	case *pg.Node_TruncateStmt:
-		c.p.kind = kindDDL
+		c.p.Kind = ir.KindDDL
 		if len(x.TruncateStmt.Relations) > 1 {
 			return // the unplaced check refuses a logic table among several
 		}
@@ -275,7 +276,7 @@ func (c *pgCompiler) stmt(n *pg.Node) {
 		// EXPLAIN shows the plan of one target; the unplaced check refuses
 		// logic tables in it.
 	}
-	if c.p.kind == kindDDL && len(c.p.tables) > 1 {
+	if c.p.Kind == ir.KindDDL && len(c.p.Tables) > 1 {
 		c.fail("DDL on several logic tables in one statement")
 	}
 }
@@ -303,28 +304,18 @@ func (c *pgCompiler) fromItem(n *pg.Node) {
 	}
 }
 
-func (c *pgCompiler) shardedCount() int { return shardedCount(c.p) }
+func (c *pgCompiler) shardedCount() int { return ir.ShardedCount(c.p) }
 
 func (c *pgCompiler) outerJoin(keepsUnsharded bool) {
-	if keepsUnsharded && c.p.sel != nil {
+	if keepsUnsharded && c.p.Sel != nil {
 		// Every target would return the unmatched rows of the kept side.
-		setOnce(&c.p.sel.multi, "an outer join keeping the rows of a table that is not sharded")
+		ir.SetOnce(&c.p.Sel.Multi, "an outer join keeping the rows of a table that is not sharded")
 	}
-}
-
-func shardedCount(p *plan) int {
-	n := 0
-	for _, t := range p.tables {
-		if t.sharded {
-			n++
-		}
-	}
-	return n
 }
 
 func (c *pgCompiler) selectStmt(s *pg.SelectStmt) {
-	c.p.kind = kindSelect
-	c.p.sel = &selectPlan{}
+	c.p.Kind = ir.KindSelect
+	c.p.Sel = &ir.SelectPlan{}
 	if s.Op != pg.SetOperation_SETOP_NONE || s.WithClause != nil || s.IntoClause != nil {
 		// The unplaced check refuses logic tables inside. SELECT INTO
 		// would create a table holding one target's rows on each.
@@ -356,14 +347,14 @@ func (c *pgCompiler) lockedRels(s *pg.SelectStmt) {
 }
 
 func (c *pgCompiler) updateStmt(s *pg.UpdateStmt) {
-	c.p.kind = kindUpdate
+	c.p.Kind = ir.KindUpdate
 	if s.WithClause != nil {
 		return // a CTE may shadow a logic table's name: the unplaced check refuses
 	}
-	if logic, ok := c.h.physicalOf(s.Relation.Relname); ok {
+	if logic, ok := c.h.PhysicalOf(s.Relation.Relname); ok {
 		for _, n := range s.TargetList {
-			if rt := n.GetResTarget(); rt != nil && c.h.isShardingColumn(strings.ToLower(logic), rt.Name) && c.err == nil {
-				c.err = keyChangeError(logic, strings.ToLower(rt.Name), "", "an UPDATE of physical table "+s.Relation.Relname+" is not routed, so the new value cannot be checked")
+			if rt := n.GetResTarget(); rt != nil && c.h.IsShardingColumn(strings.ToLower(logic), rt.Name) && c.err == nil {
+				c.err = ir.KeyChangeError(logic, strings.ToLower(rt.Name), "", "an UPDATE of physical table "+s.Relation.Relname+" is not routed, so the new value cannot be checked")
 			}
 		}
 	}
@@ -373,12 +364,12 @@ func (c *pgCompiler) updateStmt(s *pg.UpdateStmt) {
 	}
 	if t >= 0 {
 		for _, n := range s.TargetList {
-			if rt := n.GetResTarget(); rt != nil && c.h.isShardingColumn(c.p.tables[t].key, rt.Name) {
+			if rt := n.GetResTarget(); rt != nil && c.h.IsShardingColumn(c.p.Tables[t].Key, rt.Name) {
 				c.updateKey(t, rt)
 			}
 		}
-		if c.p.tables[t].broadcast && len(c.p.tables) > 1 {
-			c.fail("UPDATE of broadcast table %s joined with a sharded table", c.p.tables[t].logic)
+		if c.p.Tables[t].Broadcast && len(c.p.Tables) > 1 {
+			c.fail("UPDATE of broadcast table %s joined with a sharded table", c.p.Tables[t].Logic)
 		}
 	}
 	c.where(s.WhereClause)
@@ -389,19 +380,19 @@ func (c *pgCompiler) updateStmt(s *pg.UpdateStmt) {
 // the column to itself changes nothing; one the router cannot evaluate
 // is refused.
 func (c *pgCompiler) updateKey(t int, rt *pg.ResTarget) {
-	table := c.p.tables[t]
+	table := c.p.Tables[t]
 	val := assignedValue(rt)
 	if c.sameColumn(val, t, rt.Name) {
 		return
 	}
 	v := c.value(val)
-	if v.expr {
+	if v.Expr {
 		if c.err == nil {
-			c.err = keyChangeError(table.logic, strings.ToLower(rt.Name), "", "the new value is an expression sqlhook cannot route")
+			c.err = ir.KeyChangeError(table.Logic, strings.ToLower(rt.Name), "", "the new value is an expression sqlhook cannot route")
 		}
 		return
 	}
-	c.p.keySets = append(c.p.keySets, keySet{table: t, column: strings.ToLower(rt.Name), val: v})
+	c.p.KeySets = append(c.p.KeySets, ir.KeySet{Table: t, Column: strings.ToLower(rt.Name), Val: v})
 }
 
 // assignedValue is the expression assigned by a SET item: its value, the
@@ -460,11 +451,11 @@ func columnParts(n *pg.Node) ([]string, bool) {
 // a sharding column may be set to itself, or to excluded's value when the
 // row then routes where the INSERT routed (upsertKeyChange).
 func (c *pgCompiler) onConflictKeys(oc *pg.OnConflictClause, t int) {
-	table := c.p.tables[t]
+	table := c.p.Tables[t]
 	var fromInserted []string
 	for _, n := range oc.TargetList {
 		rt := n.GetResTarget()
-		if rt == nil || !table.sharded || !c.h.isShardingColumn(table.key, rt.Name) {
+		if rt == nil || !table.Sharded || !c.h.IsShardingColumn(table.Key, rt.Name) {
 			continue
 		}
 		val := assignedValue(rt)
@@ -476,7 +467,7 @@ func (c *pgCompiler) onConflictKeys(oc *pg.OnConflictClause, t int) {
 			continue
 		}
 		if c.err == nil {
-			c.err = keyChangeError(table.logic, strings.ToLower(rt.Name), "", "ON CONFLICT DO UPDATE may set it only to excluded."+strings.ToLower(rt.Name))
+			c.err = ir.KeyChangeError(table.Logic, strings.ToLower(rt.Name), "", "ON CONFLICT DO UPDATE may set it only to excluded."+strings.ToLower(rt.Name))
 		}
 		return
 	}
@@ -488,13 +479,13 @@ func (c *pgCompiler) onConflictKeys(oc *pg.OnConflictClause, t int) {
 			}
 		}
 	}
-	if err := c.h.upsertKeyChange(table.logic, fromInserted, conflictCols); err != nil && c.err == nil {
+	if err := c.h.UpsertKeyChange(table.Logic, fromInserted, conflictCols); err != nil && c.err == nil {
 		c.err = err
 	}
 }
 
 func (c *pgCompiler) deleteStmt(s *pg.DeleteStmt) {
-	c.p.kind = kindDelete
+	c.p.Kind = ir.KindDelete
 	if s.WithClause != nil {
 		return
 	}
@@ -502,8 +493,8 @@ func (c *pgCompiler) deleteStmt(s *pg.DeleteStmt) {
 	for _, f := range s.UsingClause {
 		c.fromItem(f)
 	}
-	if t >= 0 && c.p.tables[t].broadcast && len(c.p.tables) > 1 {
-		c.fail("DELETE from broadcast table %s joined with a sharded table", c.p.tables[t].logic)
+	if t >= 0 && c.p.Tables[t].Broadcast && len(c.p.Tables) > 1 {
+		c.fail("DELETE from broadcast table %s joined with a sharded table", c.p.Tables[t].Logic)
 	}
 	c.where(s.WhereClause)
 }
@@ -533,9 +524,9 @@ func (c *pgCompiler) renameColumn(r *pg.RenameStmt) {
 	if r.RenameType != pg.ObjectType_OBJECT_COLUMN || r.RelationType != pg.ObjectType_OBJECT_TABLE || r.Relation == nil {
 		return
 	}
-	c.p.kind = kindDDL
-	if t := c.rangeVar(r.Relation, false); t >= 0 && c.h.isShardingColumn(c.p.tables[t].key, r.Subname) {
-		c.fail("renaming sharding column %s of %s: the rules shard by that name", r.Subname, c.p.tables[t].logic)
+	c.p.Kind = ir.KindDDL
+	if t := c.rangeVar(r.Relation, false); t >= 0 && c.h.IsShardingColumn(c.p.Tables[t].Key, r.Subname) {
+		c.fail("renaming sharding column %s of %s: the rules shard by that name", r.Subname, c.p.Tables[t].Logic)
 	}
 }
 
@@ -545,8 +536,8 @@ func (c *pgCompiler) renameColumn(r *pg.RenameStmt) {
 func (c *pgCompiler) dropShardingColumn(t int, a *pg.AlterTableStmt) {
 	for _, n := range a.Cmds {
 		cmd := n.GetAlterTableCmd()
-		if cmd != nil && cmd.Subtype == pg.AlterTableType_AT_DropColumn && c.h.isShardingColumn(c.p.tables[t].key, cmd.Name) {
-			c.fail("dropping sharding column %s of %s: the rules shard by it", cmd.Name, c.p.tables[t].logic)
+		if cmd != nil && cmd.Subtype == pg.AlterTableType_AT_DropColumn && c.h.IsShardingColumn(c.p.Tables[t].Key, cmd.Name) {
+			c.fail("dropping sharding column %s of %s: the rules shard by it", cmd.Name, c.p.Tables[t].Logic)
 		}
 	}
 }
@@ -559,7 +550,7 @@ func (c *pgCompiler) dropShardingColumn(t int, a *pg.AlterTableStmt) {
 func (c *pgCompiler) broadcastReferences(m interface{ ProtoReflect() protoreflect.Message }) {
 	walkMessages(m.ProtoReflect(), func(msg protoreflect.Message) {
 		k, ok := msg.Interface().(*pg.Constraint)
-		if !ok || k.Pktable == nil || k.Pktable.Catalogname != "" || !c.h.router.IsBroadcast(k.Pktable.Relname) {
+		if !ok || k.Pktable == nil || k.Pktable.Catalogname != "" || !c.h.Router.IsBroadcast(k.Pktable.Relname) {
 			return
 		}
 		c.used[k.Pktable.Location] = true
@@ -586,7 +577,7 @@ func walkMessages(m protoreflect.Message, f func(protoreflect.Message)) {
 }
 
 func (c *pgCompiler) indexStmt(s *pg.IndexStmt) {
-	c.p.kind = kindDDL
+	c.p.Kind = ir.KindDDL
 	t := c.rangeVar(s.Relation, false)
 	if t < 0 || s.Idxname == "" {
 		return
@@ -596,8 +587,8 @@ func (c *pgCompiler) indexStmt(s *pg.IndexStmt) {
 	rel := c.tokenAt(s.Relation.Location)
 	for i := 0; i < rel; i++ {
 		if c.toks[i].Token == pg.Token_IDENT && identEqual(c.tokText(i), s.Idxname) {
-			c.p.indexName = s.Idxname
-			c.edits = append(c.edits, edit{int(c.toks[i].Start), int(c.toks[i].End), segment{hole: holeIndexName, i: t}})
+			c.p.IndexName = s.Idxname
+			c.edits = append(c.edits, ir.Edit{Start: int(c.toks[i].Start), End: int(c.toks[i].End), Seg: ir.Segment{Hole: ir.HoleIndexName, I: t}})
 			return
 		}
 	}
@@ -608,7 +599,7 @@ func (c *pgCompiler) dropStmt(s *pg.DropStmt) {
 	if s.RemoveType != pg.ObjectType_OBJECT_TABLE {
 		return
 	}
-	c.p.kind = kindDDL
+	c.p.Kind = ir.KindDDL
 	if len(s.Objects) > 1 {
 		for _, o := range s.Objects {
 			items := o.GetList().GetItems()
@@ -616,7 +607,7 @@ func (c *pgCompiler) dropStmt(s *pg.DropStmt) {
 				continue
 			}
 			name := items[len(items)-1].GetString_().GetSval()
-			if sh, b := c.h.classify(name); sh || b {
+			if sh, b := c.h.Classify(name); sh || b {
 				c.fail("DROP TABLE of logic table %s together with other tables", name)
 				return
 			}
@@ -625,7 +616,7 @@ func (c *pgCompiler) dropStmt(s *pg.DropStmt) {
 	}
 	if items := s.Objects[0].GetList().GetItems(); len(items) > 2 {
 		name := items[len(items)-1].GetString_().GetSval()
-		if c.h.isLogicName(name) {
+		if c.h.IsLogicName(name) {
 			c.fail("logic table %s qualified by a database: each data source has its own database; qualify by schema at most", name)
 		}
 		return
@@ -637,12 +628,12 @@ func (c *pgCompiler) dropStmt(s *pg.DropStmt) {
 		if !ok || tok.KeywordKind == pg.KeywordKind_RESERVED_KEYWORD || tok.Token == pg.Token_UIDENT {
 			continue
 		}
-		sharded, broadcast := c.h.classify(name)
+		sharded, broadcast := c.h.Classify(name)
 		if !sharded && !broadcast {
 			continue
 		}
-		t := c.p.addTable(name, sharded, broadcast)
-		c.edits = append(c.edits, edit{int(tok.Start), int(tok.End), segment{hole: holeTable, i: t}})
+		t := c.p.AddTable(name, sharded, broadcast)
+		c.edits = append(c.edits, ir.Edit{Start: int(tok.Start), End: int(tok.End), Seg: ir.Segment{Hole: ir.HoleTable, I: t}})
 		c.covered[i] = true
 		c.dropPlaced = true
 	}
@@ -670,31 +661,31 @@ func (c *pgCompiler) where(n *pg.Node) {
 		return
 	}
 	root := c.cond(n)
-	b, ok := dnf(root)
-	c.p.branches, c.p.unbounded = b, !ok
+	b, ok := ir.Dnf(root)
+	c.p.Branches, c.p.Unbounded = b, !ok
 }
 
-func (c *pgCompiler) cond(n *pg.Node) *cnode {
+func (c *pgCompiler) cond(n *pg.Node) *ir.Cnode {
 	switch x := n.Node.(type) {
 	case *pg.Node_BoolExpr:
-		var op cop
+		var op ir.Cop
 		switch x.BoolExpr.Boolop {
 		case pg.BoolExprType_AND_EXPR:
-			op = cAnd
+			op = ir.CAnd
 		case pg.BoolExprType_OR_EXPR:
-			op = cOr
+			op = ir.COr
 		default:
-			return trueNode
+			return ir.TrueNode
 		}
-		out := &cnode{op: op}
+		out := &ir.Cnode{Op: op}
 		for _, a := range x.BoolExpr.Args {
-			out.kids = append(out.kids, c.cond(a))
+			out.Kids = append(out.Kids, c.cond(a))
 		}
 		return out
 	case *pg.Node_AExpr:
 		return c.aexpr(x.AExpr)
 	}
-	return trueNode
+	return ir.TrueNode
 }
 
 func opName(names []*pg.Node) string {
@@ -704,7 +695,7 @@ func opName(names []*pg.Node) string {
 	return names[0].GetString_().GetSval()
 }
 
-func (c *pgCompiler) aexpr(e *pg.A_Expr) *cnode {
+func (c *pgCompiler) aexpr(e *pg.A_Expr) *ir.Cnode {
 	op := opName(e.Name)
 	switch e.Kind {
 	case pg.A_Expr_Kind_AEXPR_OP:
@@ -712,90 +703,60 @@ func (c *pgCompiler) aexpr(e *pg.A_Expr) *cnode {
 		v := e.Rexpr
 		if !ok {
 			if t, col, ok = c.column(e.Rexpr); !ok {
-				return trueNode
+				return ir.TrueNode
 			}
 			v = e.Lexpr
-			op = flipOp(op)
+			op = ir.FlipOp(op)
 		}
-		po, ok := predOpOf(op)
+		po, ok := ir.PredOpOf(op)
 		if !ok {
-			return trueNode
+			return ir.TrueNode
 		}
 		val := c.value(v)
-		if val.expr {
-			return trueNode
+		if val.Expr {
+			return ir.TrueNode
 		}
-		return &cnode{op: cPred, p: pred{table: t, column: col, op: po, vals: []valRef{val}}}
+		return &ir.Cnode{Op: ir.CPred, P: ir.Pred{Table: t, Column: col, Op: po, Vals: []ir.ValRef{val}}}
 	case pg.A_Expr_Kind_AEXPR_OP_ANY:
 		t, col, ok := c.column(e.Lexpr)
 		if !ok || op != "=" {
-			return trueNode
+			return ir.TrueNode
 		}
 		val := c.value(e.Rexpr)
-		if val.expr || val.param < 0 {
-			return trueNode
+		if val.Expr || val.Param < 0 {
+			return ir.TrueNode
 		}
-		return &cnode{op: cPred, p: pred{table: t, column: col, op: opAny, vals: []valRef{val}}}
+		return &ir.Cnode{Op: ir.CPred, P: ir.Pred{Table: t, Column: col, Op: ir.OpAny, Vals: []ir.ValRef{val}}}
 	case pg.A_Expr_Kind_AEXPR_IN:
 		t, col, ok := c.column(e.Lexpr)
 		if !ok || op != "=" {
-			return trueNode
+			return ir.TrueNode
 		}
-		var vals []valRef
+		var vals []ir.ValRef
 		for _, item := range e.Rexpr.GetList().GetItems() {
 			v := c.value(item)
-			if v.expr {
-				return trueNode
+			if v.Expr {
+				return ir.TrueNode
 			}
 			vals = append(vals, v)
 		}
 		if len(vals) == 0 {
-			return trueNode
+			return ir.TrueNode
 		}
-		return &cnode{op: cPred, p: pred{table: t, column: col, op: opIn, vals: vals}}
+		return &ir.Cnode{Op: ir.CPred, P: ir.Pred{Table: t, Column: col, Op: ir.OpIn, Vals: vals}}
 	case pg.A_Expr_Kind_AEXPR_BETWEEN:
 		t, col, ok := c.column(e.Lexpr)
 		items := e.Rexpr.GetList().GetItems()
 		if !ok || len(items) != 2 {
-			return trueNode
+			return ir.TrueNode
 		}
 		lo, hi := c.value(items[0]), c.value(items[1])
-		if lo.expr || hi.expr {
-			return trueNode
+		if lo.Expr || hi.Expr {
+			return ir.TrueNode
 		}
-		return &cnode{op: cPred, p: pred{table: t, column: col, op: opBetween, vals: []valRef{lo, hi}}}
+		return &ir.Cnode{Op: ir.CPred, P: ir.Pred{Table: t, Column: col, Op: ir.OpBetween, Vals: []ir.ValRef{lo, hi}}}
 	}
-	return trueNode
-}
-
-func flipOp(op string) string {
-	switch op {
-	case "<":
-		return ">"
-	case "<=":
-		return ">="
-	case ">":
-		return "<"
-	case ">=":
-		return "<="
-	}
-	return op
-}
-
-func predOpOf(op string) (predOp, bool) {
-	switch op {
-	case "=":
-		return opEq, true
-	case "<":
-		return opLt, true
-	case "<=":
-		return opLe, true
-	case ">":
-		return opGt, true
-	case ">=":
-		return opGe, true
-	}
-	return 0, false
+	return ir.TrueNode
 }
 
 // column resolves a column reference to a sharding column of a plan table.
@@ -812,94 +773,48 @@ func (c *pgCompiler) column(n *pg.Node) (table int, column string, ok bool) {
 		}
 		parts = append(parts, s.Sval)
 	}
-	return resolveColumn(c.h, c.p, c.aliases, parts)
-}
-
-// resolveColumn places a possibly qualified column on a plan table whose
-// sharding column it is.
-func resolveColumn(h *hook, p *plan, aliases map[string]int, parts []string) (int, string, bool) {
-	col := parts[len(parts)-1]
-	if len(parts) >= 2 {
-		t, ok := aliases[strings.ToLower(parts[len(parts)-2])]
-		if !ok || t < 0 || !p.tables[t].sharded || !h.isShardingColumn(p.tables[t].key, col) {
-			return 0, "", false
-		}
-		return t, strings.ToLower(col), true
-	}
-	for i, t := range p.tables {
-		if t.sharded && h.isShardingColumn(t.key, col) {
-			return i, strings.ToLower(col), true
-		}
-	}
-	return 0, "", false
+	return ir.ResolveColumn(c.h, c.p, c.aliases, parts)
 }
 
 // value reads a literal or placeholder.
-func (c *pgCompiler) value(n *pg.Node) valRef {
+func (c *pgCompiler) value(n *pg.Node) ir.ValRef {
 	if n == nil {
-		return exprRef
+		return ir.ExprRef
 	}
 	switch x := n.Node.(type) {
 	case *pg.Node_ParamRef:
-		return paramRef(int(x.ParamRef.Number) - 1)
+		return ir.ParamRef(int(x.ParamRef.Number) - 1)
 	case *pg.Node_TypeCast:
 		// A cast placeholder carries its argument's value; a cast literal
 		// may not be the value the database compares ('2.5'::int is 3).
 		if p := x.TypeCast.Arg.GetParamRef(); p != nil {
-			return paramRef(int(p.Number) - 1)
+			return ir.ParamRef(int(p.Number) - 1)
 		}
-		return exprRef
+		return ir.ExprRef
 	case *pg.Node_AConst:
 		a := x.AConst
 		if a.Isnull {
-			return litRef(nil)
+			return ir.LitRef(nil)
 		}
 		switch v := a.Val.(type) {
 		case *pg.A_Const_Ival:
-			return litRef(int64(v.Ival.Ival))
+			return ir.LitRef(int64(v.Ival.Ival))
 		case *pg.A_Const_Fval:
-			return numberRef(v.Fval.Fval)
+			return ir.NumberRef(v.Fval.Fval)
 		case *pg.A_Const_Sval:
-			return litRef(v.Sval.Sval)
+			return ir.LitRef(v.Sval.Sval)
 		}
 	}
-	return exprRef
-}
-
-// numberRef is an integer literal; any other number is an expression
-// for routing, since the value stored or compared depends on the column's
-// type (3.5 is stored as 4 in an integer column).
-func numberRef(s string) valRef {
-	switch v := numberLiteral(s).(type) {
-	case int64, uint64:
-		return litRef(v)
-	}
-	return exprRef
-}
-
-// numberLiteral reads a numeric literal: int64 when it fits, then uint64,
-// else float64 (PostgreSQL's grammar gives integers beyond int32 as
-// "float" constants).
-func numberLiteral(s string) any {
-	if i, err := strconv.ParseInt(s, 10, 64); err == nil {
-		return i
-	}
-	if u, err := strconv.ParseUint(s, 10, 64); err == nil {
-		return u
-	}
-	if f, err := strconv.ParseFloat(s, 64); err == nil {
-		return f
-	}
-	return s
+	return ir.ExprRef
 }
 
 // selectShape reads what merging several targets' rows needs (built in
 // finishSelect) and makes holes of the LIMIT and OFFSET values.
 func (c *pgCompiler) selectShape(s *pg.SelectStmt) {
-	sp := c.p.sel
+	sp := c.p.Sel
 	c.shape = c.pgShape(s)
-	sp.limit = c.tail(s.LimitCount, holeLimit, sp)
-	sp.offset = c.tail(s.LimitOffset, holeOffset, sp)
+	sp.Limit = c.tail(s.LimitCount, ir.HoleLimit, sp)
+	sp.Offset = c.tail(s.LimitOffset, ir.HoleOffset, sp)
 }
 
 // pgHasAggregate reports whether an aggregate call occurs anywhere in ns:
@@ -917,7 +832,7 @@ func pgHasAggregate(ns []*pg.Node) bool {
 				return
 			}
 			fn := strings.ToLower(fc.Funcname[len(fc.Funcname)-1].GetString_().GetSval())
-			found = mergeableAggNames[fn] || isAggregateName(fn) || fc.AggStar || fc.AggDistinct || len(fc.AggOrder) > 0 || fc.AggFilter != nil || fc.Over != nil
+			found = ir.MergeableAggNames[fn] || isAggregateName(fn) || fc.AggStar || fc.AggDistinct || len(fc.AggOrder) > 0 || fc.AggFilter != nil || fc.Over != nil
 		})
 	}
 	return found
@@ -939,33 +854,27 @@ func isAggregateName(fn string) bool {
 	return false
 }
 
-func setOnce(s *string, v string) {
-	if *s == "" {
-		*s = v
-	}
-}
-
 // tail records a LIMIT or OFFSET value and makes it a template hole.
-func (c *pgCompiler) tail(n *pg.Node, hole holeKind, sp *selectPlan) *valRef {
+func (c *pgCompiler) tail(n *pg.Node, hole ir.HoleKind, sp *ir.SelectPlan) *ir.ValRef {
 	if n == nil {
 		return nil
 	}
 	v := c.value(n)
-	if v.expr {
-		setOnce(&sp.multi, "LIMIT/OFFSET expression")
+	if v.Expr {
+		ir.SetOnce(&sp.Multi, "LIMIT/OFFSET expression")
 		return nil
 	}
 	loc := nodeLocation(n)
 	ti := c.tokenAt(loc)
 	if ti < 0 || loc < 0 {
-		if v.lit == nil && v.param < 0 {
+		if v.Lit == nil && v.Param < 0 {
 			return &v // LIMIT ALL / LIMIT NULL: no limit
 		}
-		setOnce(&sp.multi, "LIMIT/OFFSET written in an unexpected form")
+		ir.SetOnce(&sp.Multi, "LIMIT/OFFSET written in an unexpected form")
 		return nil
 	}
 	tok := c.toks[ti]
-	c.edits = append(c.edits, edit{int(tok.Start), int(tok.End), segment{hole: hole, i: v.param, text: c.tokText(ti)}})
+	c.edits = append(c.edits, ir.Edit{Start: int(tok.Start), End: int(tok.End), Seg: ir.Segment{Hole: hole, I: v.Param, Text: c.tokText(ti)}})
 	return &v
 }
 
@@ -984,7 +893,7 @@ func nodeLocation(n *pg.Node) int32 {
 func (c *pgCompiler) params() {
 	covered := func(pos int) bool {
 		for _, e := range c.edits {
-			if pos >= e.start && pos < e.end {
+			if pos >= e.Start && pos < e.End {
 				return true
 			}
 		}
@@ -999,64 +908,64 @@ func (c *pgCompiler) params() {
 			c.fail("placeholder %s: placeholders are numbered from $1", c.tokText(i))
 			return
 		}
-		c.p.nparams = max(c.p.nparams, n)
+		c.p.Nparams = max(c.p.Nparams, n)
 		if !covered(int(tok.Start)) {
-			c.edits = append(c.edits, edit{int(tok.Start), int(tok.End), segment{hole: holeParam, i: n - 1}})
+			c.edits = append(c.edits, ir.Edit{Start: int(tok.Start), End: int(tok.End), Seg: ir.Segment{Hole: ir.HoleParam, I: n - 1}})
 		}
 	}
 }
 
 // itemSegments is the text of tokens a..b (inclusive) with placeholders
 // as holes.
-func (c *pgCompiler) itemSegments(a, b int) []segment {
-	var edits []edit
+func (c *pgCompiler) itemSegments(a, b int) []ir.Segment {
+	var edits []ir.Edit
 	for i := a; i <= b; i++ {
 		if c.toks[i].Token == pg.Token_PARAM {
 			n, _ := strconv.Atoi(c.tokText(i)[1:])
-			edits = append(edits, edit{int(c.toks[i].Start), int(c.toks[i].End), segment{hole: holeParam, i: n - 1}})
+			edits = append(edits, ir.Edit{Start: int(c.toks[i].Start), End: int(c.toks[i].End), Seg: ir.Segment{Hole: ir.HoleParam, I: n - 1}})
 		}
 	}
 	start, end := int(c.toks[a].Start), int(c.toks[b].End)
 	for i := range edits {
-		edits[i].start -= start
-		edits[i].end -= start
+		edits[i].Start -= start
+		edits[i].End -= start
 	}
-	return buildTemplate(c.text[start:end], edits)
+	return ir.BuildTemplate(c.text[start:end], edits)
 }
 
 func (c *pgCompiler) insertStmt(s *pg.InsertStmt) {
-	c.p.kind = kindInsert
+	c.p.Kind = ir.KindInsert
 	if s.WithClause != nil {
 		return
 	}
 	// The logic name as alias keeps qualified references in ON CONFLICT
 	// and RETURNING working.
 	t := c.rangeVar(s.Relation, s.OnConflictClause != nil || len(s.ReturningList) > 0)
-	if logic, ok := c.h.physicalOf(s.Relation.Relname); t < 0 && ok {
+	if logic, ok := c.h.PhysicalOf(s.Relation.Relname); t < 0 && ok {
 		// A physical table named directly: its rows are routed as the
 		// logic table's and must route to a table of this name.
 		t = c.placeTable(s.Relation, s.OnConflictClause != nil || len(s.ReturningList) > 0, logic)
-		c.p.pinned = strings.ToLower(s.Relation.Relname)
+		c.p.Pinned = strings.ToLower(s.Relation.Relname)
 	}
 	if t < 0 {
 		return
 	}
-	table := c.p.tables[t]
-	ins := &insertPlan{table: t, keyIdx: -1}
-	c.p.ins = ins
+	table := c.p.Tables[t]
+	ins := &ir.InsertPlan{Table: t, KeyIdx: -1}
+	c.p.Ins = ins
 	for _, n := range s.Cols {
-		ins.cols = append(ins.cols, n.GetResTarget().GetName())
+		ins.Cols = append(ins.Cols, n.GetResTarget().GetName())
 	}
 	sel := s.SelectStmt.GetSelectStmt()
 	switch {
 	case sel == nil:
-		c.fail("INSERT ... DEFAULT VALUES into logic table %s", table.logic)
+		c.fail("INSERT ... DEFAULT VALUES into logic table %s", table.Logic)
 		return
 	case len(sel.ValuesLists) == 0:
-		c.fail("INSERT ... SELECT into logic table %s", table.logic)
+		c.fail("INSERT ... SELECT into logic table %s", table.Logic)
 		return
-	case len(ins.cols) == 0:
-		c.fail("INSERT into logic table %s without a column list", table.logic)
+	case len(ins.Cols) == 0:
+		c.fail("INSERT into logic table %s without a column list", table.Logic)
 		return
 	}
 	if oc := s.OnConflictClause; oc != nil {
@@ -1083,19 +992,19 @@ func (c *pgCompiler) insertStmt(s *pg.InsertStmt) {
 				c.fail("cannot read the column list")
 				return
 			}
-			c.edits = append(c.edits, edit{int(c.toks[close].Start), int(c.toks[close].Start), segment{hole: holeKeyCol}})
+			c.edits = append(c.edits, ir.Edit{Start: int(c.toks[close].Start), End: int(c.toks[close].Start), Seg: ir.Segment{Hole: ir.HoleKeyCol}})
 			break
 		}
 	}
 	var rowsStart, rowsEnd int
 	depth, itemStart := 0, 0
-	var row [][]segment
+	var row [][]ir.Segment
 	for i := values + 1; i < len(c.toks); i++ {
 		tok := c.toks[i]
 		switch tok.Token {
 		case pg.Token_ASCII_40:
 			if depth == 0 {
-				if len(ins.items) == 0 {
+				if len(ins.Items) == 0 {
 					rowsStart = int(tok.Start)
 				}
 				row, itemStart = nil, i+1
@@ -1108,7 +1017,7 @@ func (c *pgCompiler) insertStmt(s *pg.InsertStmt) {
 				if i > itemStart {
 					row = append(row, c.itemSegments(itemStart, i-1))
 				}
-				ins.items = append(ins.items, row)
+				ins.Items = append(ins.Items, row)
 				rowsEnd = int(tok.End)
 			}
 			continue
@@ -1127,35 +1036,35 @@ func (c *pgCompiler) insertStmt(s *pg.InsertStmt) {
 			break
 		}
 	}
-	if len(ins.items) != len(sel.ValuesLists) {
+	if len(ins.Items) != len(sel.ValuesLists) {
 		c.fail("cannot read the VALUES rows")
 		return
 	}
-	c.edits = append(c.edits, edit{rowsStart, rowsEnd, segment{hole: holeValues}})
-	findKeyColumn(c.h, ins, table.logic)
+	c.edits = append(c.edits, ir.Edit{Start: rowsStart, End: rowsEnd, Seg: ir.Segment{Hole: ir.HoleValues}})
+	ir.FindKeyColumn(c.h, ins, table.Logic)
 	for r, vl := range sel.ValuesLists {
 		items := vl.GetList().GetItems()
-		if len(items) != len(ins.cols) || len(ins.items[r]) != len(ins.cols) {
-			c.fail("row %d has %d values for %d columns", r+1, len(items), len(ins.cols))
+		if len(items) != len(ins.Cols) || len(ins.Items[r]) != len(ins.Cols) {
+			c.fail("row %d has %d values for %d columns", r+1, len(items), len(ins.Cols))
 			return
 		}
-		vals := make([]valRef, len(items))
+		vals := make([]ir.ValRef, len(items))
 		null := false
 		for j, it := range items {
 			if it.GetSetToDefault() != nil {
-				vals[j] = exprRef
-				null = null || j == ins.keyIdx
+				vals[j] = ir.ExprRef
+				null = null || j == ins.KeyIdx
 				continue
 			}
 			vals[j] = c.value(it)
-			if j == ins.keyIdx && !vals[j].expr && vals[j].param < 0 && vals[j].lit == nil {
+			if j == ins.KeyIdx && !vals[j].Expr && vals[j].Param < 0 && vals[j].Lit == nil {
 				null = true
 			}
 		}
-		ins.rows = append(ins.rows, vals)
-		ins.keyNull = append(ins.keyNull, null)
+		ins.Rows = append(ins.Rows, vals)
+		ins.KeyNull = append(ins.KeyNull, null)
 	}
-	finishInsert(c.h, c.p)
+	ir.FinishInsert(c.h, c.p)
 }
 
 // matching is the index of the parenthesis closing the one at i.
@@ -1173,80 +1082,4 @@ func (c *pgCompiler) matching(i int) int {
 		}
 	}
 	return -1
-}
-
-// findKeyColumn records the table's generated key column and where the
-// INSERT lists it.
-func findKeyColumn(h *hook, ins *insertPlan, table string) {
-	keyCol, _, ok := h.router.KeyGenerator(table)
-	if !ok {
-		return
-	}
-	ins.keyCol = keyCol
-	for i, col := range ins.cols {
-		if strings.EqualFold(col, keyCol) {
-			ins.keyIdx = i
-		}
-	}
-}
-
-// finishInsert records where the sharding columns are among the INSERT's.
-func finishInsert(h *hook, p *plan) {
-	ins := p.ins
-	t := p.tables[ins.table]
-	if !t.sharded {
-		return
-	}
-	for _, col := range h.shardCols[t.key] {
-		idx := -1
-		for i, c := range ins.cols {
-			if strings.EqualFold(c, col) {
-				idx = i
-			}
-		}
-		ins.shardCol = append(ins.shardCol, col)
-		ins.shardIdx = append(ins.shardIdx, idx)
-	}
-}
-
-// finishTables chooses the table that routes the statement and checks the
-// others can follow it: binding partners take the same-index table,
-// broadcast tables keep their name.
-func finishTables(h *hook, p *plan) error {
-	for i, t := range p.tables {
-		if !t.sharded {
-			continue
-		}
-		if p.routed < 0 {
-			p.routed = i
-			continue
-		}
-		main := p.tables[p.routed]
-		if !slices.ContainsFunc(h.router.BindingGroup(main.logic), func(s string) bool { return strings.EqualFold(s, t.logic) }) {
-			return fmt.Errorf("%w: %s and %s are sharded tables that are not bound (bindingTables) to each other", ErrUnsupported, main.logic, t.logic)
-		}
-		p.tables[i].partnerOf = p.routed
-	}
-	if p.kind == kindInsert && p.ins == nil {
-		return fmt.Errorf("%w: INSERT into a logic table in a form that is not routed", ErrUnsupported)
-	}
-	// Keep predicates that constrain the routed table: its own, and those
-	// of binding partners on a column of the same name.
-	if p.routed >= 0 {
-		main := p.tables[p.routed].key
-		for bi, b := range p.branches {
-			kept := b[:0:0]
-			for _, pr := range b {
-				if pr.table == p.routed || (p.tables[pr.table].partnerOf == p.routed && h.isShardingColumn(main, pr.column)) {
-					kept = append(kept, pr)
-				}
-			}
-			p.branches[bi] = kept
-		}
-	}
-	return nil
-}
-
-func isSpace(c byte) bool {
-	return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\f' || c == '\v'
 }

@@ -1,4 +1,4 @@
-package sqlhook
+package ir
 
 import (
 	"fmt"
@@ -18,100 +18,100 @@ import (
 type exprKind uint8
 
 const (
-	exprOther   exprKind = iota // any other expression
-	exprColumn                  // a column reference
-	exprAgg                     // a call of a mergeable aggregate
-	exprOrdinal                 // an output column position (ORDER BY 2)
-	exprStar                    // * or t.*
+	ExprOther   exprKind = iota // any other expression
+	ExprColumn                  // a column reference
+	ExprAgg                     // a call of a mergeable aggregate
+	ExprOrdinal                 // an output column position (ORDER BY 2)
+	ExprStar                    // * or t.*
 )
 
 // shapeAgg is a call of COUNT, SUM, MIN, MAX or AVG.
-type shapeAgg struct {
-	fn       string // lower case
-	distinct bool
-	star     bool // COUNT(*)
-	nargs    int
+type ShapeAgg struct {
+	Fn       string // lower case
+	Distinct bool
+	Star     bool // COUNT(*)
+	Nargs    int
 }
 
 // shapeExpr is one expression of the select list, GROUP BY, HAVING or
 // ORDER BY.
-type shapeExpr struct {
-	kind     exprKind
-	ref      []string  // exprColumn: the name's parts, lower case
-	agg      shapeAgg  // exprAgg
-	ordinal  int       // exprOrdinal: 1-based
-	hasAgg   bool      // an aggregate or window call occurs in it (exprOther)
-	names    []string  // unqualified column names it reads, lower case
-	collate  string    // an explicit COLLATE around it, as written
-	hasParam bool      // a placeholder occurs in it
-	calc     *calcNode // exprOther with aggregates: the arithmetic the engine computes, or nil
-	print    string    // GROUP BY terms and HAVING operands: the expression's shape, to match them
+type ShapeExpr struct {
+	Kind     exprKind
+	Ref      []string  // exprColumn: the name's parts, lower case
+	Agg      ShapeAgg  // exprAgg
+	Ordinal  int       // exprOrdinal: 1-based
+	HasAgg   bool      // an aggregate or window call occurs in it (exprOther)
+	Names    []string  // unqualified column names it reads, lower case
+	Collate  string    // an explicit COLLATE around it, as written
+	HasParam bool      // a placeholder occurs in it
+	Calc     *CalcNode // exprOther with aggregates: the arithmetic the engine computes, or nil
+	Print    string    // GROUP BY terms and HAVING operands: the expression's shape, to match them
 }
 
 // shapeItem is a select list entry.
-type shapeItem struct {
-	expr    shapeExpr
-	alias   string // AS name, lower case ("" when none)
-	outName string // the output column's name when known, lower case
+type ShapeItem struct {
+	Expr    ShapeExpr
+	Alias   string // AS name, lower case ("" when none)
+	OutName string // the output column's name when known, lower case
 }
 
 // shapeOrder is an ORDER BY term.
-type shapeOrder struct {
-	expr       shapeExpr
-	desc       bool
-	nullsSet   bool // NULLS FIRST or LAST written
-	nullsFirst bool
+type ShapeOrder struct {
+	Expr       ShapeExpr
+	Desc       bool
+	NullsSet   bool // NULLS FIRST or LAST written
+	NullsFirst bool
 }
 
 // shapeCond is a HAVING condition.
-type shapeCond struct {
-	op   merge.CondOp
-	kids []*shapeCond
-	cmp  merge.CmpOp
-	l, r shapeOperand
+type ShapeCond struct {
+	Op   merge.CondOp
+	Kids []*ShapeCond
+	Cmp  merge.CmpOp
+	L, R ShapeOperand
 }
 
 // shapeOperand is a HAVING comparison's side: an expression or a constant.
-type shapeOperand struct {
-	expr     shapeExpr
-	isConst  bool
-	val      valRef
-	aggIndex int // exprAgg: which of HAVING's aggregate calls, in text order
+type ShapeOperand struct {
+	Expr     ShapeExpr
+	IsConst  bool
+	Val      ValRef
+	AggIndex int // exprAgg: which of HAVING's aggregate calls, in text order
 }
 
 // selectShape is the dialect-neutral shape of a top-level SELECT.
-type selectShape struct {
-	distinct   bool
-	items      []shapeItem
-	groupBy    []shapeExpr
-	having     *shapeCond
-	havingAggs int // aggregate calls in HAVING, in text order, as found in the tree
-	orderBy    []shapeOrder
+type SelectShape struct {
+	Distinct   bool
+	Items      []ShapeItem
+	GroupBy    []ShapeExpr
+	Having     *ShapeCond
+	HavingAggs int // aggregate calls in HAVING, in text order, as found in the tree
+	OrderBy    []ShapeOrder
 	refuse     string // why several targets cannot be merged ("" when they may be)
 }
 
-func (s *selectShape) fail(why string) { setOnce(&s.refuse, why) }
+func (s *SelectShape) Fail(why string) { SetOnce(&s.refuse, why) }
 
 // stok is a token of the statement text in a form common to both
 // grammars' tokenizers; comments are not tokens.
-type stok struct {
-	start, end int
-	kind       byte   // 'w' unquoted word or number, '"' quoted name, '\'' string, '?' placeholder, else the punctuation byte
-	word       string // lower case, for 'w'
+type Stok struct {
+	Start, End int
+	Kind       byte   // 'w' unquoted word or number, '"' quoted name, '\'' string, '?' placeholder, else the punctuation byte
+	Word       string // lower case, for 'w'
 }
 
 // selectLayout is where the parts of a top-level SELECT lie in its text.
 type selectLayout struct {
 	listEnd    int    // after the select list's last token
-	items      []span // each select item's expression, alias left out
-	groupBy    []span
+	items      []Span // each select item's expression, alias left out
+	groupBy    []Span
 	groupEnd   int  // after the GROUP BY list's last token
 	hasGroup   bool // GROUP BY is written
 	groupAt    int  // where a GROUP BY is added when none is written
-	having     span // HAVING and its condition, from the keyword to its last token
+	having     Span // HAVING and its condition, from the keyword to its last token
 	hasHaving  bool
-	havingAggs []span // aggregate calls in HAVING, in text order
-	orderBy    []span // each ORDER BY term's expression, direction left out
+	havingAggs []Span // aggregate calls in HAVING, in text order
+	orderBy    []Span // each ORDER BY term's expression, direction left out
 }
 
 // clause keywords that end the part of a SELECT before them.
@@ -128,18 +128,18 @@ var selectOptions = map[string]bool{
 	"sql_cache": true, "sql_calc_found_rows": true,
 }
 
-var mergeableAggNames = map[string]bool{"count": true, "sum": true, "min": true, "max": true, "avg": true}
+var MergeableAggNames = map[string]bool{"count": true, "sum": true, "min": true, "max": true, "avg": true}
 
 // layoutOf finds the parts of the SELECT whose tokens are toks. ok is false
 // when the text does not read as the tree says (the caller refuses).
-func layoutOf(toks []stok, sh *selectShape) (selectLayout, bool) {
+func LayoutOf(toks []Stok, sh *SelectShape) (selectLayout, bool) {
 	var l selectLayout
-	if len(toks) == 0 || toks[0].word != "select" {
+	if len(toks) == 0 || toks[0].Word != "select" {
 		return l, false
 	}
 	cls := topClauses(toks)
 	end := len(toks)
-	if toks[end-1].kind == ';' {
+	if toks[end-1].Kind == ';' {
 		end--
 	}
 	next := func(k int) int { // the token index where clause k ends
@@ -149,14 +149,14 @@ func layoutOf(toks []stok, sh *selectShape) (selectLayout, bool) {
 		return end
 	}
 	first := 1
-	for first < end && selectOptions[toks[first].word] {
+	for first < end && selectOptions[toks[first].Word] {
 		first++
 	}
 	if len(cls) == 0 || cls[0].word != "from" || cls[0].at <= first {
 		return l, false
 	}
 	l.items = splitList(toks, first, cls[0].at)
-	l.listEnd = toks[cls[0].at-1].end
+	l.listEnd = toks[cls[0].at-1].End
 	afterFrom := -1 // the first clause after FROM and WHERE
 	for k, c := range cls {
 		switch c.word {
@@ -165,10 +165,10 @@ func layoutOf(toks []stok, sh *selectShape) (selectLayout, bool) {
 		case "group":
 			l.hasGroup = true
 			l.groupBy = splitList(toks, c.at+2, next(k))
-			l.groupEnd = toks[next(k)-1].end
+			l.groupEnd = toks[next(k)-1].End
 		case "having":
 			l.hasHaving = true
-			l.having = span{toks[c.at].start, toks[next(k)-1].end}
+			l.having = Span{toks[c.at].Start, toks[next(k)-1].End}
 			l.havingAggs = aggCalls(toks, c.at+1, next(k))
 		case "order":
 			l.orderBy = splitList(toks, c.at+2, next(k))
@@ -180,19 +180,19 @@ func layoutOf(toks []stok, sh *selectShape) (selectLayout, bool) {
 	if afterFrom < 0 {
 		afterFrom = end
 	}
-	l.groupAt = toks[afterFrom-1].end
+	l.groupAt = toks[afterFrom-1].End
 	for i := range l.items {
-		if i < len(sh.items) && sh.items[i].alias != "" {
+		if i < len(sh.Items) && sh.Items[i].Alias != "" {
 			l.items[i] = dropAlias(toks, l.items[i])
 		}
 	}
 	for i := range l.orderBy {
 		l.orderBy[i] = dropDirection(toks, l.orderBy[i])
 	}
-	ok := len(l.items) == len(sh.items) && len(l.groupBy) == len(sh.groupBy) &&
-		len(l.orderBy) == len(sh.orderBy) && len(l.havingAggs) == sh.havingAggs && l.hasHaving == (sh.having != nil || sh.havingAggs > 0)
+	ok := len(l.items) == len(sh.Items) && len(l.groupBy) == len(sh.GroupBy) &&
+		len(l.orderBy) == len(sh.OrderBy) && len(l.havingAggs) == sh.HavingAggs && l.hasHaving == (sh.Having != nil || sh.HavingAggs > 0)
 	for _, s := range slices.Concat(l.items, l.groupBy, l.orderBy) {
-		ok = ok && s.b > s.a
+		ok = ok && s.B > s.A
 	}
 	return l, ok
 }
@@ -204,18 +204,18 @@ type clause struct {
 }
 
 // topClauses finds the clause keywords outside parentheses.
-func topClauses(toks []stok) []clause {
+func topClauses(toks []Stok) []clause {
 	var cls []clause
 	depth := 0
 	for j := 1; j < len(toks); j++ {
-		switch toks[j].kind {
+		switch toks[j].Kind {
 		case '(', '[':
 			depth++
 		case ')', ']':
 			depth--
 		case 'w':
-			w := toks[j].word
-			if depth != 0 || !selectClauses[w] || (w == "group" || w == "order") && (j+1 >= len(toks) || toks[j+1].word != "by") {
+			w := toks[j].Word
+			if depth != 0 || !selectClauses[w] || (w == "group" || w == "order") && (j+1 >= len(toks) || toks[j+1].Word != "by") {
 				continue
 			}
 			cls = append(cls, clause{w, j})
@@ -226,12 +226,12 @@ func topClauses(toks []stok) []clause {
 
 // splitList splits tokens [from, to) at top-level commas; each span is
 // kept as token indexes converted to bytes.
-func splitList(toks []stok, from, to int) []span {
-	var out []span
+func splitList(toks []Stok, from, to int) []Span {
+	var out []Span
 	depth, start := 0, from
 	for j := from; j <= to; j++ {
 		if j < to {
-			switch toks[j].kind {
+			switch toks[j].Kind {
 			case '(', '[':
 				depth++
 				continue
@@ -247,25 +247,25 @@ func splitList(toks []stok, from, to int) []span {
 			}
 		}
 		if j > start {
-			out = append(out, span{start, j}) // token indexes for now
+			out = append(out, Span{start, j}) // token indexes for now
 		} else {
-			out = append(out, span{0, 0})
+			out = append(out, Span{0, 0})
 		}
 		start = j + 1
 	}
 	for i, s := range out {
-		if s.b > s.a {
-			out[i] = span{toks[s.a].start, toks[s.b-1].end}
+		if s.B > s.A {
+			out[i] = Span{toks[s.A].Start, toks[s.B-1].End}
 		}
 	}
 	return out
 }
 
 // tokensIn returns the indexes of the tokens inside s.
-func tokensIn(toks []stok, s span) (int, int) {
+func tokensIn(toks []Stok, s Span) (int, int) {
 	a, b := -1, -1
 	for j, t := range toks {
-		if t.start >= s.a && t.end <= s.b {
+		if t.Start >= s.A && t.End <= s.B {
 			if a < 0 {
 				a = j
 			}
@@ -276,69 +276,69 @@ func tokensIn(toks []stok, s span) (int, int) {
 }
 
 // dropAlias removes "[AS] alias" from the end of a select item.
-func dropAlias(toks []stok, s span) span {
+func dropAlias(toks []Stok, s Span) Span {
 	a, b := tokensIn(toks, s)
 	if b-a < 2 {
-		return span{}
+		return Span{}
 	}
 	b--
-	if toks[b-1].word == "as" {
+	if toks[b-1].Word == "as" {
 		b--
 	}
 	if b <= a {
-		return span{}
+		return Span{}
 	}
-	return span{toks[a].start, toks[b-1].end}
+	return Span{toks[a].Start, toks[b-1].End}
 }
 
 // dropDirection removes ASC/DESC, USING op and NULLS FIRST/LAST from the
 // end of an ORDER BY term.
-func dropDirection(toks []stok, s span) span {
+func dropDirection(toks []Stok, s Span) Span {
 	a, b := tokensIn(toks, s)
 	if a < 0 {
-		return span{}
+		return Span{}
 	}
-	if b-a > 2 && toks[b-2].word == "nulls" && (toks[b-1].word == "first" || toks[b-1].word == "last") {
+	if b-a > 2 && toks[b-2].Word == "nulls" && (toks[b-1].Word == "first" || toks[b-1].Word == "last") {
 		b -= 2
 	}
-	if b-a > 1 && (toks[b-1].word == "asc" || toks[b-1].word == "desc") {
+	if b-a > 1 && (toks[b-1].Word == "asc" || toks[b-1].Word == "desc") {
 		b--
 	}
 	for j := b - 1; j > a; j-- {
-		if toks[j].word == "using" {
+		if toks[j].Word == "using" {
 			b = j
 			break
 		}
-		if toks[j].kind == 'w' || toks[j].kind == '"' || toks[j].kind == '(' || toks[j].kind == ')' {
+		if toks[j].Kind == 'w' || toks[j].Kind == '"' || toks[j].Kind == '(' || toks[j].Kind == ')' {
 			break
 		}
 	}
 	if b <= a {
-		return span{}
+		return Span{}
 	}
-	return span{toks[a].start, toks[b-1].end}
+	return Span{toks[a].Start, toks[b-1].End}
 }
 
 // aggCalls finds the calls of mergeable aggregates among tokens [from,
 // to): each name followed by "(", through its closing ")".
-func aggCalls(toks []stok, from, to int) []span {
-	var out []span
+func aggCalls(toks []Stok, from, to int) []Span {
+	var out []Span
 	for j := from; j+1 < to; j++ {
-		if !mergeableAggNames[toks[j].word] || toks[j+1].kind != '(' {
+		if !MergeableAggNames[toks[j].Word] || toks[j+1].Kind != '(' {
 			continue
 		}
 		if c := closing(toks, j+1, to); c > 0 {
-			out = append(out, span{toks[j].start, toks[c].end})
+			out = append(out, Span{toks[j].Start, toks[c].End})
 		}
 	}
 	return out
 }
 
 // closing is the index of the ")" matching the "(" at open, or -1.
-func closing(toks []stok, open, to int) int {
+func closing(toks []Stok, open, to int) int {
 	depth := 0
 	for j := open; j < to; j++ {
-		switch toks[j].kind {
+		switch toks[j].Kind {
 		case '(', '[':
 			depth++
 		case ')', ']':
@@ -353,10 +353,10 @@ func closing(toks []stok, open, to int) int {
 
 // callArgs is the span of each argument of the aggregate call in s, with
 // DISTINCT or ALL left out.
-func callArgs(toks []stok, s span) []span {
+func callArgs(toks []Stok, s Span) []Span {
 	a, b := tokensIn(toks, s)
 	for j := a; j >= 0 && j+1 < b; j++ {
-		if !mergeableAggNames[toks[j].word] || toks[j+1].kind != '(' {
+		if !MergeableAggNames[toks[j].Word] || toks[j+1].Kind != '(' {
 			continue
 		}
 		c := closing(toks, j+1, b)
@@ -364,7 +364,7 @@ func callArgs(toks []stok, s span) []span {
 			return nil
 		}
 		from := j + 2
-		if from < c && (toks[from].word == "distinct" || toks[from].word == "all") {
+		if from < c && (toks[from].Word == "distinct" || toks[from].Word == "all") {
 			from++
 		}
 		return splitList(toks, from, c)
@@ -373,9 +373,9 @@ func callArgs(toks []stok, s span) []span {
 }
 
 // hasToken reports whether a token of kind k lies inside s.
-func hasToken(toks []stok, s span, k byte) bool {
+func hasToken(toks []Stok, s Span, k byte) bool {
 	for _, t := range toks {
-		if t.start >= s.a && t.end <= s.b && t.kind == k {
+		if t.Start >= s.A && t.End <= s.B && t.Kind == k {
 			return true
 		}
 	}
@@ -385,18 +385,18 @@ func hasToken(toks []stok, s span, k byte) bool {
 // normText is s's tokens joined, lower case outside quotes: two spellings
 // of one expression that differ only in spacing, comments or case compare
 // equal.
-func normText(text string, toks []stok, s span) string {
+func normText(text string, toks []Stok, s Span) string {
 	var b strings.Builder
 	for _, t := range toks {
-		if t.start >= s.a && t.end <= s.b {
+		if t.Start >= s.A && t.End <= s.B {
 			switch {
-			case t.kind == 'w':
-				b.WriteString(t.word)
-			case t.kind == '?' && text[t.start:t.end] == "?":
+			case t.Kind == 'w':
+				b.WriteString(t.Word)
+			case t.Kind == '?' && text[t.Start:t.End] == "?":
 				// Each bare ? is an argument of its own.
-				fmt.Fprintf(&b, "?%d", t.start)
+				fmt.Fprintf(&b, "?%d", t.Start)
 			default:
-				b.WriteString(text[t.start:t.end])
+				b.WriteString(text[t.Start:t.End])
 			}
 			b.WriteByte(' ')
 		}

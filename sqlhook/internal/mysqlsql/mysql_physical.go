@@ -1,9 +1,10 @@
-package sqlhook
+package mysqlsql
 
 import (
 	"strings"
 
 	"github.com/pingcap/tidb/pkg/parser/ast"
+	"github.com/shardkey/shardkey/sqlhook/internal/ir"
 )
 
 // A physical table of a sharded table (t_order_0) named directly is not a
@@ -17,7 +18,7 @@ import (
 // routes to, which need not be the database named. It returns the plan
 // table index, or -1.
 func (c *myCompiler) physicalInsert(tn *ast.TableName) int {
-	logic, ok := c.h.physicalOf(tn.Name.O)
+	logic, ok := c.h.PhysicalOf(tn.Name.O)
 	if !ok {
 		return -1
 	}
@@ -25,7 +26,7 @@ func (c *myCompiler) physicalInsert(tn *ast.TableName) int {
 		c.fail("INSERT into physical table %s.%s named with its database: insert into logic table %s, which is routed", tn.Schema.O, tn.Name.O, logic)
 		return -1
 	}
-	c.p.pinned = tn.Name.L
+	c.p.Pinned = tn.Name.L
 	return c.placeTable(tn, "", logic)
 }
 
@@ -51,7 +52,7 @@ func (c *myCompiler) physicalUpdate(x *ast.UpdateStmt) {
 			if !ok {
 				return
 			}
-			if logic, ok := c.h.physicalOf(tn.Name.O); ok {
+			if logic, ok := c.h.PhysicalOf(tn.Name.O); ok {
 				phys[tn.Name.L] = logic
 				if y.AsName.L != "" {
 					phys[y.AsName.L] = logic
@@ -68,8 +69,8 @@ func (c *myCompiler) physicalUpdate(x *ast.UpdateStmt) {
 			if q := a.Column.Table.L; q != "" && q != name {
 				continue
 			}
-			if c.h.isShardingColumn(strings.ToLower(logic), col) && c.err == nil {
-				c.err = keyChangeError(logic, col, "", "an UPDATE of physical table "+name+" is not routed, so the new value cannot be checked")
+			if c.h.IsShardingColumn(strings.ToLower(logic), col) && c.err == nil {
+				c.err = ir.KeyChangeError(logic, col, "", "an UPDATE of physical table "+name+" is not routed, so the new value cannot be checked")
 			}
 		}
 	}

@@ -1,4 +1,4 @@
-package sqlhook
+package pgsql
 
 import (
 	"strings"
@@ -8,86 +8,87 @@ import (
 	"google.golang.org/protobuf/reflect/protoreflect"
 
 	"github.com/shardkey/shardkey/internal/merge"
+	"github.com/shardkey/shardkey/sqlhook/internal/ir"
 )
 
 // pgShape reads a SELECT's shape from PostgreSQL's parse tree (also
 // SQLite's statements, respelled for it).
-func (c *pgCompiler) pgShape(s *pg.SelectStmt) *selectShape {
-	sh := &selectShape{}
+func (c *pgCompiler) pgShape(s *pg.SelectStmt) *ir.SelectShape {
+	sh := &ir.SelectShape{}
 	switch {
 	case len(s.DistinctClause) == 1 && s.DistinctClause[0].GetNode() == nil:
-		sh.distinct = true
+		sh.Distinct = true
 	case len(s.DistinctClause) > 0:
-		sh.fail("SELECT DISTINCT ON")
+		sh.Fail("SELECT DISTINCT ON")
 	}
 	if len(s.WindowClause) > 0 {
-		sh.fail("WINDOW")
+		sh.Fail("WINDOW")
 	}
 	if s.LimitOption == pg.LimitOption_LIMIT_OPTION_WITH_TIES {
-		sh.fail("FETCH ... WITH TIES")
+		sh.Fail("FETCH ... WITH TIES")
 	}
 	if s.GroupDistinct {
-		sh.fail("GROUP BY DISTINCT")
+		sh.Fail("GROUP BY DISTINCT")
 	}
 	for _, n := range s.TargetList {
 		rt := n.GetResTarget()
 		if rt == nil {
-			sh.fail("a select list written in an unexpected form")
+			sh.Fail("a select list written in an unexpected form")
 			continue
 		}
-		it := shapeItem{expr: c.pgExpr(rt.Val, sh), alias: c.fold(rt.Name)}
-		it.outName = it.alias
-		if it.alias == "" && (c.h.dialect != SQLite || rt.Val.GetColumnRef() != nil) {
+		it := ir.ShapeItem{Expr: c.pgExpr(rt.Val, sh), Alias: c.fold(rt.Name)}
+		it.OutName = it.Alias
+		if it.Alias == "" && (c.h.Dialect != ir.SQLite || rt.Val.GetColumnRef() != nil) {
 			// SQLite names an expression by its text, and an ORDER BY
 			// name is an AS alias or a table column: CAST(id AS TEXT) is
 			// not the id of ORDER BY id, as it is to PostgreSQL.
-			it.outName = c.pgColname(rt.Val)
+			it.OutName = c.pgColname(rt.Val)
 		}
-		sh.items = append(sh.items, it)
+		sh.Items = append(sh.Items, it)
 	}
 	for _, n := range s.GroupClause {
 		if n.GetGroupingSet() != nil {
-			sh.fail("GROUP BY ROLLUP, CUBE or GROUPING SETS")
+			sh.Fail("GROUP BY ROLLUP, CUBE or GROUPING SETS")
 			continue
 		}
 		g := c.pgKey(n, sh)
-		g.print = pgPrint(n)
-		sh.groupBy = append(sh.groupBy, g)
+		g.Print = pgPrint(n)
+		sh.GroupBy = append(sh.GroupBy, g)
 	}
 	if s.HavingClause != nil {
 		agg := 0
-		sh.having = c.pgCond(s.HavingClause, sh, &agg)
-		sh.havingAggs = agg
+		sh.Having = c.pgCond(s.HavingClause, sh, &agg)
+		sh.HavingAggs = agg
 	}
 	for _, n := range s.SortClause {
-		sh.orderBy = append(sh.orderBy, c.pgOrder(n, sh))
+		sh.OrderBy = append(sh.OrderBy, c.pgOrder(n, sh))
 	}
 	return sh
 }
 
 // pgOrder reads an ORDER BY term: USING < is ascending, USING > descending
 // (with NULLs first, as DESC), any other operator is refused.
-func (c *pgCompiler) pgOrder(n *pg.Node, sh *selectShape) shapeOrder {
+func (c *pgCompiler) pgOrder(n *pg.Node, sh *ir.SelectShape) ir.ShapeOrder {
 	sb := n.GetSortBy()
 	if sb == nil {
-		sh.fail("ORDER BY written in an unexpected form")
-		return shapeOrder{}
+		sh.Fail("ORDER BY written in an unexpected form")
+		return ir.ShapeOrder{}
 	}
-	o := shapeOrder{expr: c.pgKey(sb.Node, sh), desc: sb.SortbyDir == pg.SortByDir_SORTBY_DESC}
+	o := ir.ShapeOrder{Expr: c.pgKey(sb.Node, sh), Desc: sb.SortbyDir == pg.SortByDir_SORTBY_DESC}
 	if sb.SortbyDir == pg.SortByDir_SORTBY_USING {
 		switch opName(sb.UseOp) {
 		case "<":
 		case ">":
-			o.desc = true
+			o.Desc = true
 		default:
-			sh.fail("ORDER BY ... USING " + opName(sb.UseOp))
+			sh.Fail("ORDER BY ... USING " + opName(sb.UseOp))
 		}
 	}
 	switch sb.SortbyNulls {
 	case pg.SortByNulls_SORTBY_NULLS_FIRST:
-		o.nullsSet, o.nullsFirst = true, true
+		o.NullsSet, o.NullsFirst = true, true
 	case pg.SortByNulls_SORTBY_NULLS_LAST:
-		o.nullsSet = true
+		o.NullsSet = true
 	}
 	return o
 }
@@ -110,18 +111,18 @@ func pgPrint(n *pg.Node) string {
 
 // pgKey reads a GROUP BY or ORDER BY term: a position, or an expression
 // with its COLLATE, if any.
-func (c *pgCompiler) pgKey(n *pg.Node, sh *selectShape) shapeExpr {
+func (c *pgCompiler) pgKey(n *pg.Node, sh *ir.SelectShape) ir.ShapeExpr {
 	if a := n.GetAConst(); a != nil {
 		if iv, ok := a.Val.(*pg.A_Const_Ival); ok {
-			return shapeExpr{kind: exprOrdinal, ordinal: int(iv.Ival.Ival)}
+			return ir.ShapeExpr{Kind: ir.ExprOrdinal, Ordinal: int(iv.Ival.Ival)}
 		}
-		sh.fail("ORDER BY or GROUP BY a constant")
-		return shapeExpr{}
+		sh.Fail("ORDER BY or GROUP BY a constant")
+		return ir.ShapeExpr{}
 	}
 	if cc := n.GetCollateClause(); cc != nil {
 		e := c.pgExpr(cc.Arg, sh)
 		if len(cc.Collname) > 0 {
-			e.collate = cc.Collname[len(cc.Collname)-1].GetString_().GetSval()
+			e.Collate = cc.Collname[len(cc.Collname)-1].GetString_().GetSval()
 		}
 		return e
 	}
@@ -130,17 +131,17 @@ func (c *pgCompiler) pgKey(n *pg.Node, sh *selectShape) shapeExpr {
 
 // pgExpr classifies an expression, with the arithmetic over aggregates
 // the engine computes.
-func (c *pgCompiler) pgExpr(n *pg.Node, sh *selectShape) shapeExpr {
+func (c *pgCompiler) pgExpr(n *pg.Node, sh *ir.SelectShape) ir.ShapeExpr {
 	e := c.pgClass(n, sh)
-	if e.kind == exprOther && e.hasAgg {
-		e.calc = c.pgCalc(n, sh)
+	if e.Kind == ir.ExprOther && e.HasAgg {
+		e.Calc = c.pgCalc(n, sh)
 	}
 	return e
 }
 
 // pgClass classifies an expression.
-func (c *pgCompiler) pgClass(n *pg.Node, sh *selectShape) shapeExpr {
-	var e shapeExpr
+func (c *pgCompiler) pgClass(n *pg.Node, sh *ir.SelectShape) ir.ShapeExpr {
+	var e ir.ShapeExpr
 	if n == nil {
 		return e
 	}
@@ -148,44 +149,44 @@ func (c *pgCompiler) pgClass(n *pg.Node, sh *selectShape) shapeExpr {
 		switch x := m.Interface().(type) {
 		case *pg.ColumnRef:
 			if f := x.Fields; len(f) > 0 && f[len(f)-1].GetString_() != nil {
-				e.names = append(e.names, c.fold(f[len(f)-1].GetString_().GetSval()))
+				e.Names = append(e.Names, c.fold(f[len(f)-1].GetString_().GetSval()))
 			}
 		case *pg.ParamRef:
-			e.hasParam = true
+			e.HasParam = true
 		case *pg.FuncCall:
 			if x.Over != nil {
-				sh.fail("window function " + funcName(x))
+				sh.Fail("window function " + funcName(x))
 			}
 		}
 	})
-	e.hasAgg = pgHasAggregate([]*pg.Node{n})
+	e.HasAgg = pgHasAggregate([]*pg.Node{n})
 	switch x := n.Node.(type) {
 	case *pg.Node_ColumnRef:
 		for _, f := range x.ColumnRef.Fields {
 			if f.GetAStar() != nil {
-				e.kind = exprStar
+				e.Kind = ir.ExprStar
 				return e
 			}
-			e.ref = append(e.ref, c.fold(f.GetString_().GetSval()))
+			e.Ref = append(e.Ref, c.fold(f.GetString_().GetSval()))
 		}
-		e.kind = exprColumn
+		e.Kind = ir.ExprColumn
 	case *pg.Node_FuncCall:
 		fc := x.FuncCall
 		fn := funcName(fc)
 		qualified := len(fc.Funcname) > 2 || len(fc.Funcname) == 2 && fc.Funcname[0].GetString_().GetSval() != "pg_catalog"
 		switch {
-		case !e.hasAgg || fc.Over != nil:
-		case !mergeableAggNames[fn] && !isAggregateName(fn) && pgHasAggregate(fc.Args):
+		case !e.HasAgg || fc.Over != nil:
+		case !ir.MergeableAggNames[fn] && !isAggregateName(fn) && pgHasAggregate(fc.Args):
 			// A function of aggregates (ROUND(AVG(x), 2)): an expression.
-		case !mergeableAggNames[fn] || qualified:
-			sh.fail("aggregate " + strings.ToUpper(fn))
+		case !ir.MergeableAggNames[fn] || qualified:
+			sh.Fail("aggregate " + strings.ToUpper(fn))
 		case fc.AggFilter != nil || len(fc.AggOrder) > 0 || fc.AggWithinGroup:
-			sh.fail(strings.ToUpper(fn) + " with FILTER, ORDER BY or WITHIN GROUP")
+			sh.Fail(strings.ToUpper(fn) + " with FILTER, ORDER BY or WITHIN GROUP")
 		case pgHasAggregate(fc.Args):
-			sh.fail("nested aggregates")
+			sh.Fail("nested aggregates")
 		default:
-			e.kind = exprAgg
-			e.agg = shapeAgg{fn: fn, distinct: fc.AggDistinct, star: fc.AggStar, nargs: len(fc.Args)}
+			e.Kind = ir.ExprAgg
+			e.Agg = ir.ShapeAgg{Fn: fn, Distinct: fc.AggDistinct, Star: fc.AggStar, Nargs: len(fc.Args)}
 		}
 	}
 	return e
@@ -195,7 +196,7 @@ func (c *pgCompiler) pgClass(n *pg.Node, sh *selectShape) shapeExpr {
 // already folded the unquoted ones, and a quoted "Amount" is not amount;
 // SQLite matches names in any case, quoted or not.
 func (c *pgCompiler) fold(name string) string {
-	if c.h.dialect == SQLite {
+	if c.h.Dialect == ir.SQLite {
 		return strings.ToLower(name)
 	}
 	return name
@@ -254,13 +255,13 @@ var pgCmpOps = map[string]merge.CmpOp{"=": merge.Eq, "<>": merge.Ne, "!=": merge
 
 // pgCond reads a HAVING condition; agg counts the aggregate calls in text
 // order.
-func (c *pgCompiler) pgCond(n *pg.Node, sh *selectShape, agg *int) *shapeCond {
+func (c *pgCompiler) pgCond(n *pg.Node, sh *ir.SelectShape, agg *int) *ir.ShapeCond {
 	switch x := n.Node.(type) {
 	case *pg.Node_BoolExpr:
 		op := map[pg.BoolExprType]merge.CondOp{pg.BoolExprType_AND_EXPR: merge.And, pg.BoolExprType_OR_EXPR: merge.Or, pg.BoolExprType_NOT_EXPR: merge.Not}[x.BoolExpr.Boolop]
-		out := &shapeCond{op: op}
+		out := &ir.ShapeCond{Op: op}
 		for _, k := range x.BoolExpr.Args {
-			out.kids = append(out.kids, c.pgCond(k, sh, agg))
+			out.Kids = append(out.Kids, c.pgCond(k, sh, agg))
 		}
 		return out
 	case *pg.Node_NullTest:
@@ -268,100 +269,100 @@ func (c *pgCompiler) pgCond(n *pg.Node, sh *selectShape, agg *int) *shapeCond {
 		if x.NullTest.Nulltesttype == pg.NullTestType_IS_NOT_NULL {
 			op = merge.IsNotNull
 		}
-		return &shapeCond{op: op, l: c.pgOperand(x.NullTest.Arg, sh, agg)}
+		return &ir.ShapeCond{Op: op, L: c.pgOperand(x.NullTest.Arg, sh, agg)}
 	case *pg.Node_AExpr:
 		return c.pgCompare(x.AExpr, sh, agg)
 	}
-	sh.fail("HAVING with a condition other than comparisons, IN, BETWEEN and IS NULL")
-	return &shapeCond{op: merge.And}
+	sh.Fail("HAVING with a condition other than comparisons, IN, BETWEEN and IS NULL")
+	return &ir.ShapeCond{Op: merge.And}
 }
 
-func (c *pgCompiler) pgCompare(a *pg.A_Expr, sh *selectShape, agg *int) *shapeCond {
+func (c *pgCompiler) pgCompare(a *pg.A_Expr, sh *ir.SelectShape, agg *int) *ir.ShapeCond {
 	l := c.pgOperand(a.Lexpr, sh, agg)
 	switch a.Kind {
 	case pg.A_Expr_Kind_AEXPR_OP:
 		if cmp, ok := pgCmpOps[opName(a.Name)]; ok && len(a.Name) == 1 {
-			return &shapeCond{op: merge.Compare, cmp: cmp, l: l, r: c.pgOperand(a.Rexpr, sh, agg)}
+			return &ir.ShapeCond{Op: merge.Compare, Cmp: cmp, L: l, R: c.pgOperand(a.Rexpr, sh, agg)}
 		}
 	case pg.A_Expr_Kind_AEXPR_BETWEEN, pg.A_Expr_Kind_AEXPR_NOT_BETWEEN:
 		if list := a.Rexpr.GetList(); list != nil && len(list.Items) == 2 {
 			lo, hi := c.pgOperand(list.Items[0], sh, agg), c.pgOperand(list.Items[1], sh, agg)
-			out := &shapeCond{op: merge.And, kids: []*shapeCond{
-				{op: merge.Compare, cmp: merge.Ge, l: l, r: lo}, {op: merge.Compare, cmp: merge.Le, l: l, r: hi}}}
+			out := &ir.ShapeCond{Op: merge.And, Kids: []*ir.ShapeCond{
+				{Op: merge.Compare, Cmp: merge.Ge, L: l, R: lo}, {Op: merge.Compare, Cmp: merge.Le, L: l, R: hi}}}
 			if a.Kind == pg.A_Expr_Kind_AEXPR_NOT_BETWEEN {
-				out = &shapeCond{op: merge.Not, kids: []*shapeCond{out}}
+				out = &ir.ShapeCond{Op: merge.Not, Kids: []*ir.ShapeCond{out}}
 			}
 			return out
 		}
 	case pg.A_Expr_Kind_AEXPR_IN:
 		if list := a.Rexpr.GetList(); list != nil && len(list.Items) > 0 {
-			out := &shapeCond{op: merge.Or}
+			out := &ir.ShapeCond{Op: merge.Or}
 			cmp := merge.Eq
 			if opName(a.Name) == "<>" {
-				out.op, cmp = merge.And, merge.Ne
+				out.Op, cmp = merge.And, merge.Ne
 			}
 			for _, it := range list.Items {
-				out.kids = append(out.kids, &shapeCond{op: merge.Compare, cmp: cmp, l: l, r: c.pgOperand(it, sh, agg)})
+				out.Kids = append(out.Kids, &ir.ShapeCond{Op: merge.Compare, Cmp: cmp, L: l, R: c.pgOperand(it, sh, agg)})
 			}
-			if len(out.kids) == 1 {
-				return out.kids[0]
+			if len(out.Kids) == 1 {
+				return out.Kids[0]
 			}
 			return out
 		}
 	}
-	sh.fail("HAVING with an operator other than =, <>, <, <=, >, >=, IN and BETWEEN")
-	return &shapeCond{op: merge.And}
+	sh.Fail("HAVING with an operator other than =, <>, <, <=, >, >=, IN and BETWEEN")
+	return &ir.ShapeCond{Op: merge.And}
 }
 
 // pgOperand reads a side of a HAVING comparison.
-func (c *pgCompiler) pgOperand(n *pg.Node, sh *selectShape, agg *int) shapeOperand {
+func (c *pgCompiler) pgOperand(n *pg.Node, sh *ir.SelectShape, agg *int) ir.ShapeOperand {
 	switch n.Node.(type) {
 	case *pg.Node_AConst, *pg.Node_ParamRef, *pg.Node_TypeCast:
 		v := c.value(n)
-		if v.expr {
-			sh.fail("HAVING with a constant other than an integer, a string, NULL or a placeholder")
+		if v.Expr {
+			sh.Fail("HAVING with a constant other than an integer, a string, NULL or a placeholder")
 		}
-		return shapeOperand{isConst: true, val: v}
+		return ir.ShapeOperand{IsConst: true, Val: v}
 	}
 	e := c.pgExpr(n, sh)
-	e.print = pgPrint(n)
-	o := shapeOperand{expr: e, aggIndex: -1}
+	e.Print = pgPrint(n)
+	o := ir.ShapeOperand{Expr: e, AggIndex: -1}
 	switch {
-	case e.kind == exprAgg:
-		o.aggIndex = *agg
+	case e.Kind == ir.ExprAgg:
+		o.AggIndex = *agg
 		*agg++
-	case e.calc != nil:
-		o.aggIndex = *agg
-		*agg += len(calcAggs(e.calc, nil))
-	case e.kind != exprColumn && e.hasAgg:
-		sh.fail("HAVING with an expression other than an aggregate, a GROUP BY column or a constant")
+	case e.Calc != nil:
+		o.AggIndex = *agg
+		*agg += len(ir.CalcAggs(e.Calc, nil))
+	case e.Kind != ir.ExprColumn && e.HasAgg:
+		sh.Fail("HAVING with an expression other than an aggregate, a GROUP BY column or a constant")
 	}
 	return o
 }
 
 // pgToks converts the scanner's tokens for the select layout.
-func (c *pgCompiler) pgToks() []stok {
-	out := make([]stok, 0, len(c.toks))
+func (c *pgCompiler) pgToks() []ir.Stok {
+	out := make([]ir.Stok, 0, len(c.toks))
 	for i, t := range c.toks {
 		text := c.tokText(i)
-		st := stok{start: int(t.Start), end: int(t.End)}
+		st := ir.Stok{Start: int(t.Start), End: int(t.End)}
 		switch {
 		case t.Token == pg.Token_SQL_COMMENT || t.Token == pg.Token_C_COMMENT:
 			continue
 		case t.Token == pg.Token_PARAM:
-			st.kind = '?'
+			st.Kind = '?'
 		case t.Token == pg.Token_ICONST || t.Token == pg.Token_FCONST:
-			st.kind, st.word = 'w', text
+			st.Kind, st.Word = 'w', text
 		case t.Token == pg.Token_SCONST || t.Token == pg.Token_BCONST || t.Token == pg.Token_XCONST || t.Token == pg.Token_USCONST:
-			st.kind = '\''
+			st.Kind = '\''
 		case strings.HasPrefix(text, `"`) || strings.HasPrefix(strings.ToUpper(text), `U&"`):
-			st.kind = '"'
+			st.Kind = '"'
 		case t.Token == pg.Token_IDENT || t.KeywordKind != pg.KeywordKind_NO_KEYWORD:
-			st.kind, st.word = 'w', strings.ToLower(text)
+			st.Kind, st.Word = 'w', strings.ToLower(text)
 		case len(text) == 1:
-			st.kind = text[0]
+			st.Kind = text[0]
 		default:
-			st.kind = 'o'
+			st.Kind = 'o'
 		}
 		out = append(out, st)
 	}
@@ -372,50 +373,50 @@ func (c *pgCompiler) pgToks() []stok {
 // its edits; it runs when every other edit (tables, placeholders) is
 // known.
 func (c *pgCompiler) finishSelect() {
-	sp := c.p.sel
-	if sp == nil || c.shape == nil || sp.multi != "" {
+	sp := c.p.Sel
+	if sp == nil || c.shape == nil || sp.Multi != "" {
 		return
 	}
 	toks := c.pgToks()
-	lay, ok := layoutOf(toks, c.shape)
+	lay, ok := ir.LayoutOf(toks, c.shape)
 	if !ok {
-		sp.multi = "a SELECT whose text cannot be read for merging"
+		sp.Multi = "a SELECT whose text cannot be read for merging"
 		return
 	}
-	mp, edits, why := buildMerge(c.h.dialect, c.h.opts.binaryText, c.shape, lay, c.text, toks)
+	mp, edits, why := ir.BuildMerge(c.h.Dialect, c.h.BinaryText, c.shape, lay, c.text, toks)
 	if why != "" {
-		sp.multi = why
+		sp.Multi = why
 		return
 	}
-	sp.merge = mp
-	c.edits = applySelectEdits(c.text, c.edits, edits)
+	sp.Merge = mp
+	c.edits = ir.ApplySelectEdits(c.text, c.edits, edits)
 }
 
 // pgCalc reads an expression over aggregates the engine computes (+, -,
 // *, /, negation, COALESCE, numeric constants), or nil.
-func (c *pgCompiler) pgCalc(n *pg.Node, sh *selectShape) *calcNode {
+func (c *pgCompiler) pgCalc(n *pg.Node, sh *ir.SelectShape) *ir.CalcNode {
 	if n == nil {
 		return nil
 	}
 	switch x := n.Node.(type) {
 	case *pg.Node_FuncCall:
-		if e := c.pgClass(n, sh); e.kind == exprAgg {
-			return &calcNode{op: merge.ExprCol, agg: e}
+		if e := c.pgClass(n, sh); e.Kind == ir.ExprAgg {
+			return &ir.CalcNode{Op: merge.ExprCol, Agg: e}
 		}
 	case *pg.Node_AConst:
 		switch v := x.AConst.Val.(type) {
 		case *pg.A_Const_Ival:
-			return &calcNode{op: merge.ExprConst, con: int64(v.Ival.Ival)}
+			return &ir.CalcNode{Op: merge.ExprConst, Con: int64(v.Ival.Ival)}
 		case *pg.A_Const_Fval:
-			if plainDecimal(v.Fval.Fval) {
-				return &calcNode{op: merge.ExprConst, con: v.Fval.Fval}
+			if ir.PlainDecimal(v.Fval.Fval) {
+				return &ir.CalcNode{Op: merge.ExprConst, Con: v.Fval.Fval}
 			}
 		}
 	case *pg.Node_CoalesceExpr:
-		return calcOf(merge.ExprCoalesce, func(i int) *calcNode { return c.pgCalc(x.CoalesceExpr.Args[i], sh) }, len(x.CoalesceExpr.Args))
+		return ir.CalcOf(merge.ExprCoalesce, func(i int) *ir.CalcNode { return c.pgCalc(x.CoalesceExpr.Args[i], sh) }, len(x.CoalesceExpr.Args))
 	case *pg.Node_AExpr:
 		a := x.AExpr
-		op, ok := binaryOps[opName(a.Name)]
+		op, ok := ir.BinaryOps[opName(a.Name)]
 		if a.Kind != pg.A_Expr_Kind_AEXPR_OP || len(a.Name) != 1 || !ok {
 			return nil
 		}
@@ -423,10 +424,10 @@ func (c *pgCompiler) pgCalc(n *pg.Node, sh *selectShape) *calcNode {
 			if op != merge.ExprSub {
 				return nil
 			}
-			return calcOf(merge.ExprNeg, func(int) *calcNode { return c.pgCalc(a.Rexpr, sh) }, 1)
+			return ir.CalcOf(merge.ExprNeg, func(int) *ir.CalcNode { return c.pgCalc(a.Rexpr, sh) }, 1)
 		}
 		sides := []*pg.Node{a.Lexpr, a.Rexpr}
-		return calcOf(op, func(i int) *calcNode { return c.pgCalc(sides[i], sh) }, 2)
+		return ir.CalcOf(op, func(i int) *ir.CalcNode { return c.pgCalc(sides[i], sh) }, 2)
 	}
 	return nil
 }

@@ -1,4 +1,4 @@
-package sqlhook
+package ir
 
 import (
 	"fmt"
@@ -14,18 +14,18 @@ import (
 
 // myTok is a token of a MySQL statement. Comments and white space are not
 // tokens.
-type myTok struct {
-	start, end int
-	kind       byte // 'w' word (unquoted name, keyword or number), '`' quoted name, '\'' string or literal, '?' placeholder, or the punctuation byte
+type MyTok struct {
+	Start, End int
+	Kind       byte // 'w' word (unquoted name, keyword or number), '`' quoted name, '\'' string or literal, '?' placeholder, or the punctuation byte
 }
 
 // execComment is why a statement's executable comments stop the rewrite.
-type execComment struct{ text string }
+type execComment struct{ Text string }
 
 // lexMySQL splits q into tokens. An executable comment (/*! */, /*M! */,
 // /*T! */) is reported, not read: see compileMySQL.
-func lexMySQL(q string) ([]myTok, *execComment, error) {
-	var out []myTok
+func LexMySQL(q string) ([]MyTok, *execComment, error) {
+	var out []MyTok
 	var exec *execComment
 	for i := 0; i < len(q); {
 		c := q[i]
@@ -43,7 +43,7 @@ func lexMySQL(q string) ([]myTok, *execComment, error) {
 			}
 			body := q[i+2:]
 			if exec == nil && (strings.HasPrefix(body, "!") || strings.HasPrefix(body, "M!") || strings.HasPrefix(body, "T!")) {
-				exec = &execComment{text: q[i : i+2+j+2]}
+				exec = &execComment{Text: q[i : i+2+j+2]}
 			}
 			i += 2 + j + 2
 		case c == '`':
@@ -51,17 +51,17 @@ func lexMySQL(q string) ([]myTok, *execComment, error) {
 			if err != nil {
 				return nil, nil, err
 			}
-			out = append(out, myTok{i, j, '`'})
+			out = append(out, MyTok{i, j, '`'})
 			i = j
 		case c == '\'' || c == '"':
 			j, err := quotedEnd(q, i, true)
 			if err != nil {
 				return nil, nil, err
 			}
-			out = append(out, myTok{i, j, '\''})
+			out = append(out, MyTok{i, j, '\''})
 			i = j
 		case c == '?':
-			out = append(out, myTok{i, i + 1, '?'})
+			out = append(out, MyTok{i, i + 1, '?'})
 			i++
 		case myWordByte(c):
 			j := i + 1
@@ -74,14 +74,14 @@ func lexMySQL(q string) ([]myTok, *execComment, error) {
 				if err != nil {
 					return nil, nil, err
 				}
-				out = append(out, myTok{i, k, '\''})
+				out = append(out, MyTok{i, k, '\''})
 				i = k
 				continue
 			}
-			out = append(out, myTok{i, j, 'w'})
+			out = append(out, MyTok{i, j, 'w'})
 			i = j
 		default:
-			out = append(out, myTok{i, i + 1, c})
+			out = append(out, MyTok{i, i + 1, c})
 			i++
 		}
 	}
@@ -116,14 +116,14 @@ func quotedEnd(q string, i int, backslash bool) (int, error) {
 }
 
 func myWordByte(c byte) bool {
-	return c == '_' || c == '$' || isDigit(c) || c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= 0x80
+	return c == '_' || c == '$' || IsDigit(c) || c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= 0x80
 }
 
 // identText is the name an identifier token spells, or "" for a token
 // that is not one.
-func identText(q string, t myTok) string {
-	s := q[t.start:t.end]
-	switch t.kind {
+func IdentText(q string, t MyTok) string {
+	s := q[t.Start:t.End]
+	switch t.Kind {
 	case '`':
 		return strings.ReplaceAll(s[1:len(s)-1], "``", "`")
 	case 'w':

@@ -1,4 +1,4 @@
-package sqlhook
+package ir
 
 import (
 	"fmt"
@@ -13,11 +13,11 @@ import (
 // router cannot read, is refused too. It works on tokens, before the
 // grammar: TiDB's parser reads neither EXECUTE IMMEDIATE nor a hex
 // PREPARE text, and a statement it cannot parse would pass through.
-func (h *hook) mysqlPreparedText(q string, toks []myTok) error {
+func (h *Schema) MysqlPreparedText(q string, toks []MyTok) error {
 	for i := range toks {
 		var x int
 		switch {
-		case tokWord(q, toks, i, "PREPARE") && i+2 < len(toks) && identText(q, toks[i+1]) != "" && tokWord(q, toks, i+2, "FROM"):
+		case tokWord(q, toks, i, "PREPARE") && i+2 < len(toks) && IdentText(q, toks[i+1]) != "" && tokWord(q, toks, i+2, "FROM"):
 			x = i + 3
 		case tokWord(q, toks, i, "EXECUTE") && tokWord(q, toks, i+1, "IMMEDIATE"):
 			x = i + 2
@@ -33,11 +33,11 @@ func (h *hook) mysqlPreparedText(q string, toks []myTok) error {
 		}
 		// The text may itself hand text on; the server refuses that, but
 		// it is read here too rather than trusted to stay so.
-		inner, _, err := lexMySQL(text)
+		inner, _, err := LexMySQL(text)
 		if err != nil {
 			continue // the server cannot read it either
 		}
-		if err := h.mysqlPreparedText(text, inner); err != nil {
+		if err := h.MysqlPreparedText(text, inner); err != nil {
 			return err
 		}
 	}
@@ -45,25 +45,25 @@ func (h *hook) mysqlPreparedText(q string, toks []myTok) error {
 }
 
 // tokWord reports whether token i of q is the unquoted word w.
-func tokWord(q string, toks []myTok, i int, w string) bool {
-	return i >= 0 && i < len(toks) && toks[i].kind == 'w' && strings.EqualFold(q[toks[i].start:toks[i].end], w)
+func tokWord(q string, toks []MyTok, i int, w string) bool {
+	return i >= 0 && i < len(toks) && toks[i].Kind == 'w' && strings.EqualFold(q[toks[i].Start:toks[i].End], w)
 }
 
 // myStringValue is the value of the string literal at token i, with the
 // adjacent string literals MySQL joins to it ('a' 'b' is 'ab'); ok is
 // false when token i is no plain string (X'..', B'..', 0x.., @v, ...).
-func myStringValue(q string, toks []myTok, i int) (string, bool) {
+func myStringValue(q string, toks []MyTok, i int) (string, bool) {
 	var b strings.Builder
 	n := 0
-	for ; i < len(toks) && toks[i].kind == '\''; i++ {
-		s := q[toks[i].start:toks[i].end]
+	for ; i < len(toks) && toks[i].Kind == '\''; i++ {
+		s := q[toks[i].Start:toks[i].End]
 		if s[0] == 'n' || s[0] == 'N' {
 			s = s[1:] // N'..' is a string in the national character set
 		}
 		if s[0] != '\'' && s[0] != '"' {
 			return "", false // X'..' or B'..'
 		}
-		b.WriteString(myUnescape(s[1:len(s)-1], s[0]))
+		b.WriteString(MyUnescape(s[1:len(s)-1], s[0]))
 		n++
 	}
 	return b.String(), n > 0
@@ -73,7 +73,7 @@ func myStringValue(q string, toks []myTok, i int) (string, bool) {
 // a doubled quote is the quote, \0 \b \n \r \t \Z are control bytes, \%
 // and \_ keep their backslash, and any other \c is c (so 't_\dict' is
 // t_dict).
-func myUnescape(s string, quote byte) string {
+func MyUnescape(s string, quote byte) string {
 	var b strings.Builder
 	for i := 0; i < len(s); i++ {
 		c := s[i]
@@ -109,15 +109,15 @@ func myUnescape(s string, quote byte) string {
 
 // namesTable is a logic, broadcast or physical table named as a word in
 // text (any case), or "".
-func (h *hook) namesTable(text string) string {
+func (h *Schema) namesTable(text string) string {
 	low := strings.ToLower(text)
-	for _, name := range h.spell {
-		if myContainsWord(low, name) {
+	for _, name := range h.Spell {
+		if MyContainsWord(low, name) {
 			return name
 		}
 	}
-	for name := range h.physical {
-		if myContainsWord(low, name) {
+	for name := range h.Physical {
+		if MyContainsWord(low, name) {
 			return name
 		}
 	}

@@ -1,4 +1,4 @@
-package sqlhook
+package ir
 
 import (
 	"net/url"
@@ -9,8 +9,8 @@ import (
 // its DSN (go-sql-driver/mysql's format) connects to. A data source given
 // as a connector (OpenWith, Wrap) has no DSN here; its database is
 // unknown.
-func (h *hook) mysqlDatabases() map[string]string {
-	cfg := h.router.Config()
+func (h *Schema) MysqlDatabases() map[string]string {
+	cfg := h.Router.Config()
 	if cfg == nil {
 		return nil
 	}
@@ -19,7 +19,7 @@ func (h *hook) mysqlDatabases() map[string]string {
 		if ds.Driver != "mysql" {
 			continue
 		}
-		if db, ok := mysqlDSNDatabase(ds.DSN); ok {
+		if db, ok := MysqlDSNDatabase(ds.DSN); ok {
 			if out == nil {
 				out = map[string]string{}
 			}
@@ -36,11 +36,11 @@ func (h *hook) mysqlDatabases() map[string]string {
 // connection finds the physical table in its own database. Any other
 // database (one whose data source holds no table of table, or one outside
 // the rules) may hold an unrelated table of the same name.
-func (h *hook) ownDatabase(dbs map[string]string, schema, table string) bool {
-	if dbs[h.defaultDS] == schema {
+func (h *Schema) OwnDatabase(dbs map[string]string, schema, table string) bool {
+	if dbs[h.DefaultDS] == schema {
 		return true
 	}
-	ts, err := h.router.Targets(table)
+	ts, err := h.Router.Targets(table)
 	if err != nil {
 		return false
 	}
@@ -56,7 +56,7 @@ func (h *hook) ownDatabase(dbs map[string]string, schema, table string) bool {
 // [user[:password]@][net[(addr)]]/dbname[?params], as the driver does:
 // after the last '/', up to the next '?', path-unescaped. ok is false when
 // the DSN names none.
-func mysqlDSNDatabase(dsn string) (string, bool) {
+func MysqlDSNDatabase(dsn string) (string, bool) {
 	i := strings.LastIndexByte(dsn, '/')
 	if i < 0 {
 		return "", false
