@@ -433,7 +433,11 @@ func TestRecreatedGeneratorContinues(t *testing.T) {
 		}
 		// The default clock is shared too: one generator per call still gives
 		// unique IDs.
-		for i := 0; i < 20_000; i++ {
+		perCall := 20_000
+		if testing.Short() {
+			perCall = 2_000
+		}
+		for i := 0; i < perCall; i++ {
 			id := next(t, mustNew(t, typ, p))
 			if seen[id] {
 				t.Fatalf("%s: per-call generator %d repeated id %d", typ, i, id)
