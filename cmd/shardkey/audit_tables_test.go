@@ -27,7 +27,7 @@ func TestAuditReadsATableNamedTwiceOnce(t *testing.T) {
 	}
 }
 
-const afCompositeRules = `dataSources:
+const compositeKeyRules = `dataSources:
   ds_0: {driver: %[1]s, dsn: '%[2]s'}
   ds_1: {driver: %[1]s, dsn: '%[3]s'}
 rules:
@@ -51,7 +51,7 @@ func TestAuditAuditsCompositeKeys(t *testing.T) {
 	for _, which := range []string{"sqlite", "postgres", "mariadb"} {
 		t.Run(which, func(t *testing.T) {
 			driver, dsns, dbs := atOpen(t, which, "audit_comp")
-			rules := writeFile(t, "rules.yaml", fmt.Sprintf(afCompositeRules, driver, dsns[0], dsns[1]))
+			rules := writeFile(t, "rules.yaml", fmt.Sprintf(compositeKeyRules, driver, dsns[0], dsns[1]))
 			r := auditRouter(t, rules)
 			for _, db := range dbs {
 				for j := 0; j < 2; j++ {
@@ -98,7 +98,7 @@ func TestAuditAuditsCompositeKeys(t *testing.T) {
 	}
 }
 
-const afQuotedRules = `dataSources:
+const quotedNameRules = `dataSources:
   ds_0: {driver: %[1]s, dsn: '%[2]s'}
   ds_1: {driver: %[1]s, dsn: '%[3]s'}
 rules:
@@ -119,7 +119,7 @@ func TestAuditQuotesNamesFromTheRuleFile(t *testing.T) {
 	for _, which := range []string{"sqlite", "postgres", "mariadb"} {
 		t.Run(which, func(t *testing.T) {
 			driver, dsns, dbs := atOpen(t, which, "audit_quote")
-			rules := writeFile(t, "rules.yaml", fmt.Sprintf(afQuotedRules, driver, dsns[0], dsns[1]))
+			rules := writeFile(t, "rules.yaml", fmt.Sprintf(quotedNameRules, driver, dsns[0], dsns[1]))
 			dialect := dialectFor(driver)
 			for j := 0; j < 2; j++ {
 				atExec(t, dbs[0], fmt.Sprintf("CREATE TABLE t_q_%d (%s BIGINT NOT NULL PRIMARY KEY, %s BIGINT)", j,
@@ -138,7 +138,7 @@ func TestAuditQuotesNamesFromTheRuleFile(t *testing.T) {
 	}
 }
 
-const afCaseRules = `dataSources:
+const columnCaseRules = `dataSources:
   ds_0: {driver: %[1]s, dsn: '%[2]s'}
   ds_1: {driver: %[1]s, dsn: '%[3]s'}
 rules:
@@ -164,7 +164,7 @@ func TestAuditFindsColumnsWhateverTheirCase(t *testing.T) {
 	for _, which := range []string{"sqlite", "postgres", "mariadb"} {
 		t.Run(which, func(t *testing.T) {
 			driver, dsns, dbs := atOpen(t, which, "audit_case")
-			rules := writeFile(t, "rules.yaml", fmt.Sprintf(afCaseRules, driver, dsns[0], dsns[1]))
+			rules := writeFile(t, "rules.yaml", fmt.Sprintf(columnCaseRules, driver, dsns[0], dsns[1]))
 			d := dialectFor(driver)
 			for j := 0; j < 2; j++ {
 				atExec(t, dbs[0], fmt.Sprintf("CREATE TABLE t_c_%d (order_id BIGINT NOT NULL PRIMARY KEY, %s BIGINT)", j, quoteIdent("userId", d)))
