@@ -16,6 +16,26 @@
 // (_ "github.com/jackc/pgx/v5/stdlib", _ "github.com/go-sql-driver/mysql",
 // a SQLite driver registering "sqlite").
 //
+// # Dialects are linked by import
+//
+// Package sqlhook imports no SQL parser. Each dialect's compiler is a
+// package registered by a blank import, as database/sql drivers are, so
+// a program links the parsers of the dialects it uses and no others:
+//
+//	import (
+//		_ "github.com/jackc/pgx/v5/stdlib"
+//		_ "github.com/shardkey/shardkey/sqlhook/postgres" // PostgreSQL: libpg_query
+//	)
+//
+// github.com/shardkey/shardkey/sqlhook/mysql compiles MySQL and MariaDB
+// (TiDB's parser); github.com/shardkey/shardkey/sqlhook/sqlite compiles
+// SQLite (respelled into PostgreSQL's grammar, so it links libpg_query,
+// not TiDB's parser). A data source whose dialect has no compiler
+// registered is refused by Open and OpenWith, and by every Connect of a
+// Wrap connector, before anything runs: ErrDialectNotRegistered, as a
+// *DialectNotRegisteredError naming the import to add. Nothing is ever
+// passed through unparsed for want of a compiler.
+//
 // # What happens to a statement
 //
 // Each statement is parsed once per distinct text with a real grammar and

@@ -25,6 +25,13 @@ var (
 	// ErrCrossSourceTx: a transaction would reach a second data source and
 	// WithMultiSourceTx was not given. Nothing was sent for the statement.
 	ErrCrossSourceTx = errors.New("sqlhook: transaction spans data sources")
+	// ErrDialectNotRegistered: the data sources speak a dialect whose
+	// compiler the program does not link: it imports none of
+	// github.com/shardkey/shardkey/sqlhook/postgres, .../sqlhook/mysql,
+	// .../sqlhook/sqlite for it. Open and OpenWith return it, and every
+	// Connect of a Wrap connector, before anything runs; the error is a
+	// *DialectNotRegisteredError naming the import to add.
+	ErrDialectNotRegistered = errors.New("sqlhook: no compiler registered for the SQL dialect")
 	// ErrDataSource: a data source is unknown, misconfigured or cannot be
 	// opened.
 	ErrDataSource = errors.New("sqlhook: data source")
@@ -46,6 +53,33 @@ func (e *StatementError) Error() string {
 }
 
 func (e *StatementError) Unwrap() error { return e.Err }
+
+// DialectNotRegisteredError is ErrDialectNotRegistered for one dialect:
+// its Error names the blank import that registers the dialect's compiler.
+type DialectNotRegisteredError struct {
+	Dialect Dialect
+}
+
+// dialectImports is the package that registers each dialect's compiler.
+var dialectImports = map[Dialect]string{
+	PostgreSQL: "github.com/shardkey/shardkey/sqlhook/postgres",
+	MySQL:      "github.com/shardkey/shardkey/sqlhook/mysql",
+	SQLite:     "github.com/shardkey/shardkey/sqlhook/sqlite",
+}
+
+// Import is the import declaration that registers e.Dialect's compiler,
+// such as `import _ "github.com/shardkey/shardkey/sqlhook/postgres"`.
+func (e *DialectNotRegisteredError) Import() string {
+	return fmt.Sprintf("import _ %q", dialectImports[e.Dialect])
+}
+
+func (e *DialectNotRegisteredError) Error() string {
+	return fmt.Sprintf("%v: %v statements need its compiler linked in: add %s beside the driver's import",
+		ErrDialectNotRegistered, e.Dialect, e.Import())
+}
+
+// Is makes errors.Is(err, ErrDialectNotRegistered) true.
+func (e *DialectNotRegisteredError) Is(target error) bool { return target == ErrDialectNotRegistered }
 
 // PartialCommitError reports a commit or rollback of a transaction that
 // spanned several data sources (allowed by WithMultiSourceTx) where some

@@ -8,7 +8,8 @@ import (
 	"os"
 	"path/filepath"
 
-	_ "github.com/glebarez/go-sqlite" // registers "sqlite"
+	_ "github.com/glebarez/go-sqlite"               // registers the database/sql driver "sqlite"
+	_ "github.com/shardkey/shardkey/sqlhook/sqlite" // registers sqlhook's SQLite compiler
 
 	"github.com/shardkey/shardkey/keygen"
 	"github.com/shardkey/shardkey/shardconf"

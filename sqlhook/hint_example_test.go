@@ -10,6 +10,7 @@ import (
 
 	"github.com/shardkey/shardkey/shardconf"
 	"github.com/shardkey/shardkey/sqlhook"
+	_ "github.com/shardkey/shardkey/sqlhook/sqlite" // registers sqlhook's SQLite compiler
 )
 
 // A table routed by hint (ShardingSphere's hint: strategy and HINT_INLINE)

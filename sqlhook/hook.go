@@ -13,13 +13,12 @@ import (
 
 	"github.com/shardkey/shardkey/shardconf"
 	"github.com/shardkey/shardkey/sqlhook/internal/ir"
-	"github.com/shardkey/shardkey/sqlhook/internal/mysqlsql"
-	"github.com/shardkey/shardkey/sqlhook/internal/pgsql"
 )
 
 // hook is the routing core shared by every connection of one connector.
 type hook struct {
 	*ir.Schema
+	compiler ir.Compiler // the dialect's, registered by its package
 	sources  []string
 	opts     options
 	cache    *planCache
@@ -37,6 +36,10 @@ func newHook(r *shardconf.Router, sources []string, defaultDS string, d Dialect,
 	default:
 		return nil, fmt.Errorf("sqlhook: unknown dialect %v", d)
 	}
+	compile := ir.Lookup(d)
+	if compile == nil {
+		return nil, &DialectNotRegisteredError{Dialect: d}
+	}
 	if d == MySQL && o.timeLoc == nil {
 		o.timeLoc = time.UTC // go-sql-driver/mysql's default loc
 	}
@@ -44,7 +47,7 @@ func newHook(r *shardconf.Router, sources []string, defaultDS string, d Dialect,
 		o.timeLoc = nil
 	}
 	h := &hook{Schema: &ir.Schema{Router: r, DefaultDS: defaultDS, Dialect: d, BinaryText: o.binaryText,
-		ShardCols: map[string][]string{}}, sources: sources, opts: o, cache: newPlanCache(o.cacheSize)}
+		ShardCols: map[string][]string{}}, compiler: compile, sources: sources, opts: o, cache: newPlanCache(o.cacheSize)}
 	for _, t := range r.Tables() {
 		key := strings.ToLower(t)
 		h.Logic = append(h.Logic, key)
@@ -159,11 +162,7 @@ func (h *hook) compile(query string) (*ir.Plan, error) {
 		p   *ir.Plan
 		err error
 	)
-	if h.Dialect == MySQL {
-		p, err = mysqlsql.Compile(h.Schema, query)
-	} else {
-		p, err = pgsql.Compile(h.Schema, query)
-	}
+	p, err = h.compiler(h.Schema, query)
 	if err != nil && !mentions && errors.Is(err, ErrParse) {
 		// Parsed only in case of escapes: a text the grammar cannot read
 		// goes to the server as before, which reports its own error.
