@@ -67,7 +67,7 @@ func TestGroovyNodeListsExpandAsShardingSphere(t *testing.T) {
 	// GroovyInlineExpressionParserTest.assertEvaluateClosure ("${1+2}" as a
 	// node list; the algorithm form is in TestGroovyClosureEvaluatesAsShardingSphere)
 	checkExpand(t, "${1+2}", "3")
-	// the row value expression docs (expr.en.md)
+	// ShardingSphere's row value expression docs (expr.en.md)
 	checkExpand(t, "<GROOVY>t_order_${1..3}", "t_order_1", "t_order_2", "t_order_3")
 	checkExpand(t, "<GROOVY>${['online', 'offline']}_table${1..3}",
 		"online_table1", "online_table2", "online_table3", "offline_table1", "offline_table2", "offline_table3")
@@ -123,7 +123,7 @@ func TestLiteralNodeListsExpandAsShardingSphere(t *testing.T) {
 	// LiteralInlineExpressionParserTest.assertHandlePlaceHolder: LITERAL
 	// reads nothing
 	checkExpand(t, `<LITERAL>t_$->{["new$->{1+2}"]}`, `t_$->{["new$->{1+2}"]}`)
-	// expr.en.md
+	// ShardingSphere's row value expression docs (expr.en.md)
 	checkExpand(t, "<LITERAL>t_order_1, t_order_2, t_order_3", "t_order_1", "t_order_2", "t_order_3")
 	checkExpand(t, "<LITERAL>t_order_${1..3}", "t_order_${1..3}")
 }
@@ -404,7 +404,7 @@ func TestIntervalNodeListsExpandAsShardingSphere(t *testing.T) {
 	// IntervalInlineExpressionParserTest.assertEvaluateWithMonthExpression
 	checkExpand(t, "<INTERVAL>P=ds-0.t_order_;SP=MM;DIA=1;DIU=Months;DL=10;DU=12",
 		"ds-0.t_order_10", "ds-0.t_order_11", "ds-0.t_order_12")
-	// expr.en.md and the brief's example
+	// ShardingSphere's row value expression docs (expr.en.md)
 	checkExpand(t, "<INTERVAL>P=t_order_;SP=yyyy_MM;DIA=1;DIU=Months;DL=2023_01;DU=2023_06",
 		"t_order_2023_01", "t_order_2023_02", "t_order_2023_03", "t_order_2023_04", "t_order_2023_05", "t_order_2023_06")
 }

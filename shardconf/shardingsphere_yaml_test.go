@@ -131,7 +131,7 @@ func (c *ssCounter) NextKey(context.Context) (any, error) { return c.n.Add(1), n
 
 var ssCorpus = []ssCorpusFile{
 	{
-		// docs .../shardingsphere-jdbc/yaml-config/rules/sharding.en.md:
+		// ShardingSphere's docs, .../shardingsphere-jdbc/yaml-config/rules/sharding.en.md:
 		// user_id picks ds_0/ds_1, order_id the table; t_account's strategy
 		// names no column and takes defaultShardingColumn account_id.
 		file: "docs-jdbc-yaml-config-rules-sharding-sample.yaml",
@@ -152,7 +152,7 @@ var ssCorpus = []ssCorpusFile{
 		},
 	},
 	{
-		// docs .../builtin-algorithm/expr.en.md: a <LITERAL> node list and a
+		// ShardingSphere's docs, .../builtin-algorithm/expr.en.md: a <LITERAL> node list and a
 		// <GROOVY> algorithm expression; no dataSources section.
 		file: "docs-builtin-algorithm-expr-sample.yaml",
 		routes: []routeCase{
