@@ -117,81 +117,111 @@ func (rp *readPlan) mergePlan(first colTypes) (merge.Plan, error) {
 	if visible < 1 || !rp.star && visible != len(rp.items) {
 		return merge.Plan{}, fmt.Errorf("%w: the select list of %s has %d columns where the merge expected %d", ErrUnsupported, rp.logic, visible, len(rp.items))
 	}
-	at := func(c pcol) int {
-		if c >= 0 {
-			return int(c)
-		}
-		return visible - int(c) - 1
-	}
-	var refusal error
-	text := func(c pcol, u use, explicit *merge.Text) merge.Text {
-		other := ""
-		if coll, ok := rp.innerCollation(c); ok && explicit == nil {
-			// A COLLATE inside the column's expression decides.
-			if t, ok := collateText(rp.dialect, coll); ok {
-				explicit = &t
-			} else {
-				other = coll
-			}
-		} else if coll, ok := rp.declared(rp.colNames[c]); ok && explicit == nil {
-			// The model declares the column's collation: it decides.
-			if t, ok := collateText(rp.dialect, coll); ok {
-				explicit = &t
-			} else {
-				other = coll
-			}
-		}
-		t, err := rp.textMode(first.ColumnTypeDatabaseTypeName(at(c)), u, explicit, other)
-		if err != nil && refusal == nil {
-			refusal = fmt.Errorf("%w: %s (column %s of %s)", ErrUnsupported, err, first.Columns()[at(c)], rp.logic)
-		}
-		return t
-	}
+	b := &mergeBuilder{rp: rp, first: first, visible: visible}
 	p := merge.Plan{Dialect: rp.dialect, Visible: visible, Grouped: rp.grouped, Distinct: rp.distinct,
 		Offset: rp.offset, Limit: rp.limit}
 	for _, g := range rp.groupBy {
-		p.GroupBy = append(p.GroupBy, at(g))
-		p.GroupText = append(p.GroupText, text(g, useEqual, nil))
+		p.GroupBy = append(p.GroupBy, b.at(g))
+		p.GroupText = append(p.GroupText, b.text(g, useEqual, nil))
 	}
 	for _, a := range rp.aggs {
-		ag := merge.Agg{Col: at(a.col), Func: a.fn}
-		if rp.dialect == merge.MySQL && (a.fn == merge.Min || a.fn == merge.Max) &&
-			strings.EqualFold(first.ColumnTypeDatabaseTypeName(at(a.col)), "BIT") && refusal == nil {
-			// MariaDB returns MIN/MAX of a BIT as its bytes or, in some
-			// plans (beside COUNT(DISTINCT)), as decimal digits, both typed BIT.
-			refusal = fmt.Errorf("%w: MIN/MAX of a BIT column over several tables of %s", ErrUnsupported, rp.logic)
-		}
-		if a.fn != merge.Count && a.fn != merge.Sum && a.fn != merge.Avg {
-			// Values compared: MIN/MAX, distinct values. One Text serves
-			// every argument of COUNT(DISTINCT a, b): the text ones must agree.
-			for i, c := range a.textCols {
-				t := text(c, a.use, nil)
-				if i > 0 && t != ag.Text && t != merge.TextRefused && ag.Text != merge.TextRefused && refusal == nil {
-					refusal = fmt.Errorf("%w: COUNT(DISTINCT ...) of text compared in different ways over several tables of %s", ErrUnsupported, rp.logic)
-				}
-				if t != merge.TextRefused {
-					ag.Text = t
-				}
-			}
-		}
-		for _, c := range a.args {
-			ag.Args = append(ag.Args, at(c))
-		}
-		p.Aggs = append(p.Aggs, ag)
+		p.Aggs = append(p.Aggs, b.agg(a))
 	}
 	for _, c := range rp.computed {
-		p.Computed = append(p.Computed, merge.Computed{Col: at(c.col), Expr: mergeExpr(c.expr, at)})
+		p.Computed = append(p.Computed, merge.Computed{Col: b.at(c.col), Expr: mergeExpr(c.expr, b.at)})
 	}
-	p.Having = rp.mergeCond(rp.having, at, text)
+	p.Having = rp.mergeCond(rp.having, b.at, b.text)
 	if rp.distinct {
 		for i := range visible {
-			p.DistinctText = append(p.DistinctText, text(pcol(i), useEqual, nil))
+			p.DistinctText = append(p.DistinctText, b.text(pcol(i), useEqual, nil))
 		}
 	}
 	for _, k := range rp.orderBy {
-		p.OrderBy = append(p.OrderBy, merge.Key{Col: at(k.col), Desc: k.desc, NullsFirst: k.nullsFirst, Text: text(k.col, useOrder, k.collate)})
+		p.OrderBy = append(p.OrderBy, merge.Key{Col: b.at(k.col), Desc: k.desc, NullsFirst: k.nullsFirst, Text: b.text(k.col, useOrder, k.collate)})
 	}
-	return p, refusal
+	return p, b.refusal
+}
+
+// mergeBuilder builds a merge.Plan for results shaped like first; refusal
+// is the first reason found that the merge cannot answer as one table
+// would.
+type mergeBuilder struct {
+	rp      *readPlan
+	first   colTypes
+	visible int
+	refusal error
+}
+
+// at is the result column of c: a hidden column (c < 0) follows the
+// visible ones.
+func (b *mergeBuilder) at(c pcol) int {
+	if c >= 0 {
+		return int(c)
+	}
+	return b.visible - int(c) - 1
+}
+
+func (b *mergeBuilder) refuse(err error) {
+	if b.refusal == nil {
+		b.refusal = err
+	}
+}
+
+// text is how the text values of column c compare for use u: as explicit
+// says, else as a COLLATE inside the column's expression or the model's
+// declared collation says, else as the column's type and the dialect say.
+func (b *mergeBuilder) text(c pcol, u use, explicit *merge.Text) merge.Text {
+	rp := b.rp
+	other := ""
+	if coll, ok := rp.innerCollation(c); ok && explicit == nil {
+		// A COLLATE inside the column's expression decides.
+		if t, ok := collateText(rp.dialect, coll); ok {
+			explicit = &t
+		} else {
+			other = coll
+		}
+	} else if coll, ok := rp.declared(rp.colNames[c]); ok && explicit == nil {
+		// The model declares the column's collation: it decides.
+		if t, ok := collateText(rp.dialect, coll); ok {
+			explicit = &t
+		} else {
+			other = coll
+		}
+	}
+	t, err := rp.textMode(b.first.ColumnTypeDatabaseTypeName(b.at(c)), u, explicit, other)
+	if err != nil {
+		b.refuse(fmt.Errorf("%w: %s (column %s of %s)", ErrUnsupported, err, b.first.Columns()[b.at(c)], rp.logic))
+	}
+	return t
+}
+
+// agg is the merge's aggregate for a.
+func (b *mergeBuilder) agg(a aggPlan) merge.Agg {
+	rp := b.rp
+	ag := merge.Agg{Col: b.at(a.col), Func: a.fn}
+	if rp.dialect == merge.MySQL && (a.fn == merge.Min || a.fn == merge.Max) &&
+		strings.EqualFold(b.first.ColumnTypeDatabaseTypeName(b.at(a.col)), "BIT") {
+		// MariaDB returns MIN/MAX of a BIT as its bytes or, in some
+		// plans (beside COUNT(DISTINCT)), as decimal digits, both typed BIT.
+		b.refuse(fmt.Errorf("%w: MIN/MAX of a BIT column over several tables of %s", ErrUnsupported, rp.logic))
+	}
+	if a.fn != merge.Count && a.fn != merge.Sum && a.fn != merge.Avg {
+		// Values compared: MIN/MAX, distinct values. One Text serves
+		// every argument of COUNT(DISTINCT a, b): the text ones must agree.
+		for i, c := range a.textCols {
+			t := b.text(c, a.use, nil)
+			if i > 0 && t != ag.Text && t != merge.TextRefused && ag.Text != merge.TextRefused {
+				b.refuse(fmt.Errorf("%w: COUNT(DISTINCT ...) of text compared in different ways over several tables of %s", ErrUnsupported, rp.logic))
+			}
+			if t != merge.TextRefused {
+				ag.Text = t
+			}
+		}
+	}
+	for _, c := range a.args {
+		ag.Args = append(ag.Args, b.at(c))
+	}
+	return ag
 }
 
 func (rp *readPlan) mergeCond(c *condPlan, at func(pcol) int, text func(pcol, use, *merge.Text) merge.Text) *merge.Cond {
