@@ -21,7 +21,8 @@ const DefaultDisposableTable = "shardkey_worker_node"
 // use).
 var ErrWorkersExhausted = errors.New("workerlease: disposable worker ids exhausted")
 
-// DisposableConfig configures NewDisposable. Only DB is required.
+// DisposableConfig configures NewDisposable. Only DB is required; as with
+// Config, every other field defaults when zero.
 type DisposableConfig struct {
 	DB      *sql.DB
 	Dialect Dialect // Detect (0) derives it from DB's driver; see Config.Dialect

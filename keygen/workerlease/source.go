@@ -71,7 +71,9 @@ var ErrNoFreeWorker = errors.New("workerlease: no free worker id")
 // then not touched: no dialect is ever guessed.
 var ErrUnknownDialect = errors.New("workerlease: unknown SQL dialect")
 
-// Config configures a Source. Only DB is required.
+// Config configures a Source. Only DB is required. A struct rather than
+// options: these are a deployment's settings, read from its configuration;
+// every field but DB defaults when zero.
 type Config struct {
 	// DB is the database holding the lease table. The Source does not
 	// close it.
