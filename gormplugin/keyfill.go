@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"reflect"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -251,7 +252,24 @@ func (p *Plugin) buildPlan(s *schema.Schema, table string) *keyPlan {
 		plan.column = ruleColumn
 		return plan
 	}
+	optIns, err := optInFields(s)
+	if err == nil {
+		err = p.claimKeyField(plan, s, logic, ruleColumn)
+	}
+	if err != nil {
+		plan.err = err
+		return plan
+	}
+	for _, f := range optIns {
+		plan.add(f)
+	}
+	plan.err = plan.checkFields(s, logic)
+	return plan
+}
 
+// optInFields is the fields of s tagged TagOptIn; an unknown tag is an
+// error.
+func optInFields(s *schema.Schema) ([]*schema.Field, error) {
 	var optIns []*schema.Field
 	for _, f := range s.Fields {
 		if f.DBName == "" {
@@ -262,65 +280,73 @@ func (p *Plugin) buildPlan(s *schema.Schema, table string) *keyPlan {
 		case TagOptIn:
 			optIns = append(optIns, f)
 		default:
-			plan.err = fmt.Errorf("gormplugin: %s.%s: unknown %s tag %q (want %q or %q)",
+			return nil, fmt.Errorf("gormplugin: %s.%s: unknown %s tag %q (want %q or %q)",
 				s.Name, f.Name, TagKey, tag, TagOptIn, TagOptOut)
-			return plan
 		}
 	}
-	add := func(f *schema.Field) {
-		for _, g := range plan.fields {
-			if g == f {
-				return
-			}
-		}
-		plan.fields = append(plan.fields, f)
-	}
+	return optIns, nil
+}
 
+// claimKeyField adds the field the plan fills without a tag: the rule's
+// key column, else a single primary key the plugin's own generator can
+// fill (an integer one when its keys are int64, a string one when they are
+// not IDs), unless the field opted out.
+func (p *Plugin) claimKeyField(plan *keyPlan, s *schema.Schema, logic, ruleColumn string) error {
 	if ruleColumn != "" {
 		f := s.LookUpField(ruleColumn)
 		if f == nil {
-			plan.err = fmt.Errorf("gormplugin: table %s: key column %q of its keyGenerateStrategy is not a field of %s",
+			return fmt.Errorf("gormplugin: table %s: key column %q of its keyGenerateStrategy is not a field of %s",
 				logic, ruleColumn, s.Name)
-			return plan
 		}
 		if !optedOut(f) {
-			add(f)
+			plan.add(f)
 		}
-	} else if plan.gen != nil && len(s.PrimaryFields) == 1 {
-		f := s.PrimaryFields[0]
-		if !optedOut(f) && f.Creatable {
-			k := kindOf(f)
-			claim := plan.ids == nil && k == kindString
-			if k.integer() {
-				ok, err := p.probeIntKeys(plan.gen)
-				if err != nil {
-					plan.err = err
-					return plan
-				}
-				claim = ok && plan.intKeys()
-			}
-			if claim {
-				add(f)
-			}
+		return nil
+	}
+	if plan.gen == nil || len(s.PrimaryFields) != 1 {
+		return nil
+	}
+	f := s.PrimaryFields[0]
+	if optedOut(f) || !f.Creatable {
+		return nil
+	}
+	k := kindOf(f)
+	claim := plan.ids == nil && k == kindString
+	if k.integer() {
+		ok, err := p.probeIntKeys(plan.gen)
+		if err != nil {
+			return err
+		}
+		claim = ok && plan.intKeys()
+	}
+	if claim {
+		plan.add(f)
+	}
+	return nil
+}
+
+// add adds f to the fields the plan fills, once.
+func (k *keyPlan) add(f *schema.Field) {
+	if !slices.Contains(k.fields, f) {
+		k.fields = append(k.fields, f)
+	}
+}
+
+// checkFields reports a field the plan cannot fill: any, without a
+// generator; one whose type the generator's keys do not fit.
+func (k *keyPlan) checkFields(s *schema.Schema, logic string) error {
+	if len(k.fields) > 0 && k.gen == nil {
+		return fmt.Errorf("gormplugin: %s.%s has the %s:%q tag but table %s has no key generator (give New props or WithGenerator)",
+			s.Name, k.fields[0].Name, TagKey, TagOptIn, logic)
+	}
+	for _, f := range k.fields {
+		kind := kindOf(f)
+		if kind == kindOther || (kind.integer() && !k.intKeys()) {
+			return fmt.Errorf("gormplugin: %s.%s: a %s key generator cannot fill a field of type %s",
+				s.Name, f.Name, k.gen.Type(), f.FieldType)
 		}
 	}
-	for _, f := range optIns {
-		add(f)
-	}
-	if len(plan.fields) > 0 && plan.gen == nil {
-		plan.err = fmt.Errorf("gormplugin: %s.%s has the %s:%q tag but table %s has no key generator (give New props or WithGenerator)",
-			s.Name, plan.fields[0].Name, TagKey, TagOptIn, logic)
-		return plan
-	}
-	for _, f := range plan.fields {
-		k := kindOf(f)
-		if k == kindOther || (k.integer() && !plan.intKeys()) {
-			plan.err = fmt.Errorf("gormplugin: %s.%s: a %s key generator cannot fill a field of type %s",
-				s.Name, f.Name, plan.gen.Type(), f.FieldType)
-			return plan
-		}
-	}
-	return plan
+	return nil
 }
 
 // intKeys reports whether the plan's generator can fill integer fields,
