@@ -17,6 +17,7 @@ import (
 	"github.com/shardkey/shardkey/keygen"
 	"github.com/shardkey/shardkey/shardconf"
 	"github.com/shardkey/shardkey/sqlhook"
+	_ "github.com/shardkey/shardkey/sqlhook/postgres" // this test's data sources are PostgreSQL
 )
 
 // shardedRules: orders in two PostgreSQL databases by id % 2; users and

@@ -39,6 +39,9 @@ import (
 	"github.com/shardkey/shardkey/keygen"
 	"github.com/shardkey/shardkey/shardconf"
 	"github.com/shardkey/shardkey/sqlhook"
+	// sqlhook parses the SQL of the dialects a program imports, as
+	// database/sql drivers are registered: this example runs on SQLite.
+	_ "github.com/shardkey/shardkey/sqlhook/sqlite"
 )
 
 //go:embed sharding.yaml

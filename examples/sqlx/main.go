@@ -31,6 +31,11 @@ import (
 	"github.com/shardkey/shardkey/keygen"
 	"github.com/shardkey/shardkey/shardconf"
 	"github.com/shardkey/shardkey/sqlhook"
+	// sqlhook parses the SQL of the dialects a program imports, as
+	// database/sql drivers are registered: this example runs on SQLite, or
+	// on PostgreSQL when given a DSN.
+	_ "github.com/shardkey/shardkey/sqlhook/postgres"
+	_ "github.com/shardkey/shardkey/sqlhook/sqlite"
 )
 
 //go:embed sharding.yaml
