@@ -61,8 +61,10 @@ import (
 // will issue the same IDs for the same space. When unsure, use the
 // default.
 //
-// The zero value is an empty scope, ready to use; a SequenceScope must not
-// be copied after first use. Its methods are safe for concurrent use.
+// The zero value is an empty scope, ready to use; a nil *SequenceScope
+// stands for DefaultSequenceScope wherever a scope is taken (options,
+// methods). A SequenceScope must not be copied after first use. Its
+// methods are safe for concurrent use.
 type SequenceScope struct {
 	mu      sync.Mutex
 	slots   map[slotKey]*slotEntry   // SNOWFLAKE, UID, SNOWFLAKE_JS states
@@ -86,9 +88,18 @@ func WithSequenceScope(s *SequenceScope) Option { return func(o *Options) { o.Se
 // Spaces returns the number of ID spaces the scope holds state for,
 // released or not.
 func (s *SequenceScope) Spaces() int {
+	s = s.orDefault()
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return len(s.slots) + len(s.cached)
+}
+
+// orDefault is s, or DefaultSequenceScope for nil.
+func (s *SequenceScope) orDefault() *SequenceScope {
+	if s == nil {
+		return DefaultSequenceScope()
+	}
+	return s
 }
 
 // lock locks the scope, making its maps on first use.
@@ -111,9 +122,16 @@ type slotKey struct {
 }
 
 // spaceKey is the key of the space of the given engine, layout and fixed
-// fields on clock c.
+// fields on clock c. Layouts that issue the same IDs give the same key:
+// equal epochs as instants; the time field's width only bounds it (it is
+// the top field), and adjacent datacenter and worker fields are one value,
+// fixed, however the bits are split between them.
 func spaceKey(c Clock, engine string, l Layout, fixed int64) slotKey {
-	l.Epoch = l.Epoch.UTC() // equal instants, equal keys
+	l.Epoch = l.Epoch.UTC()
+	l.TimeBits = 0
+	if l.BackupBits == 0 {
+		l.WorkerBits, l.DatacenterBits = l.WorkerBits+l.DatacenterBits, 0
+	}
 	return slotKey{clock: timeline(c), engine: engine, layout: l, fixed: fixed}
 }
 

@@ -381,3 +381,83 @@ func TestSequenceScopeSharesAcrossNonComparableClocks(t *testing.T) {
 		})
 	}
 }
+
+// TestSequenceScopeSharesLayoutsThatIssueTheSameIDs: layouts that differ
+// only where the IDs do not — the time field's width (it only bounds the
+// top field), how the machine bits split between datacenter and worker —
+// are one ID space, so their generators share a state instead of issuing
+// the same IDs; a CACHED_UID meets the guard of a UID so written.
+func TestSequenceScopeSharesLayoutsThatIssueTheSameIDs(t *testing.T) {
+	base := Props{"worker-id": "33", "max-vibration-offset": "0"}
+	with := func(kv ...string) Props {
+		p := Props{}
+		for k, v := range base {
+			p[k] = v
+		}
+		for i := 0; i < len(kv); i += 2 {
+			p[kv[i]] = kv[i+1]
+		}
+		return p
+	}
+	for name, other := range map[string]Props{
+		"time-bits":            with("time-bits", "40"),
+		"datacenter split":     with("worker-id", "1", "datacenter-bits", "5", "datacenter-id", "1"),
+		"both, other epoch tz": with("time-bits", "40", "worker-id", "1", "datacenter-bits", "5", "datacenter-id", "1", "epoch", "2016-11-01T08:00:00+08:00"),
+	} {
+		t.Run(name, func(t *testing.T) {
+			scope := NewSequenceScope()
+			clk := keygentest.NewClock(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC))
+			seen := map[int64]bool{}
+			for i, props := range []Props{base, other, base, other} {
+				g, err := NewID("SNOWFLAKE", props, WithClock(clk), WithSequenceScope(scope))
+				if err != nil {
+					t.Fatal(err)
+				}
+				ids, err := issue(g, 3)
+				if err != nil {
+					t.Fatal(err)
+				}
+				for _, id := range ids {
+					if seen[id] {
+						t.Fatalf("generator %d (%v) issued %d again", i+1, props, id)
+					}
+					seen[id] = true
+				}
+			}
+			if n := scope.Spaces(); n != 1 {
+				t.Fatalf("the scope holds %d spaces, want 1", n)
+			}
+		})
+	}
+	t.Run("UID time-bits beside CACHED_UID", func(t *testing.T) {
+		scope := NewSequenceScope()
+		clk := keygentest.NewClock(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC))
+		c, err := NewID("CACHED_UID", Props{"worker-id": "3"}, WithClock(clk), WithSequenceScope(scope))
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer c.(interface{ Close() error }).Close()
+		if _, err := NewID("UID", Props{"worker-id": "3", "time-bits": "30"}, WithClock(clk), WithSequenceScope(scope)); !errors.Is(err, ErrIDSpaceInUse) {
+			t.Fatalf("a UID differing only in time-bits beside an open CACHED_UID: %v, want ErrIDSpaceInUse", err)
+		}
+	})
+}
+
+// TestSequenceScopeNilIsTheDefault: a nil *SequenceScope is the default
+// scope to its methods as to WithSequenceScope, never a panic.
+func TestSequenceScopeNilIsTheDefault(t *testing.T) {
+	var s *SequenceScope
+	if got, want := s.Spaces(), DefaultSequenceScope().Spaces(); got != want {
+		t.Fatalf("nil scope holds %d spaces, the default %d", got, want)
+	}
+	var zero SequenceScope
+	if n := zero.Spaces(); n != 0 {
+		t.Fatalf("a zero scope holds %d spaces", n)
+	}
+	if _, err := NewID("SNOWFLAKE", Props{"worker-id": "1"}, WithSequenceScope(&zero)); err != nil {
+		t.Fatal(err)
+	}
+	if n := zero.Spaces(); n != 1 {
+		t.Fatalf("a zero scope holds %d spaces after one generator, want 1", n)
+	}
+}
