@@ -26,13 +26,12 @@ func newGen(t *testing.T, typ string, props keygen.Props, src keygen.WorkerSourc
 	return cg
 }
 
-// TestClockBackFlagLosesLastUse: a SNOWFLAKE generator with
-// clock-back bits whose clock once stepped back beyond the tolerance tracks
-// no last-use time any more (snowflakeState.lastUsed reports zero when the
-// flag is set), so its clean release records the stale last_ms and the
-// next holder of the worker id, claiming at once, re-issues the previous
-// holder's keys.
-func TestClockBackFlagLosesLastUse(t *testing.T) {
+// TestLastUseSurvivesAClockBackFlag: a SNOWFLAKE generator with
+// clock-back bits whose clock stepped back beyond the tolerance (its flag
+// bumped) still tracks its last-use time, so its clean release records
+// it, and the next holder of the worker id, claiming at once, never
+// re-issues the previous holder's keys.
+func TestLastUseSurvivesAClockBackFlag(t *testing.T) {
 	checkLeaks(t)
 	forEachDB(t, func(t *testing.T, b backend) {
 		s := newSource(t, b.open(t, ""), Config{})
@@ -74,11 +73,11 @@ func TestClockBackFlagLosesLastUse(t *testing.T) {
 	})
 }
 
-// TestClockBackFlagReusedByNextHolder: the clock-back flag space is
-// not carried across holders. A used flag 1 at time T after a step back;
-// B starts after A's last use (LastUsed correct here) and, after its own
-// step back to T, bumps to flag 1 again and re-issues A's key.
-func TestClockBackFlagReusedByNextHolder(t *testing.T) {
+// TestNextHolderNeverReusesAPreviousHoldersClockBackFlag: A used flag 1
+// at time T after a step back; B starts after A's last use and then steps
+// back to T itself. B cannot know A's flags at T, so its next key is
+// refused (*keygen.ClockBackwardsError) or is one A never issued.
+func TestNextHolderNeverReusesAPreviousHoldersClockBackFlag(t *testing.T) {
 	checkLeaks(t)
 	forEachDB(t, func(t *testing.T, b backend) {
 		s := newSource(t, b.open(t, ""), Config{TTL: 300 * time.Millisecond})
@@ -133,10 +132,11 @@ func TestClockBackFlagReusedByNextHolder(t *testing.T) {
 
 // TestJSBorrowedSecondAfterExpiry: SNOWFLAKE_JS borrows the second
 // after the current one (backup worker) when a second is used up, so its
-// keys may carry a time up to a second past its clock. A holder that dies
-// (no release, no renewal after the borrow) leaves LastUsed = expiry, which
-// does not cover the borrowed second: the next holder issues the same
-// backup keys.
+// keys may carry a time up to a second past its clock. When a holder dies
+// (no release, no renewal after the borrow), the next holder, claiming
+// once the slot expired and its safe-guard passed, never issues the dead
+// holder's backup keys (the dead holder may refuse to borrow past its
+// lease instead).
 func TestJSBorrowedSecondAfterExpiry(t *testing.T) {
 	checkLeaks(t)
 	forEachDB(t, func(t *testing.T, b backend) {
@@ -201,12 +201,12 @@ func mustTime(t *testing.T, g keygen.IDGenerator, id int64) time.Time {
 	return p.Time
 }
 
-// TestExpiryNotBeforeValidity: the package promises the database
-// records an expiry no earlier than the lease's validity. The statements
-// use TTL truncated to whole milliseconds (and the database's now floored
-// to the millisecond) while ValidUntil adds the full TTL in nanoseconds, so
-// with a TTL that is not whole milliseconds and a sub-millisecond
-// SafeGuard (truncated to 0) a slot becomes claimable while its holder's
+// TestExpiryNotBeforeValidity: the database records an expiry no earlier
+// than the lease's validity, as the package promises, also where the two
+// are counted differently: the statements work in whole milliseconds (the
+// database's now floored to one) while ValidUntil adds the full TTL in
+// nanoseconds. With a TTL that is not whole milliseconds and a
+// sub-millisecond SafeGuard, no slot becomes claimable while its holder's
 // lease is still valid, on one and the same clock.
 func TestExpiryNotBeforeValidity(t *testing.T) {
 	checkLeaks(t)
