@@ -15,6 +15,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/shardkey/shardkey/internal/dialect"
 	"github.com/shardkey/shardkey/shardconf"
 	"github.com/shardkey/shardkey/sqlhook/internal/ir"
 )
@@ -261,8 +262,9 @@ func pickDialect(asked Dialect, sources map[string]driver.Connector, names []str
 	return d, nil
 }
 
-// detectDialect tells the dialect by the package of c's driver, and
-// returns that package path for messages.
+// detectDialect tells the dialect of c's driver (internal/dialect: the one
+// detection of the project, which looks through wrappers that expose the
+// driver they wrap), and returns the driver's package path for messages.
 func detectDialect(c driver.Connector) (Dialect, string) {
 	drv := c.Driver()
 	if drv == nil {
@@ -272,16 +274,20 @@ func detectDialect(c driver.Connector) (Dialect, string) {
 	for t.Kind() == reflect.Pointer {
 		t = t.Elem()
 	}
-	pkg := t.PkgPath()
-	switch {
-	case strings.Contains(pkg, "jackc/pgx"), strings.Contains(pkg, "lib/pq"):
-		return PostgreSQL, pkg
-	case strings.Contains(pkg, "go-sql-driver/mysql"):
-		return MySQL, pkg
-	case strings.Contains(pkg, "sqlite"):
-		return SQLite, pkg
+	return fromName(dialect.FromDriver(drv)), t.PkgPath()
+}
+
+// fromName is sqlhook's Dialect for a dialect name, DialectAuto for "".
+func fromName(n dialect.Name) Dialect {
+	switch n {
+	case dialect.Postgres:
+		return PostgreSQL
+	case dialect.MySQL:
+		return MySQL
+	case dialect.SQLite:
+		return SQLite
 	}
-	return DialectAuto, pkg
+	return DialectAuto
 }
 
 // Connect opens the default data source's connection; the others are

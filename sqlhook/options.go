@@ -14,7 +14,10 @@ type Dialect = ir.Dialect
 const (
 	// DialectAuto detects the dialect from the wrapped driver's package
 	// (pgx and lib/pq: PostgreSQL; go-sql-driver/mysql: MySQL; modernc,
-	// glebarez and mattn SQLite drivers: SQLite).
+	// glebarez, ncruces and mattn SQLite drivers: SQLite), looking through
+	// a wrapping driver that exposes the one it wraps (an Unwrap()
+	// driver.Driver method or an embedded driver.Driver field). A driver
+	// it cannot tell (otelsql's hides the wrapped one) needs WithDialect.
 	DialectAuto = ir.DialectAuto
 	PostgreSQL  = ir.PostgreSQL
 	MySQL       = ir.MySQL
@@ -25,7 +28,11 @@ const (
 // kept when WithPlanCacheSize is not given.
 const DefaultPlanCacheSize = 4096
 
-// Option configures Wrap, Open and OpenWith.
+// Option configures Wrap, Open and OpenWith. Options follow the
+// convention of every shardkey package (see keygen.Option): With...
+// functions applied in order, a later one replacing an earlier one's value
+// and a variadic one (WithRouterOptions) appending; a nil argument means
+// the default; a bad value is the constructor's error, never the option's.
 type Option func(*options)
 
 type options struct {

@@ -1,0 +1,44 @@
+package sqlhook
+
+import (
+	"context"
+	"database/sql"
+	"database/sql/driver"
+	"testing"
+)
+
+// embeddingDriver wraps a driver the way qustavo/sqlhooks does: the
+// wrapped one is an embedded, exported driver.Driver.
+type embeddingDriver struct{ driver.Driver }
+
+// hidingDriver wraps a driver and keeps it to itself, as otelsql does.
+type hidingDriver struct{ d driver.Driver }
+
+func (h hidingDriver) Open(name string) (driver.Conn, error) { return h.d.Open(name) }
+
+type driverConnector struct{ d driver.Driver }
+
+func (c driverConnector) Connect(context.Context) (driver.Conn, error) { return c.d.Open("") }
+func (c driverConnector) Driver() driver.Driver                        { return c.d }
+
+func TestDialectDetectedThroughWrappingDriverOrGivenExplicitly(t *testing.T) {
+	db, err := sql.Open("sqlite", ":memory:")
+	if err != nil {
+		t.Fatal(err)
+	}
+	sqliteDriver := db.Driver()
+	db.Close()
+	if d, _ := detectDialect(driverConnector{sqliteDriver}); d != SQLite {
+		t.Errorf("the SQLite driver: %v, want sqlite", d)
+	}
+	if d, _ := detectDialect(driverConnector{embeddingDriver{sqliteDriver}}); d != SQLite {
+		t.Errorf("a wrapper embedding the SQLite driver: %v, want sqlite", d)
+	}
+	hidden := map[string]driver.Connector{"ds": driverConnector{hidingDriver{sqliteDriver}}}
+	if _, err := pickDialect(DialectAuto, hidden, []string{"ds"}, "ds"); err == nil {
+		t.Error("a wrapper hiding the driver: detected a dialect, want a refusal asking for WithDialect")
+	}
+	if d, err := pickDialect(SQLite, hidden, []string{"ds"}, "ds"); err != nil || d != SQLite {
+		t.Errorf("WithDialect(SQLite) over a hiding wrapper: %v, %v", d, err)
+	}
+}
