@@ -629,6 +629,15 @@ func (c *conn) queryUnit(ctx context.Context, u unit, s *stmt) (driver.Rows, err
 	return directQuery(ctx, dc, u.sql, u.args)
 }
 
+// The pre-Go 1.8 optional interfaces, which database/sql still calls on a
+// driver that lacks the Context ones; so does sqlhook.
+//
+//lint:ignore SA1019 a driver without the Context interfaces gets the pre-Go 1.8 calls, as database/sql makes them
+type legacyExecer = driver.Execer
+
+//lint:ignore SA1019 a driver without the Context interfaces gets the pre-Go 1.8 calls, as database/sql makes them
+type legacyQueryer = driver.Queryer
+
 // directExec runs a one-off statement on dc the way database/sql would:
 // ExecerContext, else Execer, else (or on driver.ErrSkip) prepare, exec
 // and close.
@@ -638,7 +647,7 @@ func directExec(ctx context.Context, dc driver.Conn, query string, args []driver
 		if !errors.Is(err, driver.ErrSkip) {
 			return res, err
 		}
-	} else if e, ok := dc.(driver.Execer); ok {
+	} else if e, ok := dc.(legacyExecer); ok {
 		vs, err := namedToValues(args)
 		if err != nil {
 			return nil, err
@@ -667,7 +676,7 @@ func directQuery(ctx context.Context, dc driver.Conn, query string, args []drive
 		if !errors.Is(err, driver.ErrSkip) {
 			return rows, err
 		}
-	} else if q, ok := dc.(driver.Queryer); ok {
+	} else if q, ok := dc.(legacyQueryer); ok {
 		vs, err := namedToValues(args)
 		if err != nil {
 			return nil, err
@@ -725,7 +734,7 @@ func stmtExec(ctx context.Context, st driver.Stmt, args []driver.NamedValue) (dr
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
-	return st.Exec(vs)
+	return st.Exec(vs) //lint:ignore SA1019 a driver without the Context interfaces gets the pre-Go 1.8 calls, as database/sql makes them
 }
 
 func stmtQuery(ctx context.Context, st driver.Stmt, args []driver.NamedValue) (driver.Rows, error) {
@@ -742,5 +751,5 @@ func stmtQuery(ctx context.Context, st driver.Stmt, args []driver.NamedValue) (d
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
-	return st.Query(vs)
+	return st.Query(vs) //lint:ignore SA1019 a driver without the Context interfaces gets the pre-Go 1.8 calls, as database/sql makes them
 }

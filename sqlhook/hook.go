@@ -328,9 +328,3 @@ func (c *planCache) put(q string, p *ir.Plan) {
 	c.m[q] = p
 	c.mu.Unlock()
 }
-
-func (c *planCache) len() int {
-	c.mu.RLock()
-	defer c.mu.RUnlock()
-	return len(c.m)
-}

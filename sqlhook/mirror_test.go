@@ -38,9 +38,9 @@ var connIfaces = []struct {
 	has  func(any) bool
 }{
 	{"Pinger", func(c any) bool { _, ok := c.(driver.Pinger); return ok }},
-	{"Execer", func(c any) bool { _, ok := c.(driver.Execer); return ok }},
+	{"Execer", func(c any) bool { _, ok := c.(driver.Execer); return ok }}, //lint:ignore SA1019 the mirror must keep every optional interface of the driver, the deprecated ones included
 	{"ExecerContext", func(c any) bool { _, ok := c.(driver.ExecerContext); return ok }},
-	{"Queryer", func(c any) bool { _, ok := c.(driver.Queryer); return ok }},
+	{"Queryer", func(c any) bool { _, ok := c.(driver.Queryer); return ok }}, //lint:ignore SA1019 the mirror must keep every optional interface of the driver, the deprecated ones included
 	{"QueryerContext", func(c any) bool { _, ok := c.(driver.QueryerContext); return ok }},
 	{"SessionResetter", func(c any) bool { _, ok := c.(driver.SessionResetter); return ok }},
 	{"Validator", func(c any) bool { _, ok := c.(driver.Validator); return ok }},

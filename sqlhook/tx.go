@@ -114,7 +114,7 @@ func (t *tx) begin(ctx context.Context, ds string, dc driver.Conn) error {
 		dtx, err = bt.BeginTx(ctx, t.opts)
 	} else if err = checkTxOptions(dc, t.opts); err == nil {
 		if err = ctx.Err(); err == nil {
-			dtx, err = dc.Begin()
+			dtx, err = dc.Begin() //lint:ignore SA1019 a driver without the Context interfaces gets the pre-Go 1.8 calls, as database/sql makes them
 		}
 	}
 	if err != nil {

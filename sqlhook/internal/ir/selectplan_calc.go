@@ -15,12 +15,11 @@ import (
 
 // calcNode is an expression over aggregates.
 type CalcNode struct {
-	Op    merge.ExprOp
-	kids  []*CalcNode
-	Agg   ShapeExpr    // ExprCol: the aggregate
-	Con   driver.Value // ExprConst: int64 or decimal text
-	col   ColRef       // ExprCol: bound by the builder
-	aggAt int
+	Op   merge.ExprOp
+	kids []*CalcNode
+	Agg  ShapeExpr    // ExprCol: the aggregate
+	Con  driver.Value // ExprConst: int64 or decimal text
+	col  ColRef       // ExprCol: bound by the builder
 }
 
 // calcItem is a column computed after merging: a select item, or a hidden
