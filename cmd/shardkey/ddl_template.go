@@ -9,6 +9,8 @@ package main
 import (
 	"fmt"
 	"strings"
+
+	"github.com/shardkey/shardkey/internal/sqltok"
 )
 
 // SQL dialects of the ddl command.
@@ -54,162 +56,107 @@ func (e *templateError) Error() string {
 	return fmt.Sprintf("%s: %s", e.file, e.msg)
 }
 
-// lexSQL splits src into statements (at top-level semicolons) of tokens.
-// Comments and blanks are skipped. It follows dialect's rules: in MySQL
-// "x" is a string and a backslash escapes in strings, # starts a comment;
-// in PostgreSQL and SQLite "x" is an identifier; PostgreSQL has E'..' and
-// $tag$..$tag$ strings and nested block comments; SQLite has [x]. `x` is
-// an identifier in every dialect (it is re-quoted for the output dialect).
+// lexSQL splits src into statements (at top-level semicolons) of tokens,
+// read by internal/sqltok with dialect's rules: in MySQL "x" is a string
+// and a backslash escapes in strings, # starts a comment and -- does only
+// before a space; in PostgreSQL and SQLite "x" is an identifier;
+// PostgreSQL has E'..' and $tag$..$tag$ strings and nested block
+// comments; SQLite has [x]. `x` is an identifier in every dialect (it is
+// re-quoted for the output dialect). Comments and blanks are skipped.
+//
+// MySQL runs what an executable comment (/*!50100 ... */) holds, so it is
+// read as code and kept in its statement (a CREATE TABLE's trailing
+// /*!50100 PARTITION BY ... */ is part of every physical table's DDL); a
+// statement wholly inside executable comments, such as mysqldump's
+// /*!40101 SET ... */, sets up a session, not a table, and is skipped.
 func lexSQL(file, src, dialect string) ([][]token, error) {
+	mode := sqltok.PostgreSQL | sqltok.BacktickQuotes
+	switch dialect {
+	case dialectMySQL:
+		mode = sqltok.MySQL
+	case dialectSQLite:
+		mode = sqltok.SQLite
+	}
 	var stmts [][]token
 	var cur []token
-	line := 1
-	errAt := func(l int, format string, a ...any) error {
-		return &templateError{file: file, line: l, msg: fmt.Sprintf(format, a...)}
-	}
-	// quoted scans a quoted run starting at i (src[i] == q) where q doubled
-	// is an escaped q, and backslash escapes when bs is set. It returns the
-	// unquoted text and the offset after the closing quote.
-	quoted := func(i int, q, closer byte, bs bool) (string, int, error) {
-		startLine := line
-		var b strings.Builder
-		for j := i + 1; j < len(src); j++ {
-			c := src[j]
-			switch {
-			case c == '\n':
-				line++
-			case bs && c == '\\' && j+1 < len(src):
-				j++
-				if src[j] == '\n' {
-					line++
-				}
-				b.WriteByte(c)
-				b.WriteByte(src[j])
-				continue
-			case c == closer:
-				if j+1 < len(src) && src[j+1] == closer && q == closer {
-					j++
-				} else {
-					return b.String(), j + 1, nil
-				}
-			}
-			b.WriteByte(c)
+	line, execLine := 1, 0
+	inExec, allExec := false, true // allExec: every token of cur is in an executable comment
+	flush := func() {
+		if len(cur) > 0 && !allExec {
+			stmts = append(stmts, cur)
 		}
-		return "", 0, errAt(startLine, "unterminated %c", q)
+		cur, allExec = nil, true
 	}
-	for i := 0; i < len(src); {
-		c := src[i]
-		switch {
-		case c == '\n':
-			line++
-			i++
-		case c == ' ' || c == '\t' || c == '\r' || c == '\f' || c == '\v':
-			i++
-		case c == '-' && strings.HasPrefix(src[i:], "--"), c == '#' && dialect == dialectMySQL:
-			for i < len(src) && src[i] != '\n' {
-				i++
+	add := func(t token) {
+		cur = append(cur, t)
+		allExec = allExec && inExec
+	}
+	l := sqltok.New(src, mode)
+	for {
+		t := l.Next()
+		text := src[t.Start:t.End]
+		switch t.Kind {
+		case sqltok.EOF:
+			flush()
+			return stmts, nil
+		case sqltok.Error:
+			if text == "" {
+				line = execLine
 			}
-		case c == '/' && strings.HasPrefix(src[i:], "/*"):
-			startLine, depth := line, 0
-			j := i
-			for ; j < len(src); j++ {
-				switch {
-				case src[j] == '\n':
-					line++
-				case strings.HasPrefix(src[j:], "/*") && (depth == 0 || dialect == dialectPostgres):
-					depth++
-					j++
-				case strings.HasPrefix(src[j:], "*/"):
-					depth--
-					j++
-				}
-				if depth == 0 {
-					break
-				}
+			return nil, &templateError{file: file, line: line, msg: unterminated(text)}
+		case sqltok.Space, sqltok.Comment:
+		case sqltok.Ident, sqltok.Number:
+			add(token{kind: tkWord, name: text, off: t.Start, end: t.End, line: line})
+		case sqltok.String:
+			add(token{kind: tkString, name: text, off: t.Start, end: t.End, line: line})
+		case sqltok.QuotedIdent:
+			off := t.Start
+			if text[0] == 'U' || text[0] == 'u' { // PostgreSQL's U&"x": the U& stays as written
+				add(token{kind: tkWord, name: text[:1], off: off, end: off + 1, line: line})
+				add(token{kind: tkPunct, name: "&", off: off + 1, end: off + 2, line: line})
+				off += 2
 			}
-			if depth != 0 {
-				return nil, errAt(startLine, "unterminated /* comment")
+			name, ok := sqltok.Unquote(src[off:t.End], mode)
+			if !ok || name == "" {
+				return nil, &templateError{file: file, line: line, msg: "empty quoted identifier"}
 			}
-			i = j + 1
-		case c == '\'' || c == '"' && dialect == dialectMySQL:
-			l := line
-			// PostgreSQL's E'...' strings take backslash escapes.
-			bs := dialect == dialectMySQL
-			if n := len(cur); dialect == dialectPostgres && n > 0 && cur[n-1].end == i && cur[n-1].is("E") {
-				bs = true
+			add(token{kind: tkQuoted, name: name, off: off, end: t.End, line: line})
+		case sqltok.ExecCommentStart:
+			inExec, execLine = true, line
+			add(token{kind: tkPunct, name: text, off: t.Start, end: t.End, line: line})
+		case sqltok.ExecCommentEnd:
+			add(token{kind: tkPunct, name: text, off: t.Start, end: t.End, line: line})
+			inExec = false
+		default: // punctuation, placeholders, MySQL variables
+			if text == ";" {
+				flush()
+				break
 			}
-			_, end, err := quoted(i, c, c, bs)
-			if err != nil {
-				return nil, err
-			}
-			cur = append(cur, token{kind: tkString, name: src[i:end], off: i, end: end, line: l})
-			i = end
-		case c == '"' || c == '`' || c == '[' && dialect == dialectSQLite:
-			l := line
-			closer := c
-			if c == '[' {
-				closer = ']'
-			}
-			name, end, err := quoted(i, c, closer, false)
-			if err != nil {
-				return nil, err
-			}
-			if name == "" {
-				return nil, errAt(l, "empty quoted identifier")
-			}
-			cur = append(cur, token{kind: tkQuoted, name: name, off: i, end: end, line: l})
-			i = end
-		case c == '$' && dialect == dialectPostgres && dollarTag(src[i:]) != "":
-			tag := dollarTag(src[i:])
-			l := line
-			k := strings.Index(src[i+len(tag):], tag)
-			if k < 0 {
-				return nil, errAt(l, "unterminated %s string", tag)
-			}
-			end := i + len(tag) + k + len(tag)
-			line += strings.Count(src[i:end], "\n")
-			cur = append(cur, token{kind: tkString, name: src[i:end], off: i, end: end, line: l})
-			i = end
-		case wordByte(c):
-			j := i + 1
-			for j < len(src) && (wordByte(src[j]) || src[j] == '$') {
-				j++
-			}
-			cur = append(cur, token{kind: tkWord, name: src[i:j], off: i, end: j, line: line})
-			i = j
-		case c == ';':
-			if len(cur) > 0 {
-				stmts = append(stmts, cur)
-				cur = nil
-			}
-			i++
-		default:
-			cur = append(cur, token{kind: tkPunct, name: string(c), off: i, end: i + 1, line: line})
-			i++
+			add(token{kind: tkPunct, name: text, off: t.Start, end: t.End, line: line})
+		}
+		switch t.Kind {
+		case sqltok.Space, sqltok.Comment, sqltok.String, sqltok.QuotedIdent:
+			line += strings.Count(text, "\n")
 		}
 	}
-	if len(cur) > 0 {
-		stmts = append(stmts, cur)
-	}
-	return stmts, nil
 }
 
-func wordByte(c byte) bool {
-	return c == '_' || c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c >= 0x80
-}
-
-// dollarTag returns the $tag$ opening s, or "".
-func dollarTag(s string) string {
-	for j := 1; j < len(s); j++ {
-		switch c := s[j]; {
-		case c == '$':
-			return s[:j+1]
-		case c == '_' || c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= 0x80 || j > 1 && c >= '0' && c <= '9':
-		default:
-			return ""
+// unterminated says what an Error token of the tokenizer leaves open.
+func unterminated(text string) string {
+	switch {
+	case text == "":
+		return "unterminated /*! comment"
+	case strings.HasPrefix(text, "/*"):
+		return "unterminated /* comment"
+	case text[0] == '$':
+		if k := strings.IndexByte(text[1:], '$'); k >= 0 {
+			return fmt.Sprintf("unterminated %s string", text[:k+2])
 		}
 	}
-	return ""
+	if k := strings.IndexAny(text, "'\"`["); k >= 0 {
+		return fmt.Sprintf("unterminated %c", text[k])
+	}
+	return "unterminated " + text
 }
 
 // editKind says what to do with a token of a template statement.
