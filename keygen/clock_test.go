@@ -1,17 +1,68 @@
 package keygen
 
 import (
+	"context"
+	"log/slog"
 	"testing"
 	"time"
 )
 
+// skewedClock is a SystemClock on a timeline of its own (the process's
+// must not be faked) whose wall clock reads *skew off time.Now.
+func skewedClock(skew *time.Duration) *SystemClock {
+	return &SystemClock{tl: newSysTimeline(func() time.Time { return time.Now().Add(*skew) })}
+}
+
+// TestSystemClocksReadOneTimeline: every SystemClock of a process — made
+// at any time, with any logger, the zero value, nil — reads the same time,
+// so generators of one worker on any of them share one state and never
+// see each other's keys as a clock step (made apart, two SystemClocks
+// disagreed by any wall-clock step back between the two NewSystemClock
+// calls: the second was refused with ClockBackwardsError while the first
+// was in use, and once the state was pruned it repeated the first's IDs).
+func TestSystemClocksReadOneTimeline(t *testing.T) {
+	var zero SystemClock
+	clocks := []*SystemClock{NewSystemClock(nil), NewSystemClock(slog.New(slog.DiscardHandler)), &zero, nil, defaultClock()}
+	for i, c := range clocks {
+		if c.timeline() != clocks[0].timeline() {
+			t.Fatalf("clock %d reads a timeline of its own", i)
+		}
+	}
+	var last time.Time
+	for i := range 1000 {
+		now := clocks[i%len(clocks)].Now()
+		if now.Before(last) {
+			t.Fatalf("clock %d read %v after another read %v", i%len(clocks), now, last)
+		}
+		last = now
+	}
+	scope := NewSequenceScope()
+	seen := map[int64]bool{}
+	for i, c := range clocks {
+		g, err := NewID("SNOWFLAKE", Props{"worker-id": "2", "max-tolerate-time-difference-milliseconds": "0"},
+			WithClock(c), WithSequenceScope(scope))
+		if err != nil {
+			t.Fatal(err)
+		}
+		for range 100 {
+			id, err := g.NextID(context.Background())
+			if err != nil || seen[id] {
+				t.Fatalf("generator on clock %d: %d (%v), seen before: %v", i, id, err, seen[id])
+			}
+			seen[id] = true
+		}
+	}
+	if n := scope.Spaces(); n != 1 {
+		t.Fatalf("%d spaces, want the one all SystemClocks share", n)
+	}
+}
+
 // TestSystemClockAdoptsForwardStepsOnly: a wall clock stepped forward is
 // followed at the next check; one stepped back is ignored.
 func TestSystemClockAdoptsForwardStepsOnly(t *testing.T) {
-	c := NewSystemClock(nil)
 	var skew time.Duration
-	c.wall = func() time.Time { return time.Now().Add(skew) }
-	check := func() { c.nextCheck.Store(0) } // force a comparison on the next read
+	c := skewedClock(&skew)
+	check := func() { c.tl.nextCheck.Store(0) } // force a comparison on the next read
 
 	skew = time.Hour
 	check()
@@ -26,7 +77,7 @@ func TestSystemClockAdoptsForwardStepsOnly(t *testing.T) {
 			t.Fatalf("clock followed a backwards step: %v < %v", now, before)
 		}
 	}
-	if !c.behind.Load() {
+	if !c.tl.behind.Load() {
 		t.Fatal("a wall clock behind the monotonic one was not noticed")
 	}
 }
@@ -35,11 +86,10 @@ func TestSystemClockAdoptsForwardStepsOnly(t *testing.T) {
 // SystemClock inline on its hot path; a forward wall step due at that read
 // is adopted there too, so the key carries the corrected time.
 func TestSnowflakeHotPathAdoptsAForwardWallStep(t *testing.T) {
-	c := NewSystemClock(nil)
 	var skew time.Duration
-	c.wall = func() time.Time { return time.Now().Add(skew) }
-	// A scope of its own: every SystemClock is one timeline to a scope, and
-	// this one's wall is faked an hour ahead.
+	c := skewedClock(&skew)
+	// A scope of its own, as the timeline: this one's wall is faked an hour
+	// ahead.
 	g, err := NewID("SNOWFLAKE", Props{"worker-id": "1", "max-vibration-offset": "0"}, WithClock(c),
 		WithSequenceScope(NewSequenceScope()))
 	if err != nil {
@@ -50,7 +100,7 @@ func TestSnowflakeHotPathAdoptsAForwardWallStep(t *testing.T) {
 		t.Fatal(err)
 	}
 	skew = time.Hour
-	c.nextCheck.Store(0)
+	c.tl.nextCheck.Store(0)
 	id, err := g.NextID(ctx)
 	if err != nil {
 		t.Fatal(err)
@@ -67,9 +117,8 @@ func TestSnowflakeHotPathAdoptsAForwardWallStep(t *testing.T) {
 // increasing, no clock-back wait or error, and the key time stays on the
 // monotonic clock.
 func TestSnowflakeHotPathIgnoresABackwardWallStep(t *testing.T) {
-	c := NewSystemClock(nil)
 	var skew time.Duration
-	c.wall = func() time.Time { return time.Now().Add(skew) }
+	c := skewedClock(&skew)
 	g, err := NewID("SNOWFLAKE", Props{"worker-id": "1", "max-vibration-offset": "0",
 		"max-tolerate-time-difference-milliseconds": "0"}, WithClock(c), WithSequenceScope(NewSequenceScope()))
 	if err != nil {
@@ -81,7 +130,7 @@ func TestSnowflakeHotPathIgnoresABackwardWallStep(t *testing.T) {
 		t.Fatal(err)
 	}
 	skew = -time.Hour
-	c.nextCheck.Store(0)
+	c.tl.nextCheck.Store(0)
 	for i := range 10_000 {
 		id, err := g.NextID(ctx)
 		if err != nil || id <= last {
@@ -89,7 +138,7 @@ func TestSnowflakeHotPathIgnoresABackwardWallStep(t *testing.T) {
 		}
 		last = id
 	}
-	if !c.behind.Load() {
+	if !c.tl.behind.Load() {
 		t.Fatal("the wall clock behind the monotonic one was not noticed")
 	}
 	p, err := g.(Decomposer).Decompose(last)

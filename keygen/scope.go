@@ -34,9 +34,9 @@ import (
 //     ranges are claimed in its database.
 //
 // Clocks: generators share only when their clocks are the same timeline.
-// Every *SystemClock counts as one timeline (they all read the process's
-// wall clock), as do all clocks of one type that cannot be compared with
-// ==; any other Clock value is a timeline of its own (a test's fake clock),
+// Every *SystemClock counts as one timeline (they all read the same time:
+// see SystemClock), as do all clocks of one type that cannot be compared
+// with ==; any other Clock value is a timeline of its own (a test's fake clock),
 // so generators on two distinct values of a custom clock type share
 // nothing: give the generators of one process one Clock value.
 //
@@ -135,21 +135,19 @@ func spaceKey(c Clock, engine string, l Layout, fixed int64) slotKey {
 	return slotKey{clock: timeline(c), engine: engine, layout: l, fixed: fixed}
 }
 
-// systemTimeline stands for every *SystemClock in a key.
-type systemTimeline struct{}
-
 // nonComparableClock stands for every clock of one non-comparable type.
 type nonComparableClock struct{ t reflect.Type }
 
 // timeline is the clock's part of a key. Clocks that may be the same
-// timeline share (fail closed): every SystemClock reads the wall clock, and
-// clocks of a type that cannot be compared cannot be told apart.
+// timeline share (fail closed): every SystemClock reads the process's one
+// timeline, and clocks of a type that cannot be compared cannot be told
+// apart.
 func timeline(c Clock) any {
-	switch c.(type) {
+	switch sc := c.(type) {
 	case nil:
 		return nil
 	case *SystemClock:
-		return systemTimeline{}
+		return sc.timeline()
 	}
 	if !hashable(c) {
 		return nonComparableClock{reflect.TypeOf(c)}

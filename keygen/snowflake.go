@@ -30,6 +30,7 @@ type snowflake struct {
 	clock     Clock
 	now       func() int64 // Unix nanoseconds
 	sys       *SystemClock // the clock when it is one, read inline on the hot path
+	sysTL     *sysTimeline // sys's timeline
 	logger    *slog.Logger
 	epochNs   int64
 	unitNs    int64
@@ -148,7 +149,9 @@ func newSnowflake(c snowflakeConfig, o Options) (*snowflake, error) {
 		tolNs:     int64(c.tolerance),
 		vibMod:    c.vibration + 1,
 	}
-	g.sys, _ = o.Clock.(*SystemClock)
+	if g.sys, _ = o.Clock.(*SystemClock); g.sys != nil {
+		g.sysTL = g.sys.timeline()
+	}
 	// SNOWFLAKE and UID share one engine: of the same layout, they share a
 	// space, and either may meet a CACHED_UID's.
 	scope, key := o.scope(), spaceKey(o.Clock, "snowflake", l, g.fixed)
@@ -329,12 +332,12 @@ func (g *snowflake) NextID(ctx context.Context) (int64, error) {
 	if g.lease == nil && !st.contended.Load() {
 		old := st.last.Load()
 		var now int64
-		if c := g.sys; c != nil {
+		if c := g.sysTL; c != nil {
 			// SystemClock.unixNano, written out: the compiler will not
 			// inline it, and the call costs a few percent of an ID.
 			el := int64(time.Since(c.base))
 			if now = c.baseWall + el + c.offset.Load(); el >= c.nextCheck.Load() {
-				now = c.checkedNano(el)
+				now = g.sys.checkedNano(el)
 			}
 		} else {
 			now = g.now()
