@@ -9,6 +9,6 @@ import pgwasm "github.com/wasilibs/go-pgquery"
 // on the development machine), later ones take about 90 µs. Plans are
 // cached, so this is paid once per statement text.
 var (
-	Parse = pgwasm.Parse
-	Scan  = pgwasm.Scan
+	Parse  = pgwasm.Parse
+	pgScan = pgwasm.Scan
 )
