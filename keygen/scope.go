@@ -42,16 +42,19 @@ import (
 //
 // When it is released: a generator holds its space's state until it is
 // garbage collected (or its construction fails); Close does not release
-// it. A state nobody holds is dropped at the scope's next prune if its
-// last ID then lies more than ten seconds behind its clock, so a new state
-// starts in a tick nobody used; a prune runs when a new space is added to
-// a scope holding 256 states, or twice as many as the last prune kept if
-// that is more. A state whose clock-back flag was bumped is never dropped
-// (its last ID is not its latest), nor is a CACHED_UID space (its
-// generators may have filled seconds ahead of the clock); Close on a
-// CACHED_UID ends its claim on the space but keeps the space's next
+// it. A state of a SystemClock that nobody holds is dropped at the scope's
+// next prune if its last ID then lies more than ten seconds behind the
+// clock, so a new state starts in a tick nobody used (a SystemClock never
+// steps back); a prune runs when a new space is added to a scope holding
+// 256 states, or twice as many as the last prune kept if that is more. A
+// state whose clock-back flag was bumped is never dropped (its last ID is
+// not its latest), nor is a CACHED_UID space (its generators may have
+// filled seconds ahead of the clock), nor a state of any other clock: a
+// custom clock may step back, and the kept state is what turns that step
+// into a wait or a *ClockBackwardsError instead of a repeated ID. Close on
+// a CACHED_UID ends its claim on the space but keeps the space's next
 // second. All of a scope's state goes when the scope and its generators
-// are unreachable.
+// are unreachable: give tests on fake clocks a scope of their own.
 //
 // Generators built without WithSequenceScope use DefaultSequenceScope, so
 // that every generator of a process shares by default. A scope of its own
@@ -178,7 +181,7 @@ type slotState interface {
 
 type slotEntry struct {
 	state slotState
-	clock Clock        // the clock of the generator that made it, which prune reads
+	clock Clock        // the clock of the generator that made it, which prune reads (one of the key's timeline)
 	refs  atomic.Int64 // live generators
 }
 
@@ -239,13 +242,16 @@ func newSlotState[T any, PT interface {
 	return st
 }
 
-// prune drops unused, idle entries. s is locked.
+// prune drops unused entries of SystemClocks that are idle: only that
+// clock is known never to step back to the ticks a dropped state used. s
+// is locked.
 func (s *SequenceScope) prune() {
 	for k, e := range s.slots {
-		if e.refs.Load() > 0 {
+		sys, ok := e.clock.(*SystemClock)
+		if !ok || e.refs.Load() > 0 {
 			continue
 		}
-		if t, ok := e.state.lastUsed(k.layout); ok && e.clock.Now().Sub(t) > slotIdle {
+		if t, ok := e.state.lastUsed(k.layout); ok && sys.Now().Sub(t) > slotIdle {
 			delete(s.slots, k)
 		}
 	}

@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"runtime"
+	"slices"
+	"strconv"
 	"sync"
 	"testing"
 	"time"
@@ -11,25 +13,23 @@ import (
 	"github.com/shardkey/shardkey/keygen/keygentest"
 )
 
-// TestSequenceScopePrunesOnlyUnusedIdleStates: a scope drops the states of
-// collected generators whose last ID is long past; a live generator's
-// state stays.
+// TestSequenceScopePrunesOnlyUnusedIdleStates: a scope drops the states
+// of collected generators on a SystemClock whose last ID is long past; a
+// live generator's state stays.
 func TestSequenceScopePrunesOnlyUnusedIdleStates(t *testing.T) {
 	scope := NewSequenceScope()
-	start := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
-	live := keygentest.NewClock(start)
-	keep, err := NewID("SNOWFLAKE", Props{"worker-id": "1"}, WithClock(live), WithSequenceScope(scope))
+	var skew time.Duration
+	clk := skewedClock(&skew)
+	keep, err := NewID("SNOWFLAKE", Props{"worker-id": "1000"}, WithClock(clk), WithSequenceScope(scope))
 	if err != nil {
 		t.Fatal(err)
 	}
 	if _, err := keep.NextID(context.Background()); err != nil {
 		t.Fatal(err)
 	}
-	var clocks []*keygentest.Clock
-	for range 300 {
-		c := keygentest.NewClock(start)
-		clocks = append(clocks, c)
-		g, err := NewID("SNOWFLAKE", Props{"worker-id": "1"}, WithClock(c), WithSequenceScope(scope))
+	const released = 300
+	for w := range released {
+		g, err := NewID("SNOWFLAKE", Props{"worker-id": strconv.Itoa(w)}, WithClock(clk), WithSequenceScope(scope))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -37,16 +37,15 @@ func TestSequenceScopePrunesOnlyUnusedIdleStates(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	for _, c := range clocks {
-		c.Add(time.Minute)
-	}
-	live.Add(time.Minute)
+	skew = time.Minute // the timeline adopts it at its next wall check
+	clk.tl.nextCheck.Store(0)
+	clk.Now()
 	// The scope is this test's own: every unused state is one of its
 	// collected generators'.
-	waitReleased(t, scope, len(clocks))
+	waitReleased(t, scope, released)
 	scope.lock()
 	scope.prune()
-	_, kept := scope.slots[spaceKey(live, "snowflake", keep.(*snowflake).layout, keep.(*snowflake).fixed)]
+	_, kept := scope.slots[spaceKey(clk, "snowflake", keep.(*snowflake).layout, keep.(*snowflake).fixed)]
 	n := len(scope.slots)
 	scope.mu.Unlock()
 	if !kept {
@@ -56,6 +55,48 @@ func TestSequenceScopePrunesOnlyUnusedIdleStates(t *testing.T) {
 		t.Fatalf("%d states kept, want only the live generator's", n)
 	}
 	runtime.KeepAlive(keep)
+}
+
+// TestSequenceScopeKeepsStatesOfClocksThatMayStepBack: the state of a
+// clock other than SystemClock is kept when released and idle, so a
+// generator rebuilt after that clock stepped back continues after its
+// predecessor's IDs, or meets the step as its predecessor would have (a
+// *ClockBackwardsError), instead of repeating them.
+func TestSequenceScopeKeepsStatesOfClocksThatMayStepBack(t *testing.T) {
+	scope := NewSequenceScope()
+	start := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	clk := keygentest.NewClock(start)
+	props := Props{"worker-id": "3", "max-vibration-offset": "0"}
+	ctx := context.Background()
+	ids := func() []int64 {
+		g, err := NewID("SNOWFLAKE", props, WithClock(clk), WithSequenceScope(scope))
+		if err != nil {
+			t.Fatal(err)
+		}
+		ids, err := issue(g, 10)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return ids
+	}()
+	waitReleased(t, scope, 1)
+	clk.Add(time.Minute)
+	scope.lock()
+	scope.prune()
+	scope.mu.Unlock()
+	clk.Set(start) // back to the tick the released generator used
+	g, err := NewID("SNOWFLAKE", props, WithClock(clk), WithSequenceScope(scope))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if id, err := g.NextID(ctx); err != nil || id <= slices.Max(ids) {
+		t.Fatalf("the rebuilt generator issued %d (%v) after the clock stepped back, want after its predecessor's %d", id, err, slices.Max(ids))
+	}
+	clk.Set(start.Add(-time.Second))
+	var back *ClockBackwardsError
+	if id, err := g.NextID(ctx); !errors.As(err, &back) {
+		t.Fatalf("a second before its predecessor's IDs the generator issued %d (%v), want a *ClockBackwardsError", id, err)
+	}
 }
 
 // waitReleased collects garbage until at least n of scope's states have no
@@ -262,11 +303,12 @@ func (constGenerator) NextKey(context.Context) (any, error) { return int64(1), n
 
 // TestSequenceScopeKeepsAReleasedStateUntilIdle: a generator rebuilt after
 // its predecessor was garbage collected continues after the predecessor's
-// IDs (the state outlives it while recent); once the state is idle and
-// pruned, the scope no longer holds it.
+// IDs (the state outlives it while recent); once the state is idle on its
+// SystemClock and pruned, the scope no longer holds it.
 func TestSequenceScopeKeepsAReleasedStateUntilIdle(t *testing.T) {
 	scope := NewSequenceScope()
-	clk := keygentest.NewClock(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC))
+	var skew time.Duration
+	clk := skewedClock(&skew)
 	props := Props{"worker-id": "6", "max-vibration-offset": "0"}
 	ctx := context.Background()
 	last := func() int64 {
@@ -290,7 +332,9 @@ func TestSequenceScopeKeepsAReleasedStateUntilIdle(t *testing.T) {
 	}
 	g = nil
 	waitReleased(t, scope, 1)
-	clk.Add(slotIdle + time.Second)
+	skew = slotIdle + time.Second
+	clk.tl.nextCheck.Store(0)
+	clk.Now()
 	scope.lock()
 	scope.prune()
 	n := len(scope.slots)
