@@ -18,7 +18,7 @@ import (
 	"text/tabwriter"
 	"time"
 
-	_ "github.com/glebarez/go-sqlite" // registers "sqlite"
+	_ "modernc.org/sqlite" // registers "sqlite"
 	"github.com/go-sql-driver/mysql"
 
 	"github.com/shardkey/shardkey/shardconf"

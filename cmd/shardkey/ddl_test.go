@@ -10,7 +10,7 @@ import (
 	"strings"
 	"testing"
 
-	_ "github.com/glebarez/go-sqlite" // registers "sqlite"
+	_ "modernc.org/sqlite" // registers "sqlite"
 
 	"github.com/shardkey/shardkey/internal/dbtest"
 )
