@@ -1026,52 +1026,16 @@ func (tr *tableRoute) one(s *compiledStrategy, v value) (idxSet, error) {
 // evaluates for IN lists.
 const maxComplexCombinations = 4096
 
+// chooseComplex is the targets complex strategy s chooses for conds: the
+// algorithm runs on every combination of the sharding columns' values.
 func (tr *tableRoute) chooseComplex(s *compiledStrategy, conds []Cond, scatter bool) (idxSet, error) {
 	lists := make([][]value, len(s.columns))
 	for ci, col := range s.columns {
-		found := false
-		for i := range conds {
-			c := &conds[i]
-			if !strings.EqualFold(c.column, col) {
-				continue
-			}
-			if found {
-				return idxSet{}, fmt.Errorf("shardconf: table %s: several conditions on complex sharding column %s", tr.name, col)
-			}
-			found = true
-			var raw []any
-			switch c.op {
-			case opEq:
-				raw = []any{c.v}
-			case opIn:
-				raw = c.values()
-			default:
-				if ar, ok := s.cpx.(interface{ allowsRange() bool }); scatter || (ok && ar.allowsRange()) {
-					return idxSet{all: true}, nil
-				}
-				// A Go algorithm names its own prop and wraps ErrRangeNotSupported.
-				if re, ok := s.cpx.(interface {
-					rangeError(table, column string) error
-				}); ok {
-					return idxSet{}, re.rangeError(tr.name, col)
-				}
-				return idxSet{}, fmt.Errorf("shardconf: table %s: a range on complex sharding column %s cannot be routed; "+
-					"set allow-range-query-with-inline-sharding: true or use Scatter", tr.name, col)
-			}
-			for _, x := range raw {
-				v, err := toValue(x)
-				if err != nil {
-					return idxSet{}, fmt.Errorf("shardconf: table %s, column %s: %w", tr.name, col, err)
-				}
-				lists[ci] = append(lists[ci], v)
-			}
+		vs, all, err := tr.complexValues(s, col, conds, scatter)
+		if err != nil || all {
+			return idxSet{all: all}, err
 		}
-		if !found {
-			if scatter {
-				return idxSet{all: true}, nil
-			}
-			return idxSet{}, &RouteError{Table: tr.name, Column: col, Err: ErrMissingShardingKey}
-		}
+		lists[ci] = vs
 	}
 	total := 1
 	for _, l := range lists {
@@ -1080,7 +1044,71 @@ func (tr *tableRoute) chooseComplex(s *compiledStrategy, conds []Cond, scatter b
 			return idxSet{}, fmt.Errorf("shardconf: table %s: more than %d value combinations for a complex strategy", tr.name, maxComplexCombinations)
 		}
 	}
-	out := idxSet{list: []int{}}
+	list, err := tr.complexIndexes(s, lists)
+	if err != nil {
+		return idxSet{}, err
+	}
+	if len(list) == 1 {
+		return idxSet{one: list[0]}, nil
+	}
+	return idxSet{list: list}, nil
+}
+
+// complexValues is the values conds give complex sharding column col:
+// one for =, the list for IN. all is true when the strategy must take
+// every target: a range it allows, or, with scatter, a range or no
+// condition at all.
+func (tr *tableRoute) complexValues(s *compiledStrategy, col string, conds []Cond, scatter bool) (vals []value, all bool, err error) {
+	found := false
+	for i := range conds {
+		c := &conds[i]
+		if !strings.EqualFold(c.column, col) {
+			continue
+		}
+		if found {
+			return nil, false, fmt.Errorf("shardconf: table %s: several conditions on complex sharding column %s", tr.name, col)
+		}
+		found = true
+		var raw []any
+		switch c.op {
+		case opEq:
+			raw = []any{c.v}
+		case opIn:
+			raw = c.values()
+		default:
+			if ar, ok := s.cpx.(interface{ allowsRange() bool }); scatter || (ok && ar.allowsRange()) {
+				return nil, true, nil
+			}
+			// A Go algorithm names its own prop and wraps ErrRangeNotSupported.
+			if re, ok := s.cpx.(interface {
+				rangeError(table, column string) error
+			}); ok {
+				return nil, false, re.rangeError(tr.name, col)
+			}
+			return nil, false, fmt.Errorf("shardconf: table %s: a range on complex sharding column %s cannot be routed; "+
+				"set allow-range-query-with-inline-sharding: true or use Scatter", tr.name, col)
+		}
+		for _, x := range raw {
+			v, err := toValue(x)
+			if err != nil {
+				return nil, false, fmt.Errorf("shardconf: table %s, column %s: %w", tr.name, col, err)
+			}
+			vals = append(vals, v)
+		}
+	}
+	if !found {
+		if scatter {
+			return nil, true, nil
+		}
+		return nil, false, &RouteError{Table: tr.name, Column: col, Err: ErrMissingShardingKey}
+	}
+	return vals, false, nil
+}
+
+// complexIndexes runs the complex algorithm on every combination of one
+// value from each of lists and returns the targets, sorted, each once.
+func (tr *tableRoute) complexIndexes(s *compiledStrategy, lists [][]value) ([]int, error) {
+	list := []int{}
 	vs := make([]value, len(lists))
 	var walk func(int) error
 	walk = func(d int) error {
@@ -1092,7 +1120,7 @@ func (tr *tableRoute) chooseComplex(s *compiledStrategy, conds []Cond, scatter b
 			if i < 0 {
 				return &RouteError{Table: tr.name, Column: strings.Join(s.columns, ","), Err: ErrNoRoute}
 			}
-			out.list = append(out.list, i)
+			list = append(list, i)
 			return nil
 		}
 		for _, v := range lists[d] {
@@ -1104,13 +1132,9 @@ func (tr *tableRoute) chooseComplex(s *compiledStrategy, conds []Cond, scatter b
 		return nil
 	}
 	if err := walk(0); err != nil {
-		return idxSet{}, err
+		return nil, err
 	}
-	out.list = sortUnique(out.list)
-	if len(out.list) == 1 {
-		return idxSet{one: out.list[0]}, nil
-	}
-	return out, nil
+	return sortUnique(list), nil
 }
 
 func intersect(a, b idxSet, sc *scratch) idxSet {
