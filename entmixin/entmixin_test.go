@@ -13,9 +13,9 @@ import (
 
 	"entgo.io/ent/dialect"
 	entsql "entgo.io/ent/dialect/sql"
-	_ "modernc.org/sqlite" // registers "sqlite"
 	_ "github.com/go-sql-driver/mysql"
 	_ "github.com/jackc/pgx/v5/stdlib"
+	_ "modernc.org/sqlite" // registers "sqlite"
 
 	"github.com/shardkey/shardkey/entmixin"
 	ent "github.com/shardkey/shardkey/entmixin/internal/testent"

@@ -18,8 +18,8 @@ import (
 	"text/tabwriter"
 	"time"
 
-	_ "modernc.org/sqlite" // registers "sqlite"
 	"github.com/go-sql-driver/mysql"
+	_ "modernc.org/sqlite" // registers "sqlite"
 
 	"github.com/shardkey/shardkey/shardconf"
 )

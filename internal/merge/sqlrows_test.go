@@ -10,8 +10,8 @@ import (
 	"strings"
 	"testing"
 
-	_ "modernc.org/sqlite" // registers "sqlite"
 	_ "github.com/jackc/pgx/v5/stdlib"
+	_ "modernc.org/sqlite" // registers "sqlite"
 
 	"github.com/shardkey/shardkey/internal/dbtest"
 	"github.com/shardkey/shardkey/internal/merge"
