@@ -321,43 +321,7 @@ func sfParseZone(s string) (*time.Location, error) {
 
 func newSnowflakeIntervalAlgorithm(spec algoSpec) (shardFunc, error) {
 	r := apRead(spec, "sharding-suffix-pattern", "datetime-interval-unit", "time-zone")
-	src, okSrc := r.required("sharding-suffix-pattern")
-	var pat *ivPattern
-	if okSrc {
-		p, err := ivCompile(src)
-		switch {
-		case err != nil:
-			r.fail("sharding-suffix-pattern", err.Error())
-		case !p.complete() || p.level > ivDay || p.has[ivQuarter]:
-			r.fail("sharding-suffix-pattern", "must name the year, and optionally the month and then the day (yyyy, yyyyMM, yyyyMMdd)")
-		case !p.fixed:
-			r.fail("sharding-suffix-pattern", "every field must have a fixed width (MM, dd, not M, d)")
-		default:
-			pat = p
-		}
-	}
-	var unitLevel ivField
-	if s, ok := r.str("datetime-interval-unit"); ok {
-		switch strings.ToUpper(strings.ReplaceAll(s, "_", "")) {
-		case "DAYS":
-			unitLevel = ivDay
-		case "MONTHS":
-			unitLevel = ivMonth
-		case "YEARS":
-			unitLevel = ivYear
-		default:
-			r.fail("datetime-interval-unit", "not DAYS, MONTHS or YEARS")
-		}
-	}
-	loc := time.UTC
-	if s, ok := r.str("time-zone"); ok {
-		l, err := sfParseZone(s)
-		if err != nil {
-			r.fail("time-zone", "not a time zone: "+err.Error())
-		} else {
-			loc = l
-		}
-	}
+	src, pat, unitLevel, loc := sfIntervalProps(r)
 	layout, lerr := sfLayout(spec)
 	if err := r.err(); err != nil {
 		if lerr != nil {
@@ -375,34 +339,87 @@ func newSnowflakeIntervalAlgorithm(spec algoSpec) (shardFunc, error) {
 	a := &snowflakeIntervalAlgorithm{epochMs: layout.Epoch.UnixMilli(), unitMs: int64(layout.Unit / time.Millisecond),
 		timeShift: uint(sfTimeShift(layout)), maxID: sfMaxID(layout), loc: loc, level: level,
 		byStart: map[int64]int32{}, ntargets: len(spec.targets)}
-	tailLen := len(pat.format(nil, time.Date(2000, 1, 1, 0, 0, 0, 0, time.UTC)))
-	owner := map[int64]string{}
-	for i, t := range spec.targets {
-		if len(t) < tailLen {
-			continue
-		}
-		c, _, err := pat.parse(t[len(t)-tailLen:])
-		if err != nil || !ivTruncate(c, level, 0).Equal(c) {
-			continue // not named after an interval this algorithm routes to
-		}
-		k := c.Unix()
-		if prev, dup := owner[k]; dup {
-			return nil, fmt.Errorf("SNOWFLAKE_INTERVAL: targets %s and %s both end in the suffix of %s", prev, t, c.Format("2006-01-02"))
-		}
-		owner[k] = t
-		a.byStart[k] = int32(i)
-		a.starts = append(a.starts, k)
+	if err := a.indexTargets(pat, spec.targets); err != nil {
+		return nil, err
 	}
 	if len(a.starts) == 0 {
 		return nil, fmt.Errorf("SNOWFLAKE_INTERVAL: no target ends in a %q suffix (e.g. %s; targets: %s)",
 			src, pat.format(nil, ivTruncate(ivCivil(spec.clockNow().In(loc)), level, 0)), apList(spec.targets))
+	}
+	return a, nil
+}
+
+// sfIntervalProps reads SNOWFLAKE_INTERVAL's props: the suffix pattern
+// (its source and compiled form), the interval unit's field (ivNone when
+// not set) and the time zone (UTC when not set). A bad prop is an error
+// of r.
+func sfIntervalProps(r *apReader) (src string, pat *ivPattern, unitLevel ivField, loc *time.Location) {
+	src, okSrc := r.required("sharding-suffix-pattern")
+	if okSrc {
+		p, err := ivCompile(src)
+		switch {
+		case err != nil:
+			r.fail("sharding-suffix-pattern", err.Error())
+		case !p.complete() || p.level > ivDay || p.has[ivQuarter]:
+			r.fail("sharding-suffix-pattern", "must name the year, and optionally the month and then the day (yyyy, yyyyMM, yyyyMMdd)")
+		case !p.fixed:
+			r.fail("sharding-suffix-pattern", "every field must have a fixed width (MM, dd, not M, d)")
+		default:
+			pat = p
+		}
+	}
+	if s, ok := r.str("datetime-interval-unit"); ok {
+		switch strings.ToUpper(strings.ReplaceAll(s, "_", "")) {
+		case "DAYS":
+			unitLevel = ivDay
+		case "MONTHS":
+			unitLevel = ivMonth
+		case "YEARS":
+			unitLevel = ivYear
+		default:
+			r.fail("datetime-interval-unit", "not DAYS, MONTHS or YEARS")
+		}
+	}
+	loc = time.UTC
+	if s, ok := r.str("time-zone"); ok {
+		l, err := sfParseZone(s)
+		if err != nil {
+			r.fail("time-zone", "not a time zone: "+err.Error())
+		} else {
+			loc = l
+		}
+	}
+	return src, pat, unitLevel, loc
+}
+
+// indexTargets finds the targets named after an interval (their names end
+// in the pattern's suffix of its start) and records them in byStart,
+// starts and startTgt, by start.
+func (a *snowflakeIntervalAlgorithm) indexTargets(pat *ivPattern, targets []string) error {
+	tailLen := len(pat.format(nil, time.Date(2000, 1, 1, 0, 0, 0, 0, time.UTC)))
+	owner := map[int64]string{}
+	for i, t := range targets {
+		if len(t) < tailLen {
+			continue
+		}
+		c, _, err := pat.parse(t[len(t)-tailLen:])
+		if err != nil || !ivTruncate(c, a.level, 0).Equal(c) {
+			continue // not named after an interval this algorithm routes to
+		}
+		k := c.Unix()
+		if prev, dup := owner[k]; dup {
+			return fmt.Errorf("SNOWFLAKE_INTERVAL: targets %s and %s both end in the suffix of %s", prev, t, c.Format("2006-01-02"))
+		}
+		owner[k] = t
+		a.byStart[k] = int32(i)
+		a.starts = append(a.starts, k)
 	}
 	sort.Slice(a.starts, func(i, j int) bool { return a.starts[i] < a.starts[j] })
 	a.startTgt = make([]int32, len(a.starts))
 	for i, k := range a.starts {
 		a.startTgt[i] = a.byStart[k]
 	}
-	return a, nil
+	return nil
 }
 
 // intervalOf is the start (civil Unix seconds) of the interval holding the
