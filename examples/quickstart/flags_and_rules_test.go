@@ -57,6 +57,6 @@ func TestHugeBatchFlagAllocatesOnlyForTheRows(t *testing.T) {
 	}()
 	var out bytes.Buffer
 	if err := run(context.Background(), config{dir: t.TempDir(), orders: 10, batch: math.MaxInt, worker: 1}, &out); err != nil {
-		t.Logf("err %v", err)
+		t.Errorf("-n 10 -batch MaxInt: %v", err)
 	}
 }
