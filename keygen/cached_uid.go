@@ -586,20 +586,23 @@ func cachedSpaceFor(s *SequenceScope, k slotKey, next *int64) (*cachedSpace, err
 
 // cachedGuard refuses a SNOWFLAKE or UID generator while a CACHED_UID of
 // the same space is open, or has filled seconds the clock (now) has not
-// reached. s is locked.
-func cachedGuard(s *SequenceScope, k slotKey, now time.Time) error {
+// reached. Otherwise it returns the first second no CACHED_UID of the
+// space filled (0 when none did), before which the generator must not
+// issue. s is locked.
+func cachedGuard(s *SequenceScope, k slotKey, now time.Time) (next int64, err error) {
 	k.engine = "cached"
 	sp := s.cached[k]
 	if sp == nil {
-		return nil
+		return 0, nil
 	}
 	worker := k.fixed >> k.layout.workerShift()
 	if sp.live.Load() > 0 {
-		return fmt.Errorf("%w: a CACHED_UID generator with worker %d and the same layout is open in this process", ErrIDSpaceInUse, worker)
+		return 0, fmt.Errorf("%w: a CACHED_UID generator with worker %d and the same layout is open in this process", ErrIDSpaceInUse, worker)
 	}
-	if until := k.layout.Epoch.Add(time.Duration(sp.next.Load()) * time.Second); now.Before(until) {
-		return fmt.Errorf("%w: a CACHED_UID generator with worker %d filled seconds until %s, ahead of the clock",
+	next = sp.next.Load()
+	if until := k.layout.Epoch.Add(time.Duration(next) * time.Second); now.Before(until) {
+		return 0, fmt.Errorf("%w: a CACHED_UID generator with worker %d filled seconds until %s, ahead of the clock",
 			ErrIDSpaceInUse, worker, until.UTC().Format(time.RFC3339))
 	}
-	return nil
+	return next, nil
 }

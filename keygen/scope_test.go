@@ -505,3 +505,45 @@ func TestSequenceScopeNilIsTheDefault(t *testing.T) {
 		t.Fatalf("a zero scope holds %d spaces after one generator, want 1", n)
 	}
 }
+
+// TestSequenceScopeUIDAfterCachedUIDNeverReissuesItsSeconds: a UID built
+// in a space a closed CACHED_UID filled seconds of starts after those
+// seconds, so a clock that then steps back into them meets the step (UID
+// refuses any) instead of reissuing the CACHED_UID's IDs.
+func TestSequenceScopeUIDAfterCachedUIDNeverReissuesItsSeconds(t *testing.T) {
+	scope := NewSequenceScope()
+	start := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	clk := keygentest.NewClock(start)
+	cached, err := NewID("CACHED_UID", Props{"worker-id": "7", "sequence-bits": "2", "boost-power": "1"},
+		WithClock(clk), WithSequenceScope(scope))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ids, err := issue(cached, 4)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cached.(interface{ Close() error }).Close(); err != nil {
+		t.Fatal(err)
+	}
+	issued := map[int64]bool{}
+	for _, id := range ids {
+		issued[id] = true
+	}
+	clk.Add(time.Hour) // past every second the CACHED_UID filled: a UID may be built
+	uid, err := NewID("UID", Props{"worker-id": "7", "sequence-bits": "2"}, WithClock(clk), WithSequenceScope(scope))
+	if err != nil {
+		t.Fatal(err)
+	}
+	clk.Set(start)
+	for range 8 {
+		id, err := uid.NextID(context.Background())
+		if issued[id] {
+			t.Fatalf("the UID reissued the CACHED_UID's %d after the clock stepped back", id)
+		}
+		var back *ClockBackwardsError
+		if !errors.As(err, &back) {
+			t.Fatalf("the UID issued %d (%v) in seconds the CACHED_UID filled, want a *ClockBackwardsError", id, err)
+		}
+	}
+}

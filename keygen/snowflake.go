@@ -155,7 +155,11 @@ func newSnowflake(c snowflakeConfig, o Options) (*snowflake, error) {
 	// SNOWFLAKE and UID share one engine: of the same layout, they share a
 	// space, and either may meet a CACHED_UID's.
 	scope, key := o.scope(), spaceKey(o.Clock, "snowflake", l, g.fixed)
-	guard := func() error { return cachedGuard(scope, key, o.Clock.Now()) }
+	var cachedNext int64 // the first second a CACHED_UID of the space left unfilled
+	guard := func() (err error) {
+		cachedNext, err = cachedGuard(scope, key, o.Clock.Now())
+		return err
+	}
 	var (
 		release func()
 		err     error
@@ -165,6 +169,11 @@ func newSnowflake(c snowflakeConfig, o Options) (*snowflake, error) {
 			c.lease.Close()
 		}
 		return nil, err
+	}
+	if cachedNext > 0 {
+		// Its unit is the second (the key's layout is CACHED_UID's): a clock
+		// stepping back into the filled seconds is then a clock step.
+		g.raiseFloor(cachedNext - 1)
 	}
 	if c.lease != nil {
 		if err := g.adoptLease(c.lease, c.worker); err != nil {
@@ -191,22 +200,28 @@ func (g *snowflake) adoptLease(lease Lease, worker int64) error {
 			return &ClockBackwardsError{Last: last, Now: time.Unix(0, now), Tolerance: time.Duration(g.tolNs),
 				Reason: fmt.Sprintf("worker id %d was last used later than this clock reads", worker)}
 		}
-		for {
-			// The floor keeps the state's clock-back flag: with flag 0 again,
-			// a bumped state would repeat the keys it issued before the bump.
-			old := g.state.last.Load()
-			floor := lastT<<g.timeShift | old&(g.flagMask<<g.flagShift) | g.fixed | g.seqMask
-			if old >= floor {
-				break
-			}
-			// The floor's tick counts as used up: its sequence issues nothing.
-			if _, _, ok := g.startTick(old, floor, g.seqMask+1, 1, false); ok {
-				break
-			}
-		}
+		g.raiseFloor(lastT)
 	}
 	lease.Track(func() time.Time { return g.state.issuedUntil(g.layout) })
 	return nil
+}
+
+// raiseFloor makes the state's last ID at least the last of tick, so that
+// the state issues nothing at or before it.
+func (g *snowflake) raiseFloor(tick int64) {
+	for {
+		// The floor keeps the state's clock-back flag: with flag 0 again,
+		// a bumped state would repeat the keys it issued before the bump.
+		old := g.state.last.Load()
+		floor := tick<<g.timeShift | old&(g.flagMask<<g.flagShift) | g.fixed | g.seqMask
+		if old >= floor {
+			return
+		}
+		// The floor's tick counts as used up: its sequence issues nothing.
+		if _, _, ok := g.startTick(old, floor, g.seqMask+1, 1, false); ok {
+			return
+		}
+	}
 }
 
 // Close releases the generator's worker-id lease, if it has one; the
