@@ -98,30 +98,12 @@ func (l *loader) readwriteGroup(name string, val *yaml.Node, p string, at *yaml.
 	g := &ReadWriteGroup{Name: names[0], Pos: pos(at, p)}
 	gr := &rwGroupRead{g: g}
 	e := l.mapping(val, p)
-	src := e
-	wKey, rKey := "writeDataSourceName", "readDataSourceNames"
-	switch {
-	case e.has("staticStrategy"):
-		src = e.mapping("staticStrategy")
+	src, wKey, rKey, ok := l.rwStaticSource(e, p)
+	if !ok {
+		return nil
+	}
+	if src != e {
 		defer src.done()
-	case e.has("type"):
-		// 5.1: {type: Static, props: {write-data-source-name, read-data-source-names}}.
-		switch t := e.str("type"); upper(t) {
-		case "STATIC":
-			src = e.mapping("props")
-			wKey, rKey = "write-data-source-name", "read-data-source-names"
-			defer src.done()
-		case "DYNAMIC":
-			e.get("props")
-			l.errorf(e.vals["type"], joinPath(p, "type"), "type Dynamic (database discovery) is not supported: shardkey cannot learn which database is the primary; use type: Static")
-			e.done()
-			return nil
-		default:
-			l.errorf(e.vals["type"], joinPath(p, "type"), "%q is not Static or Dynamic", t)
-			e.get("props")
-			e.done()
-			return nil
-		}
 	}
 	if isNull(deref(src.node)) {
 		l.errorf(at, p, "group %s needs writeDataSourceName and readDataSourceNames", g.Name)
@@ -133,6 +115,56 @@ func (l *loader) readwriteGroup(name string, val *yaml.Node, p string, at *yaml.
 			l.errorf(e.kpos[k], joinPath(p, k), "%s (database discovery) is not supported: shardkey cannot learn which database is the primary; name writeDataSourceName and readDataSourceNames", k)
 		}
 	}
+	l.rwMembers(gr, src, wKey, rKey)
+	if s := e.str("transactionalReadQueryStrategy"); s != "" {
+		g.TransactionalReadQueryStrategy = upper(s)
+		if !contains(transactionalReadQueryStrategies, g.TransactionalReadQueryStrategy) {
+			l.errorf(e.vals["transactionalReadQueryStrategy"], joinPath(p, "transactionalReadQueryStrategy"),
+				"%q is not one of PRIMARY, FIXED, DYNAMIC", s)
+		}
+	}
+	gr.balancer = e.str("loadBalancerName")
+	gr.lbPos = e.valuePos("loadBalancerName")
+	e.done()
+	return gr
+}
+
+// rwStaticSource is the mapping of group e that names its write and read
+// data sources, and their keys there: e itself, its staticStrategy, or
+// the props of type: Static (ShardingSphere 5.1's form). ok is
+// false, with e done and the error reported, for type: Dynamic or another
+// type. The caller marks a src other than e done.
+func (l *loader) rwStaticSource(e *mapReader, p string) (src *mapReader, wKey, rKey string, ok bool) {
+	src = e
+	wKey, rKey = "writeDataSourceName", "readDataSourceNames"
+	switch {
+	case e.has("staticStrategy"):
+		src = e.mapping("staticStrategy")
+	case e.has("type"):
+		// 5.1: {type: Static, props: {write-data-source-name, read-data-source-names}}.
+		switch t := e.str("type"); upper(t) {
+		case "STATIC":
+			src = e.mapping("props")
+			wKey, rKey = "write-data-source-name", "read-data-source-names"
+		case "DYNAMIC":
+			e.get("props")
+			l.errorf(e.vals["type"], joinPath(p, "type"), "type Dynamic (database discovery) is not supported: shardkey cannot learn which database is the primary; use type: Static")
+			e.done()
+			return nil, "", "", false
+		default:
+			l.errorf(e.vals["type"], joinPath(p, "type"), "%q is not Static or Dynamic", t)
+			e.get("props")
+			e.done()
+			return nil, "", "", false
+		}
+	}
+	return src, wKey, rKey, true
+}
+
+// rwMembers reads group gr's write data source (key wKey of src) and read
+// data sources (rKey).
+func (l *loader) rwMembers(gr *rwGroupRead, src *mapReader, wKey, rKey string) {
+	g := gr.g
 	if w := src.required(wKey); w != "" {
 		gr.writePos = src.valuePos(wKey)
 		ws := l.expand(w, src.vals[wKey], gr.writePos.Path)
@@ -160,17 +192,6 @@ func (l *loader) readwriteGroup(name string, val *yaml.Node, p string, at *yaml.
 	if len(g.Reads) == 0 && src.valid {
 		l.errorf(deref(src.node), joinPath(src.path, rKey), "required: the read data sources of group %s", g.Name)
 	}
-	if s := e.str("transactionalReadQueryStrategy"); s != "" {
-		g.TransactionalReadQueryStrategy = upper(s)
-		if !contains(transactionalReadQueryStrategies, g.TransactionalReadQueryStrategy) {
-			l.errorf(e.vals["transactionalReadQueryStrategy"], joinPath(p, "transactionalReadQueryStrategy"),
-				"%q is not one of PRIMARY, FIXED, DYNAMIC", s)
-		}
-	}
-	gr.balancer = e.str("loadBalancerName")
-	gr.lbPos = e.valuePos("loadBalancerName")
-	e.done()
-	return gr
 }
 
 // bindBalancer gives a group its load balancer and checks WEIGHT's props
