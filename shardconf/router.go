@@ -532,11 +532,20 @@ func (c *compiler) strategy(t *Table, s *Strategy, targets []string, layout *key
 		c.errorf(a.Pos, "algorithm %s (%s) cannot serve autoTables %s: auto tables take %s", a.Name, a.Type, t.Name, strings.Join(sortedKeys(autoAlgorithms), ", "))
 		return nil
 	}
+	if !c.instantiate(cs, s.Type, t, a, spec) {
+		return nil
+	}
+	return cs
+}
+
+// instantiate runs algorithm a's factory for a strategy of kind (hint,
+// standard or complex) into cs. It reports false after an error.
+func (c *compiler) instantiate(cs *compiledStrategy, kind string, t *Table, a *Algorithm, spec algoSpec) bool {
 	var err error
-	switch s.Type {
+	switch kind {
 	case "hint":
 		if !c.hintAlgorithm(a) {
-			return nil
+			return false
 		}
 		f, _ := lookupStandard(a.Type)
 		cs.std, err = f(spec)
@@ -544,12 +553,12 @@ func (c *compiler) strategy(t *Table, s *Strategy, targets []string, layout *key
 	case "standard":
 		if a.Type == hintInlineType {
 			c.errorf(a.Pos, "algorithm %s: %s serves hint strategies only (write hint: {shardingAlgorithmName: %s})", a.Name, a.Type, a.Name)
-			return nil
+			return false
 		}
 		f, ok := lookupStandard(a.Type)
 		if !ok {
 			c.errorf(a.Pos, "algorithm %s: type %q is not a standard sharding algorithm (known: %s)", a.Name, a.Type, strings.Join(algorithmTypes(), ", "))
-			return nil
+			return false
 		}
 		cs.std, err = f(spec)
 		if err == nil {
@@ -559,7 +568,7 @@ func (c *compiler) strategy(t *Table, s *Strategy, targets []string, layout *key
 		f, ok := lookupComplex(a.Type)
 		if !ok {
 			c.errorf(a.Pos, "algorithm %s: type %q is not a complex sharding algorithm", a.Name, a.Type)
-			return nil
+			return false
 		}
 		var mf multiFunc
 		if mf, err = f(spec); err == nil {
@@ -571,11 +580,11 @@ func (c *compiler) strategy(t *Table, s *Strategy, targets []string, layout *key
 		}
 	}
 	if err != nil {
-		c.errs = append(c.errs, &ConfigError{File: cfg.File, Line: a.Pos.Line, Column: a.Pos.Column, Path: a.Pos.Path,
+		c.errs = append(c.errs, &ConfigError{File: c.cfg.File, Line: a.Pos.Line, Column: a.Pos.Column, Path: a.Pos.Path,
 			Msg: fmt.Sprintf("algorithm %s (%s) for table %s: %v", a.Name, a.Type, t.Name, err), Err: err})
-		return nil
+		return false
 	}
-	return cs
+	return true
 }
 
 // autoAlgorithms may serve autoTables (ShardingSphere 5.4+ allows only the
