@@ -14,8 +14,7 @@ import (
 	"github.com/shardkey/shardkey/keygen/keygentest"
 )
 
-// TestCachedUIDTinyRingStress (guard, passes): the one-word claim
-// on the smallest ring (2 IDs a second, 4 slots), so that the filler
+// TestCachedUIDTinyRingStress: the one-word claim on the smallest ring (2 IDs a second, 4 slots), so that the filler
 // overwrites slots while callers hold stale reads of them all the time.
 // Every ID is issued once, none is lost (the IDs are exactly a prefix of
 // the worker's (second, sequence) space), and each goroutine's IDs
@@ -82,15 +81,14 @@ func TestCachedUIDTinyRingStress(t *testing.T) {
 	}
 }
 
-// TestFailedUIDBlocksCachedUID: a UID whose construction failed (its
-// lease's worker id was last used later than the clock: ClockBackwardsError)
-// was never returned to anyone, yet it stays counted in the slot's refs
-// (sharedState counted it before adoptLease failed; only the garbage
-// collector's cleanup uncounts it). A CACHED_UID of the same worker is then
-// refused with ErrIDSpaceInUse ("a UID generator ... is still referenced")
-// although no UID exists. GC is off so that the outcome does not depend on
-// when a collection happens to run.
-func TestFailedUIDBlocksCachedUID(t *testing.T) {
+// TestFailedUIDLeavesItsWorkerToCachedUID: a UID whose construction
+// failed (its lease's worker id was last used later than the clock:
+// ClockBackwardsError) was never returned to anyone, so it holds no claim
+// on its worker's ID space: a CACHED_UID of the same worker builds, not
+// refused with ErrIDSpaceInUse. GC is off, so the claim must be dropped by
+// the failed construction itself, not by a garbage collector's cleanup
+// that may or may not have run.
+func TestFailedUIDLeavesItsWorkerToCachedUID(t *testing.T) {
 	defer debug.SetGCPercent(debug.SetGCPercent(-1))
 	clock := keygentest.NewClock(time.Date(2026, 11, 23, 6, 0, 0, 0, time.UTC))
 	props := keygen.Props{"worker-bits": "21", "sequence-bits": "10"}
@@ -110,10 +108,10 @@ func TestFailedUIDBlocksCachedUID(t *testing.T) {
 	g.(io.Closer).Close()
 }
 
-// TestCachedUIDAfterDeadUID (guard, passes): a CACHED_UID built
-// after a UID of its worker was collected starts after the last second the
-// UID issued, although the clock still reads that second.
-func TestCachedUIDAfterDeadUID(t *testing.T) {
+// TestCachedUIDAfterACollectedUIDStartsAfterItsLastSecond: a CACHED_UID
+// built after a UID of its worker was collected starts after the last
+// second the UID issued, although the clock still reads that second.
+func TestCachedUIDAfterACollectedUIDStartsAfterItsLastSecond(t *testing.T) {
 	clock := keygentest.NewClock(time.Date(2026, 11, 23, 7, 0, 0, 0, time.UTC))
 	props := keygen.Props{"worker-id": "19", "worker-bits": "21", "sequence-bits": "10"}
 	seen := map[int64]bool{}

@@ -8,12 +8,10 @@ import (
 )
 
 // TestWorkerIDGivenTwiceIsAnError: props documents that a prop given
-// twice under two spellings is an error. With a non-numeric worker-id
-// (env:NAME, hostname, auto) under one spelling and a number under another,
-// workerSource picks whichever spelling map iteration yields last and
-// removes only that key, so the generator is sometimes built (with the
-// environment's worker id, ignoring worker.id/workerId) and sometimes
-// refused.
+// twice under two spellings is an error. That holds when one spelling
+// holds a non-numeric worker-id (env:NAME, hostname, auto) and another a
+// number too: whichever spelling map iteration yields first, the
+// generator is refused, every time.
 func TestWorkerIDGivenTwiceIsAnError(t *testing.T) {
 	t.Setenv("SHARDKEY_TEST_WORKER", "3")
 	built, refused := 0, 0
