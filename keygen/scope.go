@@ -12,8 +12,10 @@ import (
 // share, so that two generators of the same space never issue the same ID.
 //
 // An ID space is what fixes every bit of an ID except time and sequence:
-// the layout (epoch, unit, bit widths) and the datacenter and worker ids,
-// on one clock. Two generators of the same space that kept their own
+// the layout (epoch, unit, the widths of the fields below time) and the
+// datacenter and worker ids, on one clock. Layouts that differ only where
+// no ID does — the time field's width, how the machine bits split
+// between datacenter and worker for the same joint value — are one space. Two generators of the same space that kept their own
 // sequences would issue the same IDs (a generator rebuilt with the same
 // worker id, or one built per request by mistake, would start again at
 // sequence 0 of a tick its predecessor used); in one scope they share one
@@ -23,22 +25,25 @@ import (
 //
 //   - SNOWFLAKE and UID: the last ID issued and the per-tick counters that
 //     Stats reports. The two types run the same engine, so a SNOWFLAKE
-//     whose props give exactly UID's layout shares UID's state.
+//     whose props give UID's layout shares UID's state.
 //   - SNOWFLAKE_JS: the last ID issued and the latest second seen.
 //   - CACHED_UID: the next second not yet filled into any ring. A
 //     CACHED_UID and a SNOWFLAKE or UID of the same space would issue from
 //     the same (second, sequence) space, so New refuses the second of them
 //     with ErrIDSpaceInUse while the first is referenced (CACHED_UID: until
-//     closed and the clock has passed the seconds it filled).
+//     closed and the clock has passed the seconds it filled); one built
+//     after a CACHED_UID starts after the seconds it filled.
 //   - UUID and SEGMENT share nothing: UUIDs are random, and SEGMENT's
 //     ranges are claimed in its database.
 //
 // Clocks: generators share only when their clocks are the same timeline.
-// Every *SystemClock counts as one timeline (they all read the same time:
-// see SystemClock), as do all clocks of one type that cannot be compared
-// with ==; any other Clock value is a timeline of its own (a test's fake clock),
-// so generators on two distinct values of a custom clock type share
-// nothing: give the generators of one process one Clock value.
+// Every *SystemClock is one timeline (they all read the same time: see
+// SystemClock), and so is a clock of a type that embeds *SystemClock (it
+// must read the time its SystemClock reads); all clocks of one type that
+// cannot be compared with == are one timeline too. Any other Clock value
+// is a timeline of its own (a test's fake clock), so generators on two
+// distinct values of a custom clock type share nothing: give the
+// generators of one process one Clock value.
 //
 // When it is released: a generator holds its space's state until it is
 // garbage collected (or its construction fails); Close does not release
@@ -149,7 +154,7 @@ func timeline(c Clock) any {
 	switch sc := c.(type) {
 	case nil:
 		return nil
-	case *SystemClock:
+	case interface{ timeline() *sysTimeline }: // *SystemClock, or a type embedding one
 		return sc.timeline()
 	}
 	if !hashable(c) {

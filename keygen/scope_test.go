@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strconv"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -545,5 +546,46 @@ func TestSequenceScopeUIDAfterCachedUIDNeverReissuesItsSeconds(t *testing.T) {
 		if !errors.As(err, &back) {
 			t.Fatalf("the UID issued %d (%v) in seconds the CACHED_UID filled, want a *ClockBackwardsError", id, err)
 		}
+	}
+}
+
+// meteredClock is a Clock that wraps a SystemClock, as one adding metrics
+// or logging would.
+type meteredClock struct {
+	*SystemClock
+	reads *atomic.Int64
+}
+
+func (m meteredClock) Now() time.Time { m.reads.Add(1); return m.SystemClock.Now() }
+
+// TestSequenceScopeCountsAClockEmbeddingSystemClockAsIt: a clock type that
+// embeds *SystemClock reads the process's time, so its generators share
+// the state of generators on a bare SystemClock instead of issuing the
+// same IDs beside them.
+func TestSequenceScopeCountsAClockEmbeddingSystemClockAsIt(t *testing.T) {
+	scope := NewSequenceScope()
+	props := Props{"worker-id": "11", "sequence-bits": "2", "max-tolerate-time-difference-milliseconds": "0"}
+	plain, err := NewID("SNOWFLAKE", props, WithClock(NewSystemClock(nil)), WithSequenceScope(scope))
+	if err != nil {
+		t.Fatal(err)
+	}
+	metered, err := NewID("SNOWFLAKE", props, WithClock(meteredClock{NewSystemClock(nil), new(atomic.Int64)}), WithSequenceScope(scope))
+	if err != nil {
+		t.Fatal(err)
+	}
+	seen := map[int64]bool{}
+	for i := range 200 {
+		g := plain
+		if i%2 == 1 {
+			g = metered
+		}
+		id, err := g.NextID(context.Background())
+		if err != nil || seen[id] {
+			t.Fatalf("key %d: %d (%v), seen before: %v", i, id, err, seen[id])
+		}
+		seen[id] = true
+	}
+	if n := scope.Spaces(); n != 1 {
+		t.Fatalf("%d spaces, want 1", n)
 	}
 }
