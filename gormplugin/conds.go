@@ -13,6 +13,7 @@ import (
 	"gorm.io/gorm/clause"
 	"gorm.io/gorm/schema"
 
+	"github.com/shardkey/shardkey/internal/sqltok"
 	"github.com/shardkey/shardkey/shardconf"
 )
 
@@ -209,134 +210,161 @@ type condToken struct {
 	v    int // ctVar: index into the values
 }
 
-// condLex splits a template into tokens; false when it holds anything
+// condLex splits a template into tokens, read by internal/sqltok with
+// the dialect's quoting and comment rules; false when it holds anything
 // that could hide or reshape a condition (see the comment at the top).
 //
 // loose (for condTainted) reads unknown operator characters as ctOther
 // tokens instead of failing: only what can hide or reshape a condition
 // fails then.
 func condLex(s, dialect string, loose bool) ([]condToken, bool) {
+	mode := condMode(dialect)
 	out := make([]condToken, 0, 8)
-	vi := 0
-	for i := 0; i < len(s); {
-		c := s[i]
-		switch {
-		case c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\f':
-			i++
-		case c == 0:
-			out = append(out, condToken{kind: ctVar, v: vi})
-			vi++
-			i++
-		case c == '\'':
-			text, n, ok := condQuoted(s[i:], '\'')
+	vi, prev := 0, sqltok.Space // prev: the kind of the token before, which ends where this one starts
+	l := sqltok.New(s, mode)
+	for {
+		t := l.Next()
+		text := s[t.Start:t.End]
+		after := prev
+		prev = t.Kind
+		switch t.Kind {
+		case sqltok.EOF:
+			return out, vi == strings.Count(s, "\x00")
+		case sqltok.Space:
+		case sqltok.Error, sqltok.Comment, sqltok.ExecCommentStart, sqltok.ExecCommentEnd:
+			return nil, false // unterminated, or a comment (MySQL runs /*! ... */)
+		case sqltok.String, sqltok.QuotedIdent:
+			tok, ok := condQuoted(text, t.Kind, mode, dialect)
 			if !ok {
 				return nil, false
 			}
-			out = append(out, condToken{kind: ctStr, text: text})
-			i += n
-		case c == '"' || c == '`':
-			if c == '`' && dialect == "postgres" && !loose {
-				return nil, false
-			}
-			text, n, ok := condQuoted(s[i:], c)
-			if !ok {
-				return nil, false
-			}
-			if c == '"' && dialect == "mysql" {
-				// A string in MySQL (without ANSI_QUOTES): never a column.
+			out = append(out, tok)
+		case sqltok.Number:
+			// Only decimal integers are read as values; 1.5, 1e3, 0x1F
+			// are unknown operands (1_000 and a number run on into a
+			// name, 1abc, are refused: PostgreSQL before 16 reads 1_000
+			// as 1 and a name, before 15 1or as 1 OR).
+			switch {
+			case condDigits(text):
+				out = append(out, condToken{kind: ctNum, text: text})
+			case loose && strings.IndexByte(text, '_') < 0:
 				out = append(out, condToken{kind: ctOther, text: text})
-			} else {
-				out = append(out, condToken{kind: ctQuoted, text: condQuotedName(text, dialect)})
-			}
-			i += n
-		case c >= '0' && c <= '9':
-			j := i
-			for j < len(s) && s[j] >= '0' && s[j] <= '9' {
-				j++
-			}
-			if j < len(s) && (isIdentByte(s[j]) || s[j] == '.' || s[j] == '$' || s[j] >= 0x80) {
-				return nil, false // 1.5, 1e3, 0x1F, or a MySQL name starting with digits
-			}
-			out = append(out, condToken{kind: ctNum, text: s[i:j]})
-			i = j
-		case isIdentByte(c) || c >= 0x80:
-			j := i
-			for j < len(s) && (isIdentByte(s[j]) || s[j] == '$' || s[j] >= 0x80) {
-				j++
-			}
-			out = append(out, condToken{kind: ctIdent, text: strings.ToLower(s[i:j])})
-			i = j
-		case c == '<' || c == '>' || c == '=' || c == '!':
-			j := i
-			for j < len(s) && strings.IndexByte("<>=!", s[j]) >= 0 {
-				j++
-			}
-			out = append(out, condToken{kind: ctOp, text: s[i:j]})
-			i = j
-		case c == '.':
-			out = append(out, condToken{kind: ctDot})
-			i++
-		case c == '(':
-			out = append(out, condToken{kind: ctLParen})
-			i++
-		case c == ')':
-			out = append(out, condToken{kind: ctRParen})
-			i++
-		case c == ',':
-			out = append(out, condToken{kind: ctComma})
-			i++
-		case c == '-':
-			if i+1 < len(s) && s[i+1] == '-' {
-				return nil, false // a comment (MySQL: "-- "; else a double minus)
-			}
-			out = append(out, condToken{kind: ctMinus})
-			i++
-		case c == '/':
-			if i+1 < len(s) && s[i+1] == '*' {
-				return nil, false // a comment; MySQL runs /*! ... */
-			}
-			out = append(out, condToken{kind: ctOther, text: "/"})
-			i++
-		case strings.IndexByte("+*%^&~", c) >= 0:
-			out = append(out, condToken{kind: ctOther, text: string(c)})
-			i++
-		default:
-			// | (MySQL's || is OR), # (a MySQL comment), ; $ \ := and, on
-			// SQLite, [name] can hide or reshape a condition; : @ ? [ ] { }
-			// and the rest are unknown operators, read only loosely.
-			hard := strings.IndexByte("|#;$\\", c) >= 0 || (c == '[' && dialect == "sqlite") ||
-				(c == ':' && i+1 < len(s) && s[i+1] == '=')
-			if !loose || hard {
+			default:
 				return nil, false
 			}
-			out = append(out, condToken{kind: ctOther, text: string(c)})
-			i++
+		case sqltok.Ident:
+			// A number run on into a name (MySQL's 1abc, or 1 then abc),
+			// or a MySQL name starting with $ (a dollar quote elsewhere).
+			if text[0] == '$' || text[0] >= '0' && text[0] <= '9' || after == sqltok.Number {
+				return nil, false
+			}
+			out = append(out, condToken{kind: ctIdent, text: strings.ToLower(text)})
+		case sqltok.Placeholder, sqltok.Variable:
+			// $1, $name, #name, @var: values or variables GORM does not
+			// bind; what starts with $ or # is refused as in code.
+			if !loose || text[0] == '$' || text[0] == '#' {
+				return nil, false
+			}
+			out = append(out, condToken{kind: ctOther, text: text})
+		default: // one byte of punctuation
+			var ok bool
+			if out, vi, ok = condPunct(out, s, t, vi, after == sqltok.Punct, dialect, loose); !ok {
+				return nil, false
+			}
 		}
 	}
-	return out, vi == strings.Count(s, "\x00")
 }
 
-// condQuoted reads a quoted token starting at s[0]; a doubled quote stands
-// for itself. A backslash (an escape in MySQL and in PostgreSQL's E”
-// strings) or a value inside makes it unreadable.
-func condQuoted(s string, q byte) (text string, n int, ok bool) {
-	var b strings.Builder
-	for i := 1; i < len(s); i++ {
-		switch s[i] {
-		case '\\', 0:
-			return "", 0, false
-		case q:
-			if i+1 < len(s) && s[i+1] == q {
-				b.WriteByte(q)
-				i++
-				continue
-			}
-			return b.String(), i + 1, true
-		default:
-			b.WriteByte(s[i])
+// condMode is the tokenizer's mode for a GORM dialector name; another
+// dialector's templates are read with PostgreSQL's rules and `x` names,
+// the rules of the condLex before it.
+func condMode(dialect string) sqltok.Mode {
+	switch dialect {
+	case "mysql":
+		return sqltok.MySQL
+	case "sqlite":
+		return sqltok.SQLite
+	case "postgres":
+		return sqltok.PostgreSQL
+	}
+	return sqltok.PostgreSQL | sqltok.BacktickQuotes
+}
+
+// condPunct reads one punctuation byte t of s; joined says the token
+// before it was punctuation ending where t starts (so <, = make <=).
+func condPunct(out []condToken, s string, t sqltok.Token, vi int, joined bool, dialect string, loose bool) ([]condToken, int, bool) {
+	c := s[t.Start]
+	switch {
+	case c == 0:
+		return append(out, condToken{kind: ctVar, v: vi}), vi + 1, true
+	case c == '<' || c == '>' || c == '=' || c == '!':
+		if n := len(out); joined && out[n-1].kind == ctOp {
+			out[n-1].text = s[t.Start-len(out[n-1].text) : t.End]
+			return out, vi, true
+		}
+		return append(out, condToken{kind: ctOp, text: s[t.Start:t.End]}), vi, true
+	case c == '.':
+		return append(out, condToken{kind: ctDot}), vi, true
+	case c == '(':
+		return append(out, condToken{kind: ctLParen}), vi, true
+	case c == ')':
+		return append(out, condToken{kind: ctRParen}), vi, true
+	case c == ',':
+		return append(out, condToken{kind: ctComma}), vi, true
+	case c == '-':
+		if t.End < len(s) && s[t.End] == '-' {
+			return nil, vi, false // MySQL's --x: a double minus, else a comment
+		}
+		return append(out, condToken{kind: ctMinus}), vi, true
+	case c == '`' && dialect == "postgres" && !loose:
+		return nil, vi, false
+	case strings.IndexByte("+*/%^&~", c) >= 0:
+		return append(out, condToken{kind: ctOther, text: s[t.Start:t.End]}), vi, true
+	}
+	// | (MySQL's || is OR), # (a MySQL comment), ; $ \ and := can hide or
+	// reshape a condition; : @ ? [ ] { } and the rest are unknown
+	// operators, read only loosely.
+	hard := strings.IndexByte("|#;$\\", c) >= 0 || (c == ':' && t.End < len(s) && s[t.End] == '=')
+	if !loose || hard {
+		return nil, vi, false
+	}
+	return append(out, condToken{kind: ctOther, text: s[t.Start:t.End]}), vi, true
+}
+
+// condQuoted reads a string or quoted name. A doubled quote stands for
+// itself. A backslash (an escape in MySQL and in PostgreSQL's E'...'
+// strings) or a value inside makes it unreadable, as do a dollar-quoted
+// string and SQLite's [name]; a prefixed literal (E'..', X'..', N'..',
+// U&"..") is read as an unknown operand.
+func condQuoted(text string, kind sqltok.Kind, mode sqltok.Mode, dialect string) (condToken, bool) {
+	if strings.ContainsAny(text, "\\\x00") || text[0] == '$' || text[0] == '[' {
+		return condToken{}, false
+	}
+	q := text[0]
+	if q != '\'' && q != '"' && q != '`' {
+		return condToken{kind: ctOther, text: text}, true
+	}
+	body, ok := sqltok.Unquote(text, mode)
+	switch {
+	case !ok:
+		return condToken{}, false
+	case kind == sqltok.String && q == '\'':
+		return condToken{kind: ctStr, text: body}, true
+	case kind == sqltok.String:
+		// "x" is a string in MySQL (without ANSI_QUOTES): never a column.
+		return condToken{kind: ctOther, text: body}, true
+	}
+	return condToken{kind: ctQuoted, text: condQuotedName(body, dialect)}, true
+}
+
+// condDigits reports whether s is decimal digits only.
+func condDigits(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if s[i] < '0' || s[i] > '9' {
+			return false
 		}
 	}
-	return "", 0, false
+	return s != ""
 }
 
 // condQuotedName is a quoted identifier as the rules name columns: MySQL and

@@ -214,6 +214,23 @@ func TestTemplatesThatReshapeTheWhereClauseNarrowNothing(t *testing.T) {
 		{"data @> ?", "postgres", false},
 		{"created::date = ?", "postgres", false},
 		{"a = 'it''s'", "", false},
+		// Numbers other than integers are operands GORM leaves alone.
+		{"price > 1.5", "", false},
+		{"price > .5e3", "mysql", false},
+		// What runs on from a number into a name: PostgreSQL before 15
+		// reads 1or as 1 OR, before 16 1_000 as 1 and a name.
+		{"a = 1or b = 2", "postgres", true},
+		{"a = 1_000", "postgres", true},
+		// In PostgreSQL ` is an operator character, not a quote: the OR
+		// is code.
+		{"`a\tOR b` = 1", "postgres", true},
+		{"`a\tOR b` = 1", "mysql", false},
+		// MySQL's user variables and SQLite's named parameters are
+		// operands, whatever they are called.
+		{"@or = 1", "mysql", false},
+		{":or = 1", "sqlite", false},
+		// An executable comment runs in MySQL.
+		{"a = 1 /*!50100 OR b = 2 */", "mysql", true},
 	} {
 		if got := condTainted(tc.sql, tc.dialect, false); got != tc.tainted {
 			t.Errorf("%s %q: tainted %v, want %v", tc.dialect, tc.sql, got, tc.tainted)
