@@ -515,6 +515,10 @@ func (p *Plugin) statementTable(db *gorm.DB) (logic, physical string) {
 	return "", ""
 }
 
+// routeByWhere routes a query, update or delete: raw SQL by its text, a
+// statement on a broadcast table to its copies, one on a sharded table by
+// its WHERE clause (and its model's keys), after the checks that refuse
+// what cannot be routed.
 func (p *Plugin) routeByWhere(db *gorm.DB, kind stmtKind) {
 	forget(db)
 	query := kind == kindQuery
@@ -534,16 +538,7 @@ func (p *Plugin) routeByWhere(db *gorm.DB, kind stmtKind) {
 	}
 	table, phys := p.statementTable(db)
 	if table == "" {
-		p.refuseShardedReferences(db)
-		if db.Error == nil {
-			if err := p.refuseTemplateTables(db); err != nil {
-				p.fail(db, err)
-			}
-		}
-		p.refuseUnroutedHint(db)
-		if kind == kindUpdate {
-			p.beginOwnTx(db, false)
-		}
+		p.checkUnsharded(db, kind)
 		return
 	}
 	written := table
@@ -564,16 +559,7 @@ func (p *Plugin) routeByWhere(db *gorm.DB, kind stmtKind) {
 		return
 	}
 	if p.rules.IsBroadcast(table) {
-		if !query {
-			p.broadcastWrite(db, table)
-			return
-		}
-		if err := p.checkUnroutedHint(db, table); err != nil {
-			p.fail(db, err)
-			return
-		}
-		ts, _ := p.rules.Targets(table)
-		p.settle(db, routed{targets: ts[:1]}, true) // every copy holds the same rows
+		p.routeBroadcast(db, table, query)
 		return
 	}
 	view := db.Statement
@@ -595,6 +581,36 @@ func (p *Plugin) routeByWhere(db *gorm.DB, kind stmtKind) {
 	if kind == kindUpdate {
 		p.beginOwnTx(db, false)
 	}
+}
+
+// checkUnsharded checks a statement on no sharded table: it may name no
+// sharded table in its clauses or templates, nor carry a hint for one.
+func (p *Plugin) checkUnsharded(db *gorm.DB, kind stmtKind) {
+	p.refuseShardedReferences(db)
+	if db.Error == nil {
+		if err := p.refuseTemplateTables(db); err != nil {
+			p.fail(db, err)
+		}
+	}
+	p.refuseUnroutedHint(db)
+	if kind == kindUpdate {
+		p.beginOwnTx(db, false)
+	}
+}
+
+// routeBroadcast sends a write to every copy of broadcast table table and
+// a read to one.
+func (p *Plugin) routeBroadcast(db *gorm.DB, table string, query bool) {
+	if !query {
+		p.broadcastWrite(db, table)
+		return
+	}
+	if err := p.checkUnroutedHint(db, table); err != nil {
+		p.fail(db, err)
+		return
+	}
+	ts, _ := p.rules.Targets(table)
+	p.settle(db, routed{targets: ts[:1]}, true) // every copy holds the same rows
 }
 
 // planWhere routes a statement by its WHERE clause (and a model's keys);
