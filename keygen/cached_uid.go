@@ -48,7 +48,8 @@ package keygen
 // ValidUntil is filled; IDs already in the ring are still handed out, and
 // callers get ErrLeaseLost once the ring is empty. A lease's LastUsed
 // time makes the filler start after that second. The generator must be
-// closed (io.Closer): Close stops the filler and releases the lease.
+// closed (io.Closer): Close stops the filler and releases the lease (one
+// dropped unclosed is closed when garbage collected, which may be late).
 //
 // In one SequenceScope (by default, the process), CACHED_UIDs of the same
 // clock, layout and worker share the seconds they fill (a rebuilt
@@ -268,8 +269,17 @@ func newCachedUIDGenerator(props Props, o Options) (Generator, error) {
 	g.fillErr = err
 	g.wg.Add(1)
 	go g.filler()
-	return g, nil
+	// The filler and the lease hold g; its user holds h. Dropped unclosed,
+	// h is collected, and g is closed then: its filler would otherwise run
+	// for ever, and its claim would keep a UID of its space refused.
+	h := &cachedUIDHandle{g}
+	runtime.AddCleanup(h, func(g *cachedUID) { go g.Close() }, g)
+	return h, nil
 }
+
+// cachedUIDHandle is the CACHED_UID New returns: the generator, as its user
+// holds it.
+type cachedUIDHandle struct{ *cachedUID }
 
 // lastFilled is the start of the last second filled (zero before any),
 // which the lease stores as the worker id's last use.
