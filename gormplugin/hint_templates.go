@@ -48,92 +48,103 @@ func (p *Plugin) refuseTemplateTables(db *gorm.DB) error {
 // templatesOf collects the SQL text a caller wrote into the statement's
 // clauses (GORM's own column names are not templates).
 func templatesOf(stmt *gorm.Statement) []string {
-	out := append([]string(nil), stmt.Selects...)
-	var walk func(e any)
-	walk = func(e any) {
-		switch x := e.(type) {
-		case clause.Expr:
-			out = append(out, x.SQL)
-			for _, v := range x.Vars {
-				walk(v)
-			}
-		case clause.NamedExpr:
-			out = append(out, x.SQL)
-			for _, v := range x.Vars {
-				walk(v)
-			}
-		case clause.Where:
-			walkAll(x.Exprs, walk)
-		case clause.AndConditions:
-			walkAll(x.Exprs, walk)
-		case clause.OrConditions:
-			walkAll(x.Exprs, walk)
-		case clause.NotConditions:
-			walkAll(x.Exprs, walk)
-		case clause.Select:
-			rawColumns(x.Columns, &out)
-			if x.Expression != nil {
-				walk(x.Expression)
-			}
-		case clause.OrderBy:
-			for _, c := range x.Columns {
-				rawColumns([]clause.Column{c.Column}, &out)
-			}
-			if x.Expression != nil {
-				walk(x.Expression)
-			}
-		case clause.GroupBy:
-			rawColumns(x.Columns, &out)
-			walkAll(x.Having, walk)
-		case clause.Set:
-			for _, a := range x {
-				walk(a.Value)
-			}
-		case clause.OnConflict:
-			walk(x.Where)
-			walk(x.TargetWhere)
-			walk(x.DoUpdates)
-		case map[string]any:
-			for _, v := range x {
-				walk(v)
-			}
-		case []map[string]any:
-			for _, m := range x {
-				walk(m)
-			}
-		case *map[string]any:
-			if x != nil {
-				walk(*x)
-			}
-		case *[]map[string]any:
-			if x != nil {
-				walk(*x)
-			}
-		}
-	}
+	w := &templateWalker{out: append([]string(nil), stmt.Selects...)}
 	// A create's map rows may hold expressions (gorm.Expr) as values.
-	walk(stmt.Dest)
+	w.walk(stmt.Dest)
 	for _, name := range []string{"WHERE", "SELECT", "ORDER BY", "GROUP BY", "SET", "ON CONFLICT"} {
 		if c, ok := stmt.Clauses[name]; ok {
-			walk(c.Expression)
+			w.walk(c.Expression)
 		}
 	}
 	for _, j := range stmt.Joins {
 		// The table right after JOIN is planJoins' (a binding partner) or
 		// refuseShardedReferences'; the rest is the caller's template.
 		if m := joinHead.FindStringIndex(j.Name); m != nil {
-			out = append(out, j.Name[m[1]:])
+			w.out = append(w.out, j.Name[m[1]:])
 		} else {
-			out = append(out, j.Name)
+			w.out = append(w.out, j.Name)
 		}
 		for _, c := range j.Conds {
-			walk(c)
+			w.walk(c)
 		}
 		if j.On != nil {
-			walk(*j.On)
+			w.walk(*j.On)
 		}
 	}
-	return out
+	return w.out
+}
+
+// templateWalker collects the SQL templates of clauses and values.
+type templateWalker struct{ out []string }
+
+func (w *templateWalker) walk(e any) {
+	switch x := e.(type) {
+	case clause.Expr:
+		w.out = append(w.out, x.SQL)
+		for _, v := range x.Vars {
+			w.walk(v)
+		}
+	case clause.NamedExpr:
+		w.out = append(w.out, x.SQL)
+		for _, v := range x.Vars {
+			w.walk(v)
+		}
+	case clause.Where:
+		walkAll(x.Exprs, w.walk)
+	case clause.AndConditions:
+		walkAll(x.Exprs, w.walk)
+	case clause.OrConditions:
+		walkAll(x.Exprs, w.walk)
+	case clause.NotConditions:
+		walkAll(x.Exprs, w.walk)
+	case clause.Select:
+		rawColumns(x.Columns, &w.out)
+		if x.Expression != nil {
+			w.walk(x.Expression)
+		}
+	case clause.OrderBy:
+		for _, c := range x.Columns {
+			rawColumns([]clause.Column{c.Column}, &w.out)
+		}
+		if x.Expression != nil {
+			w.walk(x.Expression)
+		}
+	case clause.GroupBy:
+		rawColumns(x.Columns, &w.out)
+		walkAll(x.Having, w.walk)
+	case clause.Set:
+		for _, a := range x {
+			w.walk(a.Value)
+		}
+	case clause.OnConflict:
+		w.walk(x.Where)
+		w.walk(x.TargetWhere)
+		w.walk(x.DoUpdates)
+	default:
+		w.walkValues(e)
+	}
+}
+
+// walkValues walks the values of a create's map rows.
+func (w *templateWalker) walkValues(e any) {
+	switch x := e.(type) {
+	case map[string]any:
+		for _, v := range x {
+			w.walk(v)
+		}
+	case []map[string]any:
+		for _, m := range x {
+			w.walk(m)
+		}
+	case *map[string]any:
+		if x != nil {
+			w.walk(*x)
+		}
+	case *[]map[string]any:
+		if x != nil {
+			w.walk(*x)
+		}
+	}
 }
 
 func walkAll(es []clause.Expression, f func(any)) {
