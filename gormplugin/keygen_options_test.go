@@ -5,7 +5,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/glebarez/sqlite"
+	"github.com/libtnb/sqlite"
 
 	"github.com/shardkey/shardkey/gormplugin"
 	"github.com/shardkey/shardkey/keygen"
