@@ -539,36 +539,41 @@ func (p *Plugin) assignKeys(db *gorm.DB) {
 		if len(plan.fields) == 0 {
 			return
 		}
-		rv := stmt.ReflectValue
-		switch rv.Kind() {
-		case reflect.Struct:
-			err = p.fillRows(ctx, plan, []reflect.Value{rv})
-		case reflect.Slice, reflect.Array:
-			if plan.ids != nil {
-				// int64 keys: two passes over the rows, no per-row slices.
-				err = p.fillSliceIDs(ctx, plan, rv)
-				break
-			}
-			rows := make([]reflect.Value, 0, rv.Len())
-			for i := 0; i < rv.Len(); i++ {
-				row := rv.Index(i)
-				for row.Kind() == reflect.Ptr || row.Kind() == reflect.Interface {
-					if row.IsNil() {
-						break
-					}
-					row = row.Elem()
-				}
-				if row.Kind() == reflect.Struct {
-					rows = append(rows, row)
-				}
-				// Anything else (a nil element) is GORM's to reject.
-			}
-			err = p.fillRows(ctx, plan, rows)
-		}
+		err = p.fillModels(ctx, plan, stmt.ReflectValue)
 	}
 	if err != nil {
 		db.AddError(err)
 	}
+}
+
+// fillModels fills the keys of a model struct or of a slice or array of
+// them (or of pointers to them).
+func (p *Plugin) fillModels(ctx context.Context, plan *keyPlan, rv reflect.Value) error {
+	switch rv.Kind() {
+	case reflect.Struct:
+		return p.fillRows(ctx, plan, []reflect.Value{rv})
+	case reflect.Slice, reflect.Array:
+		if plan.ids != nil {
+			// int64 keys: two passes over the rows, no per-row slices.
+			return p.fillSliceIDs(ctx, plan, rv)
+		}
+		rows := make([]reflect.Value, 0, rv.Len())
+		for i := 0; i < rv.Len(); i++ {
+			row := rv.Index(i)
+			for row.Kind() == reflect.Ptr || row.Kind() == reflect.Interface {
+				if row.IsNil() {
+					break
+				}
+				row = row.Elem()
+			}
+			if row.Kind() == reflect.Struct {
+				rows = append(rows, row)
+			}
+			// Anything else (a nil element) is GORM's to reject.
+		}
+		return p.fillRows(ctx, plan, rows)
+	}
+	return nil
 }
 
 // fillRows fills each keyed field that is zero in rows, one generator
