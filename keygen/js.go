@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
+	"runtime"
 	"sync"
 	"time"
 )
@@ -80,14 +81,34 @@ func newJSGenerator(props Props, o Options) (Generator, error) {
 		g.worker = g.lease.Worker()
 	}
 	g.jsState, _, _ = sharedState[jsState, jsGenerator](o.scope(), spaceKey(o.Clock, "js", g.layout, g.worker<<16), o.Clock, g, nil)
-	if g.lease != nil {
-		if err := g.adoptLease(); err != nil {
-			g.lease.Close()
-			return nil, err
-		}
+	if g.lease == nil {
+		return g, nil
 	}
-	return g, nil
+	if err := g.adoptLease(); err != nil {
+		g.lease.Close()
+		return nil, err
+	}
+	h := &leasedJS{g}
+	runtime.AddCleanup(h, func(g *jsGenerator) { go g.Close() }, g)
+	return h, nil
 }
+
+// leasedJS is a SNOWFLAKE_JS with a worker-id lease, as its user holds it:
+// dropped unclosed, it closes the lease when collected (see
+// leasedSnowflake).
+type leasedJS struct{ *jsGenerator }
+
+func (h *leasedJS) NextID(ctx context.Context) (int64, error) {
+	defer runtime.KeepAlive(h)
+	return h.jsGenerator.NextID(ctx)
+}
+
+func (h *leasedJS) NextIDs(ctx context.Context, dst []int64) error {
+	defer runtime.KeepAlive(h)
+	return h.jsGenerator.NextIDs(ctx, dst)
+}
+
+func (h *leasedJS) NextKey(ctx context.Context) (any, error) { return h.NextID(ctx) }
 
 // adoptLease starts after the worker id's last use (waiting within the
 // tolerance, refusing beyond it) and reports issued times to the lease.

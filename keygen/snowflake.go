@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
+	"runtime"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -278,8 +279,37 @@ func newLeasedSnowflake(typ string, props Props, o Options, parse func(Props, bo
 		}
 		c.worker = c.lease.Worker()
 	}
-	return newSnowflake(c, o)
+	g, err := newSnowflake(c, o)
+	if err != nil {
+		return nil, err
+	}
+	if g.lease == nil {
+		return g, nil
+	}
+	h := &leasedSnowflake{g}
+	runtime.AddCleanup(h, func(g *snowflake) { go g.Close() }, g)
+	return h, nil
 }
+
+// leasedSnowflake is a SNOWFLAKE or UID with a worker-id lease, as its user
+// holds it. The lease holds the generator (Track), and a renewing lease
+// lives until closed: dropped unclosed, the handle is collected and
+// closes the lease, instead of the lease renewing the worker id for a
+// generator nobody can reach. The key methods keep the handle alive to
+// their end, so the lease is not closed under a key being issued.
+type leasedSnowflake struct{ *snowflake }
+
+func (h *leasedSnowflake) NextID(ctx context.Context) (int64, error) {
+	defer runtime.KeepAlive(h)
+	return h.snowflake.NextID(ctx)
+}
+
+func (h *leasedSnowflake) NextIDs(ctx context.Context, dst []int64) error {
+	defer runtime.KeepAlive(h)
+	return h.snowflake.NextIDs(ctx, dst)
+}
+
+func (h *leasedSnowflake) NextKey(ctx context.Context) (any, error) { return h.NextID(ctx) }
 
 // parseSnowflake reads SNOWFLAKE's props; needWorker is false when only
 // the layout is wanted.
