@@ -63,12 +63,7 @@ type Options struct {
 }
 
 // scope is the generator's SequenceScope.
-func (o Options) scope() *SequenceScope {
-	if o.SequenceScope == nil {
-		return DefaultSequenceScope()
-	}
-	return o.SequenceScope
-}
+func (o Options) scope() *SequenceScope { return o.SequenceScope.orDefault() }
 
 // Option configures New and NewID.
 //

@@ -94,7 +94,8 @@ func DefaultSequenceScope() *SequenceScope { return &defaultScope }
 func WithSequenceScope(s *SequenceScope) Option { return func(o *Options) { o.SequenceScope = s } }
 
 // Spaces returns the number of ID spaces the scope holds state for,
-// released or not.
+// released or not; a space both a CACHED_UID and a SNOWFLAKE or UID used
+// counts once for each.
 func (s *SequenceScope) Spaces() int {
 	s = s.orDefault()
 	s.mu.Lock()
