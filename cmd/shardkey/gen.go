@@ -62,40 +62,49 @@ func gen(stdout io.Writer, gf generatorFlags, n int, format, out string) error {
 	if err != nil {
 		return err
 	}
-	ctx := context.Background()
 	w := bufio.NewWriterSize(stdout, 64<<10)
-
 	if idg, ok := g.(keygen.IDGenerator); ok {
-		ids := make([]int64, n)
-		if n == 1 {
-			ids[0], err = idg.NextID(ctx)
-		} else {
-			err = idg.NextIDs(ctx, ids) // reserves sequence ranges in bulk
-		}
-		if err != nil {
-			return err
-		}
-		if err := writeIDs(w, ids, format, out); err != nil {
-			return err
-		}
-		return w.Flush()
+		err = genIDs(w, idg, n, format, out)
+	} else {
+		err = genKeys(w, g, n, format, out)
 	}
+	if err != nil {
+		return err
+	}
+	return w.Flush()
+}
 
-	// Keys that are not int64 (UUID strings).
+// genIDs writes n int64 keys of g.
+func genIDs(w *bufio.Writer, g keygen.IDGenerator, n int, format, out string) error {
+	ctx := context.Background()
+	ids := make([]int64, n)
+	var err error
+	if n == 1 {
+		ids[0], err = g.NextID(ctx)
+	} else {
+		err = g.NextIDs(ctx, ids) // reserves sequence ranges in bulk
+	}
+	if err != nil {
+		return err
+	}
+	return writeIDs(w, ids, format, out)
+}
+
+// genKeys writes n keys of g that are not int64 (UUID strings).
+func genKeys(w *bufio.Writer, g keygen.Generator, n int, format, out string) error {
 	if format == "base62" {
 		return usageErrorf("-format base62 needs int64 keys; %s keys are not", g.Type())
 	}
+	ctx := context.Background()
 	keys := make([]any, n)
 	for i := range keys {
+		var err error
 		if keys[i], err = g.NextKey(ctx); err != nil {
 			return err
 		}
 	}
 	if out == "json" {
-		if err := writeJSON(w, keys); err != nil {
-			return err
-		}
-		return w.Flush()
+		return writeJSON(w, keys)
 	}
 	for _, k := range keys {
 		if format == "json" {
@@ -109,7 +118,7 @@ func gen(stdout io.Writer, gf generatorFlags, n int, format, out string) error {
 		}
 		w.WriteByte('\n')
 	}
-	return w.Flush()
+	return nil
 }
 
 func writeIDs(w *bufio.Writer, ids []int64, format, out string) error {

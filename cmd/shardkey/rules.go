@@ -77,51 +77,55 @@ func (f rulesFlags) loadAll(path string) (res loadResult, err error) {
 		return res, err
 	}
 	if f.standIns {
-		var goTypes []string
-		for _, t := range strings.Split(*f.goTypes, ",") {
-			if t = strings.TrimSpace(t); t != "" {
-				goTypes = append(goTypes, t)
-			}
-		}
-		if res.standIns, err = registerStandIns(cfg, goTypes); err != nil {
+		if res.standIns, err = registerStandIns(cfg, commaList(*f.goTypes)); err != nil {
 			return res, usageErrorf("%v", err)
 		}
 	}
-	hasWorker := func(p keygen.Props) bool {
-		for k := range p {
-			if keygen.CanonicalPropKey(k) == "worker-id" {
-				return true
-			}
-		}
-		return false
-	}
-	if !hasWorker(props) {
-		for _, name := range slices.Sorted(maps.Keys(cfg.KeyGenerators)) {
-			kg := cfg.KeyGenerators[name]
-			if hasWorker(kg.Props) {
-				continue
-			}
-			// Only the types that require one: try without.
-			g, err := keygen.New(kg.Type, kg.Props)
-			if c, ok := g.(io.Closer); ok {
-				c.Close()
-			}
-			var pe *keygen.PropError
-			if !errors.As(err, &pe) || keygen.CanonicalPropKey(pe.Key) != "worker-id" {
-				continue
-			}
-			patched := *kg
-			patched.Props = maps.Clone(kg.Props)
-			if patched.Props == nil {
-				patched.Props = keygen.Props{}
-			}
-			patched.Props["worker-id"] = "0"
-			cfg.KeyGenerators[name] = &patched
-			res.placeholders = append(res.placeholders, name)
-		}
+	if !hasWorkerID(props) {
+		res.placeholders = placeholderWorkers(cfg)
 	}
 	res.router, err = shardconf.NewRouter(cfg, shardconf.WithKeyGenProps(props))
 	return res, err
+}
+
+func hasWorkerID(p keygen.Props) bool {
+	for k := range p {
+		if keygen.CanonicalPropKey(k) == "worker-id" {
+			return true
+		}
+	}
+	return false
+}
+
+// placeholderWorkers gives worker-id 0 to the key generators of cfg whose
+// type requires a worker id and that have none, so that rules written for
+// processes that each pass their own can be read, and returns their names.
+func placeholderWorkers(cfg *shardconf.Config) []string {
+	var names []string
+	for _, name := range slices.Sorted(maps.Keys(cfg.KeyGenerators)) {
+		kg := cfg.KeyGenerators[name]
+		if hasWorkerID(kg.Props) {
+			continue
+		}
+		// Only the types that require one: try without.
+		g, err := keygen.New(kg.Type, kg.Props)
+		if c, ok := g.(io.Closer); ok {
+			c.Close()
+		}
+		var pe *keygen.PropError
+		if !errors.As(err, &pe) || keygen.CanonicalPropKey(pe.Key) != "worker-id" {
+			continue
+		}
+		patched := *kg
+		patched.Props = maps.Clone(kg.Props)
+		if patched.Props == nil {
+			patched.Props = keygen.Props{}
+		}
+		patched.Props["worker-id"] = "0"
+		cfg.KeyGenerators[name] = &patched
+		names = append(names, name)
+	}
+	return names
 }
 
 // placeholderNote says which key generators got a placeholder worker-id.
