@@ -5,8 +5,6 @@ import (
 	"database/sql/driver"
 	"errors"
 	"fmt"
-	"maps"
-	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -46,53 +44,9 @@ func newHook(r *shardconf.Router, sources []string, defaultDS string, d Dialect,
 	if d != MySQL {
 		o.timeLoc = nil
 	}
-	h := &hook{Schema: &ir.Schema{Router: r, DefaultDS: defaultDS, Dialect: d, BinaryText: o.binaryText,
-		ShardCols: map[string][]string{}}, compiler: compile, sources: sources, opts: o, cache: newPlanCache(o.cacheSize)}
-	for _, t := range r.Tables() {
-		key := strings.ToLower(t)
-		h.Logic = append(h.Logic, key)
-		for _, c := range r.ShardingColumns(t) {
-			h.ShardCols[key] = append(h.ShardCols[key], strings.ToLower(c))
-		}
-	}
-	if cfg := r.Config(); cfg != nil {
-		for _, b := range cfg.Broadcast {
-			h.Logic = append(h.Logic, strings.ToLower(b))
-		}
-	}
-	h.Physical = physicalNames(r)
-	// The fast path must also see physical table names that do not contain
-	// their logic table's (ord_0 of t_order): a write naming one is routed
-	// and checked like the logic table's.
-	h.Spell = ir.Spellings(append(slices.Clone(h.Logic), slices.Sorted(maps.Keys(h.Physical))...))
+	h := &hook{Schema: ir.NewSchema(r, defaultDS, d, o.binaryText), compiler: compile, sources: sources,
+		opts: o, cache: newPlanCache(o.cacheSize)}
 	return h, nil
-}
-
-// physicalNames maps each physical table name of a sharded table to it,
-// leaving out names that are themselves logic tables' and names shared by
-// two logic tables (they cannot be told apart).
-func physicalNames(r *shardconf.Router) map[string]string {
-	out := map[string]string{}
-	for _, t := range r.Tables() {
-		ts, err := r.Targets(t)
-		if err != nil {
-			continue
-		}
-		for _, x := range ts {
-			k := strings.ToLower(x.Table)
-			if prev, ok := out[k]; ok && prev != t {
-				out[k] = ""
-				continue
-			}
-			out[k] = t
-		}
-	}
-	for k, v := range out {
-		if v == "" || r.IsSharded(k) || r.IsBroadcast(k) {
-			delete(out, k)
-		}
-	}
-	return out
 }
 
 // route turns a caller's statement into units. args are the caller's

@@ -1,6 +1,8 @@
 package ir
 
 import (
+	"maps"
+	"slices"
 	"strings"
 
 	"github.com/shardkey/shardkey/shardconf"
@@ -61,4 +63,56 @@ func (h *Schema) IsShardingColumn(key, column string) bool {
 		}
 	}
 	return false
+}
+
+// NewSchema compiles what the compilers read of r's rules: the logic
+// tables, their sharding columns and physical names, in dialect d;
+// defaultDS is the data source unqualified names reach.
+func NewSchema(r *shardconf.Router, defaultDS string, d Dialect, binaryText bool) *Schema {
+	s := &Schema{Router: r, DefaultDS: defaultDS, Dialect: d, BinaryText: binaryText, ShardCols: map[string][]string{}}
+	for _, t := range r.Tables() {
+		key := strings.ToLower(t)
+		s.Logic = append(s.Logic, key)
+		for _, c := range r.ShardingColumns(t) {
+			s.ShardCols[key] = append(s.ShardCols[key], strings.ToLower(c))
+		}
+	}
+	if cfg := r.Config(); cfg != nil {
+		for _, b := range cfg.Broadcast {
+			s.Logic = append(s.Logic, strings.ToLower(b))
+		}
+	}
+	s.Physical = physicalNames(r)
+	// The fast path must also see physical table names that do not contain
+	// their logic table's (ord_0 of t_order): a write naming one is routed
+	// and checked like the logic table's.
+	s.Spell = Spellings(append(slices.Clone(s.Logic), slices.Sorted(maps.Keys(s.Physical))...))
+	return s
+}
+
+// physicalNames maps each physical table name of a sharded table to it,
+// leaving out names that are themselves logic tables' and names shared by
+// two logic tables (they cannot be told apart).
+func physicalNames(r *shardconf.Router) map[string]string {
+	out := map[string]string{}
+	for _, t := range r.Tables() {
+		ts, err := r.Targets(t)
+		if err != nil {
+			continue
+		}
+		for _, x := range ts {
+			k := strings.ToLower(x.Table)
+			if prev, ok := out[k]; ok && prev != t {
+				out[k] = ""
+				continue
+			}
+			out[k] = t
+		}
+	}
+	for k, v := range out {
+		if v == "" || r.IsSharded(k) || r.IsBroadcast(k) {
+			delete(out, k)
+		}
+	}
+	return out
 }
