@@ -498,55 +498,69 @@ func (l *loader) sharding(n *yaml.Node, path string) {
 		k.done()
 	})
 	m.mapping("tables").each(func(name string, val *yaml.Node, p string) {
-		t := l.mapping(val, p)
-		tbl := &Table{Name: name, DataNodesExpr: t.str("actualDataNodes"), Pos: pos(deref(val), p)}
-		tbl.DatabaseStrategy = l.strategy(t.get("databaseStrategy"), joinPath(p, "databaseStrategy"), t.has("databaseStrategy"))
-		tbl.TableStrategy = l.strategy(t.get("tableStrategy"), joinPath(p, "tableStrategy"), t.has("tableStrategy"))
-		tbl.KeyGenerate = l.keyGenerate(t.get("keyGenerateStrategy"), joinPath(p, "keyGenerateStrategy"), t.has("keyGenerateStrategy"))
-		t.done("auditStrategy")
-		l.addTable(tbl, m.kposOf("tables", name, val))
+		l.addTable(l.shardingTable(name, val, p), m.kposOf("tables", name, val))
 	})
 	m.mapping("autoTables").each(func(name string, val *yaml.Node, p string) {
-		t := l.mapping(val, p)
-		tbl := &Table{Name: name, Auto: true, Pos: pos(deref(val), p)}
-		if s := t.str("actualDataSources"); s != "" {
-			tbl.AutoDataSources = l.expand(s, t.vals["actualDataSources"], joinPath(p, "actualDataSources"))
-		}
-		tbl.AutoStrategy = l.strategy(t.get("shardingStrategy"), joinPath(p, "shardingStrategy"), t.has("shardingStrategy"))
-		if tbl.AutoStrategy == nil {
-			l.errorf(deref(val), p, "an auto table needs a shardingStrategy")
-		}
-		tbl.KeyGenerate = l.keyGenerate(t.get("keyGenerateStrategy"), joinPath(p, "keyGenerateStrategy"), t.has("keyGenerateStrategy"))
-		t.done("auditStrategy")
-		l.addTable(tbl, m.kposOf("autoTables", name, val))
+		l.addTable(l.autoTable(name, val, p), m.kposOf("autoTables", name, val))
 	})
 	l.bindings(m.get("bindingTables"), joinPath(path, "bindingTables"))
 	l.broadcast(m.get("broadcastTables"), joinPath(path, "broadcastTables"))
 	c.DefaultDatabaseStrategy = l.strategy(m.get("defaultDatabaseStrategy"), joinPath(path, "defaultDatabaseStrategy"), m.has("defaultDatabaseStrategy"))
 	c.DefaultTableStrategy = l.strategy(m.get("defaultTableStrategy"), joinPath(path, "defaultTableStrategy"), m.has("defaultTableStrategy"))
 	c.DefaultKeyGenerate = l.keyGenerate(m.get("defaultKeyGenerateStrategy"), joinPath(path, "defaultKeyGenerateStrategy"), m.has("defaultKeyGenerateStrategy"))
-	m.mapping("keyGenerateStrategies").each(func(name string, val *yaml.Node, p string) {
-		k := l.mapping(val, p)
-		typ := strings.ToLower(k.str("keyGenerateType"))
-		switch typ {
-		case "column", "":
-			table, col, gen := k.required("logicTable"), k.required("keyGenerateColumn"), k.required("keyGeneratorName")
-			if t := c.table(table); t != nil {
-				if t.KeyGenerate != nil {
-					l.errorf(deref(val), p, "table %s already has a keyGenerateStrategy", table)
-				}
-				t.KeyGenerate = &KeyGenerate{Column: col, Generator: gen, Pos: pos(deref(val), p)}
-			} else if table != "" {
-				l.errorf(k.vals["logicTable"], joinPath(p, "logicTable"), "table %q is not in tables or autoTables", table)
-			}
-		default:
-			k.get("keyGenerateSequence")
-			k.get("keyGeneratorName")
-			l.errorf(k.vals["keyGenerateType"], joinPath(p, "keyGenerateType"), "keyGenerateType %q is not supported (only column)", typ)
-		}
-		k.done()
-	})
+	m.mapping("keyGenerateStrategies").each(l.keyGenerateStrategy)
 	m.done("auditors", "defaultAuditStrategy", "shardingCache")
+}
+
+// shardingTable reads an entry of tables.
+func (l *loader) shardingTable(name string, val *yaml.Node, p string) *Table {
+	t := l.mapping(val, p)
+	tbl := &Table{Name: name, DataNodesExpr: t.str("actualDataNodes"), Pos: pos(deref(val), p)}
+	tbl.DatabaseStrategy = l.strategy(t.get("databaseStrategy"), joinPath(p, "databaseStrategy"), t.has("databaseStrategy"))
+	tbl.TableStrategy = l.strategy(t.get("tableStrategy"), joinPath(p, "tableStrategy"), t.has("tableStrategy"))
+	tbl.KeyGenerate = l.keyGenerate(t.get("keyGenerateStrategy"), joinPath(p, "keyGenerateStrategy"), t.has("keyGenerateStrategy"))
+	t.done("auditStrategy")
+	return tbl
+}
+
+// autoTable reads an entry of autoTables.
+func (l *loader) autoTable(name string, val *yaml.Node, p string) *Table {
+	t := l.mapping(val, p)
+	tbl := &Table{Name: name, Auto: true, Pos: pos(deref(val), p)}
+	if s := t.str("actualDataSources"); s != "" {
+		tbl.AutoDataSources = l.expand(s, t.vals["actualDataSources"], joinPath(p, "actualDataSources"))
+	}
+	tbl.AutoStrategy = l.strategy(t.get("shardingStrategy"), joinPath(p, "shardingStrategy"), t.has("shardingStrategy"))
+	if tbl.AutoStrategy == nil {
+		l.errorf(deref(val), p, "an auto table needs a shardingStrategy")
+	}
+	tbl.KeyGenerate = l.keyGenerate(t.get("keyGenerateStrategy"), joinPath(p, "keyGenerateStrategy"), t.has("keyGenerateStrategy"))
+	t.done("auditStrategy")
+	return tbl
+}
+
+// keyGenerateStrategy reads an entry of keyGenerateStrategies, which
+// gives a table read before it its key column and generator.
+func (l *loader) keyGenerateStrategy(name string, val *yaml.Node, p string) {
+	k := l.mapping(val, p)
+	typ := strings.ToLower(k.str("keyGenerateType"))
+	switch typ {
+	case "column", "":
+		table, col, gen := k.required("logicTable"), k.required("keyGenerateColumn"), k.required("keyGeneratorName")
+		if t := l.cfg.table(table); t != nil {
+			if t.KeyGenerate != nil {
+				l.errorf(deref(val), p, "table %s already has a keyGenerateStrategy", table)
+			}
+			t.KeyGenerate = &KeyGenerate{Column: col, Generator: gen, Pos: pos(deref(val), p)}
+		} else if table != "" {
+			l.errorf(k.vals["logicTable"], joinPath(p, "logicTable"), "table %q is not in tables or autoTables", table)
+		}
+	default:
+		k.get("keyGenerateSequence")
+		k.get("keyGeneratorName")
+		l.errorf(k.vals["keyGenerateType"], joinPath(p, "keyGenerateType"), "keyGenerateType %q is not supported (only column)", typ)
+	}
+	k.done()
 }
 
 // mapping reads a sub-mapping of m.
