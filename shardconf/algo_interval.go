@@ -352,17 +352,32 @@ var errIvNoMatch = errors.New("does not match")
 // in UTC, absent fields defaulted as Java's resolver does), the finest field
 // read, and the bytes consumed.
 func (p *ivPattern) parsePrefix(s string) (time.Time, ivField, int, error) {
-	var fv [ivFrac + 1]int
+	fv, level, n, err := p.readFields(s)
+	if err != nil {
+		return time.Time{}, 0, 0, err
+	}
+	t, err := ivResolve(fv)
+	if err != nil {
+		return time.Time{}, 0, 0, err
+	}
+	return t, level, n, nil
+}
+
+// ivFields holds a parsed value per field (the fraction in nanoseconds).
+type ivFields [ivFrac + 1]int
+
+// readFields reads the pattern's fields and literals from the start of s:
+// their values (absent fields defaulted to Java's reference year, January,
+// the 1st, midnight), the finest field read, and the bytes consumed.
+func (p *ivPattern) readFields(s string) (fv ivFields, level ivField, pos int, err error) {
 	fv[ivYear], fv[ivMonth], fv[ivDay] = ivRefYear, 1, 1
-	pos := 0
-	level := ivNone
 	for _, k := range p.toks {
 		if k.f == ivQuarter {
-			return time.Time{}, 0, 0, errors.New("a quarter cannot be parsed")
+			return fv, 0, 0, errors.New("a quarter cannot be parsed")
 		}
 		if k.f == ivNone {
 			if !strings.HasPrefix(s[pos:], k.lit) {
-				return time.Time{}, 0, 0, errIvNoMatch
+				return fv, 0, 0, errIvNoMatch
 			}
 			pos += len(k.lit)
 			continue
@@ -377,39 +392,46 @@ func (p *ivPattern) parsePrefix(s string) (time.Time, ivField, int, error) {
 			j++
 		}
 		if j-pos < minW {
-			return time.Time{}, 0, 0, errIvNoMatch
+			return fv, 0, 0, errIvNoMatch
 		}
 		pos = j
 		switch {
 		case k.f == ivYear && k.n == 2:
 			v += 2000
 		case k.f == ivYear && k.era && v < 1:
-			return time.Time{}, 0, 0, errors.New("year of era 0")
+			return fv, 0, 0, errors.New("year of era 0")
 		case k.f == ivFrac:
 			v *= ivPow10[9-k.n]
 		}
 		fv[k.f] = v
 		level = max(level, k.f)
 	}
+	return fv, level, pos, nil
+}
+
+// ivResolve is the civil time of the fields, resolved as java.time's SMART
+// resolver does: 24:00 is the start of the next day, and a day past the
+// month's last (29 to 31) is its last.
+func ivResolve(fv ivFields) (time.Time, error) {
 	y, mo, d, h, mi, sec, ns := fv[ivYear], fv[ivMonth], fv[ivDay], fv[ivHour], fv[ivMinute], fv[ivSecond], fv[ivFrac]
 	if mo < 1 || mo > 12 || d < 1 || d > 31 || h > 24 || mi > 59 || sec > 59 {
-		return time.Time{}, 0, 0, errors.New("field out of range")
+		return time.Time{}, errors.New("field out of range")
 	}
 	nextDay := false
-	if h == 24 { // SMART: 24:00 is the start of the next day
+	if h == 24 {
 		if mi != 0 || sec != 0 || ns != 0 {
-			return time.Time{}, 0, 0, errors.New("hour 24 with minutes")
+			return time.Time{}, errors.New("hour 24 with minutes")
 		}
 		h, nextDay = 0, true
 	}
-	if dim := ivDaysIn(y, time.Month(mo)); d > dim { // SMART clamps 29..31
+	if dim := ivDaysIn(y, time.Month(mo)); d > dim {
 		d = dim
 	}
 	t := time.Date(y, time.Month(mo), d, h, mi, sec, ns, time.UTC)
 	if nextDay {
 		t = t.AddDate(0, 0, 1)
 	}
-	return t, level, pos, nil
+	return t, nil
 }
 
 // parse reads the whole of s.
