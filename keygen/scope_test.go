@@ -589,3 +589,50 @@ func TestSequenceScopeCountsAClockEmbeddingSystemClockAsIt(t *testing.T) {
 		t.Fatalf("%d spaces, want 1", n)
 	}
 }
+
+// reentrantClock builds a generator in scope at every Now: a custom clock
+// is the user's code, which may use keygen itself.
+type reentrantClock struct {
+	scope *SequenceScope
+	mu    sync.Mutex
+	err   error
+}
+
+func (c *reentrantClock) Now() time.Time {
+	_, err := NewID("SNOWFLAKE", Props{"worker-id": "2"}, WithSequenceScope(c.scope))
+	c.mu.Lock()
+	c.err = errors.Join(c.err, err)
+	c.mu.Unlock()
+	return time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+}
+
+func (c *reentrantClock) Sleep(time.Duration) {}
+
+// TestSequenceScopeNeverReadsAClockLocked: building a generator reads its
+// clock with the scope unlocked, so a clock that itself builds a generator
+// in the scope is no deadlock.
+func TestSequenceScopeNeverReadsAClockLocked(t *testing.T) {
+	scope := NewSequenceScope()
+	for _, typ := range []string{"SNOWFLAKE", "UID", "SNOWFLAKE_JS", "CACHED_UID"} {
+		clk := &reentrantClock{scope: scope}
+		done := make(chan error, 1)
+		go func() {
+			g, err := NewID(typ, Props{"worker-id": "1"}, WithClock(clk), WithSequenceScope(scope))
+			if c, ok := g.(interface{ Close() error }); ok {
+				c.Close()
+			}
+			done <- err
+		}()
+		select {
+		case err := <-done:
+			clk.mu.Lock()
+			inner := clk.err
+			clk.mu.Unlock()
+			if err != nil || inner != nil {
+				t.Fatalf("%s: %v; the clock's own generators: %v", typ, err, inner)
+			}
+		case <-time.After(10 * time.Second):
+			t.Fatalf("%s: New still blocked after 10 s: the scope was locked while the clock was read", typ)
+		}
+	}
+}

@@ -157,8 +157,9 @@ func newSnowflake(c snowflakeConfig, o Options) (*snowflake, error) {
 	// space, and either may meet a CACHED_UID's.
 	scope, key := o.scope(), spaceKey(o.Clock, "snowflake", l, g.fixed)
 	var cachedNext int64 // the first second a CACHED_UID of the space left unfilled
+	now := o.Clock.Now() // read before the scope is locked: a custom clock is the user's code
 	guard := func() (err error) {
-		cachedNext, err = cachedGuard(scope, key, o.Clock.Now())
+		cachedNext, err = cachedGuard(scope, key, now)
 		return err
 	}
 	var (
