@@ -40,7 +40,7 @@ var update = flag.Bool("update", false, "rewrite the expected text of the golden
 var rules embed.FS
 
 // Router builds the router of the shared rule file name.
-func Router(t testing.TB, name string) *shardconf.Router {
+func Router(t testing.TB, name string, opts ...shardconf.RouterOption) *shardconf.Router {
 	t.Helper()
 	b, err := rules.ReadFile("rules/" + name)
 	if err != nil {
@@ -50,7 +50,7 @@ func Router(t testing.TB, name string) *shardconf.Router {
 	if err != nil {
 		t.Fatal(err)
 	}
-	r, err := shardconf.NewRouter(cfg)
+	r, err := shardconf.NewRouter(cfg, opts...)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -63,9 +63,14 @@ type Case struct {
 	Rules  string
 	Phys   map[string]string // logic table -> "ds.table"
 	Binary bool
-	SQL    string
-	Want   string
-	header []string // the lines between "=== name" and the SQL, kept on -update
+	// Args, Dialect, Scatter: for sqlhook's binding goldens (@args 7, "a",
+	// NULL; @dialect mysql; @scatter).
+	Args    string
+	Dialect string
+	Scatter bool
+	SQL     string
+	Want    string
+	header  []string // the lines between "=== name" and the SQL, kept on -update
 }
 
 // Parse reads the cases of a golden file.
@@ -101,6 +106,12 @@ func Parse(text string) ([]*Case, error) {
 				c.Rules = f[1]
 			case "@binary":
 				c.Binary = true
+			case "@scatter":
+				c.Scatter = true
+			case "@dialect":
+				c.Dialect = f[1]
+			case "@args":
+				c.Args = strings.TrimSpace(strings.TrimPrefix(line, "@args"))
 			case "@phys":
 				for _, kv := range f[1:] {
 					k, v, ok := strings.Cut(kv, "=")
@@ -123,6 +134,12 @@ func Parse(text string) ([]*Case, error) {
 // Run compiles the cases of every file matching pattern with compile in
 // dialect d and compares each summary with the expected text.
 func Run(t *testing.T, d ir.Dialect, compile ir.Compiler, pattern string) {
+	RunFunc(t, pattern, func(t *testing.T, c *Case) string { return Summary(t, d, compile, c) })
+}
+
+// RunFunc compares summarize's text for each case of every file matching
+// pattern with the expected text (sqlhook's binding goldens use it).
+func RunFunc(t *testing.T, pattern string, summarize func(*testing.T, *Case) string) {
 	files, err := filepath.Glob(pattern)
 	if err != nil || len(files) == 0 {
 		t.Fatalf("no golden files match %s (%v)", pattern, err)
@@ -145,7 +162,7 @@ func Run(t *testing.T, d ir.Dialect, compile ir.Compiler, pattern string) {
 					t.Errorf("%s: two cases are named %q", file, c.Name)
 				}
 				names[c.Name] = true
-				got := Summary(t, d, compile, c)
+				got := VisibleSpaces(summarize(t, c))
 				if !*update && got != c.Want {
 					t.Errorf("%s: case %q (- want, + got):\n%s\n(go test -update rewrites the golden files)", file, c.Name, Diff(c.Want, got))
 				}
@@ -175,10 +192,10 @@ func preamble(text string) string {
 	return text
 }
 
-// Summary compiles c and describes the plan and the SQL of one target.
-// Trailing spaces would not survive editors: each is shown as ·.
-func Summary(t testing.TB, d ir.Dialect, compile ir.Compiler, c *Case) string {
-	lines := strings.Split(summary(t, d, compile, c), "\n")
+// VisibleSpaces shows each space that ends a line as ·: trailing spaces
+// would not survive editors.
+func VisibleSpaces(text string) string {
+	lines := strings.Split(text, "\n")
 	for i, l := range lines {
 		body := strings.TrimRight(l, " ")
 		lines[i] = body + strings.Repeat("·", len(l)-len(body))
@@ -186,7 +203,8 @@ func Summary(t testing.TB, d ir.Dialect, compile ir.Compiler, c *Case) string {
 	return strings.Join(lines, "\n")
 }
 
-func summary(t testing.TB, d ir.Dialect, compile ir.Compiler, c *Case) string {
+// Summary compiles c and describes the plan and the SQL of one target.
+func Summary(t testing.TB, d ir.Dialect, compile ir.Compiler, c *Case) string {
 	r := Router(t, c.Rules)
 	ds := r.DataSources()
 	s := ir.NewSchema(r, ds[0], d, c.Binary)
