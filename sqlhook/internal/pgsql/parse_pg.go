@@ -112,13 +112,16 @@ func walkRangeVars(m protoreflect.Message, f func(*pg.RangeVar)) {
 // route. Rewriting only some references would read or write the wrong
 // table.
 func (c *pgCompiler) unplaced(tree *pg.ParseResult) error {
+	// The first in the text is named: protobuf-go ranges over fields in an
+	// order that differs between binaries, and the error should not.
 	var bad string
+	var badAt int32
 	walkRangeVars(tree.ProtoReflect(), func(rv *pg.RangeVar) {
-		if bad != "" || c.used[rv.Location] {
+		if c.used[rv.Location] || bad != "" && rv.Location >= badAt {
 			return
 		}
 		if s, b := c.h.Classify(rv.Relname); s || b {
-			bad = rv.Relname
+			bad, badAt = rv.Relname, rv.Location
 		}
 	})
 	if bad != "" {
