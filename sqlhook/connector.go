@@ -105,8 +105,9 @@ func wrap(c driver.Connector, r *shardconf.Router, opts []Option) (*connector, e
 // of pgx, mysql or sqlite and a DSN) and returns one *sql.DB routing across
 // them by cfg's rules. Its drivers must be registered: import
 // github.com/jackc/pgx/v5/stdlib, github.com/go-sql-driver/mysql or a
-// SQLite driver registering "sqlite" (such as github.com/glebarez/go-sqlite
-// or modernc.org/sqlite). Like sql.Open, Open connects to nothing yet.
+// SQLite driver registering "sqlite" (such as modernc.org/sqlite); and the
+// sqlhook package of each dialect (see the package documentation). Like
+// sql.Open, Open connects to nothing yet.
 func Open(cfg *shardconf.Config, opts ...Option) (*sql.DB, error) {
 	if cfg == nil {
 		return nil, fmt.Errorf("%w: Open: nil Config", ErrDataSource)
@@ -321,7 +322,7 @@ func (hookDriver) Open(string) (driver.Conn, error) {
 var driverImports = map[string]string{
 	"pgx":    `_ "github.com/jackc/pgx/v5/stdlib"`,
 	"mysql":  `_ "github.com/go-sql-driver/mysql"`,
-	"sqlite": `a SQLite driver registering "sqlite", such as _ "github.com/glebarez/go-sqlite" or _ "modernc.org/sqlite"`,
+	"sqlite": `a SQLite driver registering "sqlite", such as _ "modernc.org/sqlite"`,
 }
 
 // sourceConnector returns a connector for one data source of a rule file.

@@ -9,9 +9,8 @@ import (
 type Dialect uint8
 
 const (
-	// DialectAuto detects the dialect from the wrapped driver's package
-	// (pgx and lib/pq: PostgreSQL; go-sql-driver/mysql: MySQL; modernc,
-	// glebarez and mattn SQLite drivers: SQLite).
+	// DialectAuto detects the dialect from the wrapped driver (see
+	// sqlhook.DialectAuto).
 	DialectAuto Dialect = iota
 	PostgreSQL
 	MySQL

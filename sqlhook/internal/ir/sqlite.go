@@ -65,10 +65,10 @@ type respeller struct {
 	pgNum    map[int]int    // second pass: slot -> $k
 }
 
-// bindings gives w the $k of every slot d saw, as the glebarez and modernc
-// drivers bind them: a slot without a name, or named ?N or $N (N written
-// as strconv.Itoa writes it), takes argument N (the slot's own number when
-// unnamed); any other name takes the sql.Named argument of that name
+// bindings gives w the $k of every slot d saw, as modernc.org/sqlite (and
+// the drivers built on it) binds them: a slot without a name, or named ?N
+// or $N (N written as strconv.Itoa writes it), takes argument N (the
+// slot's own number when unnamed); any other name takes the sql.Named argument of that name
 // without its prefix. Named arguments get numbers after the positional.
 func (d *respeller) bindings(w *respeller) []string {
 	w.pgNum = make(map[int]int, d.nvar)
@@ -348,8 +348,8 @@ func endQuoted(s string, i int, q byte) int {
 }
 
 // sqliteArgs lays out the caller's arguments as $1..$len(names) of a
-// statement sqliteRespell returned names for, binding as the glebarez and
-// modernc drivers do: $k with no name takes the argument in position k
+// statement sqliteRespell returned names for, binding as modernc.org/sqlite
+// (and the drivers built on it) does: $k with no name takes the argument in position k
 // (named or not), a name takes the first argument of that name.
 func SqliteArgs(names []string, args []driver.NamedValue) ([]driver.NamedValue, error) {
 	out := make([]driver.NamedValue, len(names))
