@@ -349,8 +349,9 @@ func endQuoted(s string, i int, q byte) int {
 
 // sqliteArgs lays out the caller's arguments as $1..$len(names) of a
 // statement sqliteRespell returned names for, binding as modernc.org/sqlite
-// (and the drivers built on it) does: $k with no name takes the argument in position k
-// (named or not), a name takes the first argument of that name.
+// (and the drivers built on it) does: $k with no name takes the argument
+// in position k (named or not), a name takes the first argument of that
+// name.
 func SqliteArgs(names []string, args []driver.NamedValue) ([]driver.NamedValue, error) {
 	out := make([]driver.NamedValue, len(names))
 	for k, name := range names {
