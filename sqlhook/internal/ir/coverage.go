@@ -13,8 +13,8 @@ import (
 // name, a value). Anything else runs unrewritten on the default data
 // source and reads or writes its unsharded copy (or one copy of a
 // broadcast table), so it is refused with ErrUnsupported before anything
-// runs. This file holds what every dialect's check shares; pg_coverage.go
-// is the PostgreSQL and SQLite check.
+// runs. This file holds what every dialect's check shares;
+// sqlhook/internal/pgsql/pg_coverage.go is the PostgreSQL and SQLite check.
 
 // isLogicName reports whether an identifier's value (unquoted, as the
 // dialect reads it) names a sharded or broadcast table.

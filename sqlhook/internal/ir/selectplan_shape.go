@@ -9,7 +9,8 @@ import (
 )
 
 // A SELECT's shape is what merging its rows from several targets needs,
-// read from either grammar's tree (selectplan_pg.go, selectplan_mysql.go)
+// read from either grammar's tree (selectplan_pg.go in
+// sqlhook/internal/pgsql, selectplan_mysql.go in sqlhook/internal/mysqlsql)
 // into one dialect-neutral form; selectplan.go turns it into a merge plan
 // and into the edits of the per-target SQL. Expressions are not
 // interpreted: the tree says what kind each is, and where its text lies
