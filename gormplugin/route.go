@@ -411,37 +411,6 @@ func (p *Plugin) settle(db *gorm.DB, r routed, query bool) {
 // rowValues reads the sharding columns of every row being created.
 func rowValues(db *gorm.DB, cols []string) ([]map[string]any, error) {
 	stmt := db.Statement
-	read := func(rv reflect.Value) (map[string]any, error) {
-		out := map[string]any{}
-		if m, ok := rv.Interface().(map[string]any); ok {
-			for k, v := range m {
-				// GORM accepts field names ("UserID") and columns ("user_id").
-				if stmt.Schema != nil {
-					if f := stmt.Schema.LookUpField(k); f != nil {
-						k = f.DBName
-					}
-				}
-				k = strings.ToLower(k)
-				if prev, dup := out[k]; dup && slices.Contains(cols, k) && fmt.Sprint(prev) != fmt.Sprint(v) {
-					return nil, fmt.Errorf("%w: the map gives sharding column %s twice (%v and %v)", ErrUnsupported, k, prev, v)
-				}
-				out[k] = v
-			}
-			return out, nil
-		}
-		if stmt.Schema == nil {
-			return nil, fmt.Errorf("%w: cannot read sharding values of %T", ErrUnsupported, rv.Interface())
-		}
-		for _, c := range cols {
-			f := stmt.Schema.LookUpField(c)
-			if f == nil {
-				continue
-			}
-			v, _ := f.ValueOf(stmt.Context, rv)
-			out[c] = v
-		}
-		return out, nil
-	}
 	rv := stmt.ReflectValue
 	for rv.Kind() == reflect.Pointer || rv.Kind() == reflect.Interface {
 		rv = rv.Elem()
@@ -454,7 +423,7 @@ func rowValues(db *gorm.DB, cols []string) ([]map[string]any, error) {
 			for e.Kind() == reflect.Pointer || e.Kind() == reflect.Interface {
 				e = e.Elem()
 			}
-			m, err := read(e)
+			m, err := rowValuesOf(stmt, cols, e)
 			if err != nil {
 				return nil, err
 			}
@@ -462,13 +431,47 @@ func rowValues(db *gorm.DB, cols []string) ([]map[string]any, error) {
 		}
 		return out, nil
 	case reflect.Struct, reflect.Map:
-		m, err := read(rv)
+		m, err := rowValuesOf(stmt, cols, rv)
 		if err != nil {
 			return nil, err
 		}
 		return []map[string]any{m}, nil
 	}
 	return nil, fmt.Errorf("%w: cannot create from %s", ErrUnsupported, rv.Kind())
+}
+
+// rowValuesOf reads the sharding columns cols of one row, a model struct
+// or a map (every entry, by column name).
+func rowValuesOf(stmt *gorm.Statement, cols []string, rv reflect.Value) (map[string]any, error) {
+	out := map[string]any{}
+	if m, ok := rv.Interface().(map[string]any); ok {
+		for k, v := range m {
+			// GORM accepts field names ("UserID") and columns ("user_id").
+			if stmt.Schema != nil {
+				if f := stmt.Schema.LookUpField(k); f != nil {
+					k = f.DBName
+				}
+			}
+			k = strings.ToLower(k)
+			if prev, dup := out[k]; dup && slices.Contains(cols, k) && fmt.Sprint(prev) != fmt.Sprint(v) {
+				return nil, fmt.Errorf("%w: the map gives sharding column %s twice (%v and %v)", ErrUnsupported, k, prev, v)
+			}
+			out[k] = v
+		}
+		return out, nil
+	}
+	if stmt.Schema == nil {
+		return nil, fmt.Errorf("%w: cannot read sharding values of %T", ErrUnsupported, rv.Interface())
+	}
+	for _, c := range cols {
+		f := stmt.Schema.LookUpField(c)
+		if f == nil {
+			continue
+		}
+		v, _ := f.ValueOf(stmt.Context, rv)
+		out[c] = v
+	}
+	return out, nil
 }
 
 // routeQuery routes SELECT statements (Find, First, Count, Pluck, Row).
