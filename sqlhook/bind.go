@@ -60,7 +60,7 @@ func (h *hook) bindDDL(ctx context.Context, p *ir.Plan, args []driver.NamedValue
 	return out, nil
 }
 
-// value is what a valRef holds for these arguments.
+// value is what an ir.ValRef holds for these arguments.
 func value(v ir.ValRef, args []driver.NamedValue) any {
 	if v.Param >= 0 {
 		return args[v.Param].Value

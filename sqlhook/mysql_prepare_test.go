@@ -55,7 +55,7 @@ func TestMySQLPrepareRefusesTextNamingOrHidingTable(t *testing.T) {
 	}
 }
 
-// myUnescape reads a string literal's body as MySQL does.
+// ir.MyUnescape reads a string literal's body as MySQL does.
 func TestMySQLUnescapeMatchesServer(t *testing.T) {
 	for in, want := range map[string]string{
 		`t_\dict`:    "t_dict",

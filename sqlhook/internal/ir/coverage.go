@@ -16,14 +16,14 @@ import (
 // runs. This file holds what every dialect's check shares;
 // sqlhook/internal/pgsql/pg_coverage.go is the PostgreSQL and SQLite check.
 
-// isLogicName reports whether an identifier's value (unquoted, as the
+// IsLogicName reports whether an identifier's value (unquoted, as the
 // dialect reads it) names a sharded or broadcast table.
 func (h *Schema) IsLogicName(name string) bool {
 	s, b := h.Classify(name)
 	return s || b
 }
 
-// mentionedName returns the first logic or broadcast table name that
+// MentionedName returns the first logic or broadcast table name that
 // occurs in s as a whole word (not inside a longer identifier such as
 // t_order_id_seq), case-insensitively, also after decoding backslash
 // escapes (E'\x74_order'); "" when none. It is the test for text the
@@ -44,7 +44,7 @@ func (h *Schema) MentionedName(s string) string {
 	return ""
 }
 
-// containsWord reports whether word occurs in s with no identifier
+// ContainsWord reports whether word occurs in s with no identifier
 // character right before or after it.
 func ContainsWord(s, word string) bool {
 	if word == "" {
@@ -69,7 +69,7 @@ func ContainsWord(s, word string) bool {
 // character).
 func isWordByte(c byte) bool { return IsIdentChar(c) || c == '$' || c >= 0x80 }
 
-// unescapeBackslashes decodes the backslash escapes of PostgreSQL's
+// UnescapeBackslashes decodes the backslash escapes of PostgreSQL's
 // E'...' strings (\xHH, \ooo, \uXXXX, \UXXXXXXXX, \c) wherever they occur,
 // so that a name spelled with escapes inside a body is still seen.
 func UnescapeBackslashes(s string) string {
@@ -138,7 +138,7 @@ func isDigitIn(c byte, base int) bool {
 
 // spellings are the lower-case forms in which each logic name can appear
 // in a statement's text: as is, and with a quote character doubled inside
-// a quoted identifier. mentionsLogic looks for them.
+// a quoted identifier. MentionsLogic looks for them.
 func Spellings(names []string) []string {
 	var out []string
 	seen := map[string]bool{}
@@ -153,7 +153,7 @@ func Spellings(names []string) []string {
 	return out
 }
 
-// notCovered is the refusal of a statement naming a logic table outside
+// NotCovered is the refusal of a statement naming a logic table outside
 // the plan's table positions.
 func NotCovered(name, where string) error {
 	return fmt.Errorf("%w: logic table %s is named %s, which sqlhook cannot route; the statement would run unchanged on the default data source", ErrUnsupported, name, where)

@@ -8,7 +8,7 @@ import (
 	"github.com/shardkey/shardkey/shardconf"
 )
 
-// keySet is an UPDATE's assignment of a new value to a sharding column of
+// KeySet is an UPDATE's assignment of a new value to a sharding column of
 // the routed table (an assignment of the column to itself is not one).
 type KeySet struct {
 	Table  int    // index into plan.tables
@@ -16,13 +16,13 @@ type KeySet struct {
 	Val    ValRef
 }
 
-// keyChangeError is the refusal of a sharding key change.
+// KeyChangeError is the refusal of a sharding key change.
 func KeyChangeError(table, column, value, why string) error {
 	return fmt.Errorf("%w: %w (%s; to move a row, delete it and insert it again)", ErrUnsupported,
 		&shardconf.RouteError{Table: table, Column: column, Value: value, Err: shardconf.ErrShardingKeyChange}, why)
 }
 
-// upsertKeyChange decides an upsert's update part (PostgreSQL's and
+// UpsertKeyChange decides an upsert's update part (PostgreSQL's and
 // SQLite's ON CONFLICT DO UPDATE, MySQL's ON DUPLICATE KEY UPDATE) that
 // assigns sharding columns of table. fromInserted are the sharding columns
 // set to the inserted row's value (excluded.c, VALUES(c)); conflictCols

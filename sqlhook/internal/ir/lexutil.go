@@ -2,7 +2,7 @@ package ir
 
 import "strings"
 
-// leadingComments is the whitespace and comments before the first token.
+// LeadingComments is the whitespace and comments before the first token.
 func LeadingComments(q string) string {
 	i := 0
 	for i < len(q) {
@@ -43,7 +43,7 @@ func IsSpace(c byte) bool {
 // span is the text of an INSERT value, from its first token to its last.
 type Span struct{ A, B int }
 
-// myContainsWord reports whether word occurs in s with no identifier byte
+// MyContainsWord reports whether word occurs in s with no identifier byte
 // right before or after it.
 func MyContainsWord(s, word string) bool {
 	for from := 0; word != ""; {

@@ -5,7 +5,7 @@ import (
 	"strings"
 )
 
-// mysqlDatabases maps each MySQL data source of the rules to the database
+// MysqlDatabases maps each MySQL data source of the rules to the database
 // its DSN (go-sql-driver/mysql's format) connects to. A data source given
 // as a connector (OpenWith, Wrap) has no DSN here; its database is
 // unknown.
@@ -29,7 +29,7 @@ func (h *Schema) MysqlDatabases() map[string]string {
 	return out
 }
 
-// ownDatabase reports whether schema is the database of a data source
+// OwnDatabase reports whether schema is the database of a data source
 // holding logic table table (or of the default data source, the one the
 // application's unqualified names reach): a name so qualified is the
 // logic table, and the qualifier is dropped so that each target's
@@ -52,7 +52,7 @@ func (h *Schema) OwnDatabase(dbs map[string]string, schema, table string) bool {
 	return false
 }
 
-// mysqlDSNDatabase reads the database name of a go-sql-driver/mysql DSN,
+// MysqlDSNDatabase reads the database name of a go-sql-driver/mysql DSN,
 // [user[:password]@][net[(addr)]]/dbname[?params], as the driver does:
 // after the last '/', up to the next '?', path-unescaped. ok is false when
 // the DSN names none.

@@ -5,7 +5,7 @@ import (
 	"strings"
 )
 
-// mysqlPreparedText refuses PREPARE name FROM x and EXECUTE IMMEDIATE x
+// MysqlPreparedText refuses PREPARE name FROM x and EXECUTE IMMEDIATE x
 // (MariaDB) unless x is a plain string whose value names no logic,
 // broadcast or physical table. The statement prepared from it would run
 // unrewritten on the data source the connection is on (the default one),
@@ -69,7 +69,7 @@ func myStringValue(q string, toks []MyTok, i int) (string, bool) {
 	return b.String(), n > 0
 }
 
-// myUnescape applies MySQL's string escapes (without NO_BACKSLASH_ESCAPES):
+// MyUnescape applies MySQL's string escapes (without NO_BACKSLASH_ESCAPES):
 // a doubled quote is the quote, \0 \b \n \r \t \Z are control bytes, \%
 // and \_ keep their backslash, and any other \c is c (so 't_\dict' is
 // t_dict).

@@ -18,7 +18,7 @@ const (
 	KindDDL
 )
 
-// valRef is a value written in a statement.
+// ValRef is a value written in a statement.
 type ValRef struct {
 	Param int  // caller argument index (0-based), or -1
 	Lit   any  // when param < 0 and !expr: int64, uint64, float64, string or nil (SQL NULL)
@@ -125,7 +125,7 @@ type planTable struct {
 	PartnerOf int // for a binding partner of the routed table: -1 otherwise
 }
 
-// holeKind says what goes into a template hole.
+// HoleKind says what goes into a template hole.
 type HoleKind uint8
 
 const (
@@ -149,7 +149,7 @@ type Segment struct {
 	sub  []Segment // holeMergeAdd, holeMergeDrop
 }
 
-// insertPlan is the shape of INSERT ... VALUES.
+// InsertPlan is the shape of INSERT ... VALUES.
 type InsertPlan struct {
 	Table    int        // index into plan.tables
 	Cols     []string   // column names as written, unquoted
@@ -163,7 +163,7 @@ type InsertPlan struct {
 	Single   string // why the statement must reach one target ("" if it may split)
 }
 
-// selectPlan is what merging several targets' rows needs.
+// SelectPlan is what merging several targets' rows needs.
 type SelectPlan struct {
 	Merge         *MergePlan // nil when multi says why there is none
 	Limit, Offset *ValRef
@@ -183,7 +183,7 @@ type Plan struct {
 	KeySets     []KeySet // UPDATE: new values for sharding columns, checked when bound
 	Pinned      string   // INSERT into a physical table named directly: every row must route to a table of this name (lower case)
 	Tmpl        []Segment
-	IndexName   string // CREATE INDEX name, for holeIndexName
+	IndexName   string // CREATE INDEX name, for HoleIndexName
 	Nparams     int    // placeholders the caller must supply (max index + 1)
 	// names (SQLite): $k binds the sql.Named argument names[k-1], or the
 	// argument in position k when that is ""; nil when every $k is argument k.
@@ -191,7 +191,7 @@ type Plan struct {
 	render renderCache
 }
 
-// addTable returns the index of the logic table named name, adding it.
+// AddTable returns the index of the logic table named name, adding it.
 func (p *Plan) AddTable(name string, sharded, broadcast bool) int {
 	key := strings.ToLower(name)
 	for i, t := range p.Tables {

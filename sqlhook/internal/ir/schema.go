@@ -21,7 +21,7 @@ type Schema struct {
 	Physical   map[string]string // physical table name (lower case) -> its sharded logic table
 }
 
-// physicalOf is the sharded logic table whose physical table name is.
+// PhysicalOf is the sharded logic table whose physical table name is.
 func (h *Schema) PhysicalOf(name string) (string, bool) {
 	t, ok := h.Physical[strings.ToLower(name)]
 	return t, ok
@@ -33,7 +33,7 @@ func IsIdentChar(c byte) bool {
 	return c == '_' || IsDigit(c) || c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z'
 }
 
-// mentionsLogic reports whether query contains a logic table's name
+// MentionsLogic reports whether query contains a logic table's name
 // anywhere, in any case, as written or inside a quoted identifier (a
 // cheap superset test: a statement that does not, and has no escapes
 // that could spell one (mayEscapeNames), cannot name one, and skips
@@ -54,7 +54,7 @@ func (h *Schema) Classify(name string) (sharded, broadcast bool) {
 	return h.Router.IsSharded(name), h.Router.IsBroadcast(name)
 }
 
-// isShardingColumn reports whether column shards the logic table key.
+// IsShardingColumn reports whether column shards the logic table key.
 func (h *Schema) IsShardingColumn(key, column string) bool {
 	low := strings.ToLower(column)
 	for _, c := range h.ShardCols[key] {

@@ -15,11 +15,11 @@ import (
 // after the select list, values of DISTINCT aggregates added to the
 // GROUP BY, HAVING removed (it is evaluated after merging).
 
-// colRef is a column of the targets' rows: >= 0 an output column of the
-// query, < 0 the hidden column -(colRef+1).
+// ColRef is a column of the targets' rows: >= 0 an output column of the
+// query, < 0 the hidden column -(ColRef+1).
 type ColRef int
 
-// mergePlan is the compiled merge of a SELECT over several targets.
+// MergePlan is the compiled merge of a SELECT over several targets.
 type MergePlan struct {
 	dialect      merge.Dialect
 	Hidden       int  // hidden columns after the query's own
@@ -121,7 +121,7 @@ type selBuilder struct {
 
 func (b *selBuilder) fail(why string) { SetOnce(&b.why, why) }
 
-// buildMerge compiles the merge of a SELECT; why is the reason several
+// BuildMerge compiles the merge of a SELECT; why is the reason several
 // targets cannot be merged ("" when they can).
 func BuildMerge(d Dialect, binary bool, sh *SelectShape, lay selectLayout, text string, toks []Stok) (*MergePlan, []selEdit, string) {
 	if sh.refuse != "" {
@@ -917,7 +917,7 @@ func hiddenPrefix(text string) string {
 	return p
 }
 
-// applySelectEdits adds the merge edits to a statement's template edits.
+// ApplySelectEdits adds the merge edits to a statement's template edits.
 // A copied span takes the holes inside it (table names, placeholders); a
 // dropped span keeps its holes for the single-target rendering.
 func ApplySelectEdits(text string, edits []Edit, sel []selEdit) []Edit {

@@ -13,7 +13,7 @@ import (
 // dialect's typing, range and division. Other functions and operators are
 // refused.
 
-// calcNode is an expression over aggregates.
+// CalcNode is an expression over aggregates.
 type CalcNode struct {
 	Op   merge.ExprOp
 	kids []*CalcNode
@@ -29,7 +29,7 @@ type calcItem struct {
 	Tree *CalcNode
 }
 
-// calcAggs lists the aggregate leaves of n in text order.
+// CalcAggs lists the aggregate leaves of n in text order.
 func CalcAggs(n *CalcNode, out []*CalcNode) []*CalcNode {
 	if n.Op == merge.ExprCol {
 		return append(out, n)
@@ -40,7 +40,7 @@ func CalcAggs(n *CalcNode, out []*CalcNode) []*CalcNode {
 	return out
 }
 
-// calcOf is a node of n kids read by kid, or nil when one cannot be read.
+// CalcOf is a node of n kids read by kid, or nil when one cannot be read.
 func CalcOf(op merge.ExprOp, kid func(int) *CalcNode, n int) *CalcNode {
 	out := &CalcNode{Op: op}
 	for i := range n {
@@ -56,7 +56,7 @@ func CalcOf(op merge.ExprOp, kid func(int) *CalcNode, n int) *CalcNode {
 	return out
 }
 
-// binaryOps are the arithmetic the engine computes.
+// BinaryOps are the arithmetic the engine computes.
 var BinaryOps = map[string]merge.ExprOp{"+": merge.ExprAdd, "-": merge.ExprSub, "*": merge.ExprMul, "/": merge.ExprDiv}
 
 // calcCols binds an expression's aggregates, written at s, to hidden
@@ -89,7 +89,7 @@ func (n *CalcNode) Expr(col func(ColRef) int) *merge.Expr {
 	return e
 }
 
-// plainDecimal reports whether s is a numeric literal in plain decimal
+// PlainDecimal reports whether s is a numeric literal in plain decimal
 // notation ("12.50"), the form the engine takes as a constant.
 func PlainDecimal(s string) bool {
 	digits, dot := 0, false

@@ -26,7 +26,7 @@ const (
 	ExprStar                    // * or t.*
 )
 
-// shapeAgg is a call of COUNT, SUM, MIN, MAX or AVG.
+// ShapeAgg is a call of COUNT, SUM, MIN, MAX or AVG.
 type ShapeAgg struct {
 	Fn       string // lower case
 	Distinct bool
@@ -34,29 +34,29 @@ type ShapeAgg struct {
 	Nargs    int
 }
 
-// shapeExpr is one expression of the select list, GROUP BY, HAVING or
+// ShapeExpr is one expression of the select list, GROUP BY, HAVING or
 // ORDER BY.
 type ShapeExpr struct {
 	Kind     exprKind
-	Ref      []string  // exprColumn: the name's parts, lower case
-	Agg      ShapeAgg  // exprAgg
-	Ordinal  int       // exprOrdinal: 1-based
-	HasAgg   bool      // an aggregate or window call occurs in it (exprOther)
+	Ref      []string  // ExprColumn: the name's parts, lower case
+	Agg      ShapeAgg  // ExprAgg
+	Ordinal  int       // ExprOrdinal: 1-based
+	HasAgg   bool      // an aggregate or window call occurs in it (ExprOther)
 	Names    []string  // unqualified column names it reads, lower case
 	Collate  string    // an explicit COLLATE around it, as written
 	HasParam bool      // a placeholder occurs in it
-	Calc     *CalcNode // exprOther with aggregates: the arithmetic the engine computes, or nil
+	Calc     *CalcNode // ExprOther with aggregates: the arithmetic the engine computes, or nil
 	Print    string    // GROUP BY terms and HAVING operands: the expression's shape, to match them
 }
 
-// shapeItem is a select list entry.
+// ShapeItem is a select list entry.
 type ShapeItem struct {
 	Expr    ShapeExpr
 	Alias   string // AS name, lower case ("" when none)
 	OutName string // the output column's name when known, lower case
 }
 
-// shapeOrder is an ORDER BY term.
+// ShapeOrder is an ORDER BY term.
 type ShapeOrder struct {
 	Expr       ShapeExpr
 	Desc       bool
@@ -64,7 +64,7 @@ type ShapeOrder struct {
 	NullsFirst bool
 }
 
-// shapeCond is a HAVING condition.
+// ShapeCond is a HAVING condition.
 type ShapeCond struct {
 	Op   merge.CondOp
 	Kids []*ShapeCond
@@ -72,15 +72,15 @@ type ShapeCond struct {
 	L, R ShapeOperand
 }
 
-// shapeOperand is a HAVING comparison's side: an expression or a constant.
+// ShapeOperand is a HAVING comparison's side: an expression or a constant.
 type ShapeOperand struct {
 	Expr     ShapeExpr
 	IsConst  bool
 	Val      ValRef
-	AggIndex int // exprAgg: which of HAVING's aggregate calls, in text order
+	AggIndex int // ExprAgg: which of HAVING's aggregate calls, in text order
 }
 
-// selectShape is the dialect-neutral shape of a top-level SELECT.
+// SelectShape is the dialect-neutral shape of a top-level SELECT.
 type SelectShape struct {
 	Distinct   bool
 	Items      []ShapeItem
@@ -131,7 +131,7 @@ var selectOptions = map[string]bool{
 
 var MergeableAggNames = map[string]bool{"count": true, "sum": true, "min": true, "max": true, "avg": true}
 
-// layoutOf finds the parts of the SELECT whose tokens are toks. ok is false
+// LayoutOf finds the parts of the SELECT whose tokens are toks. ok is false
 // when the text does not read as the tree says (the caller refuses).
 func LayoutOf(toks []Stok, sh *SelectShape) (selectLayout, bool) {
 	var l selectLayout

@@ -47,7 +47,7 @@ func PredOpOf(op string) (predOp, bool) {
 	return 0, false
 }
 
-// resolveColumn places a possibly qualified column on a plan table whose
+// ResolveColumn places a possibly qualified column on a plan table whose
 // sharding column it is.
 func ResolveColumn(h *Schema, p *Plan, aliases map[string]int, parts []string) (int, string, bool) {
 	col := parts[len(parts)-1]
@@ -66,7 +66,7 @@ func ResolveColumn(h *Schema, p *Plan, aliases map[string]int, parts []string) (
 	return 0, "", false
 }
 
-// numberRef is an integer literal; any other number is an expression
+// NumberRef is an integer literal; any other number is an expression
 // for routing, since the value stored or compared depends on the column's
 // type (3.5 is stored as 4 in an integer column).
 func NumberRef(s string) ValRef {
@@ -77,7 +77,7 @@ func NumberRef(s string) ValRef {
 	return ExprRef
 }
 
-// findKeyColumn records the table's generated key column and where the
+// FindKeyColumn records the table's generated key column and where the
 // INSERT lists it.
 func FindKeyColumn(h *Schema, ins *InsertPlan, table string) {
 	keyCol, _, ok := h.Router.KeyGenerator(table)
@@ -92,7 +92,7 @@ func FindKeyColumn(h *Schema, ins *InsertPlan, table string) {
 	}
 }
 
-// finishInsert records where the sharding columns are among the INSERT's.
+// FinishInsert records where the sharding columns are among the INSERT's.
 func FinishInsert(h *Schema, p *Plan) {
 	ins := p.Ins
 	t := p.Tables[ins.Table]
@@ -111,7 +111,7 @@ func FinishInsert(h *Schema, p *Plan) {
 	}
 }
 
-// finishTables chooses the table that routes the statement and checks the
+// FinishTables chooses the table that routes the statement and checks the
 // others can follow it: binding partners take the same-index table,
 // broadcast tables keep their name.
 func FinishTables(h *Schema, p *Plan) error {

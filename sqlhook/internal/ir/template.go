@@ -18,7 +18,7 @@ type Edit struct {
 	Seg        Segment
 }
 
-// buildTemplate cuts text at the edits (which must not overlap).
+// BuildTemplate cuts text at the edits (which must not overlap).
 func BuildTemplate(text string, edits []Edit) []Segment {
 	slices.SortStableFunc(edits, func(a, b Edit) int { return a.Start - b.Start })
 	var out []Segment
@@ -39,7 +39,7 @@ func BuildTemplate(text string, edits []Edit) []Segment {
 // argSrc says where one output placeholder's value comes from.
 type argSrc struct {
 	Kind srcKind
-	I    int // caller argument index, or INSERT row for srcKey
+	I    int // caller argument index, or INSERT row for SrcKey
 }
 
 type srcKind uint8
@@ -50,7 +50,7 @@ const (
 	SrcLimit         // the merged LIMIT (limit + offset)
 )
 
-// renderSpec is what a target changes in a template.
+// RenderSpec is what a target changes in a template.
 type RenderSpec struct {
 	Phys      []string // physical name per plan table
 	Rows      []int    // INSERT rows to write; nil writes all

@@ -132,7 +132,7 @@ func (s *nameSlots) each(f func(slotRef, string)) {
 
 func (s *nameSlots) shape() [3]int { return [3]int{len(s.Tables), len(s.Cols), len(s.Stars)} }
 
-// parseOne parses q, which must hold one statement.
+// ParseOne parses q, which must hold one statement.
 func ParseOne(q string) (ast.StmtNode, error) {
 	ps := mysqlParsers.Get().(*parser.Parser)
 	stmts, _, err := ps.ParseSQL(q)

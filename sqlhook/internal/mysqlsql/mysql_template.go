@@ -163,7 +163,7 @@ func tableIndex(p *ir.Plan, name string) int {
 
 // qualified returns where the name at token j, of logic table logic,
 // starts with its database qualifier, which must be the database of a data
-// source holding the table (see ownDatabase): it is dropped.
+// source holding the table (see ir.OwnDatabase): it is dropped.
 func (t *myTemplate) qualified(j int, schema, logic string) (int, error) {
 	if schema == "" {
 		return t.toks[j].Start, nil

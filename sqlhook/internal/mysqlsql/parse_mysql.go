@@ -40,13 +40,13 @@ func (c *myCompiler) fail(format string, args ...any) {
 	}
 }
 
-// compileMySQL compiles a MySQL statement. Refused with ErrUnsupported:
+// Compile compiles a MySQL statement. Refused with ErrUnsupported:
 // executable comments, several statements naming a logic table, a logic
 // table in a place the compiler does not route (subquery, CTE, UNION, a
 // statement kind it does not know), a table name it cannot find in the
 // text, a database qualifier other than that of a data source holding the
 // table, SQL text for PREPARE or EXECUTE IMMEDIATE that names a logic
-// table or cannot be read (mysqlPreparedText), and a write to a physical
+// table or cannot be read (ir.MysqlPreparedText), and a write to a physical
 // table named directly that could misplace a row (physicalInsert,
 // physicalUpdate).
 func Compile(h *ir.Schema, query string) (*ir.Plan, error) {
@@ -379,7 +379,7 @@ func (c *myCompiler) sameColumn(e ast.ExprNode, t int, col string) bool {
 
 // onDuplicateKeys refuses an ON DUPLICATE KEY UPDATE that could move a
 // row: a sharding column may be set to itself, or to VALUES(column) when
-// the row then routes where the INSERT routed (upsertKeyChange). Any
+// the row then routes where the INSERT routed (ir.UpsertKeyChange). Any
 // unique key may be the conflict, so no column is known to be shared.
 func (c *myCompiler) onDuplicateKeys(as []*ast.Assignment, t int) {
 	table := c.p.Tables[t]
@@ -630,7 +630,7 @@ func myValue(e ast.ExprNode) ir.ValRef {
 	return ir.ExprRef
 }
 
-// selectShape reads what merging several targets' rows needs (built by
+// ir.SelectShape reads what merging several targets' rows needs (built by
 // the template, once the text is cut) and the LIMIT values.
 func (c *myCompiler) selectShape(s *ast.SelectStmt) {
 	sp := c.p.Sel

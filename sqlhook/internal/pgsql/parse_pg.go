@@ -12,7 +12,7 @@ import (
 )
 
 // The PostgreSQL grammar (libpg_query, the server's own parser) also
-// reads SQLite statements, after sqliteToPG maps SQLite's `quoted`
+// reads SQLite statements, after ir.SqliteToPG maps SQLite's `quoted`
 // identifiers and ? placeholders to PostgreSQL's spelling: the two
 // dialects share their statement shapes (RETURNING, ON CONFLICT,
 // "identifiers"), which MySQL's grammar does not read.
@@ -452,7 +452,7 @@ func columnParts(n *pg.Node) ([]string, bool) {
 
 // onConflictKeys refuses an ON CONFLICT DO UPDATE that could move a row:
 // a sharding column may be set to itself, or to excluded's value when the
-// row then routes where the INSERT routed (upsertKeyChange).
+// row then routes where the INSERT routed (ir.UpsertKeyChange).
 func (c *pgCompiler) onConflictKeys(oc *pg.OnConflictClause, t int) {
 	table := c.p.Tables[t]
 	var fromInserted []string
@@ -811,7 +811,7 @@ func (c *pgCompiler) value(n *pg.Node) ir.ValRef {
 	return ir.ExprRef
 }
 
-// selectShape reads what merging several targets' rows needs (built in
+// ir.SelectShape reads what merging several targets' rows needs (built in
 // finishSelect) and makes holes of the LIMIT and OFFSET values.
 func (c *pgCompiler) selectShape(s *pg.SelectStmt) {
 	sp := c.p.Sel
