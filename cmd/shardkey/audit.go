@@ -353,28 +353,9 @@ func (a *auditor) run(ctx context.Context) (*auditReport, error) {
 // row is routed, and a key at the head of several streams is a duplicate.
 func (a *auditor) auditTable(ctx context.Context, t auditTable) (*tableReport, error) {
 	tr := newTableReport(t, a.limit)
-	streams := make(streamHeap, 0, len(t.targets))
-	var total int64
-	for i, tg := range t.targets {
-		s, err := a.newStream(ctx, t, tg, i)
-		if err != nil {
-			return nil, err
-		}
-		if tr.Physical[i].WithoutKey, err = s.countNullKeys(ctx); err != nil {
-			return nil, err
-		}
-		if a.progress != nil {
-			n, err := s.count(ctx)
-			if err != nil {
-				return nil, err
-			}
-			total += n
-		}
-		if ok, err := s.next(ctx); err != nil {
-			return nil, err
-		} else if ok {
-			streams = append(streams, s)
-		}
+	streams, total, err := a.openStreams(ctx, t, tr)
+	if err != nil {
+		return nil, err
 	}
 	heap.Init(&streams)
 	a.progress.start(t.logic, total)
@@ -402,6 +383,35 @@ func (a *auditor) auditTable(ctx context.Context, t auditTable) (*tableReport, e
 		}
 	}
 	return tr, nil
+}
+
+// openStreams opens a key-ordered stream on each physical table of t,
+// positioned at its first row (an empty table gives none), counting the
+// rows whose key is NULL into tr and, for the progress bar, all rows.
+func (a *auditor) openStreams(ctx context.Context, t auditTable, tr *tableReport) (streams streamHeap, total int64, err error) {
+	streams = make(streamHeap, 0, len(t.targets))
+	for i, tg := range t.targets {
+		s, err := a.newStream(ctx, t, tg, i)
+		if err != nil {
+			return nil, 0, err
+		}
+		if tr.Physical[i].WithoutKey, err = s.countNullKeys(ctx); err != nil {
+			return nil, 0, err
+		}
+		if a.progress != nil {
+			n, err := s.count(ctx)
+			if err != nil {
+				return nil, 0, err
+			}
+			total += n
+		}
+		if ok, err := s.next(ctx); err != nil {
+			return nil, 0, err
+		} else if ok {
+			streams = append(streams, s)
+		}
+	}
+	return streams, total, nil
 }
 
 // ---- reading one physical table ----
