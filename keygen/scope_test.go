@@ -636,3 +636,68 @@ func TestSequenceScopeNeverReadsAClockLocked(t *testing.T) {
 		}
 	}
 }
+
+// TestSequenceScopeUIDAndCachedUIDNeverCollideUnderConcurrency: UIDs and
+// CACHED_UIDs of one worker, built and used by several goroutines at once
+// in one scope, in turns of one type, closed or dropped unclosed, never
+// issue the same ID; a build either succeeds or is refused with
+// ErrIDSpaceInUse.
+func TestSequenceScopeUIDAndCachedUIDNeverCollideUnderConcurrency(t *testing.T) {
+	scope := NewSequenceScope()
+	clk := keygentest.NewClock(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC))
+	clk.SetStep(10 * time.Millisecond) // time passes as the generators read the clock
+	turns := 30
+	if testing.Short() {
+		turns = 8
+	}
+	var (
+		mu    sync.Mutex
+		seen  = map[int64]bool{}
+		built = map[string]int{}
+	)
+	for turn := range turns {
+		typ, props := "UID", Props{"worker-id": "21", "sequence-bits": "3"}
+		if turn%2 == 1 {
+			typ, props = "CACHED_UID", Props{"worker-id": "21", "sequence-bits": "3", "boost-power": "1"}
+		}
+		var wg sync.WaitGroup
+		for w := range 4 {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				g, err := NewID(typ, props, WithClock(clk), WithSequenceScope(scope))
+				if errors.Is(err, ErrIDSpaceInUse) {
+					return
+				}
+				if err != nil {
+					t.Error(err)
+					return
+				}
+				ids, err := issue(g, 6)
+				if c, ok := g.(interface{ Close() error }); ok && w != 0 { // one of four dropped unclosed
+					c.Close()
+				}
+				var back *ClockBackwardsError
+				if err != nil && !errors.As(err, &back) {
+					t.Error(err)
+				}
+				mu.Lock()
+				defer mu.Unlock()
+				built[typ]++
+				for _, id := range ids {
+					if seen[id] {
+						t.Errorf("ID %d issued twice", id)
+					}
+					seen[id] = true
+				}
+			}()
+		}
+		wg.Wait()
+		runtime.GC()
+		clk.Add(3 * time.Second) // past the seconds a CACHED_UID filled ahead
+	}
+	t.Logf("built %v, %d IDs", built, len(seen))
+	if built["UID"] == 0 || built["CACHED_UID"] == 0 {
+		t.Fatalf("built %v: the test needs both types", built)
+	}
+}
