@@ -85,11 +85,7 @@ func run(ctx context.Context, c config, out io.Writer) error {
 	if c.orders < 0 || c.batch < 1 {
 		return errors.New("-n must be ≥ 0 and -batch ≥ 1")
 	}
-	cfg, err := loadRules(c.rules)
-	if err != nil {
-		return err
-	}
-	router, err := shardconf.NewRouter(cfg, shardconf.WithKeyGenProps(keygen.Props{"worker-id": fmt.Sprint(c.worker)}))
+	router, err := newRouter(c)
 	if err != nil {
 		return err
 	}
@@ -98,12 +94,8 @@ func run(ctx context.Context, c config, out io.Writer) error {
 		return err
 	}
 	defer shop.Close()
-	where := "SQLite files in " + c.dir
-	if c.dsn != "" {
-		where = shop.describe()
-	}
 	fmt.Fprintf(out, "rules: t_order in %d data sources × %d tables; data: %s\n",
-		len(router.DataSources()), len(shop.targets)/len(router.DataSources()), where)
+		len(router.DataSources()), len(shop.targets)/len(router.DataSources()), where(c, shop))
 
 	// 1. The physical tables: AutoMigrate on the logic model creates all eight.
 	if err := shop.migrate(ctx); err != nil {
@@ -116,11 +108,7 @@ func run(ctx context.Context, c config, out io.Writer) error {
 	if err != nil {
 		return err
 	}
-	rate := 0.0
-	if took > 0 {
-		rate = float64(c.orders) / took.Seconds()
-	}
-	fmt.Fprintf(out, "inserted %d orders in %s (%.0f orders/s)\n", c.orders, took.Round(time.Millisecond), rate)
+	fmt.Fprintf(out, "inserted %d orders in %s (%.0f orders/s)\n", c.orders, took.Round(time.Millisecond), rate(c.orders, took))
 	if len(sample) == 0 {
 		return nil
 	}
@@ -144,6 +132,33 @@ func run(ctx context.Context, c config, out io.Writer) error {
 		return err
 	}
 	return decodeKey(router, sample[0].OrderID, out)
+}
+
+// newRouter reads the rules (c.rules, or the built-in ones) with this
+// process's SNOWFLAKE worker id.
+func newRouter(c config) (*shardconf.Router, error) {
+	cfg, err := loadRules(c.rules)
+	if err != nil {
+		return nil, err
+	}
+	return shardconf.NewRouter(cfg, shardconf.WithKeyGenProps(keygen.Props{"worker-id": fmt.Sprint(c.worker)}))
+}
+
+// where says where the data is: the SQLite files' directory, or each data
+// source's database.
+func where(c config, s *shop) string {
+	if c.dsn != "" {
+		return s.describe()
+	}
+	return "SQLite files in " + c.dir
+}
+
+// rate is n per second of took.
+func rate(n int, took time.Duration) float64 {
+	if took <= 0 {
+		return 0
+	}
+	return float64(n) / took.Seconds()
 }
 
 // loadRules reads the rule file, or the built-in rules.
