@@ -15,9 +15,9 @@ import (
 	"sync"
 	"testing"
 
-	_ "github.com/glebarez/go-sqlite" // registers "sqlite"
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/stdlib"
+	_ "modernc.org/sqlite" // registers "sqlite"
 
 	"github.com/shardkey/shardkey/internal/dbtest"
 	"github.com/shardkey/shardkey/internal/merge"

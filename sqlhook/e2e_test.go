@@ -10,9 +10,9 @@ import (
 	"strings"
 	"testing"
 
-	_ "github.com/glebarez/go-sqlite" // registers "sqlite"
 	_ "github.com/go-sql-driver/mysql"
 	_ "github.com/jackc/pgx/v5/stdlib"
+	_ "modernc.org/sqlite" // registers "sqlite"
 
 	"github.com/shardkey/shardkey/internal/dbtest"
 	"github.com/shardkey/shardkey/shardconf"

@@ -8,8 +8,8 @@ import (
 	"os"
 	"path/filepath"
 
-	_ "github.com/glebarez/go-sqlite"               // registers the database/sql driver "sqlite"
 	_ "github.com/shardkey/shardkey/sqlhook/sqlite" // registers sqlhook's SQLite compiler
+	_ "modernc.org/sqlite"                          // registers the database/sql driver "sqlite"
 
 	"github.com/shardkey/shardkey/keygen"
 	"github.com/shardkey/shardkey/shardconf"

@@ -10,7 +10,7 @@ import (
 	"strings"
 	"testing"
 
-	_ "github.com/glebarez/go-sqlite" // the database/sql driver only
+	_ "modernc.org/sqlite" // the database/sql driver only
 
 	"github.com/shardkey/shardkey/shardconf"
 	"github.com/shardkey/shardkey/sqlhook"
