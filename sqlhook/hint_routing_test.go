@@ -116,8 +116,11 @@ func hintBackends(t *testing.T, name string) []backend {
 			dsn: [2]string{dbtest.Postgres(t, name+"_0"), dbtest.Postgres(t, name+"_1")}},
 		{name: "mariadb", driver: "mysql",
 			dsn: [2]string{dbtest.MySQL(t, name+"_0"), dbtest.MySQL(t, name+"_1")}},
+		// busy_timeout: goroutines of one test write through several
+		// connections; without it SQLite fails a locked write at once.
 		{name: "sqlite", driver: "sqlite",
-			dsn: [2]string{filepath.Join(dir, name+"0.db"), filepath.Join(dir, name+"1.db")}},
+			dsn: [2]string{filepath.Join(dir, name+"0.db") + "?_pragma=busy_timeout(10000)",
+				filepath.Join(dir, name+"1.db") + "?_pragma=busy_timeout(10000)"}},
 	}
 }
 
