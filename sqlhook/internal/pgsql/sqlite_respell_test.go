@@ -1,4 +1,4 @@
-package sqlhook
+package pgsql
 
 import (
 	"database/sql"
@@ -11,8 +11,9 @@ import (
 	"strings"
 	"testing"
 
+	_ "modernc.org/sqlite" // SQLite itself says how it binds the text as written
+
 	"github.com/shardkey/shardkey/sqlhook/internal/ir"
-	"github.com/shardkey/shardkey/sqlhook/internal/pgsql"
 )
 
 // respellCase is a statement run on SQLite as written and as respelled.
@@ -101,7 +102,7 @@ func TestSQLiteRespellingBindsAsSQLite(t *testing.T) {
 			}
 			continue
 		}
-		if _, err := pgsql.Parse(text); err != nil && wantErr == nil {
+		if _, err := Parse(text); err != nil && wantErr == nil {
 			t.Errorf("%s: respelled %q does not parse: %v", c.q, text, err)
 			continue
 		}
@@ -203,7 +204,7 @@ func TestSQLiteLimitCommaIsLimitOffset(t *testing.T) {
 	}
 }
 
-// TestSQLiteToPGRefusesNamedParameters: sqliteToPG, the respelling for
+// TestSQLiteToPGRefusesNamedParameters: ir.SqliteToPG, the respelling for
 // callers that bind by position only, refuses a parameter the driver
 // binds by name rather than bind another argument.
 func TestSQLiteToPGRefusesNamedParameters(t *testing.T) {
