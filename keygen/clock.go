@@ -42,7 +42,7 @@ const wallCheckInterval = 250 * time.Millisecond
 // the two NewSystemClock calls. A wall-clock step is logged once, to the
 // logger of the clock whose reading noticed it.
 //
-// The zero value (and a nil *SystemClock) is NewSystemClock(nil).
+// The zero value, and a nil *SystemClock, behave as NewSystemClock(nil).
 type SystemClock struct {
 	tl     *sysTimeline
 	logger *slog.Logger
