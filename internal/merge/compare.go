@@ -403,24 +403,9 @@ func appendKey(buf []byte, v driver.Value, c class, t Text) ([]byte, error) {
 		}
 		return append(appendNumKey(append(buf, 'n'), n), 0), nil
 	case dText:
-		if _, ok := v.(time.Time); ok {
-			return buf, errSQLiteTime
-		}
-		switch t {
-		case TextRefused:
-			return buf, ErrCollation
-		case TextPadSpace, TextRTrim:
-			v = trimSpaces(v)
-		case TextNoCase:
-			folded := []byte(rawText(v))
-			for i, c := range folded {
-				folded[i] = lowerASCII(c)
-			}
-			v = folded
-		default:
-			if c == clsBPChar {
-				v = trimSpaces(v)
-			}
+		v, err := textKey(v, c, t)
+		if err != nil {
+			return buf, err
 		}
 		return appendLen(append(buf, 't'), v), nil
 	case dBytes:
@@ -447,6 +432,31 @@ func appendKey(buf []byte, v driver.Value, c class, t Text) ([]byte, error) {
 		return append(buf, 'B', 1), nil
 	}
 	return append(buf, 'B', 0), nil
+}
+
+// textKey is text value v as its grouping key compares it under t:
+// trailing spaces dropped where they do not count, ASCII letters folded
+// for NOCASE.
+func textKey(v driver.Value, c class, t Text) (driver.Value, error) {
+	if _, ok := v.(time.Time); ok {
+		return nil, errSQLiteTime
+	}
+	switch t {
+	case TextRefused:
+		return nil, ErrCollation
+	case TextPadSpace, TextRTrim:
+		return trimSpaces(v), nil
+	case TextNoCase:
+		folded := []byte(rawText(v))
+		for i, c := range folded {
+			folded[i] = lowerASCII(c)
+		}
+		return folded, nil
+	}
+	if c == clsBPChar {
+		return trimSpaces(v), nil
+	}
+	return v, nil
 }
 
 func appendLen(buf []byte, v driver.Value) []byte {
