@@ -14,12 +14,13 @@ import (
 // An ID space is what fixes every bit of an ID except time and sequence:
 // the layout (epoch, unit, the widths of the fields below time) and the
 // datacenter and worker ids, on one clock. Layouts that differ only where
-// no ID does — the time field's width, how the machine bits split
-// between datacenter and worker for the same joint value — are one space. Two generators of the same space that kept their own
-// sequences would issue the same IDs (a generator rebuilt with the same
-// worker id, or one built per request by mistake, would start again at
-// sequence 0 of a tick its predecessor used); in one scope they share one
-// state instead, so the second continues after the IDs the first issued.
+// no ID does — the time field's width, how the machine bits split between
+// datacenter and worker for the same joint value — are one space. Two
+// generators of the same space that kept their own sequences would issue
+// the same IDs (a generator rebuilt with the same worker id, or one built
+// per request by mistake, would start again at sequence 0 of a tick its
+// predecessor used); in one scope they share one state instead, so the
+// second continues after the IDs the first issued.
 //
 // What is shared, per space of a scope:
 //
