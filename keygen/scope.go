@@ -197,11 +197,12 @@ type slotEntry struct {
 const slotIdle = 10 * time.Second
 
 // sharedState returns the state for k in scope s, shared with the live
-// generators of the same key; c is the generator's clock. owner is the generator that will use it: the
-// state is released when owner is garbage collected. guard, if not nil, is
-// called with s locked before the state is taken; its error is returned.
-// release gives the state up at once, for an owner that will not be used
-// (its construction failed).
+// generators of the same key; c is the generator's clock. owner is the
+// generator that will use it: the state is released when owner is garbage
+// collected. guard, if not nil, is called with s locked before the state
+// is taken (it must not read a clock: that is the user's code); its error
+// is returned. release gives the state up at once, for an owner that will
+// not be used (its construction failed).
 func sharedState[T, O any, PT interface {
 	*T
 	slotState
