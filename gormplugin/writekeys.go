@@ -120,54 +120,57 @@ func (p *Plugin) rowKeys(db *gorm.DB, table string) (cols []string, keys [][]any
 	if len(cols) == 0 {
 		return nil, nil
 	}
-	read := func(row reflect.Value) []any {
-		for (row.Kind() == reflect.Pointer || row.Kind() == reflect.Interface) && !row.IsNil() {
-			row = row.Elem()
-		}
-		switch row.Kind() {
-		case reflect.Struct:
-			if stmt.Schema == nil {
-				return nil
-			}
-			k, _ := primaryKey(stmt, row)
-			return k
-		case reflect.Map:
-			m, ok := row.Interface().(map[string]any)
-			if !ok {
-				return nil
-			}
-			vals := map[string]any{}
-			for k, v := range m {
-				if stmt.Schema != nil {
-					if f := stmt.Schema.LookUpField(k); f != nil {
-						k = f.DBName
-					}
-				}
-				vals[strings.ToLower(unquote(k))] = v
-			}
-			key := make([]any, len(cols))
-			for i, c := range cols {
-				v, ok := vals[strings.ToLower(c)]
-				if !ok || isZeroAny(v) {
-					return nil
-				}
-				key[i] = v
-			}
-			return key
-		}
-		return nil
-	}
 	rv := stmt.ReflectValue
 	for (rv.Kind() == reflect.Pointer || rv.Kind() == reflect.Interface) && !rv.IsNil() {
 		rv = rv.Elem()
 	}
 	if rv.Kind() == reflect.Slice || rv.Kind() == reflect.Array {
 		for i := 0; i < rv.Len(); i++ {
-			keys = append(keys, read(rv.Index(i)))
+			keys = append(keys, rowKey(stmt, cols, rv.Index(i)))
 		}
 		return cols, keys
 	}
-	return cols, [][]any{read(rv)}
+	return cols, [][]any{rowKey(stmt, cols, rv)}
+}
+
+// rowKey reads key columns cols of one row, a model struct or a map; nil
+// where a part is zero or missing.
+func rowKey(stmt *gorm.Statement, cols []string, row reflect.Value) []any {
+	for (row.Kind() == reflect.Pointer || row.Kind() == reflect.Interface) && !row.IsNil() {
+		row = row.Elem()
+	}
+	switch row.Kind() {
+	case reflect.Struct:
+		if stmt.Schema == nil {
+			return nil
+		}
+		k, _ := primaryKey(stmt, row)
+		return k
+	case reflect.Map:
+		m, ok := row.Interface().(map[string]any)
+		if !ok {
+			return nil
+		}
+		vals := map[string]any{}
+		for k, v := range m {
+			if stmt.Schema != nil {
+				if f := stmt.Schema.LookUpField(k); f != nil {
+					k = f.DBName
+				}
+			}
+			vals[strings.ToLower(unquote(k))] = v
+		}
+		key := make([]any, len(cols))
+		for i, c := range cols {
+			v, ok := vals[strings.ToLower(c)]
+			if !ok || isZeroAny(v) {
+				return nil
+			}
+			key[i] = v
+		}
+		return key
+	}
+	return nil
 }
 
 // refuseKeysElsewhere: a create whose caller-set primary key is already
