@@ -314,6 +314,14 @@ func apNumberedTargets(spec algoSpec, n int64, suffix func(i int64) string, what
 	if len(byShard) == 0 {
 		return nil, fmt.Errorf("%s but no target ends in any shard's suffix (%s..%s; targets: %s)", what, render(0), render(n-1), apList(targets))
 	}
+	s := newAPShards(n, byShard)
+	apReportGaps(spec, s, render, describe)
+	return s, nil
+}
+
+// newAPShards is the shard map of n shards with the targets of byShard
+// (shard -> target index): sorted, and dense when n is small.
+func newAPShards(n int64, byShard map[int64]int32) *apShards {
 	s := &apShards{n: n}
 	for i := range byShard {
 		s.nums = append(s.nums, i)
@@ -331,8 +339,7 @@ func apNumberedTargets(spec algoSpec, n int64, suffix func(i int64) string, what
 			s.dense[i] = s.tgts[k]
 		}
 	}
-	apReportGaps(spec, s, render, describe)
-	return s, nil
+	return s
 }
 
 // apReportGaps reports each run of shards without a target.
