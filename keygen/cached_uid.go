@@ -569,8 +569,10 @@ type cachedSpace struct {
 
 // cachedSpaceFor returns k's space in scope s, counting one more live
 // generator. It refuses a space whose worker a SNOWFLAKE or UID generator
-// of the scope still uses, and moves *next past the seconds a released one
-// issued.
+// of the scope still uses, and moves *next (the clock's second) past the
+// seconds a released one issued and past the clock's second: a generator
+// is released when collected, which can be in its last call, after it
+// last needs itself and before its key of that second is stored.
 func cachedSpaceFor(s *SequenceScope, k slotKey, next *int64) (*cachedSpace, error) {
 	s.lock()
 	defer s.mu.Unlock()
@@ -582,7 +584,7 @@ func cachedSpaceFor(s *SequenceScope, k slotKey, next *int64) (*cachedSpace, err
 				ErrIDSpaceInUse, k.fixed>>k.layout.workerShift())
 		}
 		if st, ok := e.state.(*snowflakeState); ok {
-			*next = max(*next, int64(st.issuedUntil(k.layout).Sub(k.layout.Epoch)/time.Second)+1)
+			*next = max(*next+1, int64(st.issuedUntil(k.layout).Sub(k.layout.Epoch)/time.Second)+1)
 		}
 	}
 	sp := s.cached[k]

@@ -701,3 +701,38 @@ func TestSequenceScopeUIDAndCachedUIDNeverCollideUnderConcurrency(t *testing.T) 
 		t.Fatalf("built %v: the test needs both types", built)
 	}
 }
+
+// TestCachedUIDAfterAReleasedUIDSkipsItsClockSecond: a UID released by
+// the garbage collector may still be in its last call (a generator can be
+// collected once that call no longer needs it, before its key is stored),
+// with a key of the clock's current second on its way; a CACHED_UID built
+// in its space then starts at the next second.
+func TestCachedUIDAfterAReleasedUIDSkipsItsClockSecond(t *testing.T) {
+	scope := NewSequenceScope()
+	start := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	clk := keygentest.NewClock(start)
+	func() {
+		g, err := NewID("UID", Props{"worker-id": "23"}, WithClock(clk), WithSequenceScope(scope))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := g.NextID(context.Background()); err != nil {
+			t.Fatal(err)
+		}
+	}()
+	waitReleased(t, scope, 1)
+	clk.Add(5*time.Second + 500*time.Millisecond)
+	g, err := NewID("CACHED_UID", Props{"worker-id": "23"}, WithClock(clk), WithSequenceScope(scope))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer g.(interface{ Close() error }).Close()
+	id, err := g.NextID(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, err := g.(Decomposer).Decompose(id)
+	if want := clk.Now().Truncate(time.Second).Add(time.Second); err != nil || p.Time.Before(want) {
+		t.Fatalf("the CACHED_UID's first key is of %v (%v), want %v or later", p.Time, err, want)
+	}
+}
