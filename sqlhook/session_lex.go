@@ -3,22 +3,24 @@ package sqlhook
 import (
 	"errors"
 	"strings"
+
+	"github.com/shardkey/shardkey/internal/sqltok"
 )
 
-// A small SQL tokenizer for what the session layer must see in any
-// statement, including those the routing core never parses (they name no
-// logic table): the first keyword, user variables, function names, the
-// words of SET and savepoint statements. It knows each dialect's quoting
-// and comments so that nothing inside a string or a comment is taken for
-// code, and MySQL's executable comments (/*! ... */, /*M! ... */) are
-// read as the code they are.
+// What the session layer must see in any statement, including those the
+// routing core never parses (they name no logic table): the first
+// keyword, user variables, function names, the words of SET and savepoint
+// statements. internal/sqltok knows each dialect's quoting and comments,
+// so nothing inside a string or a comment is taken for code, and MySQL's
+// executable comments (/*! ... */, /*M! ... */) are read as the code they
+// are.
 
 type sessTokKind uint8
 
 const (
 	slWord    sessTokKind = iota + 1 // unquoted identifier or keyword; text lower-cased
-	slQuoted                         // quoted identifier; text as written inside the quotes
-	slString                         // string literal; text as written between the quotes
+	slQuoted                         // quoted identifier; text as written inside the quotes, a doubled quote read as one
+	slString                         // string literal; text as written between the quotes (a dollar-quoted one: "")
 	slNumber                         // numeric literal
 	slParam                          // placeholder: ?, $1, :name, SQLite's @name
 	slUserVar                        // MySQL @name, @'name', @`name`
@@ -33,218 +35,86 @@ type sessToken struct {
 
 var errSessLex = errors.New("unterminated string, identifier or comment")
 
-// sessLex splits q into tokens in dialect d, dropping comments and spaces.
+// sessLex splits q into tokens in dialect d, dropping comments and spaces
+// (and an executable comment's markers: what it holds is read as code).
 func sessLex(d Dialect, q string) ([]sessToken, error) {
+	mode := sqltok.PostgreSQL
+	switch d {
+	case MySQL:
+		mode = sqltok.MySQL
+	case SQLite:
+		mode = sqltok.SQLite
+	}
 	var toks []sessToken
-	for i := 0; i < len(q); {
-		c := q[i]
-		switch {
-		case c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\f' || c == '\v':
-			i++
-		case c == '-' && i+1 < len(q) && q[i+1] == '-' && (d != MySQL || i+2 == len(q) || q[i+2] <= ' '), c == '#' && d == MySQL:
-			// MySQL reads "--" as a comment only before a space or a
-			// control character: 1--1 is 1 - -1.
-			for i < len(q) && q[i] != '\n' {
-				i++
-			}
-		case c == '/' && i+1 < len(q) && q[i+1] == '*':
-			n, code, err := slBlockComment(d, q[i:])
-			if err != nil {
-				return toks, err
-			}
-			if code {
-				// An executable comment: drop its marker and version,
-				// read what is inside, and its closing */ later.
-				i += slExecCommentPrefix(q[i:])
-				continue
-			}
-			i += n
-		case c == '*' && d == MySQL && i+1 < len(q) && q[i+1] == '/':
-			i += 2 // the end of an executable comment
-		case c == '\'':
-			n, err := slQuotedLen(q[i:], '\'', d == MySQL || d == PostgreSQL && slEscapeString(q, i))
-			if err != nil {
-				return toks, err
-			}
-			toks = append(toks, sessToken{kind: slString, text: q[i+1 : i+n-1]})
-			i += n
-		case c == '"' && d == MySQL:
-			n, err := slQuotedLen(q[i:], '"', true)
-			if err != nil {
-				return toks, err
-			}
-			toks = append(toks, sessToken{kind: slString, text: q[i+1 : i+n-1]})
-			i += n
-		case c == '"' || c == '`' || c == '[' && d == SQLite:
-			closer := c
-			if c == '[' {
-				closer = ']'
-			}
-			n, err := slQuotedLen(q[i:], closer, false)
-			if err != nil {
-				return toks, err
-			}
-			toks = append(toks, sessToken{kind: slQuoted, text: slUnquote(q[i+1:i+n-1], closer)})
-			i += n
-		case c == '$' && d == PostgreSQL && i+1 < len(q) && !slDigit(q[i+1]):
-			n, err := slDollarQuoted(q[i:])
-			if err != nil {
-				return toks, err
-			}
-			toks = append(toks, sessToken{kind: slString})
-			i += n
-		case c == '@' && d == MySQL:
-			n, t := slMySQLVar(q[i:])
-			toks = append(toks, t)
-			i += n
-		case c == '?', c == '$', c == '@' && d == SQLite, c == ':' && i+1 < len(q) && slIdentStart(q[i+1]) && d != MySQL:
-			j := i + 1
-			for j < len(q) && slIdentChar(q[j]) {
-				j++
-			}
-			toks = append(toks, sessToken{kind: slParam})
-			i = j
-		case slDigit(c) || c == '.' && i+1 < len(q) && slDigit(q[i+1]):
-			j := i + 1
-			for j < len(q) && (slIdentChar(q[j]) || q[j] == '.') {
-				j++
-			}
+	l := sqltok.New(q, mode)
+	for {
+		t := l.Next()
+		text := q[t.Start:t.End]
+		switch t.Kind {
+		case sqltok.EOF:
+			return toks, nil
+		case sqltok.Error:
+			return toks, errSessLex
+		case sqltok.Space, sqltok.Comment, sqltok.ExecCommentStart, sqltok.ExecCommentEnd:
+		case sqltok.Ident:
+			toks = append(toks, sessToken{kind: slWord, text: strings.ToLower(text)})
+		case sqltok.Number:
 			toks = append(toks, sessToken{kind: slNumber})
-			i = j
-		case slIdentStart(c):
-			j := i + 1
-			for j < len(q) && (slIdentChar(q[j]) || q[j] == '$' || q[j] >= 0x80) {
-				j++
+		case sqltok.Placeholder:
+			toks = append(toks, sessToken{kind: slParam})
+		case sqltok.Variable:
+			toks = append(toks, slVariable(text))
+		case sqltok.String, sqltok.QuotedIdent:
+			toks = slQuotedToken(toks, t.Kind, text)
+		case sqltok.Punct:
+			if text == "?" { // PostgreSQL's ? operator too: a driver may bind it
+				toks = append(toks, sessToken{kind: slParam})
+				break
 			}
-			toks = append(toks, sessToken{kind: slWord, text: strings.ToLower(q[i:j])})
-			i = j
-		case c == ':' && i+1 < len(q) && q[i+1] == '=':
-			toks = append(toks, sessToken{kind: slOp, text: ":="})
-			i += 2
-		default:
-			toks = append(toks, sessToken{kind: slOp, text: q[i : i+1]})
-			i++
-		}
-	}
-	return toks, nil
-}
-
-func slIdentStart(c byte) bool {
-	return c == '_' || c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= 0x80
-}
-
-// slEscapeString reports whether the quote at q[i] opens a PostgreSQL
-// E'...' string, where a backslash escapes the next character.
-func slEscapeString(q string, i int) bool {
-	return i > 0 && (q[i-1] == 'e' || q[i-1] == 'E') && (i == 1 || !slIdentChar(q[i-2]))
-}
-
-// slQuotedLen is the length of the quoted text at the start of s (quote s[0],
-// closed by closer; a doubled closer is one character; backslash escapes
-// when bs).
-func slQuotedLen(s string, closer byte, bs bool) (int, error) {
-	for i := 1; i < len(s); i++ {
-		switch {
-		case bs && s[i] == '\\':
-			i++
-		case s[i] == closer:
-			if i+1 < len(s) && s[i+1] == closer && closer != ']' {
-				i++
-				continue
+			if n := len(toks); text == "=" && n > 0 && toks[n-1].kind == slOp && toks[n-1].text == ":" && q[t.Start-1] == ':' {
+				toks[n-1].text = ":="
+				break
 			}
-			return i + 1, nil
+			toks = append(toks, sessToken{kind: slOp, text: text})
 		}
 	}
-	return 0, errSessLex
 }
 
-func slUnquote(s string, closer byte) string {
-	if closer == ']' {
-		return s
+// slQuotedToken appends a string or a quoted name. A prefix (E'..', N'..',
+// X'..', U&'..') is a word of its own before the string: a SET reads such
+// a value as computed, not as the literal it spells.
+func slQuotedToken(toks []sessToken, kind sqltok.Kind, text string) []sessToken {
+	if text[0] == '$' {
+		return append(toks, sessToken{kind: slString})
 	}
-	return strings.ReplaceAll(s, string([]byte{closer, closer}), string(closer))
-}
-
-// slBlockComment is the length of the /* comment at the start of s, and
-// whether it is a MySQL executable comment. PostgreSQL comments nest.
-func slBlockComment(d Dialect, s string) (int, bool, error) {
-	if d == MySQL && len(s) > 2 && (s[2] == '!' || strings.HasPrefix(s[2:], "M!")) {
-		return 0, true, nil
-	}
-	depth := 0
-	for i := 0; i+1 < len(s); i++ {
-		switch {
-		case s[i] == '/' && s[i+1] == '*':
-			if depth > 0 && d != PostgreSQL {
-				continue
-			}
-			depth++
-			i++
-		case s[i] == '*' && s[i+1] == '/':
-			depth--
-			i++
-			if depth == 0 {
-				return i + 1, false, nil
-			}
+	if k := strings.IndexAny(text, "'\"`["); k > 0 {
+		prefix := text[:k]
+		if p, ok := strings.CutSuffix(prefix, "&"); ok {
+			toks = append(toks, sessToken{kind: slWord, text: strings.ToLower(p)}, sessToken{kind: slOp, text: "&"})
+		} else {
+			toks = append(toks, sessToken{kind: slWord, text: strings.ToLower(prefix)})
 		}
+		text = text[k:]
 	}
-	return 0, false, errSessLex
+	inner := text[1 : len(text)-1]
+	if kind == sqltok.String {
+		return append(toks, sessToken{kind: slString, text: inner})
+	}
+	closer := text[len(text)-1]
+	if closer != ']' {
+		inner = strings.ReplaceAll(inner, string([]byte{closer, closer}), string(closer))
+	}
+	return append(toks, sessToken{kind: slQuoted, text: inner})
 }
 
-// slExecCommentPrefix is the length of "/*!50100" or "/*M!100100".
-func slExecCommentPrefix(s string) int {
-	i := 3
-	if s[2] == 'M' {
-		i = 4
+// slVariable is a MySQL @name, @'name' or @@[scope.]name, lower-cased.
+func slVariable(text string) sessToken {
+	if name, ok := strings.CutPrefix(text, "@@"); ok {
+		return sessToken{kind: slSysVar, text: strings.ToLower(name)}
 	}
-	for i < len(s) && slDigit(s[i]) {
-		i++
+	name := text[1:]
+	if name != "" && (name[0] == '\'' || name[0] == '"' || name[0] == '`') {
+		name = name[1 : len(name)-1]
 	}
-	return i
-}
-
-// slDollarQuoted is the length of the $tag$...$tag$ string at the start of
-// s; a lone $ (an operator in no dialect here) is one character.
-func slDollarQuoted(s string) (int, error) {
-	j := 1
-	for j < len(s) && (slIdentChar(s[j])) {
-		j++
-	}
-	if j >= len(s) || s[j] != '$' {
-		return 1, nil
-	}
-	tag := s[:j+1]
-	end := strings.Index(s[j+1:], tag)
-	if end < 0 {
-		return 0, errSessLex
-	}
-	return j + 1 + end + len(tag), nil
-}
-
-// slMySQLVar reads @name, @'name', @`name` or @@[scope.]name at the start
-// of s.
-func slMySQLVar(s string) (int, sessToken) {
-	if len(s) > 1 && s[1] == '@' {
-		j := 2
-		for j < len(s) && (slIdentChar(s[j]) || s[j] == '.' || s[j] == '$') {
-			j++
-		}
-		return j, sessToken{kind: slSysVar, text: strings.ToLower(s[2:j])}
-	}
-	if len(s) > 1 && (s[1] == '\'' || s[1] == '"' || s[1] == '`') {
-		if n, err := slQuotedLen(s[1:], s[1], s[1] != '`'); err == nil {
-			return 1 + n, sessToken{kind: slUserVar, text: strings.ToLower(s[2:n])}
-		}
-	}
-	j := 1
-	for j < len(s) && (slIdentChar(s[j]) || s[j] == '.' || s[j] == '$') {
-		j++
-	}
-	return j, sessToken{kind: slUserVar, text: strings.ToLower(s[1:j])}
-}
-
-func slDigit(c byte) bool { return c >= '0' && c <= '9' }
-
-func slIdentChar(c byte) bool {
-	return c == '_' || slDigit(c) || c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z'
+	return sessToken{kind: slUserVar, text: strings.ToLower(name)}
 }
