@@ -10,9 +10,9 @@ import (
 	"strings"
 	"testing"
 
-	_ "github.com/glebarez/go-sqlite" // registers "sqlite"
 	"github.com/go-sql-driver/mysql"
 	_ "github.com/jackc/pgx/v5/stdlib"
+	_ "modernc.org/sqlite" // registers "sqlite"
 
 	"github.com/shardkey/shardkey/internal/dbtest"
 	"github.com/shardkey/shardkey/shardconf"
@@ -137,7 +137,10 @@ func openBackendNamed(t testing.TB, name, prefix string) backend {
 	case "sqlite":
 		dir := t.TempDir()
 		f := func(s string) string {
-			return filepath.Join(dir, s+".db") + "?_pragma=busy_timeout(10000)&_pragma=journal_mode(WAL)&_pragma=synchronous(OFF)"
+			// _time_format=sqlite: a bound time.Time is written as SQLite's
+			// own date text, as the GORM dialector writes it, not as
+			// time.Time.String (modernc.org/sqlite's default).
+			return filepath.Join(dir, s+".db") + "?_pragma=busy_timeout(10000)&_pragma=journal_mode(WAL)&_pragma=synchronous(OFF)&_time_format=sqlite"
 		}
 		return backend{name: name, driver: "sqlite", dsn: [2]string{f("ds0"), f("ds1")}, oracle: f("oracle")}
 	}
