@@ -24,9 +24,9 @@ import (
 	"path/filepath"
 	"strings"
 
-	_ "github.com/glebarez/go-sqlite"  // registers "sqlite"
 	_ "github.com/jackc/pgx/v5/stdlib" // registers "pgx"
 	"github.com/jmoiron/sqlx"
+	_ "modernc.org/sqlite" // registers "sqlite"
 
 	"github.com/shardkey/shardkey/keygen"
 	"github.com/shardkey/shardkey/shardconf"
