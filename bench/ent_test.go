@@ -16,7 +16,7 @@ import (
 
 	"entgo.io/ent/dialect"
 	entsql "entgo.io/ent/dialect/sql"
-	_ "github.com/glebarez/go-sqlite"
+	_ "modernc.org/sqlite"
 
 	"github.com/shardkey/shardkey/entmixin"
 	"github.com/shardkey/shardkey/examples/ent/ent"

@@ -1,10 +1,10 @@
 package bench
 
 // GORM benchmarks: the cost of shardkey's gormplugin on SQLite (in memory,
-// github.com/glebarez/sqlite), against the same workload without it and
-// against gorm.io/sharding. Sub-benchmarks are named tx=<off|on>/impl=<x>,
-// so benchstat can put the implementations in columns (-col /impl) and the
-// transaction modes in rows; see README.md.
+// github.com/libtnb/sqlite over modernc.org/sqlite), against the same
+// workload without it and against gorm.io/sharding. Sub-benchmarks are
+// named tx=<off|on>/impl=<x>, so benchstat can put the implementations in
+// columns (-col /impl) and the transaction modes in rows; see README.md.
 //
 //	BenchmarkGormCreate           one db.Create of one row: IDs set by hand
 //	                              (impl=manual) vs filled by
@@ -39,7 +39,7 @@ import (
 	"sync/atomic"
 	"testing"
 
-	"github.com/glebarez/sqlite"
+	"github.com/libtnb/sqlite"
 	"gorm.io/gorm"
 	"gorm.io/gorm/logger"
 	"gorm.io/sharding"

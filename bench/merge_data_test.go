@@ -17,7 +17,7 @@ import (
 	"sync"
 	"testing"
 
-	_ "github.com/glebarez/go-sqlite" // registers "sqlite"
+	_ "modernc.org/sqlite" // registers "sqlite"
 
 	"github.com/shardkey/shardkey/shardconf"
 	"github.com/shardkey/shardkey/sqlhook"
