@@ -58,3 +58,19 @@ func TestSessionLexerReadsEachDialectsCode(t *testing.T) {
 		}
 	}
 }
+
+// BenchmarkSessionLex: the session layer's read of a routed statement
+// (every statement is read so when the connector has several data
+// sources).
+func BenchmarkSessionLex(b *testing.B) {
+	q := `/* app */ SELECT o.order_id, o."status", SUM(i.price * 1.5) AS total
+FROM t_order o JOIN t_order_item i ON i.order_id = o.order_id
+WHERE o.user_id = $1 AND o.created_at >= '2026-01-01' AND o.note <> 'it''s' -- recent
+GROUP BY o.order_id, o."status" ORDER BY total DESC LIMIT 10`
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, err := sessLex(PostgreSQL, q); err != nil {
+			b.Fatal(err)
+		}
+	}
+}

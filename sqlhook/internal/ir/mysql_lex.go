@@ -3,116 +3,93 @@ package ir
 import (
 	"fmt"
 	"strings"
-	"unicode"
+
+	"github.com/shardkey/shardkey/internal/sqltok"
 )
 
 // A MySQL statement is rewritten at byte offsets of its own text: TiDB's
-// tree says which identifiers are table references, this tokenizer says
-// where they are. It reads the text as TiDB's lexer does (so that both
-// agree on what is code), not as a full MySQL lexer: only the token
-// boundaries matter here.
+// tree says which identifiers are table references, these tokens say
+// where they are. They follow MySQL's lexical rules (internal/sqltok);
+// where TiDB's lexer reads otherwise, the names located are checked by
+// parsing the text again (mysqlsql's locate), so a difference refuses a
+// statement rather than rewriting the wrong bytes.
 
-// myTok is a token of a MySQL statement. Comments and white space are not
+// MyTok is a token of a MySQL statement. Comments and white space are not
 // tokens.
 type MyTok struct {
 	Start, End int
-	Kind       byte // 'w' word (unquoted name, keyword or number), '`' quoted name, '\'' string or literal, '?' placeholder, or the punctuation byte
+	Kind       byte // 'w' word (unquoted name, keyword or number), '`' quoted name, '\'' string or literal, '?' placeholder, '@' variable, or the punctuation byte
 }
 
 // execComment is why a statement's executable comments stop the rewrite.
 type execComment struct{ Text string }
 
-// lexMySQL splits q into tokens. An executable comment (/*! */, /*M! */,
-// /*T! */) is reported, not read: see compileMySQL.
+// LexMySQL splits q into tokens, read by internal/sqltok with MySQL's
+// rules. An executable comment (/*! */, /*M! */) or TiDB's /*T! */ is
+// reported, not read: see compileMySQL.
 func LexMySQL(q string) ([]MyTok, *execComment, error) {
 	var out []MyTok
 	var exec *execComment
-	for i := 0; i < len(q); {
-		c := q[i]
-		switch {
-		case unicode.IsSpace(rune(c)):
-			i++
-		case c == '#':
-			i = lineEnd(q, i)
-		case c == '-' && strings.HasPrefix(q[i:], "--") && (i+2 == len(q) || unicode.IsSpace(rune(q[i+2]))):
-			i = lineEnd(q, i)
-		case c == '/' && strings.HasPrefix(q[i:], "/*"):
-			j := strings.Index(q[i+2:], "*/")
-			if j < 0 {
-				return nil, nil, fmt.Errorf("unterminated comment at byte %d", i)
+	execAt := -1 // the start of the executable comment being skipped
+	l := sqltok.New(q, sqltok.MySQL)
+	for {
+		t := l.Next()
+		text := q[t.Start:t.End]
+		switch t.Kind {
+		case sqltok.EOF:
+			return out, exec, nil
+		case sqltok.Error:
+			return nil, nil, myLexError(q, t, execAt)
+		case sqltok.Space:
+		case sqltok.Comment:
+			// TiDB's grammar, which says where the tables are, runs
+			// /*T! ... */ as code; MySQL does not.
+			if exec == nil && strings.HasPrefix(text, "/*T!") {
+				exec = &execComment{Text: text}
 			}
-			body := q[i+2:]
-			if exec == nil && (strings.HasPrefix(body, "!") || strings.HasPrefix(body, "M!") || strings.HasPrefix(body, "T!")) {
-				exec = &execComment{Text: q[i : i+2+j+2]}
+		case sqltok.ExecCommentStart:
+			execAt = t.Start
+		case sqltok.ExecCommentEnd:
+			if exec == nil {
+				exec = &execComment{Text: q[execAt:t.End]}
 			}
-			i += 2 + j + 2
-		case c == '`':
-			j, err := quotedEnd(q, i, false)
-			if err != nil {
-				return nil, nil, err
-			}
-			out = append(out, MyTok{i, j, '`'})
-			i = j
-		case c == '\'' || c == '"':
-			j, err := quotedEnd(q, i, true)
-			if err != nil {
-				return nil, nil, err
-			}
-			out = append(out, MyTok{i, j, '\''})
-			i = j
-		case c == '?':
-			out = append(out, MyTok{i, i + 1, '?'})
-			i++
-		case myWordByte(c):
-			j := i + 1
-			for j < len(q) && myWordByte(q[j]) {
-				j++
-			}
-			// X'..', B'..' and N'..' are one literal.
-			if j == i+1 && j < len(q) && q[j] == '\'' && strings.ContainsRune("xXbBnN", rune(c)) {
-				k, err := quotedEnd(q, j, true)
-				if err != nil {
-					return nil, nil, err
-				}
-				out = append(out, MyTok{i, k, '\''})
-				i = k
-				continue
-			}
-			out = append(out, MyTok{i, j, 'w'})
-			i = j
+			execAt = -1
 		default:
-			out = append(out, MyTok{i, i + 1, c})
-			i++
-		}
-	}
-	return out, exec, nil
-}
-
-func lineEnd(q string, i int) int {
-	if j := strings.IndexByte(q[i:], '\n'); j >= 0 {
-		return i + j + 1
-	}
-	return len(q)
-}
-
-// quotedEnd is the end of the quoted token starting at i: a doubled quote
-// stands for itself, and in strings a backslash escapes the next byte
-// (MySQL's default, without NO_BACKSLASH_ESCAPES).
-func quotedEnd(q string, i int, backslash bool) (int, error) {
-	quote := q[i]
-	for j := i + 1; j < len(q); j++ {
-		switch {
-		case backslash && q[j] == '\\':
-			j++
-		case q[j] == quote:
-			if j+1 < len(q) && q[j+1] == quote {
-				j++
-				continue
+			if execAt < 0 {
+				out = append(out, MyTok{t.Start, t.End, myKind(t.Kind, text)})
 			}
-			return j + 1, nil
 		}
 	}
-	return 0, fmt.Errorf("unterminated %c at byte %d", quote, i)
+}
+
+// myKind is the MyTok kind of a token.
+func myKind(k sqltok.Kind, text string) byte {
+	switch k {
+	case sqltok.Ident, sqltok.Number:
+		return 'w'
+	case sqltok.QuotedIdent:
+		return '`'
+	case sqltok.String:
+		return '\''
+	case sqltok.Placeholder:
+		return '?'
+	case sqltok.Variable:
+		return '@'
+	}
+	return text[0]
+}
+
+// myLexError says what the Error token t of q leaves open.
+func myLexError(q string, t sqltok.Token, execAt int) error {
+	text := q[t.Start:t.End]
+	switch {
+	case text == "":
+		return fmt.Errorf("unterminated comment at byte %d", execAt)
+	case strings.HasPrefix(text, "/*"):
+		return fmt.Errorf("unterminated comment at byte %d", t.Start)
+	}
+	k := max(strings.IndexAny(text, "'\"`"), 0)
+	return fmt.Errorf("unterminated %c at byte %d", text[k], t.Start+k)
 }
 
 func myWordByte(c byte) bool {
