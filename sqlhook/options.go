@@ -8,7 +8,10 @@ import (
 	"github.com/shardkey/shardkey/sqlhook/internal/ir"
 )
 
-// Dialect is the SQL dialect statements are parsed and written in.
+// Dialect is the SQL dialect statements are parsed and written in. Its
+// String method gives "postgresql", "mysql", "sqlite" or "auto". (It is
+// defined in an internal package shared with the dialect compilers, which
+// cannot import sqlhook.)
 type Dialect = ir.Dialect
 
 const (
