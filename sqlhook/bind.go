@@ -20,12 +20,12 @@ import (
 func (h *hook) bind(ctx context.Context, p *ir.Plan, args []driver.NamedValue) (*routed, error) {
 	if p.Names != nil {
 		var err error
-		if args, err = ir.SqliteArgs(p.Names, args); err != nil {
+		if args, err = ir.SQLiteArgs(p.Names, args); err != nil {
 			return nil, err
 		}
 	}
-	if len(args) < p.Nparams {
-		return nil, fmt.Errorf("sqlhook: the statement has %d placeholders but %d arguments were given", p.Nparams, len(args))
+	if len(args) < p.NParams {
+		return nil, fmt.Errorf("sqlhook: the statement has %d placeholders but %d arguments were given", p.NParams, len(args))
 	}
 	for i := range args {
 		if args[i].Name != "" {
@@ -55,7 +55,7 @@ func (h *hook) bindDDL(ctx context.Context, p *ir.Plan, args []driver.NamedValue
 	out := newRouted(len(ts))
 	for _, t := range ts {
 		r := p.RenderFor(h.Dialect, ir.RenderSpec{Phys: []string{t.Table}})
-		out.units = append(out.units, unit{ds: t.DataSource, sql: r.Sql, args: h.args(r, args, nil, nil)})
+		out.units = append(out.units, unit{ds: t.DataSource, sql: r.SQL, args: h.args(r, args, nil, nil)})
 	}
 	return out, nil
 }
@@ -212,7 +212,7 @@ func (h *hook) bindWhere(ctx context.Context, p *ir.Plan, args []driver.NamedVal
 			}
 		}
 		r := p.RenderFor(h.Dialect, ir.RenderSpec{Phys: phys, MergeTail: mergeTail})
-		out.units = append(out.units, unit{ds: t.DataSource, sql: r.Sql, args: h.args(r, args, nil, limit)})
+		out.units = append(out.units, unit{ds: t.DataSource, sql: r.SQL, args: h.args(r, args, nil, limit)})
 	}
 	return out, nil
 }
@@ -257,7 +257,7 @@ func (h *hook) bindBroadcast(p *ir.Plan, args []driver.NamedValue) (*routed, err
 	out.copies = p.Kind != ir.KindSelect
 	for _, t := range ts {
 		r := p.RenderFor(h.Dialect, ir.RenderSpec{Phys: phys})
-		out.units = append(out.units, unit{ds: t.DataSource, sql: r.Sql, args: h.args(r, args, nil, nil)})
+		out.units = append(out.units, unit{ds: t.DataSource, sql: r.SQL, args: h.args(r, args, nil, nil)})
 	}
 	return out, nil
 }
@@ -506,7 +506,7 @@ func (h *hook) bindInsert(ctx context.Context, p *ir.Plan, args []driver.NamedVa
 			rows = nil
 		}
 		r := p.RenderFor(h.Dialect, ir.RenderSpec{Phys: phys, Rows: rows, AddKey: addKey})
-		out.units = append(out.units, unit{ds: t.DataSource, sql: r.Sql, args: h.args(r, callerArgs, keys, nil)})
+		out.units = append(out.units, unit{ds: t.DataSource, sql: r.SQL, args: h.args(r, callerArgs, keys, nil)})
 	}
 	return out, nil
 }

@@ -123,7 +123,7 @@ func FuzzStatementSentNamesNoLogicTable(f *testing.F) {
 		for _, u := range r.units {
 			text := u.sql
 			if sqlite {
-				if text, err = ir.SqliteToPG(text); err != nil {
+				if text, err = ir.SQLiteToPG(text); err != nil {
 					continue
 				}
 			}

@@ -17,7 +17,7 @@ func parses(d Dialect, sql string) error {
 		_, _, err := parser.New().ParseSQL(sql)
 		return err
 	case SQLite:
-		pgText, err := ir.SqliteToPG(sql)
+		pgText, err := ir.SQLiteToPG(sql)
 		if err != nil {
 			return err
 		}

@@ -262,7 +262,7 @@ func TestMySQLDSNDatabase(t *testing.T) {
 		"root@tcp(127.0.0.1:3306)/?loc=UTC":             "",
 		"nothing":                                       "",
 	} {
-		got, ok := ir.MysqlDSNDatabase(dsn)
+		got, ok := ir.MySQLDSNDatabase(dsn)
 		if got != want || ok != (want != "") {
 			t.Errorf("%s: %q %v, want %q", dsn, got, ok, want)
 		}

@@ -347,7 +347,7 @@ func TestLimitAllOrNullBecomesLimitZero(t *testing.T) {
 
 // Regression (found in review; fixed) (wrong placeholder numbering, SQLite): SQLite numbers a bare ? one
 // above the LARGEST number used so far, so in `?3 ... ?1 ... ?` the last
-// one is ?4; ir.SqliteToPG numbers it ?2 (one above the previous), so the
+// one is ?4; ir.SQLiteToPG numbers it ?2 (one above the previous), so the
 // rewritten statement binds argument 2 where SQLite would bind ?4 (NULL).
 // Correct: number it 4 (then it needs a 4th argument) or refuse mixing.
 func TestSQLiteMixedNumberedPlaceholders(t *testing.T) {

@@ -183,7 +183,7 @@ func (m *mergedRows) next(dest []driver.Value) error {
 // into a refusal: SQLite's SUM behind a merged AVG overflows where SQLite's
 // AVG over one table would not fail.
 func (spec mergeSpec) refine(err error) error {
-	if spec.merge != nil && spec.merge.SqliteSum && strings.Contains(err.Error(), "integer overflow") {
+	if spec.merge != nil && spec.merge.SQLiteSum && strings.Contains(err.Error(), "integer overflow") {
 		return fmt.Errorf("%w: SUM or AVG across targets: a target's sum overflows on SQLite (%v)", ErrUnsupported, err)
 	}
 	return err

@@ -9,7 +9,7 @@
 // A compiler reads the rules through a Schema (logic tables, sharding
 // columns, physical names, dialect) and fills a Plan once per statement
 // text: the logic tables in table position, the conditions on their
-// sharding columns (Cnode, reduced to DNF), an INSERT's rows and generated
+// sharding columns (CNode, reduced to DNF), an INSERT's rows and generated
 // key, what merging several targets' rows needs (BuildMerge from a
 // SelectShape), and a template of the text with holes where table names,
 // placeholders and rows go (BuildTemplate; RenderFor fills it for one

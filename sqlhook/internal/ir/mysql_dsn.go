@@ -5,11 +5,11 @@ import (
 	"strings"
 )
 
-// MysqlDatabases maps each MySQL data source of the rules to the database
+// MySQLDatabases maps each MySQL data source of the rules to the database
 // its DSN (go-sql-driver/mysql's format) connects to. A data source given
 // as a connector (OpenWith, Wrap) has no DSN here; its database is
 // unknown.
-func (h *Schema) MysqlDatabases() map[string]string {
+func (h *Schema) MySQLDatabases() map[string]string {
 	cfg := h.Router.Config()
 	if cfg == nil {
 		return nil
@@ -19,7 +19,7 @@ func (h *Schema) MysqlDatabases() map[string]string {
 		if ds.Driver != "mysql" {
 			continue
 		}
-		if db, ok := MysqlDSNDatabase(ds.DSN); ok {
+		if db, ok := MySQLDSNDatabase(ds.DSN); ok {
 			if out == nil {
 				out = map[string]string{}
 			}
@@ -52,11 +52,11 @@ func (h *Schema) OwnDatabase(dbs map[string]string, schema, table string) bool {
 	return false
 }
 
-// MysqlDSNDatabase reads the database name of a go-sql-driver/mysql DSN,
+// MySQLDSNDatabase reads the database name of a go-sql-driver/mysql DSN,
 // [user[:password]@][net[(addr)]]/dbname[?params], as the driver does:
 // after the last '/', up to the next '?', path-unescaped. ok is false when
 // the DSN names none.
-func MysqlDSNDatabase(dsn string) (string, bool) {
+func MySQLDSNDatabase(dsn string) (string, bool) {
 	i := strings.LastIndexByte(dsn, '/')
 	if i < 0 {
 		return "", false

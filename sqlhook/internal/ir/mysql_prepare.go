@@ -5,7 +5,7 @@ import (
 	"strings"
 )
 
-// MysqlPreparedText refuses PREPARE name FROM x and EXECUTE IMMEDIATE x
+// MySQLPreparedText refuses PREPARE name FROM x and EXECUTE IMMEDIATE x
 // (MariaDB) unless x is a plain string whose value names no logic,
 // broadcast or physical table. The statement prepared from it would run
 // unrewritten on the data source the connection is on (the default one),
@@ -13,7 +13,7 @@ import (
 // router cannot read, is refused too. It works on tokens, before the
 // grammar: TiDB's parser reads neither EXECUTE IMMEDIATE nor a hex
 // PREPARE text, and a statement it cannot parse would pass through.
-func (h *Schema) MysqlPreparedText(q string, toks []MyTok) error {
+func (h *Schema) MySQLPreparedText(q string, toks []MyTok) error {
 	for i := range toks {
 		var x int
 		switch {
@@ -37,7 +37,7 @@ func (h *Schema) MysqlPreparedText(q string, toks []MyTok) error {
 		if err != nil {
 			continue // the server cannot read it either
 		}
-		if err := h.MysqlPreparedText(text, inner); err != nil {
+		if err := h.MySQLPreparedText(text, inner); err != nil {
 			return err
 		}
 	}

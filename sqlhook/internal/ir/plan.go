@@ -54,9 +54,9 @@ type Pred struct {
 // cnode is a WHERE clause reduced to what routing needs: AND, OR and
 // predicates on sharding columns; everything else is "true" (it does not
 // narrow the targets, so routing without it reaches a superset).
-type Cnode struct {
+type CNode struct {
 	Op   Cop
-	Kids []*Cnode
+	Kids []*CNode
 	P    Pred
 }
 
@@ -69,7 +69,7 @@ const (
 	CPred
 )
 
-var TrueNode = &Cnode{Op: cTrue}
+var TrueNode = &CNode{Op: cTrue}
 
 // maxBranches bounds the disjunctive normal form of a WHERE clause; a
 // clause with more branches routes as if unconstrained.
@@ -77,7 +77,7 @@ const maxBranches = 64
 
 // dnf returns the OR of ANDs of n; ok is false when it has too many
 // branches.
-func Dnf(n *Cnode) (out [][]Pred, ok bool) {
+func Dnf(n *CNode) (out [][]Pred, ok bool) {
 	switch n.Op {
 	case CPred:
 		return [][]Pred{{n.P}}, true
@@ -184,7 +184,7 @@ type Plan struct {
 	Pinned      string   // INSERT into a physical table named directly: every row must route to a table of this name (lower case)
 	Tmpl        []Segment
 	IndexName   string // CREATE INDEX name, for HoleIndexName
-	Nparams     int    // placeholders the caller must supply (max index + 1)
+	NParams     int    // placeholders the caller must supply (max index + 1)
 	// names (SQLite): $k binds the sql.Named argument names[k-1], or the
 	// argument in position k when that is ""; nil when every $k is argument k.
 	Names  []string

@@ -36,7 +36,7 @@ type MergePlan struct {
 	// sqliteSum: a target's SUM (the query's, or the hidden one behind
 	// AVG) fails with "integer overflow" where one table's AVG would go on
 	// in floating point or its SUM fail too: a refusal.
-	SqliteSum bool
+	SQLiteSum bool
 	// guards: SQLite adds integers in row order and, for AVG, goes on in
 	// floating point once a partial sum leaves int64 (SUM fails): the
 	// merged exact sum is its answer only when no order of the rows can
@@ -318,7 +318,7 @@ func (b *selBuilder) aggFunc(a *AggTmpl, e ShapeExpr, args []Span) bool {
 		sum := b.hide(textPiece{lit: "SUM(", key: "avg-sum("}, copyOf(args[0]), textPiece{lit: ")", key: ")"})
 		cnt := b.hide(textPiece{lit: "COUNT(", key: "avg-count("}, copyOf(args[0]), textPiece{lit: ")", key: ")"})
 		a.Fn, a.Args = merge.Avg, []ColRef{sum, cnt}
-		b.mp.SqliteSum = b.mp.SqliteSum || b.d == SQLite
+		b.mp.SQLiteSum = b.mp.SQLiteSum || b.d == SQLite
 	case "min":
 		a.Fn, a.Text = merge.Min, b.orderText("")
 	case "max":
@@ -367,7 +367,7 @@ func (b *selBuilder) guard(x Span) {
 	}
 	g := sumGuard{Min: col("MIN", merge.Min), Max: col("MAX", merge.Max), Count: col("COUNT", merge.Count)}
 	b.mp.Guards = append(b.mp.Guards, g)
-	b.mp.SqliteSum = true
+	b.mp.SQLiteSum = true
 }
 
 // distinctArgs makes each argument of a DISTINCT aggregate a hidden

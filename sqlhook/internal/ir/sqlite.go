@@ -11,11 +11,11 @@ import (
 // beyond it is an error there.
 const sqliteMaxVariable = 32766
 
-// SqliteToPG respells a SQLite statement for the PostgreSQL grammar (see
-// SqliteRespell). A parameter that binds a named argument (sql.Named) is
+// SQLiteToPG respells a SQLite statement for the PostgreSQL grammar (see
+// SQLiteRespell). A parameter that binds a named argument (sql.Named) is
 // refused here: the caller's arguments reach a plan by position only.
-func SqliteToPG(s string) (string, error) {
-	text, names, err := SqliteRespell(s)
+func SQLiteToPG(s string) (string, error) {
+	text, names, err := SQLiteRespell(s)
 	if err != nil {
 		return "", err
 	}
@@ -27,7 +27,7 @@ func SqliteToPG(s string) (string, error) {
 	return text, nil
 }
 
-// SqliteRespell respells a SQLite statement for the PostgreSQL grammar:
+// SQLiteRespell respells a SQLite statement for the PostgreSQL grammar:
 // `x` and [x] identifiers become "x"; LIMIT offset, count becomes LIMIT
 // count OFFSET offset; COLLATE BINARY becomes COLLATE "binary"; every
 // parameter (?, ?NNN, :name, @name, $name) becomes the $k of the argument
@@ -37,8 +37,8 @@ func SqliteToPG(s string) (string, error) {
 //
 // names is nil when every parameter binds an argument by position ($k is
 // argument k). Otherwise it has one entry per $k: "" for argument k, or
-// the sql.Named name $k binds (see SqliteArgs).
-func SqliteRespell(s string) (text string, names []string, err error) {
+// the sql.Named name $k binds (see SQLiteArgs).
+func SQLiteRespell(s string) (text string, names []string, err error) {
 	// SQLite numbers parameters as it reads them, and a slot's binding
 	// depends on the first name it was given, which may come later in the
 	// text (?, ?1): a first pass learns every slot, a second writes.
@@ -347,12 +347,12 @@ func endQuoted(s string, i int, q byte) int {
 	return -1
 }
 
-// SqliteArgs lays out the caller's arguments as $1..$len(names) of a
-// statement SqliteRespell returned names for, binding as modernc.org/sqlite
+// SQLiteArgs lays out the caller's arguments as $1..$len(names) of a
+// statement SQLiteRespell returned names for, binding as modernc.org/sqlite
 // (and the drivers built on it) does: $k with no name takes the argument
 // in position k (named or not), a name takes the first argument of that
 // name.
-func SqliteArgs(names []string, args []driver.NamedValue) ([]driver.NamedValue, error) {
+func SQLiteArgs(names []string, args []driver.NamedValue) ([]driver.NamedValue, error) {
 	out := make([]driver.NamedValue, len(names))
 	for k, name := range names {
 		out[k].Ordinal = k + 1

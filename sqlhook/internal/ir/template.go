@@ -59,7 +59,7 @@ type RenderSpec struct {
 }
 
 type Rendered struct {
-	Sql      string
+	SQL      string
 	Src      []argSrc
 	Identity bool // src is the caller's arguments in order, nothing generated
 }
@@ -197,8 +197,8 @@ func (p *Plan) renderNew(d Dialect, spec RenderSpec) *Rendered {
 		}
 	}
 	emit(p.Tmpl, -1)
-	r.Sql = b.String()
-	r.Identity = len(r.Src) == p.Nparams
+	r.SQL = b.String()
+	r.Identity = len(r.Src) == p.NParams
 	for i, s := range r.Src {
 		if s.Kind != SrcArg || s.I != i {
 			r.Identity = false

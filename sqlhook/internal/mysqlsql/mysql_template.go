@@ -45,7 +45,7 @@ func (t *myTemplate) build() error {
 		}
 	}
 	t.found = locate(t.q, t.toks, cands, t.slots)
-	t.dbs = t.c.h.MysqlDatabases()
+	t.dbs = t.c.h.MySQLDatabases()
 	if err := t.names(); err != nil {
 		return err
 	}
@@ -97,7 +97,7 @@ func (t *myTemplate) params() error {
 	if n != len(v.ms) {
 		return t.fail("cannot place the placeholders in the statement text")
 	}
-	t.c.p.Nparams = n
+	t.c.p.NParams = n
 	return nil
 }
 

@@ -46,7 +46,7 @@ func (c *myCompiler) fail(format string, args ...any) {
 // statement kind it does not know), a table name it cannot find in the
 // text, a database qualifier other than that of a data source holding the
 // table, SQL text for PREPARE or EXECUTE IMMEDIATE that names a logic
-// table or cannot be read (ir.MysqlPreparedText), and a write to a physical
+// table or cannot be read (ir.MySQLPreparedText), and a write to a physical
 // table named directly that could misplace a row (physicalInsert,
 // physicalUpdate).
 func Compile(h *ir.Schema, query string) (*ir.Plan, error) {
@@ -60,7 +60,7 @@ func Compile(h *ir.Schema, query string) (*ir.Plan, error) {
 		// /*M! */: the statement routed and the one run could differ.
 		return nil, fmt.Errorf("%w: executable comment %.40q in a statement on a logic table", ir.ErrUnsupported, exec.Text)
 	}
-	if err := h.MysqlPreparedText(query, toks); err != nil {
+	if err := h.MySQLPreparedText(query, toks); err != nil {
 		return nil, err
 	}
 	ps := mysqlParsers.Get().(*parser.Parser)
@@ -496,16 +496,16 @@ func (c *myCompiler) where(e ast.ExprNode) {
 	c.p.Branches, c.p.Unbounded = b, !ok
 }
 
-func (c *myCompiler) cond(e ast.ExprNode) *ir.Cnode {
+func (c *myCompiler) cond(e ast.ExprNode) *ir.CNode {
 	switch x := e.(type) {
 	case *ast.ParenthesesExpr:
 		return c.cond(x.Expr)
 	case *ast.BinaryOperationExpr:
 		switch x.Op {
 		case opcode.LogicAnd:
-			return &ir.Cnode{Op: ir.CAnd, Kids: []*ir.Cnode{c.cond(x.L), c.cond(x.R)}}
+			return &ir.CNode{Op: ir.CAnd, Kids: []*ir.CNode{c.cond(x.L), c.cond(x.R)}}
 		case opcode.LogicOr:
-			return &ir.Cnode{Op: ir.COr, Kids: []*ir.Cnode{c.cond(x.L), c.cond(x.R)}}
+			return &ir.CNode{Op: ir.COr, Kids: []*ir.CNode{c.cond(x.L), c.cond(x.R)}}
 		case opcode.EQ, opcode.LT, opcode.LE, opcode.GT, opcode.GE:
 			op := map[opcode.Op]string{opcode.EQ: "=", opcode.LT: "<", opcode.LE: "<=", opcode.GT: ">", opcode.GE: ">="}[x.Op]
 			t, col, ok := c.columnExpr(x.L)
@@ -521,7 +521,7 @@ func (c *myCompiler) cond(e ast.ExprNode) *ir.Cnode {
 			if val.Expr {
 				return ir.TrueNode
 			}
-			return &ir.Cnode{Op: ir.CPred, P: ir.Pred{Table: t, Column: col, Op: po, Vals: []ir.ValRef{val}}}
+			return &ir.CNode{Op: ir.CPred, P: ir.Pred{Table: t, Column: col, Op: po, Vals: []ir.ValRef{val}}}
 		}
 	case *ast.PatternInExpr:
 		t, col, ok := c.columnExpr(x.Expr)
@@ -536,7 +536,7 @@ func (c *myCompiler) cond(e ast.ExprNode) *ir.Cnode {
 			}
 			vals = append(vals, v)
 		}
-		return &ir.Cnode{Op: ir.CPred, P: ir.Pred{Table: t, Column: col, Op: ir.OpIn, Vals: vals}}
+		return &ir.CNode{Op: ir.CPred, P: ir.Pred{Table: t, Column: col, Op: ir.OpIn, Vals: vals}}
 	case *ast.BetweenExpr:
 		t, col, ok := c.columnExpr(x.Expr)
 		if !ok || x.Not {
@@ -546,7 +546,7 @@ func (c *myCompiler) cond(e ast.ExprNode) *ir.Cnode {
 		if lo.Expr || hi.Expr {
 			return ir.TrueNode
 		}
-		return &ir.Cnode{Op: ir.CPred, P: ir.Pred{Table: t, Column: col, Op: ir.OpBetween, Vals: []ir.ValRef{lo, hi}}}
+		return &ir.CNode{Op: ir.CPred, P: ir.Pred{Table: t, Column: col, Op: ir.OpBetween, Vals: []ir.ValRef{lo, hi}}}
 	}
 	return ir.TrueNode
 }

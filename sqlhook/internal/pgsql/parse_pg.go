@@ -12,7 +12,7 @@ import (
 )
 
 // The PostgreSQL grammar (libpg_query, the server's own parser) also
-// reads SQLite statements, after ir.SqliteToPG maps SQLite's `quoted`
+// reads SQLite statements, after ir.SQLiteToPG maps SQLite's `quoted`
 // identifiers and ? placeholders to PostgreSQL's spelling: the two
 // dialects share their statement shapes (RETURNING, ON CONFLICT,
 // "identifiers"), which MySQL's grammar does not read.
@@ -43,7 +43,7 @@ func Compile(h *ir.Schema, query string) (*ir.Plan, error) {
 	var names []string
 	if h.Dialect == ir.SQLite {
 		var err error
-		if text, names, err = ir.SqliteRespell(query); err != nil {
+		if text, names, err = ir.SQLiteRespell(query); err != nil {
 			return nil, fmt.Errorf("%w: %v", ir.ErrParse, err)
 		}
 	}
@@ -668,7 +668,7 @@ func (c *pgCompiler) where(n *pg.Node) {
 	c.p.Branches, c.p.Unbounded = b, !ok
 }
 
-func (c *pgCompiler) cond(n *pg.Node) *ir.Cnode {
+func (c *pgCompiler) cond(n *pg.Node) *ir.CNode {
 	switch x := n.Node.(type) {
 	case *pg.Node_BoolExpr:
 		var op ir.Cop
@@ -680,7 +680,7 @@ func (c *pgCompiler) cond(n *pg.Node) *ir.Cnode {
 		default:
 			return ir.TrueNode
 		}
-		out := &ir.Cnode{Op: op}
+		out := &ir.CNode{Op: op}
 		for _, a := range x.BoolExpr.Args {
 			out.Kids = append(out.Kids, c.cond(a))
 		}
@@ -698,7 +698,7 @@ func opName(names []*pg.Node) string {
 	return names[0].GetString_().GetSval()
 }
 
-func (c *pgCompiler) aexpr(e *pg.A_Expr) *ir.Cnode {
+func (c *pgCompiler) aexpr(e *pg.A_Expr) *ir.CNode {
 	op := opName(e.Name)
 	switch e.Kind {
 	case pg.A_Expr_Kind_AEXPR_OP:
@@ -719,7 +719,7 @@ func (c *pgCompiler) aexpr(e *pg.A_Expr) *ir.Cnode {
 		if val.Expr {
 			return ir.TrueNode
 		}
-		return &ir.Cnode{Op: ir.CPred, P: ir.Pred{Table: t, Column: col, Op: po, Vals: []ir.ValRef{val}}}
+		return &ir.CNode{Op: ir.CPred, P: ir.Pred{Table: t, Column: col, Op: po, Vals: []ir.ValRef{val}}}
 	case pg.A_Expr_Kind_AEXPR_OP_ANY:
 		t, col, ok := c.column(e.Lexpr)
 		if !ok || op != "=" {
@@ -729,7 +729,7 @@ func (c *pgCompiler) aexpr(e *pg.A_Expr) *ir.Cnode {
 		if val.Expr || val.Param < 0 {
 			return ir.TrueNode
 		}
-		return &ir.Cnode{Op: ir.CPred, P: ir.Pred{Table: t, Column: col, Op: ir.OpAny, Vals: []ir.ValRef{val}}}
+		return &ir.CNode{Op: ir.CPred, P: ir.Pred{Table: t, Column: col, Op: ir.OpAny, Vals: []ir.ValRef{val}}}
 	case pg.A_Expr_Kind_AEXPR_IN:
 		t, col, ok := c.column(e.Lexpr)
 		if !ok || op != "=" {
@@ -746,7 +746,7 @@ func (c *pgCompiler) aexpr(e *pg.A_Expr) *ir.Cnode {
 		if len(vals) == 0 {
 			return ir.TrueNode
 		}
-		return &ir.Cnode{Op: ir.CPred, P: ir.Pred{Table: t, Column: col, Op: ir.OpIn, Vals: vals}}
+		return &ir.CNode{Op: ir.CPred, P: ir.Pred{Table: t, Column: col, Op: ir.OpIn, Vals: vals}}
 	case pg.A_Expr_Kind_AEXPR_BETWEEN:
 		t, col, ok := c.column(e.Lexpr)
 		items := e.Rexpr.GetList().GetItems()
@@ -757,7 +757,7 @@ func (c *pgCompiler) aexpr(e *pg.A_Expr) *ir.Cnode {
 		if lo.Expr || hi.Expr {
 			return ir.TrueNode
 		}
-		return &ir.Cnode{Op: ir.CPred, P: ir.Pred{Table: t, Column: col, Op: ir.OpBetween, Vals: []ir.ValRef{lo, hi}}}
+		return &ir.CNode{Op: ir.CPred, P: ir.Pred{Table: t, Column: col, Op: ir.OpBetween, Vals: []ir.ValRef{lo, hi}}}
 	}
 	return ir.TrueNode
 }
@@ -911,7 +911,7 @@ func (c *pgCompiler) params() {
 			c.fail("placeholder %s: placeholders are numbered from $1", c.tokText(i))
 			return
 		}
-		c.p.Nparams = max(c.p.Nparams, n)
+		c.p.NParams = max(c.p.NParams, n)
 		if !covered(int(tok.Start)) {
 			c.edits = append(c.edits, ir.Edit{Start: int(tok.Start), End: int(tok.End), Seg: ir.Segment{Hole: ir.HoleParam, I: n - 1}})
 		}

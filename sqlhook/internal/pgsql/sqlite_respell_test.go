@@ -95,7 +95,7 @@ func TestSQLiteRespellingBindsAsSQLite(t *testing.T) {
 	defer db.Close()
 	for _, c := range slices.Concat(sqliteParamCases, sqliteLimitCases, sqliteCollateCases) {
 		want, wantErr := sqliteRows(db, c.q, c.args...)
-		text, names, err := ir.SqliteRespell(c.q)
+		text, names, err := ir.SQLiteRespell(c.q)
 		if err != nil {
 			if !c.mayRefuse && wantErr == nil {
 				t.Errorf("%s: refused (%v), SQLite runs it", c.q, err)
@@ -129,7 +129,7 @@ func runRespelled(db *sql.DB, text string, names []string, vals []any) (string, 
 	}
 	if names != nil {
 		var err error
-		if nv, err = ir.SqliteArgs(names, nv); err != nil {
+		if nv, err = ir.SQLiteArgs(names, nv); err != nil {
 			return "", err
 		}
 	}
@@ -197,19 +197,19 @@ func TestSQLiteLimitCommaIsLimitOffset(t *testing.T) {
 		`INSERT INTO t SELECT a, b FROM u LIMIT ? OFFSET ? RETURNING a, b`:                       `INSERT INTO t SELECT a, b FROM u LIMIT $1 OFFSET $2 RETURNING a, b`,
 		`SELECT a FROM t LIMIT 5; SELECT 1, 2`:                                                   `SELECT a FROM t LIMIT 5; SELECT 1, 2`,
 	} {
-		got, err := ir.SqliteToPG(q)
+		got, err := ir.SQLiteToPG(q)
 		if err != nil || got != want {
 			t.Errorf("%s:\n got %q, %v\nwant %q", q, got, err, want)
 		}
 	}
 }
 
-// TestSQLiteToPGRefusesNamedParameters: ir.SqliteToPG, the respelling for
+// TestSQLiteToPGRefusesNamedParameters: ir.SQLiteToPG, the respelling for
 // callers that bind by position only, refuses a parameter the driver
 // binds by name rather than bind another argument.
 func TestSQLiteToPGRefusesNamedParameters(t *testing.T) {
 	for _, q := range []string{`SELECT a FROM t WHERE b = :b`, `SELECT a FROM t WHERE b = @b`, `SELECT a FROM t WHERE b = $b`, `SELECT ?01`} {
-		if got, err := ir.SqliteToPG(q); err == nil {
+		if got, err := ir.SQLiteToPG(q); err == nil {
 			t.Errorf("%s: respelled as %q, want a refusal", q, got)
 		}
 	}
@@ -217,7 +217,7 @@ func TestSQLiteToPGRefusesNamedParameters(t *testing.T) {
 		`SELECT a$b FROM t WHERE c = $2 AND d = ?`: `SELECT a$b FROM t WHERE c = $2 AND d = $2`,
 		`SELECT a FROM t WHERE b::text = ?`:        `SELECT a FROM t WHERE b::text = $1`,
 	} {
-		if got, err := ir.SqliteToPG(q); err != nil || got != want {
+		if got, err := ir.SQLiteToPG(q); err != nil || got != want {
 			t.Errorf("%s:\n got %q, %v\nwant %q", q, got, err, want)
 		}
 	}
@@ -256,7 +256,7 @@ func TestSQLiteRespellingRandomParameterMixes(t *testing.T) {
 			}
 		}
 		want, wantErr := sqliteRows(db, q, vals...)
-		text, names, err := ir.SqliteRespell(q)
+		text, names, err := ir.SQLiteRespell(q)
 		if err != nil {
 			t.Fatalf("%s: refused: %v", q, err)
 		}

@@ -294,7 +294,7 @@ func Summary(t testing.TB, d ir.Dialect, compile ir.Compiler, c *Case) string {
 	if p.Names != nil {
 		line("named parameters: %q", p.Names)
 	}
-	line("parameters: %d", p.Nparams)
+	line("parameters: %d", p.NParams)
 	phys, where := targets(t, r, p, c)
 	spec := ir.RenderSpec{Phys: phys, AddKey: p.Ins != nil && p.Ins.KeyCol != "" && p.Ins.KeyIdx < 0}
 	render(line, d, p, spec, "one target ("+where+")")
@@ -329,7 +329,7 @@ func refusalClass(err error) string {
 func render(line func(string, ...any), d ir.Dialect, p *ir.Plan, spec ir.RenderSpec, label string) {
 	out := p.RenderFor(d, spec)
 	line("sql for %s:", label)
-	for _, l := range strings.Split(out.Sql, "\n") {
+	for _, l := range strings.Split(out.SQL, "\n") {
 		line("  %s", l)
 	}
 	if len(out.Src) > 0 {
