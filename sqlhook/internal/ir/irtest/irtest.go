@@ -14,8 +14,11 @@
 //	---
 //	the expected summary
 //
-// A space that ends a line of the summary is written as ·.
-// The rule files shared by every dialect's cases are in irtest/rules.
+// sqlhook's binding goldens (RunFunc) also read @args 7, "a", NULL,
+// name="v" (the caller's arguments), @dialect postgres|mysql|sqlite and
+// @scatter (WithScatter). A space that ends a line of the summary is
+// written as ·. The rule files shared by every dialect's cases are in
+// irtest/rules.
 package irtest
 
 import (
