@@ -28,7 +28,7 @@ type execComment struct{ Text string }
 // rules. An executable comment (/*! */, /*M! */) or TiDB's /*T! */ is
 // reported, not read: see compileMySQL.
 func LexMySQL(q string) ([]MyTok, *execComment, error) {
-	var out []MyTok
+	out := make([]MyTok, 0, len(q)/5+1) // one allocation: about a token per five bytes
 	var exec *execComment
 	execAt := -1 // the start of the executable comment being skipped
 	l := sqltok.New(q, sqltok.MySQL)
