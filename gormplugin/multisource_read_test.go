@@ -361,10 +361,10 @@ func boundTwoSources(t *testing.T, prefix string) (*gorm.DB, []int64) {
 
 // TestJoinOfBindingTablesOverSeveralTargetsGivesEveryRow: GORM's
 // BuildQuerySQL starts from Clauses["FROM"] and stores the FROM clause it
-// built (with the JOINs) back into it. Each target's query is built afresh,
-// so the second target's does not carry the first target's JOIN as well
-// ("table name bound_items specified more than once"): the join over both
-// databases gives every row. (TestRouteJoinBindingTables mostly reads one
+// built (with the JOINs) back into it; the second target's query still
+// carries only its own JOIN (not the first target's as well: "table name
+// bound_items specified more than once"), so the join over both databases
+// gives every row. (TestRouteJoinBindingTables mostly reads one
 // table: its snowflake ids mostly share one parity.)
 func TestJoinOfBindingTablesOverSeveralTargetsGivesEveryRow(t *testing.T) {
 	db, ids := boundTwoSources(t, "gormplugin_bound2_join")
