@@ -1,6 +1,7 @@
 package gormplugin
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -660,22 +661,9 @@ func (p *Plugin) planWhereWith(db *gorm.DB, view *gorm.Statement, table, phys st
 	}
 	// The statement's context (db.WithContext) carries its hints.
 	ctx := stmtContext(db)
-	route := p.rules.RouteContext
-	if p.scatter {
-		route = p.rules.ScatterContext
-	}
-	seen := map[shardconf.Target]bool{}
-	for _, conds := range disjuncts {
-		ts, err := route(ctx, table, conds...)
-		if err != nil {
-			return routed{}, fmt.Errorf("gormplugin: %s: %w", table, err)
-		}
-		for _, t := range ts {
-			if !seen[t] {
-				seen[t] = true
-				r.targets = append(r.targets, t)
-			}
-		}
+	var err error
+	if r.targets, err = p.routeDisjuncts(ctx, table, disjuncts); err != nil {
+		return routed{}, err
 	}
 	all, _ := p.rules.Targets(table)
 	if phys != "" {
@@ -697,6 +685,31 @@ func (p *Plugin) planWhereWith(db *gorm.DB, view *gorm.Statement, table, phys st
 		return routed{}, err
 	}
 	return r, nil
+}
+
+// routeDisjuncts routes each OR-ed group of conditions (scattering when
+// the plugin does) and returns the targets of them all, each once, in the
+// order found.
+func (p *Plugin) routeDisjuncts(ctx context.Context, table string, disjuncts [][]shardconf.Cond) ([]shardconf.Target, error) {
+	route := p.rules.RouteContext
+	if p.scatter {
+		route = p.rules.ScatterContext
+	}
+	var targets []shardconf.Target
+	seen := map[shardconf.Target]bool{}
+	for _, conds := range disjuncts {
+		ts, err := route(ctx, table, conds...)
+		if err != nil {
+			return nil, fmt.Errorf("gormplugin: %s: %w", table, err)
+		}
+		for _, t := range ts {
+			if !seen[t] {
+				seen[t] = true
+				targets = append(targets, t)
+			}
+		}
+	}
+	return targets, nil
 }
 
 // checkShape refuses statements whose other tables the plugin would leave
