@@ -105,16 +105,12 @@ func run(ctx context.Context, cfg config, stdout io.Writer) error {
 	if err != nil {
 		return err
 	}
-	if cfg.Dir == "" {
-		dir, err := os.MkdirTemp("", "shardkey-gorm-sharding-")
-		if err != nil {
-			return err
-		}
-		defer os.RemoveAll(dir)
-		cfg.Dir = dir
-	} else if err := os.MkdirAll(cfg.Dir, 0o755); err != nil {
+	dir, removeDir, err := dataDir(cfg.Dir)
+	if err != nil {
 		return err
 	}
+	defer removeDir()
+	cfg.Dir = dir
 	srcs, err := openDataSources(rules, cfg, stdout)
 	if err != nil {
 		return err
@@ -149,6 +145,19 @@ func run(ctx context.Context, cfg config, stdout io.Writer) error {
 		return err
 	}
 	return countRows(ctx, srcs.sqlDBs, targets, stdout)
+}
+
+// dataDir is the directory of the SQLite data sources: dir, created if
+// missing, or a new temporary one that remove deletes.
+func dataDir(dir string) (_ string, remove func(), err error) {
+	if dir != "" {
+		return dir, func() {}, os.MkdirAll(dir, 0o755)
+	}
+	tmp, err := os.MkdirTemp("", "shardkey-gorm-sharding-")
+	if err != nil {
+		return "", nil, err
+	}
+	return tmp, func() { os.RemoveAll(tmp) }, nil
 }
 
 // dataSources holds one *gorm.DB, one pool, per data source of the rules.
