@@ -13,14 +13,14 @@ import (
 	"github.com/shardkey/shardkey/shardconf"
 )
 
-// openReview2 opens rules (a format with %s driver / %q dsn pairs for
+// openEdge opens rules (a format with %s driver / %q dsn pairs for
 // ds_0 and ds_1) on fresh databases and runs ddl through sqlhook.
-func openReview2(t *testing.T, drv, rules string, ddl []string, opts ...Option) reviewDB {
+func openEdge(t *testing.T, drv, rules string, ddl []string, opts ...Option) routedDB {
 	t.Helper()
-	return openReview2Named(t, "sqlhook_review2", drv, rules, ddl, opts...)
+	return openEdgeNamed(t, "sqlhook_edge", drv, rules, ddl, opts...)
 }
 
-func openReview2Named(t *testing.T, prefix, drv, rules string, ddl []string, opts ...Option) reviewDB {
+func openEdgeNamed(t *testing.T, prefix, drv, rules string, ddl []string, opts ...Option) routedDB {
 	t.Helper()
 	var dsn [2]string
 	for i := range dsn {
@@ -43,7 +43,7 @@ func openReview2Named(t *testing.T, prefix, drv, rules string, ddl []string, opt
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { db.Close() })
-	r := reviewDB{db: db}
+	r := routedDB{db: db}
 	for i := range dsn {
 		d, err := sql.Open(drv, dsn[i])
 		if err != nil {
@@ -60,7 +60,7 @@ func openReview2Named(t *testing.T, prefix, drv, rules string, ddl []string, opt
 	return r
 }
 
-var review2DDL = []string{
+var edgeDDL = []string{
 	`CREATE TABLE t_order (order_id BIGINT PRIMARY KEY, user_id BIGINT NOT NULL, status VARCHAR(16))`,
 	`CREATE TABLE t_dict (k VARCHAR(16) PRIMARY KEY, v VARCHAR(16))`,
 }
@@ -83,18 +83,14 @@ func queryInts(t *testing.T, q func() (*sql.Rows, error)) ([]int64, error) {
 	return out, rows.Err()
 }
 
-// (wrong result: rows silently missing) A write that runs as several units
-// and is read with Query (RETURNING) gets a zero mergeSpec, whose limit is
-// 0: the merged rows end at once. A split INSERT ... RETURNING and an
-// UPDATE/DELETE ... RETURNING on several targets return no rows at all,
-// although on PostgreSQL every unit ran; on SQLite, where INSERT ...
-// RETURNING runs as its rows are stepped, the rows are never stepped and
-// nothing is inserted at all, without error. Correct: every unit's
-// RETURNING rows (2 here), or a refusal before anything runs.
-func TestMultiUnitReturningReturnsNoRows(t *testing.T) {
+// A write that runs as several units and is read with Query (RETURNING)
+// gives every unit's RETURNING rows (2 here), or is refused before
+// anything runs; never no rows (on SQLite, where INSERT ... RETURNING runs
+// as its rows are stepped, no rows would also mean nothing inserted).
+func TestMultiUnitReturningGivesEveryUnitsRowsOrIsRefused(t *testing.T) {
 	for _, drv := range []string{"pgx", "sqlite"} {
 		t.Run(drv, func(t *testing.T) {
-			rv := openReview2(t, drv, reviewRules, review2DDL)
+			rv := openEdge(t, drv, routedRules, edgeDDL)
 			got, err := queryInts(t, func() (*sql.Rows, error) {
 				return rv.db.Query((`INSERT INTO t_order (user_id, order_id, status) VALUES (1, 1, 'a'), (2, 2, 'b') RETURNING order_id`))
 			})
@@ -124,14 +120,12 @@ func TestMultiUnitReturningReturnsNoRows(t *testing.T) {
 	}
 }
 
-// (wrong result) A write to a broadcast table runs once per data source and
-// its RowsAffected is the sum over the copies: inserting or updating one
-// logical row reports 2 (one per data source). ORMs use RowsAffected for
-// optimistic locking and "not found" checks. Correct: the count of one copy
-// (1), as an unsharded table would report. Same with RETURNING: one logical
-// row comes back once per copy, or not at all.
-func TestBroadcastWriteRowsAffectedSummedOverCopies(t *testing.T) {
-	rv := openReview2(t, "sqlite", reviewRules, review2DDL)
+// A write to a broadcast table runs once per data source but reports the
+// rows affected of one copy (1 for one logical row), as an unsharded table
+// would: ORMs read RowsAffected for optimistic locking and "not found".
+// RETURNING likewise gives one copy's rows.
+func TestBroadcastWriteReportsOneCopysRowsAffected(t *testing.T) {
+	rv := openEdge(t, "sqlite", routedRules, edgeDDL)
 	res, err := rv.db.Exec(`INSERT INTO t_dict (k, v) VALUES ('a', 'x')`)
 	if err != nil {
 		t.Fatal(err)
@@ -163,20 +157,16 @@ func TestBroadcastWriteRowsAffectedSummedOverCopies(t *testing.T) {
 	}
 }
 
-// (transaction semantics broken) SAVEPOINT / ROLLBACK TO SAVEPOINT name no
-// table, so they pass through to the default data source. In a transaction
-// working on ds_1 only (user 1), SAVEPOINT is ErrCrossSourceTx, although
-// the doc promises full transactional semantics for work on one data
-// source; issued first, it begins the transaction on ds_0, and the first
-// INSERT for user 1 is then refused. With WithMultiSourceTx it is worse:
-// the savepoint is taken on ds_0, ROLLBACK TO SAVEPOINT rolls back ds_0
-// only, and the INSERT made after the savepoint on ds_1 is committed
-// although the application rolled it back. Correct: run savepoint commands
-// on every data source the transaction has begun on (and on the ones it
-// begins on later), or refuse them before anything runs.
-func TestSavepointGoesToDefaultDataSource(t *testing.T) {
+// SAVEPOINT, ROLLBACK TO SAVEPOINT and RELEASE run on every data source the
+// transaction has begun on, and on those it begins on later (or are refused
+// before anything runs); they name no table, but sent to the default data
+// source only they would be ErrCrossSourceTx in a transaction working on
+// another data source, and with WithMultiSourceTx a ROLLBACK TO would undo
+// the default data source only and commit what the application rolled
+// back.
+func TestSavepointRunsOnEveryDataSourceOfTheTransaction(t *testing.T) {
 	ctx := context.Background()
-	rv := openReview2(t, "pgx", reviewRules, review2DDL)
+	rv := openEdge(t, "pgx", routedRules, edgeDDL)
 	// user 1 -> ds_1 only.
 	tx, err := rv.db.BeginTx(ctx, nil)
 	if err != nil {
@@ -204,7 +194,7 @@ func TestSavepointGoesToDefaultDataSource(t *testing.T) {
 	}
 	tx.Rollback()
 
-	multi := openReview2Named(t, "sqlhook_review2_multi", "pgx", reviewRules, review2DDL, WithMultiSourceTx())
+	multi := openEdgeNamed(t, "sqlhook_edge_multi", "pgx", routedRules, edgeDDL, WithMultiSourceTx())
 	tx, err = multi.db.BeginTx(ctx, nil)
 	if err != nil {
 		t.Fatal(err)
@@ -229,11 +219,11 @@ func TestSavepointGoesToDefaultDataSource(t *testing.T) {
 	}
 }
 
-// review2Rules: t_order over ds_0/ds_1 by user_id (MOD 2); t_log on ds_0
+// edgeRules: t_order over ds_0/ds_1 by user_id (MOD 2); t_log on ds_0
 // by month (INTERVAL on created); t_user on ds_0/ds_1 by HASH_MOD of a
 // code (3 tables on ds_0); t_acct by HASH_MOD
 // of an integer acct_id (4 tables on ds_0); t_dict broadcast.
-const review2Rules = `
+const edgeRules = `
 dataSources:
   ds_0: {driver: %s, dsn: %q}
   ds_1: {driver: %s, dsn: %q}
@@ -269,16 +259,12 @@ rules:
               sharding-suffix-pattern: yyyyMM, datetime-interval-unit: MONTHS}
 `
 
-// (misrouted write, MySQL/MariaDB) A time.Time sharding value is routed by
-// its own wall clock (its Location), but go-sql-driver/mysql sends it
-// converted to the DSN's loc (UTC by default), and that is the value
-// stored. 2024-02-01 03:00 +09:00 routes to t_log_202402, but the row
-// stored there says 2024-01-31 18:00:00, a January value: a query for it
-// (created = '2024-01-31 18:00:00', or any January range) goes to
-// t_log_202401 and does not find it. Correct: route by the value the
-// driver sends (t.In(loc)), or refuse a time.Time outside the DSN's loc.
-func TestMySQLTimeInOtherZoneMisrouted(t *testing.T) {
-	rv := openReview2(t, "mysql", review2Rules, []string{
+// A time.Time sharding value routes by the value go-sql-driver/mysql sends
+// and the table stores (converted to the DSN's loc, UTC by default), or is
+// refused: 2024-02-01 03:00 +09:00 is stored as 2024-01-31 18:00:00, so it
+// belongs in t_log_202401, where a query for it looks.
+func TestMySQLTimeInAnotherZoneRoutesAsStored(t *testing.T) {
+	rv := openEdge(t, "mysql", edgeRules, []string{
 		"CREATE TABLE t_log (id BIGINT PRIMARY KEY, created DATETIME NOT NULL)",
 	})
 	jst := time.FixedZone("JST", 9*3600)
@@ -299,14 +285,12 @@ func TestMySQLTimeInOtherZoneMisrouted(t *testing.T) {
 	}
 }
 
-// (wrong order / wrong MIN, SQLite) Text is merged bytewise for SQLite on
-// the ground that its default collation is BINARY, but a column declared
-// COLLATE NOCASE (or RTRIM) orders by that collation in every ORDER BY and
-// MIN/MAX: one table returns a, B; the merge returns B, a, and MIN(status)
-// is 'B' instead of 'a'. Correct: refuse text merges whose collation is
-// not known to be BINARY (as for PostgreSQL and MySQL), or apply it.
-func TestSQLiteNocaseColumnMergedBytewise(t *testing.T) {
-	rv := openReview2(t, "sqlite", reviewRules, []string{
+// Text of a SQLite column declared COLLATE NOCASE (or RTRIM) is merged as
+// SQLite compares it, or the merge is refused: SQLite's default collation is
+// BINARY, but such a column orders by its own in ORDER BY and MIN/MAX (one
+// table returns a, B; a bytewise merge would return B, a and MIN 'B').
+func TestSQLiteNocaseColumnIsNeverMergedBytewise(t *testing.T) {
+	rv := openEdge(t, "sqlite", routedRules, []string{
 		`CREATE TABLE t_order (order_id BIGINT PRIMARY KEY, user_id BIGINT NOT NULL, status TEXT COLLATE NOCASE)`,
 	})
 	// user 1, order 2 -> ds_1.t_order_0; order 1 -> ds_1.t_order_1.
@@ -342,15 +326,11 @@ func TestSQLiteNocaseColumnMergedBytewise(t *testing.T) {
 	}
 }
 
-// (wrong order) With SELECT * (or o.*, i.*), a qualified ORDER BY column
-// that is not in the select list by name is looked up in the result by its
-// bare name, and the first column of that name wins. In a join of binding
-// tables that both have the column, ORDER BY o.amount merges by i.amount
-// (the first "amount" of the result), while each target sorted by
-// o.amount: the merged rows come out in the wrong order. Correct: merge by
-// o.amount's column, or refuse the ambiguous name.
-func TestStarOrderByQualifiedNameMergesByOtherTable(t *testing.T) {
-	rv := openReview2(t, "sqlite", reviewRules, []string{
+// With SELECT * (or o.*, i.*), ORDER BY o.amount merges by o.amount's
+// column, or the ambiguous name is refused; never by the first result
+// column named amount, which in a join of binding tables may be i.amount.
+func TestStarOrderByQualifiedNameNeverMergesByAnotherTablesColumn(t *testing.T) {
+	rv := openEdge(t, "sqlite", routedRules, []string{
 		`CREATE TABLE t_order (order_id BIGINT PRIMARY KEY, user_id BIGINT NOT NULL, amount BIGINT)`,
 		`CREATE TABLE t_order_item (order_id BIGINT PRIMARY KEY, user_id BIGINT NOT NULL, amount BIGINT)`,
 	})
@@ -391,14 +371,11 @@ func TestStarOrderByQualifiedNameMergesByOtherTable(t *testing.T) {
 	}
 }
 
-// (wrong rows read and deleted, MariaDB) The MySQL rewrite restores the
-// statement from TiDB's tree, which drops comments. MariaDB's executable
-// comment /*M!100000 AND status = 'x' */ is code to MariaDB (it runs on
-// every MariaDB >= 10.0), so dropping it removes a condition: the SELECT
-// counts a row the statement excludes, and the DELETE deletes it. Correct:
-// keep executable comments, or refuse a statement that has one.
-func TestMariaDBExecutableCommentDropped(t *testing.T) {
-	rv := openReview2(t, "mysql", reviewRules, review2DDL)
+// MariaDB's executable comment /*M!100000 AND status = 'x' */ is code to
+// MariaDB: the statement is sent with it (or refused), never without it,
+// which would count and delete a row the statement excludes.
+func TestMariaDBExecutableCommentIsNeverDropped(t *testing.T) {
+	rv := openEdge(t, "mysql", routedRules, edgeDDL)
 	if _, err := rv.db.Exec("INSERT INTO t_order (order_id, user_id, status) VALUES (1, 1, 'keep')"); err != nil {
 		t.Fatal(err)
 	}

@@ -1,7 +1,8 @@
 package sqlhook
 
-// Each test names a misroute or wrong merge sqlhook must never make (it
-// routes correctly or refuses); those marked PIN pin correct behaviour.
+// Each test states a guarantee of routing, rewriting or merging: sqlhook
+// gives the answer one unsharded table would give, or refuses before
+// anything runs.
 
 import (
 	"context"
@@ -20,8 +21,8 @@ import (
 	"github.com/shardkey/shardkey/shardconf"
 )
 
-// reviewRules is rulesYAML's t_order/t_order_item/t_dict with real DSNs.
-const reviewRules = `
+// routedRules is rulesYAML's t_order/t_order_item/t_dict with real DSNs.
+const routedRules = `
 dataSources:
   ds_0: {driver: %s, dsn: %q}
   ds_1: {driver: %s, dsn: %q}
@@ -49,18 +50,18 @@ rules:
     snow: {type: SNOWFLAKE, props: {worker-id: 5}}
 `
 
-type reviewDB struct {
+type routedDB struct {
 	db     *sql.DB
 	direct [2]*sql.DB
 }
 
-// openReview opens the rules on driver ("pgx", "mysql", "sqlite") with
+// openTwoSources opens the rules on driver ("pgx", "mysql", "sqlite") with
 // fresh databases, creates t_order (with a status column) and t_dict.
-func openReview(t *testing.T, drv string, opts ...Option) reviewDB {
+func openTwoSources(t *testing.T, drv string, opts ...Option) routedDB {
 	t.Helper()
 	var dsn [2]string
 	for i := range dsn {
-		name := fmt.Sprintf("sqlhook_review_%d", i)
+		name := fmt.Sprintf("sqlhook_routed_%d", i)
 		switch drv {
 		case "pgx":
 			dsn[i] = dbtest.Postgres(t, name)
@@ -70,7 +71,7 @@ func openReview(t *testing.T, drv string, opts ...Option) reviewDB {
 			dsn[i] = filepath.Join(t.TempDir(), name+".db")
 		}
 	}
-	cfg, err := shardconf.Parse(fmt.Appendf(nil, reviewRules, drv, dsn[0], drv, dsn[1]))
+	cfg, err := shardconf.Parse(fmt.Appendf(nil, routedRules, drv, dsn[0], drv, dsn[1]))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -79,7 +80,7 @@ func openReview(t *testing.T, drv string, opts ...Option) reviewDB {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { db.Close() })
-	r := reviewDB{db: db}
+	r := routedDB{db: db}
 	for i := range dsn {
 		d, err := sql.Open(drv, dsn[i])
 		if err != nil {
@@ -123,15 +124,13 @@ func routeOrRefuse(t *testing.T, h *hook, q string, a ...any) *routed {
 }
 
 // ---------------------------------------------------------------------
-// 1. Writes land in the wrong physical table.
+// 1. Writes land in the table their values route to.
 
-// Regression (found in review; fixed) (misrouted write, PostgreSQL and MariaDB): a fractional literal for
-// an integer sharding column is routed by truncation (3.5 -> 3 -> table
-// t_order_1), but both databases store it rounded (4), which belongs to
-// t_order_0. The row is then invisible to `WHERE user_id = 1 AND
-// order_id = 4`. Correct: refuse a non-integral literal for the sharding
-// column (ErrUnsupported), or route by the value the database will store.
-func TestInsertFractionalShardingLiteralLandsInWrongTable(t *testing.T) {
+// A fractional literal for an integer sharding column is refused, or the
+// row goes where the value the database stores routes: PostgreSQL and
+// MariaDB store 3.5 as 4 (t_order_0), so routing by the truncated 3
+// (t_order_1) would put the row where WHERE order_id = 4 never looks.
+func TestInsertOfAFractionalShardingLiteralIsRefusedOrStoredWhereItRoutes(t *testing.T) {
 	for _, d := range []Dialect{PostgreSQL, MySQL} {
 		h := testHook(t, d)
 		r, err := h.route(`INSERT INTO t_order (order_id, user_id, status) VALUES (3.5, 1, 'x')`, nil)
@@ -141,7 +140,7 @@ func TestInsertFractionalShardingLiteralLandsInWrongTable(t *testing.T) {
 	}
 	for _, drv := range []string{"pgx", "mysql"} {
 		t.Run(drv, func(t *testing.T) {
-			rv := openReview(t, drv)
+			rv := openTwoSources(t, drv)
 			if _, err := rv.db.Exec(`INSERT INTO t_order (order_id, user_id, status) VALUES (3.5, 1, 'x')`); err != nil {
 				return // refusing is correct
 			}
@@ -159,13 +158,10 @@ func TestInsertFractionalShardingLiteralLandsInWrongTable(t *testing.T) {
 	}
 }
 
-// Regression (found in review; fixed) (misrouted write): the same NULL key argument used in two rows.
-// Row 1 is routed by generated key k0, row 2 by k1, but both rows are
-// written with the single argument $1, which is overwritten with k1: row 1
-// lands in the table of k0 carrying k1 (wrong table when their parities
-// differ), and both rows get the same key. Correct: give each row its own
-// placeholder/key, or refuse a key placeholder shared by several rows.
-func TestInsertSharedNullKeyPlaceholder(t *testing.T) {
+// One NULL key argument used by two rows never gives both rows the same
+// key, nor writes a row in the table of another row's key: each row gets
+// its own key and table, or the statement is refused.
+func TestInsertRowsSharingANullKeyPlaceholderNeverShareAKey(t *testing.T) {
 	h := testHook(t, PostgreSQL)
 	r := routeOrRefuse(t, h, `INSERT INTO t_order (order_id, user_id) VALUES ($1, 1), ($1, 1)`, nil)
 	if r == nil {
@@ -192,12 +188,11 @@ func TestInsertSharedNullKeyPlaceholder(t *testing.T) {
 	}
 }
 
-// Regression (found in review; fixed) (broadcast copies diverge, MySQL): a multi-table UPDATE that sets a
-// column of broadcast table t_dict, joined with sharded t_order, runs on
-// ds_1 only, so only ds_1's copy of t_dict changes. PostgreSQL refuses the
-// equivalent (broadcast UPDATE joined with a sharded table); the check in
-// writeTarget only looks at the first table. Correct: ErrUnsupported.
-func TestMySQLMultiTableUpdateOfBroadcastTable(t *testing.T) {
+// A MySQL multi-table UPDATE that sets a column of broadcast table t_dict,
+// joined with sharded t_order, is refused (ErrUnsupported): it would run on
+// one data source and change only that copy of t_dict. PostgreSQL refuses
+// the equivalent UPDATE ... FROM as well.
+func TestMySQLMultiTableUpdateOfABroadcastTableIsRefused(t *testing.T) {
 	h := testHook(t, MySQL)
 	q := "UPDATE t_order o JOIN t_dict d ON d.k = o.status SET d.v = 'x' WHERE o.user_id = 1 AND o.order_id = 1"
 	r, err := h.route(q, nil)
@@ -206,12 +201,11 @@ func TestMySQLMultiTableUpdateOfBroadcastTable(t *testing.T) {
 	}
 }
 
-// Regression (found in review; fixed) (rows moved to the wrong shard, MySQL): UPDATE with a WITH clause
-// skips the "UPDATE sets a sharding column" check (and WHERE is not read
-// at all), so with WithScatter `SET user_id = 5` runs on every table and
-// leaves user 5's row in user 1's shard. Correct: ErrUnsupported, as
-// without the WITH clause.
-func TestMySQLWithUpdateOfShardingColumn(t *testing.T) {
+// An UPDATE with a WITH clause that sets a sharding column is refused
+// (ErrUnsupported) as it is without the WITH clause: with WithScatter,
+// SET user_id = 5 on every table would leave user 5's row in user 1's
+// shard.
+func TestMySQLUpdateWithACTESettingAShardingColumnIsRefused(t *testing.T) {
 	h := testHook(t, MySQL, WithScatter())
 	q := "WITH c AS (SELECT 1) UPDATE t_order SET user_id = 5 WHERE user_id = 1"
 	r, err := h.route(q, nil)
@@ -220,12 +214,10 @@ func TestMySQLWithUpdateOfShardingColumn(t *testing.T) {
 	}
 }
 
-// Regression (found in review; fixed) (wrong table touched, PostgreSQL): a CTE named like a logic table is
-// rewritten to a physical table: `FROM t_order_item` below means the CTE,
-// but becomes "t_order_item_0" AS t_order_item, so the UPDATE joins the
-// real table instead of the CTE's rows. Correct: refuse (ErrUnsupported)
-// or leave CTE references alone.
-func TestCTEShadowingLogicTableRewritten(t *testing.T) {
+// A CTE named like a logic table is never rewritten to a physical table
+// (the statement is refused, or CTE references are left alone): FROM
+// t_order_item below means the CTE's rows, not the table's.
+func TestCTENamedLikeALogicTableIsNotRewritten(t *testing.T) {
 	h := testHook(t, PostgreSQL)
 	q := `WITH t_order_item AS (SELECT 1 AS order_id) UPDATE t_order SET status = 'x' FROM t_order_item WHERE t_order.user_id = 1 AND t_order.order_id = 1 AND t_order.order_id = t_order_item.order_id`
 	r, err := h.route(q, nil)
@@ -235,14 +227,14 @@ func TestCTEShadowingLogicTableRewritten(t *testing.T) {
 }
 
 // ---------------------------------------------------------------------
-// 2. Reads routed to too few targets.
+// 2. Reads reach every target that holds their rows.
 
-// Regression (found in review; fixed) (misrouted read, SQLite): SQLite block comments do not nest, but the
-// text is handed to the PostgreSQL grammar, where they do. SQLite reads
-// `... OR user_id = 2 ...`; the router reads only `user_id = 1 ...` and a
-// comment, and sends the query to user 1's shard only: user 2's rows are
-// silently missing. Correct: route to both data sources (or ErrParse).
-func TestSQLiteNestedCommentHidesPredicate(t *testing.T) {
+// SQLite block comments do not nest, and the router reads them as SQLite
+// does although the text is parsed by PostgreSQL's grammar, where they do:
+// SQLite reads ... OR user_id = 2 ... below, so the query reaches user 2's
+// data source too (or is refused with ErrParse), and user 2's rows are
+// never silently missing.
+func TestSQLiteBlockCommentsDoNotNestForTheRouter(t *testing.T) {
 	h := testHook(t, SQLite)
 	r := mustRoute(t, h, "SELECT * FROM t_order WHERE user_id = 1 AND order_id = 1 /* /* */ OR user_id = 2 AND order_id = 1 -- */\n")
 	ds := map[string]bool{}
@@ -254,7 +246,7 @@ func TestSQLiteNestedCommentHidesPredicate(t *testing.T) {
 	}
 
 	// End to end: one row per user, the query should see both.
-	rv := openReview(t, "sqlite")
+	rv := openTwoSources(t, "sqlite")
 	for _, u := range []int64{1, 2} {
 		if _, err := rv.db.Exec(`INSERT INTO t_order (order_id, user_id, status) VALUES (1, ?, 'x')`, u); err != nil {
 			t.Fatal(err)
@@ -267,12 +259,10 @@ func TestSQLiteNestedCommentHidesPredicate(t *testing.T) {
 	}
 }
 
-// Regression (found in review; fixed) (misrouted read, PostgreSQL): a literal under a cast is routed by
-// the uncast value: 2.5::int is 3 in PostgreSQL (table t_order_1), the
-// router truncates 2.5 to 2 (table t_order_0) and the row is not found.
-// Correct: treat a cast value as an expression (widen the route) unless
-// the cast is known not to change it.
-func TestCastLiteralRoutedByUncastValue(t *testing.T) {
+// A literal under a cast is routed as an expression (the route widens), not
+// by its uncast value: 2.5::int is 3 in PostgreSQL (t_order_1), which
+// truncating 2.5 to 2 (t_order_0) would miss.
+func TestCastLiteralIsRoutedAsAnExpression(t *testing.T) {
 	h := testHook(t, PostgreSQL, WithScatter()) // a widened route needs scatter
 	r := mustRoute(t, h, `SELECT * FROM t_order WHERE user_id = 1 AND order_id = 2.5::int`)
 	if !strings.Contains(show(r), "t_order_1") {
@@ -281,13 +271,12 @@ func TestCastLiteralRoutedByUncastValue(t *testing.T) {
 }
 
 // ---------------------------------------------------------------------
-// 3. Wrong arguments / LIMIT.
+// 3. Arguments and LIMIT keep their values.
 
-// Regression (found in review; fixed) (wrong result, MySQL): `LIMIT ? OFFSET ?` is restored by TiDB as
-// `LIMIT ?,?` (offset first) but the placeholders keep the caller's order,
-// so a single-target query runs with LIMIT 10,5 instead of LIMIT 5,10.
-// Correct args: [1 3 5 10].
-func TestMySQLLimitOffsetPlaceholdersSwapped(t *testing.T) {
+// LIMIT ? OFFSET ? keeps each placeholder's value in its place: TiDB's
+// parser restores it as LIMIT ?,? (offset first), and sqlhook sends the
+// caller's bytes, so the arguments stay in the caller's order.
+func TestMySQLLimitOffsetPlaceholdersKeepTheirValues(t *testing.T) {
 	h := testHook(t, MySQL)
 	r := mustRoute(t, h, "SELECT id FROM t_order WHERE user_id = ? AND order_id = ? LIMIT ? OFFSET ?", int64(1), int64(3), int64(10), int64(5))
 	want := "ds_1: SELECT id FROM `t_order_1` WHERE user_id = ? AND order_id = ? LIMIT ? OFFSET ? [1] [3] [10] [5]\n"
@@ -296,9 +285,9 @@ func TestMySQLLimitOffsetPlaceholdersSwapped(t *testing.T) {
 	}
 }
 
-// Regression (found in review; fixed) (empty result, MySQL end to end): the same swap on a real server.
-func TestMySQLLimitOffsetEndToEnd(t *testing.T) {
-	rv := openReview(t, "mysql")
+// The same on a real server: the rows LIMIT ? OFFSET ? selects.
+func TestMySQLLimitOffsetPlaceholdersKeepTheirValuesEndToEnd(t *testing.T) {
+	rv := openTwoSources(t, "mysql")
 	for i := int64(0); i < 6; i++ {
 		if _, err := rv.db.Exec("INSERT INTO t_order (order_id, user_id, status) VALUES (?, 1, 'x')", 2*i); err != nil {
 			t.Fatal(err)
@@ -321,11 +310,10 @@ func TestMySQLLimitOffsetEndToEnd(t *testing.T) {
 	}
 }
 
-// Regression (found in review; fixed) (empty result): LIMIT ALL, or LIMIT $n with a NULL argument (no
-// limit in PostgreSQL), across several targets becomes LIMIT 0 on each
-// target, so the merged result is empty. Correct: no LIMIT on the targets
-// (or LIMIT ALL/NULL kept).
-func TestLimitAllOrNullBecomesLimitZero(t *testing.T) {
+// LIMIT ALL, and LIMIT $n with a NULL argument (no limit in PostgreSQL),
+// over several targets is no limit on each target (or LIMIT ALL/NULL
+// kept), never LIMIT 0, which would make the merged result empty.
+func TestLimitAllOrNullIsNoLimitOnEachTarget(t *testing.T) {
 	h := testHook(t, PostgreSQL)
 	for _, c := range []struct {
 		q string
@@ -345,12 +333,10 @@ func TestLimitAllOrNullBecomesLimitZero(t *testing.T) {
 	}
 }
 
-// Regression (found in review; fixed) (wrong placeholder numbering, SQLite): SQLite numbers a bare ? one
-// above the LARGEST number used so far, so in `?3 ... ?1 ... ?` the last
-// one is ?4; ir.SQLiteToPG numbers it ?2 (one above the previous), so the
-// rewritten statement binds argument 2 where SQLite would bind ?4 (NULL).
-// Correct: number it 4 (then it needs a 4th argument) or refuse mixing.
-func TestSQLiteMixedNumberedPlaceholders(t *testing.T) {
+// A bare ? after numbered placeholders binds as SQLite binds it, or mixing
+// is refused: SQLite numbers it one above the largest number so far (in
+// ?3 ... ?1 ... ? the last is ?4), not one above the previous (?2).
+func TestSQLiteBarePlaceholderAfterNumberedOnesBindsAsSQLite(t *testing.T) {
 	h := testHook(t, SQLite)
 	r, err := h.route(`SELECT * FROM t_order WHERE user_id = ?3 AND order_id = ?1 AND status = ?`, args(int64(1), "two", int64(3)))
 	if err == nil && strings.HasSuffix(strings.TrimSpace(show(r)), "[two]") {
@@ -359,15 +345,14 @@ func TestSQLiteMixedNumberedPlaceholders(t *testing.T) {
 }
 
 // ---------------------------------------------------------------------
-// 4. Wrong merges.
+// 4. Merged reads give one table's answer or are refused.
 
-// Regression (found in review; fixed) (wrong result): an aggregate under an expression or a non-aggregate
-// function (count(*) + 1, coalesce(sum(x), 0), IFNULL(SUM(x), 0)), and
-// aggregates missing from the known lists (SQLite total(), PostgreSQL
-// json_object_agg, any_value), are neither merged nor refused: each target
-// returns its one row and the caller gets one row per target. Correct:
-// ErrUnsupported across several targets (or a correct merge).
-func TestAggregateUnderExpressionConcatenated(t *testing.T) {
+// An aggregate under an expression or a non-aggregate function
+// (count(*) + 1, coalesce(sum(x), 0), IFNULL(SUM(x), 0)), and aggregates
+// the merge does not know (SQLite total(), PostgreSQL json_object_agg,
+// any_value), over several targets are merged correctly or refused
+// (ErrUnsupported), never returned as one row per target.
+func TestAggregateUnderAnExpressionOverSeveralTargetsIsMergedOrRefused(t *testing.T) {
 	for _, c := range []struct {
 		d Dialect
 		q string
@@ -388,10 +373,10 @@ func TestAggregateUnderExpressionConcatenated(t *testing.T) {
 	}
 }
 
-// Regression (found in review; fixed) (wrong result, SQLite end to end): count(*) + 0 over two tables
-// returns two rows; one table would return one row, 2.
-func TestAggregateUnderExpressionEndToEnd(t *testing.T) {
-	rv := openReview(t, "sqlite")
+// The same on SQLite: count(*) + 0 over two tables is one row, 2, as one
+// table would give (or a refusal).
+func TestAggregateUnderAnExpressionOverSeveralTargetsIsMergedOrRefusedEndToEnd(t *testing.T) {
+	rv := openTwoSources(t, "sqlite")
 	for _, id := range []int64{2, 3} {
 		if _, err := rv.db.Exec(`INSERT INTO t_order (order_id, user_id, status) VALUES (?, 1, 'x')`, id); err != nil {
 			t.Fatal(err)
@@ -413,11 +398,10 @@ func TestAggregateUnderExpressionEndToEnd(t *testing.T) {
 	}
 }
 
-// Regression (found in review; fixed) (wrong order): a qualified ORDER BY column (o.id) always means the
-// table's column, but the merge looks the bare name up among the result
-// columns and finds the alias `status AS id`: rows are merged by status.
-// Correct: merge by the selected o.id (column x) or refuse.
-func TestOrderByQualifiedColumnMatchesAlias(t *testing.T) {
+// A qualified ORDER BY column (o.id) means the table's column: the merge
+// orders by the selected o.id (or refuses), never by a result column that
+// merely has the alias id (status AS id).
+func TestOrderByQualifiedColumnMergesByTheColumnNotAnAlias(t *testing.T) {
 	h := testHook(t, PostgreSQL)
 	r := routeOrRefuse(t, h, `SELECT status AS id, id AS x FROM t_order o WHERE user_id = 1 AND order_id IN (1, 2) ORDER BY o.id`)
 	if r == nil {
@@ -436,13 +420,12 @@ func TestOrderByQualifiedColumnMatchesAlias(t *testing.T) {
 	check(t, "merged by o.id", got, err, "b 1", "z 2", "c 3", "a 4")
 }
 
-// Regression (found in review; fixed) (wrong order/value, MariaDB): merged ORDER BY and MIN/MAX compare
-// text bytewise, but MariaDB's default collation (utf8mb4_general_ci) is
-// case-insensitive: one table returns a, B; the merge returns B, a, and
-// MIN(status) is 'B' instead of 'a'. Correct: refuse text merges whose
-// collation is not binary, or compare with the column's collation.
-func TestMergeIgnoresCollation(t *testing.T) {
-	rv := openReview(t, "mysql")
+// Merged ORDER BY and MIN/MAX on text follow the column's collation or are
+// refused: MariaDB's default utf8mb4_general_ci is case-insensitive (one
+// table returns a, B), so a bytewise merge (B, a; MIN 'B') is never
+// returned.
+func TestTextMergeFollowsTheCollationOrIsRefused(t *testing.T) {
+	rv := openTwoSources(t, "mysql")
 	// user 1, order 2 -> ds_1.t_order_0; order 1 -> ds_1.t_order_1.
 	for _, r := range []struct {
 		id     int64
@@ -481,20 +464,18 @@ func TestMergeIgnoresCollation(t *testing.T) {
 	}
 }
 
-// Regression (found in review; fixed) (duplicated rows, WithScatter): an outer join that preserves a
-// broadcast table against a sharded one runs once per target, so every
-// t_dict row without a match comes back once per target (4 times). One
-// unsharded t_order would return it once. Correct: ErrUnsupported for a
-// LEFT/RIGHT/FULL join whose preserved side is not the routed table when
-// there are several targets.
-func TestOuterJoinBroadcastDuplicated(t *testing.T) {
+// A LEFT/RIGHT/FULL join whose preserved side is a broadcast table, not the
+// routed table, is refused (ErrUnsupported) over several targets: each
+// target would return the broadcast rows without a match once, so the
+// caller would get them once per target instead of once.
+func TestOuterJoinPreservingABroadcastTableOverSeveralTargetsIsRefused(t *testing.T) {
 	h := testHook(t, PostgreSQL, WithScatter())
 	r, err := h.route(`SELECT d.k FROM t_dict d LEFT JOIN t_order o ON o.status = d.k`, nil)
 	if err == nil && len(r.units) > 1 {
 		t.Errorf("outer join preserving t_dict runs on %d targets and concatenates:\n%s", len(r.units), show(r))
 	}
 
-	rv := openReview(t, "sqlite", WithScatter())
+	rv := openTwoSources(t, "sqlite", WithScatter())
 	if _, err := rv.db.Exec(`INSERT INTO t_dict (k, v) VALUES ('only', 'v')`); err != nil {
 		t.Fatal(err)
 	}
@@ -513,14 +494,12 @@ func TestOuterJoinBroadcastDuplicated(t *testing.T) {
 }
 
 // ---------------------------------------------------------------------
-// 5. Rewrites touching the wrong names; DDL that fails part-way.
+// 5. Rewrites touch only the names they mean; DDL never stops part-way.
 
-// Regression (found in review; fixed) (wrong result, MySQL): the qualifier rewrite ignores scope. Inside
-// the subquery `t_order` is the alias of table other, but t_order.x is
-// rewritten to `t_order_1`.`x`, which now names the OUTER table (a
-// correlated reference). Correct: leave the inner qualifier alone (or
-// refuse).
-func TestMySQLSubqueryAliasShadowingLogicName(t *testing.T) {
+// Inside a subquery where t_order is the alias of another table, t_order.x
+// keeps its qualifier (or the statement is refused): renaming it to
+// `t_order_1`.x would make it a correlated reference to the outer table.
+func TestMySQLSubqueryAliasNamedLikeTheLogicTableKeepsItsQualifier(t *testing.T) {
 	h := testHook(t, MySQL)
 	r := routeOrRefuse(t, h, "SELECT t_order.id FROM t_order WHERE user_id = 1 AND order_id = 1 AND EXISTS (SELECT 1 FROM other t_order WHERE t_order.x = 1)")
 	if r != nil && strings.Contains(show(r), "`t_order_1`.`x`") {
@@ -528,16 +507,15 @@ func TestMySQLSubqueryAliasShadowingLogicName(t *testing.T) {
 	}
 }
 
-// Regression (found in review; fixed) (DDL fails part-way, after changing some tables): statements that
-// give every physical table the same schema-wide name are sent table by
-// table: the first succeeds, the second fails, the rest never run. The
-// doc promises refusals before anything reaches a database. MySQL ALTER
-// TABLE ... RENAME TO and CREATE TABLE x LIKE <logic> name one new table
-// for all; PostgreSQL named UNIQUE/PRIMARY KEY constraints create
-// schema-wide indexes (unlike CREATE INDEX, their names are not made
-// unique); DROP TABLE other, t_user drops `other` in the first unit only.
-// Correct: ErrUnsupported (or unique names per physical table).
-func TestDDLSameNameOnEveryPhysicalTable(t *testing.T) {
+// DDL that would give every physical table the same schema-wide name is
+// refused (ErrUnsupported) before anything runs, or the names are made
+// unique per physical table; sent table by table it would succeed on the
+// first and fail on the next, leaving the rest unchanged. MySQL's ALTER
+// TABLE ... RENAME TO and CREATE TABLE x LIKE <logic> name one new table for
+// all; PostgreSQL's named UNIQUE/PRIMARY KEY constraints create schema-wide
+// indexes; DROP TABLE other, t_user would drop other with the first unit
+// only.
+func TestDDLGivingEveryPhysicalTableOneNameIsRefusedBeforeAnythingRuns(t *testing.T) {
 	for _, c := range []struct {
 		d Dialect
 		q string
@@ -556,10 +534,10 @@ func TestDDLSameNameOnEveryPhysicalTable(t *testing.T) {
 	}
 }
 
-// End to end on PostgreSQL: the named constraint fails on t_order_1 after
-// t_order_0 was altered.
-func TestPGNamedConstraintDDLPartial(t *testing.T) {
-	rv := openReview(t, "pgx")
+// End to end on PostgreSQL: a named constraint added to the logic table
+// never alters t_order_0 and then fails on t_order_1.
+func TestPostgresNamedConstraintDDLNeverRunsPartWay(t *testing.T) {
+	rv := openTwoSources(t, "pgx")
 	// Refusing before anything runs is accepted; failing part-way is not.
 	_, err := rv.db.Exec(`ALTER TABLE t_order ADD CONSTRAINT uq_status UNIQUE (status)`)
 	if err != nil {
@@ -571,12 +549,10 @@ func TestPGNamedConstraintDDLPartial(t *testing.T) {
 	}
 }
 
-// Regression (found in review; fixed) (error instead of a working statement, PostgreSQL): the doc says a
-// table without an alias gets its logic name as alias "so qualified
-// columns keep working", but INSERT only gets it with ON CONFLICT, so
-// RETURNING t_order.order_id fails on the database ("missing FROM-clause
-// entry"). Correct: INSERT INTO "t_order_1" AS t_order ...
-func TestInsertReturningQualifiedColumn(t *testing.T) {
+// An INSERT's target gets its logic name as alias ("t_order_1" AS t_order),
+// so RETURNING t_order.order_id works, as the package documentation says of
+// every table without an alias.
+func TestInsertReturningAQualifiedColumnRuns(t *testing.T) {
 	h := testHook(t, PostgreSQL)
 	r := mustRoute(t, h, `INSERT INTO t_order (order_id, user_id) VALUES (1, 1) RETURNING t_order.order_id`)
 	if !strings.Contains(show(r), `"t_order_1" AS t_order`) {
@@ -584,11 +560,11 @@ func TestInsertReturningQualifiedColumn(t *testing.T) {
 	}
 }
 
-// PIN (correct today): OR with a non-sharding predicate widens the route
-// to every data source; a PostgreSQL string/dollar-quoted literal or
-// comment containing a table name and $n is left alone; $2-before-$1 in a
-// split INSERT is renumbered with the right values.
-func TestPinRoutingBasics(t *testing.T) {
+// OR with a non-sharding predicate widens the route to every data source;
+// a PostgreSQL string, dollar-quoted literal or comment containing a table
+// name and $n is left alone; $2 before $1 in a split INSERT is renumbered
+// with the right values.
+func TestRoutingBasics(t *testing.T) {
 	h := testHook(t, PostgreSQL, WithScatter())
 	r := mustRoute(t, h, `SELECT * FROM t_order WHERE user_id = 1 OR status = 'x'`)
 	if len(r.units) != 4 {
