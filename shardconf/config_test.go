@@ -146,6 +146,9 @@ func TestConfigErrorFormat(t *testing.T) {
 // shardconf builds on keygen (and the standard-library-only internal
 // packages it uses) and a YAML parser, and on no ORM, driver or parser.
 func TestImportsOnlyKeygenAndYAML(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs go list")
+	}
 	out, err := exec.Command("go", "list", "-deps", "-f", "{{if not .Standard}}{{.ImportPath}}{{end}}", ".").Output()
 	if err != nil {
 		t.Fatalf("go list: %v", err)
