@@ -56,7 +56,30 @@ func bindSummary(t *testing.T, c *irtest.Case) string {
 	if err != nil {
 		t.Fatalf("%s: @args: %v", c.Name, err)
 	}
-	rt, err := h.routeContext(context.Background(), c.SQL, args)
+	ctx := context.Background()
+	for _, hint := range c.Hints {
+		f := strings.Fields(hint)
+		if len(f) != 3 {
+			t.Fatalf("%s: @hint wants table database-value table-value, not %q", c.Name, hint)
+		}
+		var hv shardconf.Hint
+		for i, v := range f[1:] {
+			if v == "-" {
+				continue
+			}
+			n, err := strconv.ParseInt(v, 10, 64)
+			if err != nil {
+				t.Fatalf("%s: @hint value %q: %v", c.Name, v, err)
+			}
+			if i == 0 {
+				hv.Database = []any{n}
+			} else {
+				hv.Table = []any{n}
+			}
+		}
+		ctx = shardconf.WithHint(ctx, f[0], hv)
+	}
+	rt, err := h.routeContext(ctx, c.SQL, args)
 	if err != nil {
 		return "refused: " + err.Error()
 	}

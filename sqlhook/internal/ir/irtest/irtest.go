@@ -15,8 +15,9 @@
 //	the expected summary
 //
 // sqlhook's binding goldens (RunFunc) also read @args 7, "a", NULL,
-// name="v" (the caller's arguments), @dialect postgres|mysql|sqlite and
-// @scatter (WithScatter). A space that ends a line of the summary is
+// name="v" (the caller's arguments), @dialect postgres|mysql|sqlite,
+// @scatter (WithScatter) and @hint table database-value table-value (a
+// shardconf hint in the statement's context; - for no value). A space that ends a line of the summary is
 // written as ·. The rule files shared by every dialect's cases are in
 // irtest/rules.
 package irtest
@@ -71,6 +72,7 @@ type Case struct {
 	Args    string
 	Dialect string
 	Scatter bool
+	Hints   []string // "@hint table db-value table-value" (- for none), one per line
 	SQL     string
 	Want    string
 	header  []string // the lines between "=== name" and the SQL, kept on -update
@@ -113,6 +115,8 @@ func Parse(text string) ([]*Case, error) {
 				c.Scatter = true
 			case "@dialect":
 				c.Dialect = f[1]
+			case "@hint":
+				c.Hints = append(c.Hints, strings.TrimSpace(strings.TrimPrefix(line, "@hint")))
 			case "@args":
 				c.Args = strings.TrimSpace(strings.TrimPrefix(line, "@args"))
 			case "@phys":
