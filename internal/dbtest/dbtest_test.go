@@ -2,6 +2,7 @@ package dbtest
 
 import (
 	"database/sql"
+	"flag"
 	"testing"
 )
 
@@ -29,8 +30,11 @@ func TestPostgresAndMySQLDatabases(t *testing.T) {
 // TestShortSkipsDatabaseTests: under -short a test asking for a database
 // is skipped before any server is reached, even with SHARDKEY_REQUIRE_DB=1.
 func TestShortSkipsDatabaseTests(t *testing.T) {
-	if !testing.Short() {
-		t.Skip("checks what -short does")
+	if !testing.Short() { // as under go test -short, for this test alone
+		if err := flag.Set("test.short", "true"); err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { flag.Set("test.short", "false") })
 	}
 	t.Setenv("SHARDKEY_REQUIRE_DB", "1")
 	t.Setenv("SHARDKEY_PG_DSN", "postgres://nobody@127.0.0.1:1/none?sslmode=disable")
