@@ -45,12 +45,6 @@ func (a *decadeAlgo) DoSharding(targets []string, v shardconf.ShardingValue) (st
 	return targets[(n/10)%int64(len(targets))], nil
 }
 
-func (a *decadeAlgo) last() shardconf.ShardingValue {
-	a.mu.Lock()
-	defer a.mu.Unlock()
-	return a.seen[len(a.seen)-1]
-}
-
 // registerDecade registers a fresh decadeAlgo under a unique name and
 // returns the name and the instance every factory call hands out.
 func registerDecade(t *testing.T) (string, *decadeAlgo) {

@@ -242,7 +242,7 @@ var (
 	// storage class of the row at hand, so GORM's map scan would type the
 	// whole column by whichever row came first.
 	readAmtsSQLite = []any{"0.500", "1.500", "1.5", "-2.250", "0.125", "999999999.875", "-999999999.875", "3.375", "10.250", nil, nil}
-	readScores     = []any{0.0, 0.1, 0.2, -3.5, 1e10, 2.5, 1.0 / 3, -0.0, nil, nil}
+	readScores     = []any{0.0, 0.1, 0.2, -3.5, 1e10, 2.5, 1.0 / 3, math.Copysign(0, -1), nil, nil}
 	readNames      = []any{"a", "A", "b", "B", "a ", "ab", "Ab", "", "z", "é", "b  ", nil, nil}
 	readLabels     = []any{"x", "X", "y", "Y", "x ", "xy", "Bob", "bob", "BOB", "", nil, nil}
 	readTimes      = []time.Time{
