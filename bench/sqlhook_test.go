@@ -361,7 +361,7 @@ func TestSQLHookBenchStatementsRoute(t *testing.T) {
 type recordingConnector struct{ seen *[]string }
 
 func (r recordingConnector) Connect(context.Context) (driver.Conn, error) {
-	return recordingConn{r.seen}, nil
+	return recordingConn(r), nil
 }
 func (recordingConnector) Driver() driver.Driver { return nopDriver{} }
 
