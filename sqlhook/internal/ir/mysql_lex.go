@@ -26,7 +26,7 @@ type execComment struct{ Text string }
 
 // LexMySQL splits q into tokens, read by internal/sqltok with MySQL's
 // rules. An executable comment (/*! */, /*M! */) or TiDB's /*T! */ is
-// reported, not read: see compileMySQL.
+// reported, not read: see mysqlsql.Compile.
 func LexMySQL(q string) ([]MyTok, *execComment, error) {
 	out := make([]MyTok, 0, len(q)/5+1) // one allocation: about a token per five bytes
 	var exec *execComment
