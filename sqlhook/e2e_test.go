@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"os"
 	"path/filepath"
 	"sort"
 	"strings"
@@ -19,36 +20,20 @@ import (
 	"github.com/shardkey/shardkey/sqlhook"
 )
 
-// e2eRules: t_order over two data sources by user_id and two tables each
-// by order_id, t_order_item bound to it, t_dict broadcast, order_id
-// generated.
-const e2eRules = `
-dataSources:
-  ds_0: {driver: %s, dsn: %q}
-  ds_1: {driver: %s, dsn: %q}
-rules:
-- !SHARDING
-  tables:
-    t_order:
-      actualDataNodes: ds_${0..1}.t_order_${0..1}
-      databaseStrategy:
-        standard: {shardingColumn: user_id, shardingAlgorithmName: mod2}
-      tableStrategy:
-        standard: {shardingColumn: order_id, shardingAlgorithmName: mod2}
-      keyGenerateStrategy: {column: order_id, keyGeneratorName: snow}
-    t_order_item:
-      actualDataNodes: ds_${0..1}.t_order_item_${0..1}
-      databaseStrategy:
-        standard: {shardingColumn: user_id, shardingAlgorithmName: mod2}
-      tableStrategy:
-        standard: {shardingColumn: order_id, shardingAlgorithmName: mod2}
-  bindingTables: ["t_order,t_order_item"]
-  broadcastTables: [t_dict]
-  shardingAlgorithms:
-    mod2: {type: MOD, props: {sharding-count: 2}}
-  keyGenerators:
-    snow: {type: SNOWFLAKE, props: {worker-id: 5}}
-`
+// e2eRules is testdata/rules/two_sources.yaml (shared with the package's
+// internal tests): t_order over two data sources by user_id and two
+// tables each by order_id, t_order_item bound to it, t_dict broadcast,
+// order_id generated. A fmt format: driver, DSN, driver, DSN.
+var e2eRules = readTestdata("rules/two_sources.yaml")
+
+// readTestdata is a file under testdata, read when the tests start.
+func readTestdata(name string) string {
+	b, err := os.ReadFile(filepath.Join("testdata", name))
+	if err != nil {
+		panic(err)
+	}
+	return string(b)
+}
 
 type e2eRow struct{ orderID, userID int64 }
 

@@ -10,6 +10,7 @@ import (
 	"database/sql/driver"
 	"errors"
 	"fmt"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -21,34 +22,19 @@ import (
 	"github.com/shardkey/shardkey/shardconf"
 )
 
-// routedRules is rulesYAML's t_order/t_order_item/t_dict with real DSNs.
-const routedRules = `
-dataSources:
-  ds_0: {driver: %s, dsn: %q}
-  ds_1: {driver: %s, dsn: %q}
-rules:
-- !SHARDING
-  tables:
-    t_order:
-      actualDataNodes: ds_${0..1}.t_order_${0..1}
-      databaseStrategy:
-        standard: {shardingColumn: user_id, shardingAlgorithmName: mod2}
-      tableStrategy:
-        standard: {shardingColumn: order_id, shardingAlgorithmName: mod2}
-      keyGenerateStrategy: {column: order_id, keyGeneratorName: snow}
-    t_order_item:
-      actualDataNodes: ds_${0..1}.t_order_item_${0..1}
-      databaseStrategy:
-        standard: {shardingColumn: user_id, shardingAlgorithmName: mod2}
-      tableStrategy:
-        standard: {shardingColumn: order_id, shardingAlgorithmName: mod2}
-  bindingTables: ["t_order,t_order_item"]
-  broadcastTables: [t_dict]
-  shardingAlgorithms:
-    mod2: {type: MOD, props: {sharding-count: 2}}
-  keyGenerators:
-    snow: {type: SNOWFLAKE, props: {worker-id: 5}}
-`
+// routedRules is testdata/rules/two_sources.yaml (the external tests'
+// e2eRules): rulesYAML's t_order/t_order_item/t_dict as a fmt format of
+// driver, DSN, driver, DSN.
+var routedRules = readRules("two_sources.yaml")
+
+// readRules is a rule file under testdata/rules, read when the tests start.
+func readRules(name string) string {
+	b, err := os.ReadFile(filepath.Join("testdata", "rules", name))
+	if err != nil {
+		panic(err)
+	}
+	return string(b)
+}
 
 type routedDB struct {
 	db     *sql.DB
