@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+
+	"github.com/shardkey/shardkey/internal/sqltok"
 )
 
 // sqliteMaxVariable is SQLite's default SQLITE_MAX_VARIABLE_NUMBER: ?NNN
@@ -112,132 +114,116 @@ func positional(slot int, name string) (int, bool) {
 		return 0, false
 	}
 	n, err := strconv.Atoi(name[1:])
-	if err != nil || n < 1 || strconv.Itoa(n) != name[1:] {
-		return 0, false // ?01, $1a: bound by a name no argument can have
+	if err != nil || n < 1 || n > sqliteMaxVariable || strconv.Itoa(n) != name[1:] {
+		// ?01, $1a: bound by a name no argument can have; $1000000000
+		// too (as a position it would size the argument list).
+		return 0, false
 	}
 	return n, true
 }
 
-// run respells s[i:end], which starts and ends on token boundaries.
+// run respells s[i:end], which starts and ends on token boundaries; the
+// tokens are internal/sqltok's, by SQLite's rules.
 func (r *respeller) run(i, end int) error {
 	s := r.s
 	for i < end {
-		c := s[i]
+		t := tokAt(s, i, end)
+		text := s[t.Start:t.End]
 		var err error
-		switch {
-		case (c == '\'' || c == '"') && pgOnlyPrefix(s, i):
-			// E'...', U&'...' and U&"..." are escape syntax to PostgreSQL's
-			// grammar but a name and a plain string to SQLite: the two
-			// would read different statements.
-			return fmt.Errorf("PostgreSQL escape syntax at offset %d, which SQLite reads otherwise", i)
-		case c == '$' && i+1 < end && s[i+1] == '$':
-			return fmt.Errorf("$$ at offset %d: PostgreSQL reads a dollar-quoted string, SQLite does not", i)
-		case c == '\'' || c == '"':
-			j := endQuoted(s, i, c)
-			if j < 0 {
-				return fmt.Errorf("unterminated %c at offset %d", c, i)
+		next := t.End
+		switch t.Kind {
+		case sqltok.Error:
+			return unterminatedAt(text, i)
+		case sqltok.QuotedIdent:
+			if text[0] != '"' {
+				r.quotedName(text)
+				break
 			}
-			r.out = append(r.out, s[i:j]...)
-			i = j
-		case c == '`' || c == '[':
-			i, err = r.quotedName(i)
-		case c == '-' && i+1 < end && s[i+1] == '-', c == '/' && i+1 < end && s[i+1] == '*':
-			i, err = r.comment(i)
-		case c == '?':
-			j := i + 1
-			for j < end && IsDigit(s[j]) {
-				j++
+			r.out = append(r.out, text...)
+		case sqltok.String:
+			r.out = append(r.out, text...)
+		case sqltok.Comment:
+			r.comment(text)
+		case sqltok.Placeholder:
+			next, err = r.placeholder(t, end)
+		case sqltok.Ident:
+			next, err = r.word(t, end)
+		case sqltok.Number:
+			// SQLite reads a number run on into name bytes (1a, 0x1$2)
+			// as one illegal token: copied whole, no parameter in it.
+			for next < end && isWordByte(s[next]) {
+				next++
 			}
-			err = r.param(s[i:j], i)
-			i = j
-		case (c == ':' || c == '@' || c == '$') && i+1 < end && isWordByte(s[i+1]) && !(c == ':' && i > 0 && s[i-1] == ':'):
-			i, err = r.namedParam(i, end)
-		case isIdentStart(c) || c >= 0x80:
-			i, err = r.word(i, end)
+			r.out = append(r.out, s[i:next]...)
 		default:
-			r.out = append(r.out, c)
-			i++
+			r.out = append(r.out, text...)
 		}
 		if err != nil {
 			return err
 		}
+		i = next
 	}
 	return nil
 }
 
-// quotedName respells the `name` or [name] at i as "name".
-func (r *respeller) quotedName(i int) (int, error) {
-	s := r.s
-	var name string
-	var next int
-	if s[i] == '`' {
-		next = endQuoted(s, i, '`')
-		if next < 0 {
-			return 0, fmt.Errorf("unterminated ` at offset %d", i)
-		}
-		name = strings.ReplaceAll(s[i+1:next-1], "``", "`")
-	} else {
-		j := strings.IndexByte(s[i+1:], ']')
-		if j < 0 {
-			return 0, fmt.Errorf("unterminated [ at offset %d", i)
-		}
-		name, next = s[i+1:i+1+j], i+j+2
+// tokAt is the token of s[:end] starting at i.
+func tokAt(s string, i, end int) sqltok.Token {
+	l := sqltok.New(s[i:end], sqltok.SQLite)
+	t := l.Next()
+	t.Start, t.End = t.Start+i, t.End+i
+	return t
+}
+
+// unterminatedAt is the error for the Error token text at offset i.
+func unterminatedAt(text string, i int) error {
+	if strings.HasPrefix(text, "/*") {
+		return fmt.Errorf("unterminated comment at offset %d", i)
 	}
+	k := max(strings.IndexAny(text, "'\"`["), 0) // after an X prefix
+	return fmt.Errorf("unterminated %c at offset %d", text[k], i+k)
+}
+
+// quotedName respells the `name` or [name] text as "name".
+func (r *respeller) quotedName(text string) {
+	name, _ := sqltok.Unquote(text, sqltok.SQLite)
 	r.out = append(r.out, '"')
 	r.out = append(r.out, strings.ReplaceAll(name, `"`, `""`)...)
 	r.out = append(r.out, '"')
-	return next, nil
 }
 
-// comment copies the comment at i.
-func (r *respeller) comment(i int) (int, error) {
-	j := commentEnd(r.s, i)
-	if j < 0 {
-		return 0, fmt.Errorf("unterminated comment at offset %d", i)
-	}
-	if r.s[i] == '-' {
-		r.out = append(r.out, r.s[i:j]...)
-		return j, nil
+// comment copies a comment.
+func (r *respeller) comment(text string) {
+	if text[0] == '-' {
+		r.out = append(r.out, text...)
+		return
 	}
 	// SQLite's comments do not nest, PostgreSQL's do: a "/*" inside must
 	// not open another one for the grammar reading this text.
 	r.out = append(r.out, "/*"...)
-	r.out = append(r.out, strings.ReplaceAll(r.s[i+2:j-2], "/*", "/ *")...)
+	r.out = append(r.out, strings.ReplaceAll(text[2:len(text)-2], "/*", "/ *")...)
 	r.out = append(r.out, "*/"...)
-	return j, nil
 }
 
-// commentEnd is the offset just past the comment starting at i, -1 when
-// a block comment is unterminated.
-func commentEnd(s string, i int) int {
-	if s[i] == '-' {
-		j := strings.IndexByte(s[i:], '\n')
-		if j < 0 {
-			return len(s)
-		}
-		return i + j
-	}
-	j := strings.Index(s[i+2:], "*/")
-	if j < 0 {
-		return -1
-	}
-	return i + 2 + j + 2
-}
-
-// namedParam reads the :name, @name or $name at i as SQLite's tokenizer
-// does (identifier characters).
-func (r *respeller) namedParam(i, end int) (int, error) {
+// placeholder respells the placeholder t: ?, ?NNN, :name, @name, $name
+// (#name is copied as written, as a # and a name).
+func (r *respeller) placeholder(t sqltok.Token, end int) (int, error) {
 	s := r.s
-	j := i + 1
-	for j < end && isWordByte(s[j]) {
-		j++
+	tok := s[t.Start:t.End]
+	switch {
+	case tok[0] == '?':
+		return t.End, r.param(tok, t.Start)
+	case strings.HasPrefix(tok, "$$"):
+		return 0, fmt.Errorf("$$ at offset %d: PostgreSQL reads a dollar-quoted string, SQLite does not", t.Start)
+	case tok[0] == '#' || tok[0] == ':' && t.Start > 0 && s[t.Start-1] == ':':
+		r.out = append(r.out, tok[0])
+		return t.Start + 1, nil
 	}
-	if j < end && (s[j] == '(' || s[j] == ':' && j+1 < end && s[j+1] == ':') {
+	if j := t.End; j < end && (s[j] == '(' || s[j] == ':' && j+1 < end && s[j+1] == ':') {
 		// SQLite reads $a(x) and $a::b as one Tcl-style parameter;
 		// PostgreSQL would read a call or a cast.
-		return 0, fmt.Errorf("parameter %s followed by %c at offset %d: SQLite reads it as part of the parameter's name", s[i:j], s[j], j)
+		return 0, fmt.Errorf("parameter %s followed by %c at offset %d: SQLite reads it as part of the parameter's name", tok, s[j], j)
 	}
-	return j, r.param(s[i:j], i)
+	return t.End, r.param(tok, t.Start)
 }
 
 // param numbers the parameter tok (at offset at) as SQLite does and
@@ -278,21 +264,24 @@ func (r *respeller) param(tok string, at int) error {
 	return nil
 }
 
-// word copies the keyword or identifier at i; after LIMIT it reads
-// SQLite's LIMIT offset, count.
-func (r *respeller) word(i, end int) (int, error) {
-	j := i + 1
-	for j < end && isWordByte(r.s[j]) {
-		j++
+// word copies the keyword or identifier t; after LIMIT it reads SQLite's
+// LIMIT offset, count.
+func (r *respeller) word(t sqltok.Token, end int) (int, error) {
+	w := r.s[t.Start:t.End]
+	if q := pgOnlyPrefix(r.s, w, t.End); q >= 0 && (t.Start == 0 || !isWordByte(r.s[t.Start-1])) {
+		// E'...', U&'...' and U&"..." are escape syntax to PostgreSQL's
+		// grammar but a name and a plain string to SQLite: the two would
+		// read different statements.
+		return 0, fmt.Errorf("PostgreSQL escape syntax at offset %d, which SQLite reads otherwise", q)
 	}
-	r.out = append(r.out, r.s[i:j]...)
+	r.out = append(r.out, w...)
 	switch {
-	case strings.EqualFold(r.s[i:j], "limit"):
-		return r.limitComma(j, end)
-	case strings.EqualFold(r.s[i:j], "collate"):
-		return r.collation(j, end)
+	case strings.EqualFold(w, "limit"):
+		return r.limitComma(t.End, end)
+	case strings.EqualFold(w, "collate"):
+		return r.collation(t.End, end)
 	}
-	return j, nil
+	return t.End, nil
 }
 
 // collation respells COLLATE BINARY (i just past COLLATE) as COLLATE
@@ -300,49 +289,29 @@ func (r *respeller) word(i, end int) (int, error) {
 // collations by name in any case, quoted or not.
 func (r *respeller) collation(i, end int) (int, error) {
 	k := skipBlank(r.s, i, end)
-	j := k
-	for j < end && isWordByte(r.s[j]) {
-		j++
+	if k >= end {
+		return i, nil
 	}
-	if !strings.EqualFold(r.s[k:j], "binary") {
+	t := tokAt(r.s, k, end)
+	if t.Kind != sqltok.Ident || !strings.EqualFold(r.s[t.Start:t.End], "binary") {
 		return i, nil
 	}
 	if err := r.run(i, k); err != nil {
 		return 0, err
 	}
 	r.out = append(r.out, `"binary"`...)
-	return j, nil
+	return t.End, nil
 }
 
-func isIdentStart(c byte) bool {
-	return c == '_' || c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z'
-}
-
-// pgOnlyPrefix reports whether the quote at i follows E or U&, alone (not
-// the end of a longer name).
-func pgOnlyPrefix(s string, i int) bool {
-	start := i - 1
+// pgOnlyPrefix is the offset of the quote when the name w, ending at j,
+// is E before ' or U before &' or &" (PostgreSQL's E'...', U&'...',
+// U&"..."), else -1.
+func pgOnlyPrefix(s, w string, j int) int {
 	switch {
-	case s[i] == '\'' && i >= 1 && (s[i-1] == 'e' || s[i-1] == 'E'):
-	case i >= 2 && s[i-1] == '&' && (s[i-2] == 'u' || s[i-2] == 'U'):
-		start = i - 2
-	default:
-		return false
-	}
-	return start == 0 || !isWordByte(s[start-1])
-}
-
-// endQuoted is the offset just past the quoted token starting at i, where
-// a doubled quote stands for itself; -1 when unterminated.
-func endQuoted(s string, i int, q byte) int {
-	for j := i + 1; j < len(s); j++ {
-		if s[j] == q {
-			if j+1 < len(s) && s[j+1] == q {
-				j++
-				continue
-			}
-			return j + 1
-		}
+	case (w == "e" || w == "E") && j < len(s) && s[j] == '\'':
+		return j
+	case (w == "u" || w == "U") && j+1 < len(s) && s[j] == '&' && (s[j+1] == '\'' || s[j+1] == '"'):
+		return j + 1
 	}
 	return -1
 }
@@ -423,26 +392,25 @@ func limitItemEnd(s string, i, end int) int {
 	if i >= end {
 		return -1
 	}
-	j := i + 1
-	switch c := s[i]; {
-	case IsDigit(c):
-		for j < end && (isWordByte(s[j]) || s[j] == '.') {
-			j++
+	t := tokAt(s, i, end)
+	switch {
+	case t.Kind == sqltok.Number && IsDigit(s[i]):
+		// SQLite reads a number run on into a name (10abc) as an error;
+		// it is one item here, as before.
+		for t.End < end {
+			n := tokAt(s, t.End, end)
+			if n.Kind != sqltok.Ident && n.Kind != sqltok.Number {
+				break
+			}
+			t.End = n.End
 		}
-	case c == '?':
-		for j < end && IsDigit(s[j]) {
-			j++
-		}
-	case (c == ':' || c == '@' || c == '$') && j < end && isWordByte(s[j]):
-		for j < end && isWordByte(s[j]) {
-			j++
-		}
-	case c == '(':
+		return t.End
+	case t.Kind == sqltok.Placeholder && s[i] != '#':
+		return t.End
+	case s[i] == '(':
 		return groupEnd(s, i, end)
-	default:
-		return -1
 	}
-	return j
+	return -1
 }
 
 // limitEnds reports whether the clause ends at i: the end of the text or
@@ -452,12 +420,9 @@ func limitEnds(s string, i, end int) bool {
 	if i >= end || s[i] == ')' || s[i] == ';' {
 		return true
 	}
-	j := i
-	for j < end && isWordByte(s[j]) {
-		j++
-	}
-	w := s[i:j]
-	return strings.EqualFold(w, "on") || strings.EqualFold(w, "returning")
+	t := tokAt(s, i, end)
+	w := s[t.Start:t.End]
+	return t.Kind == sqltok.Ident && (strings.EqualFold(w, "on") || strings.EqualFold(w, "returning"))
 }
 
 // commaFollows reports whether a comma follows LIMIT's expression at i at
@@ -465,32 +430,25 @@ func limitEnds(s string, i, end int) bool {
 // RETURNING end it too).
 func commaFollows(s string, i, end int) bool {
 	for i < end {
-		switch c := s[i]; {
-		case c == ',':
-			return true
-		case c == ')' || c == ';':
+		t := tokAt(s, i, end)
+		switch {
+		case t.Kind == sqltok.Error:
 			return false
-		case isWordByte(c):
-			j := i
-			for j < end && isWordByte(s[j]) {
-				j++
-			}
-			if limitEnds(s, i, end) || strings.EqualFold(s[i:j], "offset") {
+		case s[i] == ',':
+			return true
+		case s[i] == ')' || s[i] == ';':
+			return false
+		case t.Kind == sqltok.Ident:
+			if limitEnds(s, i, end) || strings.EqualFold(s[t.Start:t.End], "offset") {
 				return false
 			}
-			i = j
-			continue
-		case c == '(':
+		case s[i] == '(':
 			if i = groupEnd(s, i, end); i < 0 {
 				return false
 			}
 			continue
 		}
-		j := skipToken(s, i, end)
-		if j < 0 {
-			return false
-		}
-		i = j
+		i = t.End
 	}
 	return false
 }
@@ -500,53 +458,32 @@ func commaFollows(s string, i, end int) bool {
 func groupEnd(s string, i, end int) int {
 	depth := 0
 	for i < end {
-		switch s[i] {
-		case '(':
+		t := tokAt(s, i, end)
+		switch {
+		case t.Kind == sqltok.Error:
+			return -1
+		case t.Kind != sqltok.Punct:
+		case s[i] == '(':
 			depth++
-		case ')':
+		case s[i] == ')':
 			if depth--; depth == 0 {
 				return i + 1
 			}
 		}
-		if i = skipToken(s, i, end); i < 0 {
-			return -1
-		}
+		i = t.End
 	}
 	return -1
 }
 
-// skipToken is the offset past the byte at i, or past the whole quoted
-// name, string or comment starting there; -1 when it is unterminated.
-func skipToken(s string, i, end int) int {
-	j := i + 1
-	switch c := s[i]; {
-	case c == '\'' || c == '"' || c == '`':
-		j = endQuoted(s, i, c)
-	case c == '[':
-		if j = strings.IndexByte(s[i:end], ']'); j >= 0 {
-			j += i + 1
-		}
-	case c == '-' && i+1 < end && s[i+1] == '-', c == '/' && i+1 < end && s[i+1] == '*':
-		j = commentEnd(s, i)
-	}
-	if j > end {
-		return -1
-	}
-	return j
-}
-
-// skipBlank skips white space and comments from i.
+// skipBlank skips white space and comments from i (to end when a comment
+// is left open).
 func skipBlank(s string, i, end int) int {
 	for i < end {
-		switch {
-		case IsSpace(s[i]):
-			i++
-		case s[i] == '-' && i+1 < end && s[i+1] == '-', s[i] == '/' && i+1 < end && s[i+1] == '*':
-			j := commentEnd(s, i)
-			if j < 0 {
-				return end
-			}
-			i = j
+		switch t := tokAt(s, i, end); {
+		case t.Kind == sqltok.Space || t.Kind == sqltok.Comment:
+			i = t.End
+		case t.Kind == sqltok.Error && strings.HasPrefix(s[i:], "/*"):
+			return end
 		default:
 			return i
 		}
