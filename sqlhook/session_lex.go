@@ -45,7 +45,7 @@ func sessLex(d Dialect, q string) ([]sessToken, error) {
 	case SQLite:
 		mode = sqltok.SQLite
 	}
-	toks := make([]sessToken, 0, len(q)/5+1) // one allocation: about a token per five bytes
+	toks := make([]sessToken, 0, len(q)/4+4) // one allocation: about a token per four bytes
 	l := sqltok.New(q, mode)
 	for {
 		t := l.Next()

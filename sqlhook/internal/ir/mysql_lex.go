@@ -28,7 +28,7 @@ type execComment struct{ Text string }
 // rules. An executable comment (/*! */, /*M! */) or TiDB's /*T! */ is
 // reported, not read: see mysqlsql.Compile.
 func LexMySQL(q string) ([]MyTok, *execComment, error) {
-	out := make([]MyTok, 0, len(q)/5+1) // one allocation: about a token per five bytes
+	out := make([]MyTok, 0, len(q)/4+4) // one allocation: about a token per four bytes
 	var exec *execComment
 	execAt := -1 // the start of the executable comment being skipped
 	l := sqltok.New(q, sqltok.MySQL)

@@ -126,8 +126,10 @@ func positional(slot int, name string) (int, bool) {
 // tokens are internal/sqltok's, by SQLite's rules.
 func (r *respeller) run(i, end int) error {
 	s := r.s
+	l, base := sqltok.New(s[i:end], sqltok.SQLite), i
 	for i < end {
-		t := tokAt(s, i, end)
+		t := l.Next()
+		t.Start, t.End = t.Start+base, t.End+base
 		text := s[t.Start:t.End]
 		var err error
 		next := t.End
@@ -160,6 +162,9 @@ func (r *respeller) run(i, end int) error {
 		}
 		if err != nil {
 			return err
+		}
+		if next != t.End { // read on past the token: lex again from there
+			l, base = sqltok.New(s[next:end], sqltok.SQLite), next
 		}
 		i = next
 	}

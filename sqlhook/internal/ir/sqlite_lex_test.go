@@ -8,7 +8,7 @@ import (
 // TestSQLiteRespellReadsSQLiteTokens: the respelling reads SQLite's tokens:
 // a number run on into name bytes is one (illegal) token with no
 // parameter in it, @e before a quote is a parameter (not PostgreSQL's
-// E'' syntax), a huge $N is a name, not a position to size the arguments
+// E'...' syntax), a huge $N is a name, not a position to size the arguments
 // by, and names, comments and LIMIT o, n are respelled as before.
 func TestSQLiteRespellReadsSQLiteTokens(t *testing.T) {
 	for _, tc := range []struct{ q, want, err string }{
@@ -37,5 +37,20 @@ func TestSQLiteRespellReadsSQLiteTokens(t *testing.T) {
 	_, names, err := SQLiteRespell("SELECT $1000000000, :a")
 	if err != nil || len(names) != 2 || names[0] != "1000000000" || names[1] != "a" {
 		t.Errorf("$1000000000, :a: names %q, %v; want both bound by name", names, err)
+	}
+}
+
+// BenchmarkSQLiteRespell: respelling a SQLite statement for the
+// PostgreSQL grammar, once per statement compiled.
+func BenchmarkSQLiteRespell(b *testing.B) {
+	q := "/* app */ SELECT o.order_id, `o`.\"status\", SUM(i.price * 1.5) AS total\n" +
+		"FROM t_order o JOIN [t_order_item] i ON i.order_id = o.order_id\n" +
+		"WHERE o.user_id = ? AND o.created_at >= '2026-01-01' AND o.note <> 'it''s' -- recent\n" +
+		"GROUP BY o.order_id, o.\"status\" ORDER BY total COLLATE BINARY DESC LIMIT ?, 10"
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, _, err := SQLiteRespell(q); err != nil {
+			b.Fatal(err)
+		}
 	}
 }
