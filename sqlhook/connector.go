@@ -241,8 +241,10 @@ func newConnector(r *shardconf.Router, sources map[string]driver.Connector, o op
 }
 
 // pickDialect returns the dialect to parse in: the one asked for, else the
-// default data source's. Data sources whose driver is known must agree with
-// it, since one statement is parsed once for all of them.
+// default data source's. One statement is parsed once for all data
+// sources, so each must be known to speak it: a driver recognised as
+// another dialect is refused, and so is a driver that cannot be recognised
+// unless WithDialect says what it speaks (never a guess from the others).
 func pickDialect(asked Dialect, sources map[string]driver.Connector, names []string, defaultDS string) (Dialect, error) {
 	d := asked
 	if d == DialectAuto {
@@ -254,9 +256,17 @@ func pickDialect(asked Dialect, sources map[string]driver.Connector, names []str
 		}
 	}
 	for _, name := range names {
-		got, _ := detectDialect(sources[name])
-		if got != DialectAuto && got != d {
-			return 0, fmt.Errorf("%w: data source %s speaks %s but %s is %s; all data sources must share one dialect",
+		got, pkg := detectDialect(sources[name])
+		switch {
+		case got == DialectAuto && asked == DialectAuto:
+			return 0, fmt.Errorf("%w: cannot tell the SQL dialect of data source %s from its driver (package %q); give WithDialect",
+				ErrDataSource, name, pkg)
+		case got == DialectAuto, got == d:
+		case asked != DialectAuto:
+			return 0, fmt.Errorf("%w: WithDialect(%v) names the %[2]v dialect, but data source %s's driver (package %q) speaks %v",
+				ErrDataSource, asked, name, pkg, got)
+		default:
+			return 0, fmt.Errorf("%w: data source %s speaks %s but %s speaks %s; all data sources must share one dialect",
 				ErrDataSource, name, got, defaultDS, d)
 		}
 	}

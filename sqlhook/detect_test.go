@@ -4,6 +4,8 @@ import (
 	"context"
 	"database/sql"
 	"database/sql/driver"
+	"errors"
+	"strings"
 	"testing"
 )
 
@@ -40,5 +42,33 @@ func TestDialectDetectedThroughWrappingDriverOrGivenExplicitly(t *testing.T) {
 	}
 	if d, err := pickDialect(SQLite, hidden, []string{"ds"}, "ds"); err != nil || d != SQLite {
 		t.Errorf("WithDialect(SQLite) over a hiding wrapper: %v, %v", d, err)
+	}
+}
+
+// A data source whose driver cannot be recognised is never assumed to
+// speak the dialect of the others: without WithDialect it is refused,
+// naming it; and WithDialect never overrides a driver it recognises.
+func TestUnrecognisedDriverOfAnyDataSourceNeedsWithDialect(t *testing.T) {
+	db, err := sql.Open("sqlite", ":memory:")
+	if err != nil {
+		t.Fatal(err)
+	}
+	sqliteDriver := db.Driver()
+	db.Close()
+	src := map[string]driver.Connector{
+		"ds_0": driverConnector{sqliteDriver},
+		"ds_1": driverConnector{hidingDriver{sqliteDriver}},
+	}
+	names := []string{"ds_0", "ds_1"}
+	_, err = pickDialect(DialectAuto, src, names, "ds_0")
+	if !errors.Is(err, ErrDataSource) || !strings.Contains(err.Error(), "ds_1") || !strings.Contains(err.Error(), "WithDialect") {
+		t.Errorf("an unrecognised non-default driver: %v, want a refusal naming ds_1 and WithDialect", err)
+	}
+	if d, err := pickDialect(SQLite, src, names, "ds_0"); err != nil || d != SQLite {
+		t.Errorf("WithDialect(SQLite): %v, %v", d, err)
+	}
+	_, err = pickDialect(MySQL, src, names, "ds_0")
+	if !errors.Is(err, ErrDataSource) || !strings.Contains(err.Error(), "WithDialect(mysql)") || !strings.Contains(err.Error(), "ds_0") {
+		t.Errorf("WithDialect(MySQL) over a SQLite driver: %v, want a refusal naming WithDialect(mysql) and ds_0", err)
 	}
 }

@@ -69,7 +69,10 @@ func WithRouterOptions(opts ...shardconf.RouterOption) Option {
 	return func(o *options) { o.routerOpts = append(o.routerOpts, opts...) }
 }
 
-// WithDialect sets the SQL dialect instead of detecting it from the driver.
+// WithDialect sets the SQL dialect instead of detecting it from the
+// driver: for drivers sqlhook cannot recognise (a wrapper that hides the
+// driver it wraps, such as otelsql's). A data source whose driver it
+// recognises as another dialect is refused.
 func WithDialect(d Dialect) Option { return func(o *options) { o.dialect = d } }
 
 // WithLogger logs routing decisions at debug level and multi-source
