@@ -108,3 +108,16 @@ func BenchmarkDDLTemplateParse(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkDDLTemplateLex: splitting the same template into statements of
+// tokens, in each dialect.
+func BenchmarkDDLTemplateLex(b *testing.B) {
+	b.ReportAllocs()
+	for b.Loop() {
+		for _, d := range []string{dialectPostgres, dialectMySQL, dialectSQLite} {
+			if _, err := lexSQL("schema.sql", ddlTemplate, d); err != nil {
+				b.Fatal(err)
+			}
+		}
+	}
+}

@@ -271,3 +271,33 @@ func FuzzTokensCoverInput(f *testing.F) {
 		}
 	})
 }
+
+// benchSQL is a statement with a bit of everything a routed statement
+// holds: names, quoted names, strings, numbers, placeholders, a comment.
+const benchSQL = `/* app */ SELECT o.order_id, o."status", SUM(i.price * 1.5) AS total
+FROM t_order o JOIN t_order_item i ON i.order_id = o.order_id
+WHERE o.user_id = ? AND o.created_at >= '2026-01-01' AND o.note <> 'it''s' -- recent
+GROUP BY o.order_id, o."status" ORDER BY total DESC LIMIT 10`
+
+// BenchmarkNext: tokenizing benchSQL (spelled for each dialect) with Next.
+func BenchmarkNext(b *testing.B) {
+	for _, bc := range []struct {
+		name string
+		m    Mode
+		src  string
+	}{
+		{"postgres", PostgreSQL, strings.ReplaceAll(benchSQL, "?", "$1")},
+		{"mysql", MySQL, strings.ReplaceAll(benchSQL, `"`, "`")},
+		{"sqlite", SQLite, benchSQL},
+	} {
+		b.Run(bc.name, func(b *testing.B) {
+			b.SetBytes(int64(len(bc.src)))
+			b.ReportAllocs()
+			for b.Loop() {
+				l := New(bc.src, bc.m)
+				for l.Next().Kind > Error {
+				}
+			}
+		})
+	}
+}
