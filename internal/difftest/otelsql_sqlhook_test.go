@@ -233,3 +233,55 @@ func TestOtelsqlWrappedDriverNeedsWithDialectThenRoutesEndToEnd(t *testing.T) {
 		})
 	}
 }
+
+// A data source behind otelsql beside one whose driver is recognised is
+// not assumed to speak the recognised one's dialect: PostgreSQL beside an
+// otelsql-wrapped MySQL would receive statements compiled for PostgreSQL
+// (the MySQL side failing after the PostgreSQL side ran). Refused before
+// anything connects, naming WithDialect.
+func TestOtelsqlWrappedSourceBesideARecognisedOneNeedsWithDialect(t *testing.T) {
+	cfg, err := shardconf.Parse([]byte(otelRules))
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, err := shardconf.NewRouter(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var connects atomic.Int64
+	pg := otelConnector{c: plainConnector(t, "pgx", "postgres://postgres@127.0.0.1:5432/test?sslmode=disable"), connects: &connects}
+	my := otelWrapped(t, "mysql", "root@tcp(127.0.0.1:3306)/test", &connects)
+	for _, src := range []map[string]driver.Connector{{"ds_0": pg, "ds_1": my}, {"ds_0": my, "ds_1": pg}} {
+		db, err := sqlhook.OpenWith(r, src)
+		if err == nil {
+			db.Close()
+			t.Error("PostgreSQL beside otelsql-wrapped MySQL: opened, want a refusal")
+			continue
+		}
+		if !errors.Is(err, sqlhook.ErrDataSource) || !strings.Contains(err.Error(), "WithDialect") {
+			t.Errorf("err = %v, want ErrDataSource naming WithDialect", err)
+		}
+	}
+	if db, err := sqlhook.OpenWith(r, map[string]driver.Connector{"ds_0": pg, "ds_1": my}, sqlhook.WithDialect(sqlhook.MySQL)); err == nil {
+		db.Close()
+		t.Error("WithDialect(MySQL) with a pgx data source: opened, want a refusal")
+	}
+	if n := connects.Load(); n != 0 {
+		t.Errorf("refusals connected %d times", n)
+	}
+}
+
+// plainConnector is driverName's own connector for dsn (no wrapper).
+func plainConnector(t *testing.T, driverName, dsn string) driver.Connector {
+	t.Helper()
+	db, err := sql.Open(driverName, dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	c, err := db.Driver().(driver.DriverContext).OpenConnector(dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return c
+}
