@@ -1,8 +1,11 @@
 package main
 
 import (
+	"database/sql"
 	"strings"
 	"testing"
+
+	"github.com/shardkey/shardkey/internal/dbtest"
 )
 
 // renderAll renders every statement of a MySQL template for the physical
@@ -58,6 +61,26 @@ func TestDDLTemplateKeepsMySQLExecutableComments(t *testing.T) {
 		if _, err := parseTemplate("x.sql", tc.src, dialectMySQL); err == nil || err.Error() != tc.want {
 			t.Errorf("%q: %v, want %s", tc.src, err, tc.want)
 		}
+	}
+}
+
+// TestDDLTemplatePartitionedTableOnMariaDB: the executable comment kept in
+// a physical table's DDL is run by the server: the table is partitioned.
+func TestDDLTemplatePartitionedTableOnMariaDB(t *testing.T) {
+	db, err := sql.Open("mysql", dbtest.MySQL(t, "cli_ddl_partitions"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	got := renderAll(t, "CREATE TABLE t_order (id INT NOT NULL) ENGINE=InnoDB /*!50100 PARTITION BY HASH (id) PARTITIONS 2 */", dialectMySQL)
+	if _, err := db.Exec(got[0]); err != nil {
+		t.Fatalf("%s: %v", got[0], err)
+	}
+	var n int
+	err = db.QueryRow(`SELECT COUNT(*) FROM information_schema.partitions
+		WHERE table_schema = DATABASE() AND table_name = 't_order_1' AND partition_name IS NOT NULL`).Scan(&n)
+	if err != nil || n != 2 {
+		t.Errorf("partitions of t_order_1: %d, %v; want 2", n, err)
 	}
 }
 
