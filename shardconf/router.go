@@ -3,6 +3,7 @@ package shardconf
 import (
 	"errors"
 	"fmt"
+	"io"
 	"slices"
 	"sort"
 	"strings"
@@ -153,11 +154,36 @@ func NewRouter(cfg *Config, opts ...RouterOption) (*Router, error) {
 	c := &compiler{cfg: cfg, opts: o}
 	r := c.compile()
 	if len(c.errs) > 0 {
+		// The key generators built before a later problem are closed at
+		// once: a CACHED_UID's filler or a worker-id lease would otherwise
+		// hold its ID space until garbage collection.
+		_ = r.Close()
 		// A default strategy's algorithm is compiled once per table:
 		// joinErrors reports each problem once.
 		return nil, joinErrors(c.errs)
 	}
 	return r, nil
+}
+
+// Close closes the key generators the rules built that hold resources
+// (a CACHED_UID's ring buffer filler, a leased worker id: every
+// generator that is an io.Closer), so that their ID space is free for
+// another generator at once rather than when they are garbage collected.
+// Call it when nothing routes through r any more; keys are not issued
+// after it. It returns the generators' errors joined.
+func (r *Router) Close() error {
+	if r == nil {
+		return nil
+	}
+	var errs []error
+	for _, g := range r.keygens {
+		if c, ok := g.(io.Closer); ok {
+			if err := c.Close(); err != nil {
+				errs = append(errs, err)
+			}
+		}
+	}
+	return errors.Join(errs...)
 }
 
 type compiler struct {
