@@ -2,6 +2,7 @@ package gormplugin
 
 import (
 	"fmt"
+	"io"
 	"log/slog"
 	"strings"
 	"sync"
@@ -17,6 +18,7 @@ import (
 // it with New and attach it with db.Use.
 type Plugin struct {
 	gen     keygen.Generator
+	ownGen  bool // gen was built by New from props: closed if Initialize fails
 	rules   *shardconf.Router
 	pools   map[string]gorm.ConnPool
 	logger  *slog.Logger
@@ -114,7 +116,7 @@ func New(props keygen.Props, opts ...Option) *Plugin {
 		if err != nil {
 			p.err = fmt.Errorf("gormplugin: %w", err)
 		}
-		p.gen = g
+		p.gen, p.ownGen = g, err == nil
 	}
 	return p
 }
@@ -129,6 +131,20 @@ func (p *Plugin) Initialize(db *gorm.DB) error {
 	if p.err != nil {
 		return p.err
 	}
+	err := p.initialize(db)
+	if err != nil && p.ownGen {
+		// A generator New built from props is the plugin's to close: a
+		// CACHED_UID's filler or a worker-id lease would otherwise hold its
+		// ID space until garbage collection. One given by WithGenerator
+		// stays the caller's.
+		if c, ok := p.gen.(io.Closer); ok {
+			_ = c.Close()
+		}
+	}
+	return err
+}
+
+func (p *Plugin) initialize(db *gorm.DB) error {
 	// Before anything is registered: refuses dbresolver, builds the
 	// readwrite-splitting groups' pools (replicas.go).
 	if err := p.prepareReadWrite(db); err != nil {
