@@ -9,6 +9,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/shardkey/shardkey/internal/dialect"
 	"github.com/shardkey/shardkey/shardconf"
 )
 
@@ -153,13 +154,9 @@ func (j *ddlJob) dialectOf(ds string) (string, error) {
 	if j.dialect != "auto" {
 		return j.dialect, nil
 	}
-	switch j.drivers[ds] {
-	case "pgx", "postgres":
-		return dialectPostgres, nil
-	case "mysql":
-		return dialectMySQL, nil
-	case "sqlite", "sqlite3":
-		return dialectSQLite, nil
+	// internal/dialect reads driver names as sqlhook, SEGMENT and workerlease do.
+	if d, err := dialect.Parse(j.drivers[ds]); err == nil {
+		return string(d), nil
 	}
 	return "", fmt.Errorf("%s: data source %s has no driver (pgx, mysql or sqlite) to tell its SQL dialect; pass -dialect", j.rulesFile, ds)
 }
