@@ -81,7 +81,8 @@
 //
 // CI runs TestWritesAgreeWithOracle/{postgres,mariadb,sqlite}/{sqlhook,gorm}
 // with a fixed seed and a few hundred steps (SHARDKEY_REQUIRE_DB=1 makes a
-// missing server fail the test). A long run is one command:
+// missing server fail the test; under -short both randomized runs skip). A
+// long run is one command:
 //
 //	SHARDKEY_REQUIRE_DB=1 go test ./internal/difftest/ -run TestWritesAgreeWithOracle -timeout 0 -v \
 //	    -difftest.steps=100000 -difftest.seed=7
@@ -156,8 +157,9 @@
 // CTEs and derived tables on the logic table, UNION, self-joins, DISTINCT
 // ON, FILTER, ROLLUP, GROUP BY a position or an alias; they must be
 // merged right or refused, and most are refused, so the refusal share is
-// given with and without them. TestReadsOnceFoundWrongAgreeOrAreRefused
-// replays the smallest form of every wrong answer the tester has found.
+// given with and without them. TestPinnedReadsAgreeOrAreRefused runs fixed
+// smallest-form reads whose merged answer can be subtly wrong, whatever the
+// seed.
 //
 // CI runs a fixed seed; it fails on any divergence or on a refusal share
 // (the tricky families aside) above readMaxRefused. The environment sets
