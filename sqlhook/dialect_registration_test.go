@@ -278,3 +278,24 @@ func TestConcurrentOpenAndFirstStatementsRouteAsAlone(t *testing.T) {
 		}
 	}
 }
+
+// TestWithDialectOfAnUnknownValueIsADataSourceError: a Dialect value that is
+// none of the constants is refused with the documented sentinel, before any
+// connection.
+func TestWithDialectOfAnUnknownValueIsADataSourceError(t *testing.T) {
+	dsns, _ := twoSQLiteSources(t)
+	h := []*hidingConnector{{c: sqliteConnector{dsns[0]}}, {c: sqliteConnector{dsns[1]}}}
+	db, err := OpenWith(registrationRouter(t), map[string]driver.Connector{"ds_0": h[0], "ds_1": h[1]}, WithDialect(Dialect(99)))
+	if err == nil {
+		db.Close()
+		t.Fatal("OpenWith with WithDialect(Dialect(99)): opened, want a refusal")
+	}
+	if !errors.Is(err, ErrDataSource) {
+		t.Errorf("err = %v, want ErrDataSource", err)
+	}
+	for _, c := range h {
+		if n := c.connects.Load(); n != 0 {
+			t.Errorf("refused OpenWith connected %d times", n)
+		}
+	}
+}

@@ -32,7 +32,7 @@ func newHook(r *shardconf.Router, sources []string, defaultDS string, d Dialect,
 	switch d {
 	case PostgreSQL, MySQL, SQLite:
 	default:
-		return nil, fmt.Errorf("sqlhook: unknown dialect %v", d)
+		return nil, fmt.Errorf("%w: unknown dialect %v (WithDialect takes PostgreSQL, MySQL or SQLite)", ErrDataSource, d)
 	}
 	compile := ir.Lookup(d)
 	if compile == nil {
