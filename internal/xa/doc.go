@@ -1,0 +1,74 @@
+// Package xa is shardkey's one two-phase commit engine: sqlhook and
+// gormplugin open a branch per data source a transaction reaches and hand
+// the branches to Tx.Commit or Tx.Rollback. It speaks PostgreSQL (PREPARE
+// TRANSACTION) and MySQL/MariaDB (XA) through database/sql, without
+// importing a driver.
+//
+// # Identifiers
+//
+// A transaction's GTRID is "sk1:<logtag>:<txid>". The logtag is 8 hex
+// digits of FNV-32a of the decision log's full table name, so two
+// deployments on one server never touch each other's branches. The txid
+// is the base36 of a Snowflake id, whose time field gives the
+// transaction's age, followed by 10 base36 digits of a 48-bit random
+// nonce, so ids stay unique across processes and restarts. A PostgreSQL
+// branch's gid is GTRID ":" data source name (unique in the cluster even
+// when two data sources share it); a MySQL branch's xid is
+// X'hex(GTRID)', X'hex(data source name)', formatID 0x736b31.
+//
+// # Commit
+//
+// One branch commits in one phase. Two or more:
+//
+//  1. Every branch is prepared in parallel (a read-only MySQL branch,
+//     begun as a local transaction, just ends). Any failure rolls every
+//     branch back and Commit returns an error wrapping ErrRolledBack.
+//  2. A transaction older than Timeout is rolled back: recovery may
+//     already be aborting it.
+//  3. The decision is logged: one row (gtrid, 'C', branches, created_at)
+//     inserted in its own autocommit statement into the log table. The
+//     primary key makes the first decision for a GTRID the only one: if
+//     recovery wrote 'A' first, Commit rolls back. When the insert's
+//     outcome is unknown the row is read back; if even that fails,
+//     Commit returns an *InDoubtError with Decided false.
+//  4. Every branch is committed in parallel. A branch that is no longer
+//     prepared was committed by recovery (nobody rolls back a C-decided
+//     branch). Any other failure returns an *InDoubtError with Decided
+//     true: recovery will commit the rest.
+//
+// # Recovery
+//
+// At Start, every Interval and on Recover, each 2PC data source's
+// prepared branches that are ours (format, logtag and the data source's
+// own name) are settled: 'C' in the log commits, 'A' rolls back, none and
+// older than Timeout logs 'A' (first writer wins) and acts on the row,
+// none and younger is left to its coordinator. Any number of recoverers
+// may run at once, in any processes: each decision is one row under a
+// primary key, and each prepared branch can be finished once. GC deletes
+// 'C' rows with no branch left and 'A' rows after max(24h, 100×Timeout).
+//
+// # Guarantees
+//
+// Every branch of a transaction ends the same way, committed or rolled
+// back, whatever fails (processes, connections, servers) as long as the
+// decision log is not lost and recovery eventually runs. Commit returning
+// nil means every branch committed; an error not matching ErrInDoubt
+// means none did or will; ErrInDoubt means the outcome is decided, or
+// will be, by the log, and recovery carries it out.
+//
+// # What it does not give
+//
+// There is no global snapshot: a reader on two data sources can see one
+// branch committed and the other not yet, since each database commits
+// its branch at its own moment, and a read-only transaction across data
+// sources reads each at a different instant. Locks of a prepared branch
+// are held until it is finished, by its coordinator or by recovery (up to
+// Timeout plus Interval after a crash). SQLite has no two-phase commit and
+// cannot be spanned. A coordinator stalled for longer than the 'A' rows
+// are kept could, in principle, log 'C' for a transaction recovery
+// already rolled back.
+//
+// Requirements: PostgreSQL with max_prepared_transactions > 0;
+// MariaDB 10.5+ or MySQL 5.7.7+ (prepared XA branches survive a
+// disconnect); data source names of at most 64 bytes of [A-Za-z0-9_.-].
+package xa

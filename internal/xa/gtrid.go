@@ -1,0 +1,160 @@
+package xa
+
+import (
+	"crypto/rand"
+	"encoding/binary"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"hash/fnv"
+	"strconv"
+	"strings"
+)
+
+// Identifiers. A GTRID is "sk1:<logtag>:<txid>": logtag is 8 hex digits
+// naming the decision log (so deployments sharing a server never touch
+// each other's branches) and txid is the base36 of a Snowflake id (its
+// time gives the transaction's age) followed by nonceLen base36 digits of
+// a 48-bit random nonce (ids alone repeat across processes sharing a
+// worker id). All lower case, at most 4+8+1+13+10 = 36 bytes.
+const (
+	gtridPrefix = "sk1:"
+	tagLen      = 8
+	nonceLen    = 10
+	nonceBits   = 48
+	// FormatID is the XA formatID of shardkey's MySQL branches ("sk1").
+	FormatID = 0x736b31
+	// MaxSourceName is the longest data source name 2PC accepts (MySQL's
+	// bqual limit).
+	MaxSourceName = 64
+	maxGTRID      = 64 // MySQL's gtrid limit
+)
+
+var errBadGTRID = errors.New("not a shardkey GTRID")
+
+// LogTag is the logtag of a decision log: 8 hex digits of FNV-32a of
+// "<database>.<table>".
+func LogTag(database, table string) string {
+	h := fnv.New32a()
+	h.Write([]byte(database + "." + table))
+	return fmt.Sprintf("%08x", h.Sum32())
+}
+
+// newNonce returns 48 random bits.
+func newNonce() (uint64, error) {
+	var b [8]byte
+	if _, err := rand.Read(b[2:]); err != nil {
+		return 0, fmt.Errorf("xa: nonce: %w", err)
+	}
+	return binary.BigEndian.Uint64(b[:]), nil
+}
+
+// formatGTRID builds the GTRID of id (> 0) and nonce (< 2^48) under tag.
+func formatGTRID(tag string, id int64, nonce uint64) string {
+	n := strconv.FormatUint(nonce, 36)
+	return gtridPrefix + tag + ":" + strconv.FormatInt(id, 36) + strings.Repeat("0", nonceLen-len(n)) + n
+}
+
+// gtridParts are the fields of a parsed GTRID.
+type gtridParts struct {
+	Tag   string
+	ID    int64
+	Nonce uint64
+}
+
+// parseGTRID reads a GTRID formatGTRID wrote; only the canonical spelling
+// is accepted, so parse and format round-trip both ways.
+func parseGTRID(s string) (gtridParts, error) {
+	rest, ok := strings.CutPrefix(s, gtridPrefix)
+	if !ok || len(rest) < tagLen+1+1+nonceLen || rest[tagLen] != ':' {
+		return gtridParts{}, fmt.Errorf("%w: %q", errBadGTRID, s)
+	}
+	tag, tx := rest[:tagLen], rest[tagLen+1:]
+	if !isLowerHex(tag) || !isBase36(tx) || tx[0] == '0' {
+		return gtridParts{}, fmt.Errorf("%w: %q", errBadGTRID, s)
+	}
+	idPart, noncePart := tx[:len(tx)-nonceLen], tx[len(tx)-nonceLen:]
+	id, err := strconv.ParseInt(idPart, 36, 64)
+	if err != nil || id <= 0 {
+		return gtridParts{}, fmt.Errorf("%w: %q: id", errBadGTRID, s)
+	}
+	nonce, err := strconv.ParseUint(noncePart, 36, 64)
+	if err != nil || nonce >= 1<<nonceBits {
+		return gtridParts{}, fmt.Errorf("%w: %q: nonce", errBadGTRID, s)
+	}
+	return gtridParts{Tag: tag, ID: id, Nonce: nonce}, nil
+}
+
+func isLowerHex(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; !('0' <= c && c <= '9' || 'a' <= c && c <= 'f') {
+			return false
+		}
+	}
+	return true
+}
+
+func isBase36(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; !('0' <= c && c <= '9' || 'a' <= c && c <= 'z') {
+			return false
+		}
+	}
+	return true
+}
+
+// ValidSourceName tells whether a data source name can name a 2PC branch:
+// 1 to MaxSourceName bytes of [A-Za-z0-9_.-] (it is spliced into a
+// PostgreSQL gid literal and is a MySQL bqual).
+func ValidSourceName(name string) bool {
+	if name == "" || len(name) > MaxSourceName {
+		return false
+	}
+	for i := 0; i < len(name); i++ {
+		c := name[i]
+		if !('0' <= c && c <= '9' || 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || c == '_' || c == '.' || c == '-') {
+			return false
+		}
+	}
+	return true
+}
+
+// pgGID is the PostgreSQL gid of gtrid's branch on source: unique in the
+// cluster even when two data sources share it.
+func pgGID(gtrid, source string) string { return gtrid + ":" + source }
+
+// parsePGGID splits a gid pgGID built; ok is false for any other gid.
+func parsePGGID(gid string) (gtrid string, p gtridParts, source string, ok bool) {
+	i := strings.LastIndexByte(gid, ':')
+	if i < 0 || !ValidSourceName(gid[i+1:]) {
+		return "", gtridParts{}, "", false
+	}
+	p, err := parseGTRID(gid[:i])
+	if err != nil {
+		return "", gtridParts{}, "", false
+	}
+	return gid[:i], p, gid[i+1:], true
+}
+
+// mysqlXID is the xid of gtrid's branch on source as SQL: hex literals,
+// so no quoting is ever needed.
+func mysqlXID(gtrid, source string) string {
+	return "X'" + hex.EncodeToString([]byte(gtrid)) + "',X'" + hex.EncodeToString([]byte(source)) + "'," + strconv.Itoa(FormatID)
+}
+
+// parseMySQLXID reads one XA RECOVER row (formatID, gtrid_length,
+// bqual_length, data); ok is false for a branch that is not shardkey's.
+func parseMySQLXID(formatID, gtridLen, bqualLen int64, data []byte) (gtrid string, p gtridParts, source string, ok bool) {
+	if formatID != FormatID || gtridLen < 0 || bqualLen < 0 || gtridLen+bqualLen != int64(len(data)) {
+		return "", gtridParts{}, "", false
+	}
+	gtrid, source = string(data[:gtridLen]), string(data[gtridLen:])
+	if !ValidSourceName(source) {
+		return "", gtridParts{}, "", false
+	}
+	p, err := parseGTRID(gtrid)
+	if err != nil {
+		return "", gtridParts{}, "", false
+	}
+	return gtrid, p, source, true
+}

@@ -1,0 +1,135 @@
+package xa
+
+import (
+	"context"
+	"errors"
+	"fmt"
+)
+
+// prepare runs phase 1 on one branch.
+func (t *Tx) prepare(ctx context.Context, b *branch) error {
+	switch {
+	case b.pg():
+		if err := b.src.checkCapable(ctx); err != nil {
+			return err
+		}
+		gid := pgGID(t.gtrid, b.Source)
+		b.tried = true
+		if err := b.Exec(ctx, preparePG(gid)); err != nil {
+			return wrapBranch(b.Source, "PREPARE TRANSACTION", err)
+		}
+		// PREPARE TRANSACTION in a failed transaction rolls it back and
+		// reports success: only pg_prepared_xacts tells.
+		var n int
+		if err := b.src.DB.QueryRowContext(ctx, pgIsPrepared, gid).Scan(&n); err != nil {
+			return wrapBranch(b.Source, "checking the prepared transaction", err)
+		}
+		if n != 1 {
+			return wrapBranch(b.Source, "PREPARE TRANSACTION", errors.New("the transaction had failed and was rolled back instead"))
+		}
+		b.prepared = true
+		return nil
+	case b.Local != nil:
+		// A read-only MySQL branch: nothing to prepare, its end changes nothing.
+		b.ended = true
+		return wrapBranch(b.Source, "commit of a read-only branch", b.Local(true))
+	}
+	xid := mysqlXID(t.gtrid, b.Source)
+	if err := b.Exec(ctx, xaEnd(xid)); err != nil {
+		return wrapBranch(b.Source, "XA END", err)
+	}
+	b.tried = true
+	if err := b.Exec(ctx, xaPrepare(xid)); err != nil {
+		return wrapBranch(b.Source, "XA PREPARE", err)
+	}
+	b.prepared = true
+	return nil
+}
+
+// rollbackAll rolls back every branch, whatever its state, in parallel.
+func (t *Tx) rollbackAll(ctx context.Context, bs []*branch) error {
+	ctx, cancel := t.detached(ctx)
+	defer cancel()
+	return errorsJoin(parallel(bs, func(b *branch) error { return t.rollbackOne(ctx, b) }))
+}
+
+func (t *Tx) rollbackOne(ctx context.Context, b *branch) error {
+	switch {
+	case b.ended:
+		return nil
+	case b.src == nil && b.Local == nil:
+		return fmt.Errorf("xa: branch on unknown data source %q", b.Source)
+	case b.Local != nil && !b.tried:
+		b.ended = true
+		return wrapBranch(b.Source, "rollback", b.Local(false))
+	case b.pg():
+		_, err := t.finish(ctx, b, false)
+		t.release([]*branch{b})
+		return err
+	}
+	if !b.tried {
+		// An active XA branch must be ended before it can be rolled back;
+		// if that fails the rollback below says why.
+		_ = b.Exec(ctx, xaEnd(mysqlXID(t.gtrid, b.Source)))
+		return wrapBranch(b.Source, "XA ROLLBACK", b.Exec(ctx, xaRollback(mysqlXID(t.gtrid, b.Source))))
+	}
+	_, err := t.finish(ctx, b, false)
+	return err
+}
+
+// finish commits or rolls back b's (possibly) prepared branch on its own
+// connection, and on the source's pool when that fails (the branch
+// outlives its session). gone says the branch was not there: resolved by
+// someone else, or never prepared.
+func (t *Tx) finish(ctx context.Context, b *branch, commit bool) (gone bool, err error) {
+	q := finishSQL(b.src.Dialect, t.gtrid, b.Source, commit)
+	own := b.Exec(ctx, q)
+	if own == nil {
+		return false, nil
+	}
+	if k := classify(own); k == errGone || k == errBusy {
+		return true, nil
+	}
+	_, pool := b.src.DB.ExecContext(ctx, q)
+	if pool == nil {
+		return false, nil
+	}
+	if k := classify(pool); k == errGone || k == errBusy {
+		return true, nil
+	}
+	return false, fmt.Errorf("xa: %s on data source %q: %w (on the branch's own connection: %v)", q, b.Source, pool, own)
+}
+
+// commitAll runs phase 2. With a hook, the first branch commits alone
+// first so StageCommittedOne falls between two commits.
+func (t *Tx) commitAll(ctx context.Context, bs []*branch) error {
+	ctx, cancel := t.detached(ctx)
+	defer cancel()
+	defer t.release(bs)
+	var committed []string
+	rest := bs
+	if t.c.hook != nil {
+		if _, err := t.finish(ctx, bs[0], true); err != nil {
+			return &InDoubtError{GTRID: t.gtrid, Decided: true, Pending: branchNames(bs), Err: err}
+		}
+		committed, rest = []string{bs[0].Source}, bs[1:]
+		if err := t.hookAt(StageCommittedOne); err != nil {
+			return &InDoubtError{GTRID: t.gtrid, Decided: true, Committed: committed, Pending: branchNames(rest), Err: err}
+		}
+	}
+	// A C-decided branch that is gone was committed by recovery: nobody
+	// rolls back a C-decided branch.
+	errs := parallel(rest, func(b *branch) error { _, err := t.finish(ctx, b, true); return err })
+	var pending []string
+	for i, err := range errs {
+		if err != nil {
+			pending = append(pending, rest[i].Source)
+		} else {
+			committed = append(committed, rest[i].Source)
+		}
+	}
+	if len(pending) > 0 {
+		return &InDoubtError{GTRID: t.gtrid, Decided: true, Committed: committed, Pending: pending, Err: errorsJoin(errs)}
+	}
+	return nil
+}

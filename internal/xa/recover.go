@@ -1,0 +1,167 @@
+package xa
+
+import (
+	"context"
+	"fmt"
+	"time"
+)
+
+// BranchID names one branch: a transaction's GTRID on a data source.
+type BranchID struct {
+	Source string
+	GTRID  string
+}
+
+// InDoubt is a prepared branch of ours found on a data source. Decision
+// is "commit" or "rollback" when the log has one, "" otherwise.
+type InDoubt struct {
+	Source   string
+	GTRID    string
+	Age      time.Duration
+	Decision string
+}
+
+// Report is what one Recover did. A branch that was gone or busy when
+// recovery acted was resolved by someone else and is in no list.
+type Report struct {
+	Committed  []BranchID
+	RolledBack []BranchID
+	Left       []InDoubt // undecided and younger than Timeout
+	Errors     []error   // per data source or branch; recovery went on
+}
+
+// found is a prepared branch of ours and its transaction's birth time.
+type found struct {
+	BranchID
+	born    time.Time
+	bornErr error
+}
+
+// ready returns the logtag, or why the coordinator cannot act.
+func (c *Coordinator) ready() (string, error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.closed {
+		return "", ErrClosed
+	}
+	if !c.started {
+		return "", ErrNotStarted
+	}
+	return c.tag, nil
+}
+
+// Recover settles the prepared branches of ours on every 2PC data source:
+// commit when the log says C, roll back when it says A, log A and roll
+// back when undecided and older than Timeout, leave younger ones. Safe to
+// run from many goroutines and processes at once: every decision is one
+// row under a primary key, and a branch is finished by one of them.
+func (c *Coordinator) Recover(ctx context.Context) (Report, error) {
+	tag, err := c.ready()
+	if err != nil {
+		return Report{}, err
+	}
+	fs, errs := c.listAll(ctx, tag)
+	rep := Report{Errors: errs}
+	srcs := map[string][]string{}
+	for _, f := range fs {
+		srcs[f.GTRID] = append(srcs[f.GTRID], f.Source)
+	}
+	outcomes := map[string]byte{}
+	for _, f := range fs {
+		if err := ctx.Err(); err != nil {
+			return rep, err
+		}
+		o, err := c.outcomeFor(ctx, f, outcomes, srcs[f.GTRID])
+		switch {
+		case err != nil:
+			rep.Errors = append(rep.Errors, err)
+		case o == 0:
+			rep.Left = append(rep.Left, InDoubt{Source: f.Source, GTRID: f.GTRID, Age: c.now().Sub(f.born)})
+		default:
+			c.act(ctx, f, o, &rep)
+		}
+	}
+	return rep, nil
+}
+
+// outcomeFor returns the log's outcome for f's transaction, writing A when
+// there is none and the transaction is past Timeout; 0 means leave it.
+func (c *Coordinator) outcomeFor(ctx context.Context, f found, cache map[string]byte, srcs []string) (byte, error) {
+	if o, ok := cache[f.GTRID]; ok {
+		return o, nil
+	}
+	o, ok, err := c.readDecision(ctx, f.GTRID)
+	if err != nil {
+		return 0, err
+	}
+	if !ok {
+		if f.bornErr != nil {
+			return 0, fmt.Errorf("xa: age of %s on %q: %w", f.GTRID, f.Source, f.bornErr)
+		}
+		if c.now().Sub(f.born) <= c.timeout {
+			return 0, nil
+		}
+		if o, err = c.writeDecision(ctx, f.GTRID, 'A', srcs); err != nil {
+			return 0, err
+		}
+	}
+	cache[f.GTRID] = o
+	return o, nil
+}
+
+// act commits (o == 'C') or rolls back f's branch through its pool.
+func (c *Coordinator) act(ctx context.Context, f found, o byte, rep *Report) {
+	s := c.sources[f.Source]
+	q := finishSQL(s.Dialect, f.GTRID, f.Source, o == 'C')
+	_, err := s.DB.ExecContext(ctx, q)
+	switch k := classify(err); {
+	case err == nil && o == 'C':
+		rep.Committed = append(rep.Committed, f.BranchID)
+		c.logger.Info("xa recovery: committed a prepared branch", "source", f.Source, "gtrid", f.GTRID)
+	case err == nil:
+		rep.RolledBack = append(rep.RolledBack, f.BranchID)
+		c.logger.Info("xa recovery: rolled back a prepared branch", "source", f.Source, "gtrid", f.GTRID)
+	case k == errGone || k == errBusy:
+		// Finished, or being finished, by another recoverer or its coordinator.
+	default:
+		rep.Errors = append(rep.Errors, fmt.Errorf("xa recovery: %s on data source %q: %w", q, f.Source, err))
+	}
+}
+
+// List returns the prepared branches of ours, with the log's decisions;
+// it changes nothing.
+func (c *Coordinator) List(ctx context.Context) ([]InDoubt, error) {
+	tag, err := c.ready()
+	if err != nil {
+		return nil, err
+	}
+	fs, errs := c.listAll(ctx, tag)
+	out := make([]InDoubt, 0, len(fs))
+	for _, f := range fs {
+		o, _, err := c.readDecision(ctx, f.GTRID)
+		if err != nil {
+			errs = append(errs, err)
+		}
+		d := map[byte]string{'C': "commit", 'A': "rollback"}[o]
+		out = append(out, InDoubt{Source: f.Source, GTRID: f.GTRID, Age: c.now().Sub(f.born), Decision: d})
+	}
+	return out, errorsJoin(errs)
+}
+
+// listAll lists the prepared branches of ours on every 2PC data source.
+func (c *Coordinator) listAll(ctx context.Context, tag string) ([]found, []error) {
+	var fs []found
+	var errs []error
+	for _, name := range c.order {
+		s := c.sources[name]
+		if !twoPhase(s.Dialect) {
+			continue
+		}
+		got, err := c.listSource(ctx, s, tag)
+		if err != nil {
+			errs = append(errs, fmt.Errorf("xa recovery: listing prepared branches on data source %q: %w", name, err))
+		}
+		fs = append(fs, got...)
+	}
+	return fs, errs
+}

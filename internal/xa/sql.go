@@ -1,0 +1,81 @@
+package xa
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/shardkey/shardkey/internal/dialect"
+)
+
+// Statements a branch's connection runs. Identifiers and xids are spliced
+// in: gids are built from validated characters only (ValidSourceName,
+// lower-case base36/hex GTRIDs) and MySQL xids are hex literals.
+
+// preparePG is the phase-1 statement of a PostgreSQL branch.
+func preparePG(gid string) string { return "PREPARE TRANSACTION '" + gid + "'" }
+
+// commitPreparedPG and rollbackPreparedPG end a prepared PostgreSQL branch.
+func commitPreparedPG(gid string) string   { return "COMMIT PREPARED '" + gid + "'" }
+func rollbackPreparedPG(gid string) string { return "ROLLBACK PREPARED '" + gid + "'" }
+
+// The XA statements of a MySQL branch with xid as mysqlXID spells it.
+func xaStart(xid string) string          { return "XA START " + xid }
+func xaEnd(xid string) string            { return "XA END " + xid }
+func xaPrepare(xid string) string        { return "XA PREPARE " + xid }
+func xaCommit(xid string) string         { return "XA COMMIT " + xid }
+func xaCommitOnePhase(xid string) string { return "XA COMMIT " + xid + " ONE PHASE" }
+func xaRollback(xid string) string       { return "XA ROLLBACK " + xid }
+
+const (
+	pgListPrepared = `SELECT gid FROM pg_prepared_xacts WHERE database = current_database() AND gid LIKE $1`
+	pgIsPrepared   = `SELECT count(*) FROM pg_prepared_xacts WHERE gid = $1`
+	pgMaxPrepared  = `SELECT current_setting('max_prepared_transactions')`
+	pgLogLocation  = `SELECT current_database(), current_schema()`
+	mysqlRecover   = `XA RECOVER`
+	mysqlLocation  = `SELECT DATABASE()`
+)
+
+// logSQL holds the decision log's statements in one dialect.
+type logSQL struct {
+	create, insert, read, readC, deleteC, deleteA string
+}
+
+// newLogSQL spells the decision log's statements for d and table (a
+// validated identifier, optionally schema-qualified, used unquoted).
+func newLogSQL(d dialect.Name, table string) logSQL {
+	ts, ph := "timestamp(6)", func(i int) string { return fmt.Sprintf("$%d", i) }
+	if d == dialect.MySQL {
+		ts, ph = "datetime(6)", func(int) string { return "?" }
+	}
+	return logSQL{
+		create: "CREATE TABLE IF NOT EXISTS " + table + " (gtrid varchar(64) NOT NULL PRIMARY KEY, " +
+			"outcome char(1) NOT NULL, branches varchar(1000) NOT NULL, created_at " + ts + " NOT NULL)",
+		insert: "INSERT INTO " + table + " (gtrid, outcome, branches, created_at) VALUES (" +
+			strings.Join([]string{ph(1), ph(2), ph(3), ph(4)}, ", ") + ")",
+		read:    "SELECT outcome FROM " + table + " WHERE gtrid = " + ph(1),
+		readC:   "SELECT gtrid, branches FROM " + table + " WHERE outcome = 'C'",
+		deleteC: "DELETE FROM " + table + " WHERE gtrid = " + ph(1) + " AND outcome = 'C'",
+		deleteA: "DELETE FROM " + table + " WHERE outcome = 'A' AND created_at < " + ph(1),
+	}
+}
+
+// validTable tells whether name is an identifier, or schema.identifier,
+// of [A-Za-z_][A-Za-z0-9_]* with at most 63 bytes a part.
+func validTable(name string) bool {
+	parts := strings.Split(name, ".")
+	if len(parts) > 2 {
+		return false
+	}
+	for _, p := range parts {
+		if p == "" || len(p) > 63 || '0' <= p[0] && p[0] <= '9' {
+			return false
+		}
+		for i := 0; i < len(p); i++ {
+			c := p[i]
+			if !('0' <= c && c <= '9' || 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || c == '_') {
+				return false
+			}
+		}
+	}
+	return true
+}
