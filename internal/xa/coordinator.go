@@ -137,7 +137,7 @@ func (c *Coordinator) setLog(name string) error {
 
 func (c *Coordinator) setIDs(ids keygen.IDGenerator) error {
 	if ids == nil {
-		g, err := keygen.NewID("SNOWFLAKE", nil, keygen.WithSequenceScope(keygen.NewSequenceScope()))
+		g, err := keygen.NewID("SNOWFLAKE", keygen.Props{"worker-id": "0"}, keygen.WithSequenceScope(keygen.NewSequenceScope()))
 		if err != nil {
 			return configErr("default id generator: %v", err)
 		}

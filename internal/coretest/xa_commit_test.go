@@ -1,0 +1,142 @@
+package coretest
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"testing"
+
+	"github.com/shardkey/shardkey/internal/xa"
+)
+
+func TestXATwoPhaseCommitCommitsEveryBranch(t *testing.T) {
+	for _, pair := range xaPairs {
+		t.Run(pair.name, func(t *testing.T) {
+			e := newXAEnv(t, pair, "commit")
+			c := e.coordinator(xa.Config{})
+			tx := e.newTx(c)
+			if !strings.HasPrefix(tx.GTRID(), e.prefix) {
+				t.Fatalf("GTRID %s does not carry the log's tag %s", tx.GTRID(), e.prefix)
+			}
+			err := tx.Commit(context.Background(), e.insertAll(tx, 1))
+			e.release(err != nil)
+			if err != nil {
+				t.Fatalf("Commit: %v", err)
+			}
+			e.wantRows(1, 1)
+			e.wantNothingPrepared()
+			if d := e.decision(tx.GTRID()); d != "C" {
+				t.Errorf("decision log: %q, want C", d)
+			}
+		})
+	}
+}
+
+func TestXARollbackRollsBackEveryBranch(t *testing.T) {
+	for _, pair := range xaPairs {
+		t.Run(pair.name, func(t *testing.T) {
+			e := newXAEnv(t, pair, "rollback")
+			c := e.coordinator(xa.Config{})
+			tx := e.newTx(c)
+			err := tx.Rollback(context.Background(), e.insertAll(tx, 1))
+			e.release(err != nil)
+			if err != nil {
+				t.Fatalf("Rollback: %v", err)
+			}
+			e.wantRows(1, 0)
+			e.wantNothingPrepared()
+			if err := tx.Commit(context.Background(), nil); !errors.Is(err, xa.ErrTxDone) {
+				t.Errorf("Commit after Rollback: %v, want ErrTxDone", err)
+			}
+		})
+	}
+}
+
+func TestXAOneBranchCommitsInOnePhaseWithoutLogging(t *testing.T) {
+	for _, pair := range xaPairs {
+		t.Run(pair.name, func(t *testing.T) {
+			e := newXAEnv(t, pair, "onephase")
+			c := e.coordinator(xa.Config{})
+			for i := range e.nodes {
+				tx := e.newTx(c)
+				err := tx.Commit(context.Background(), []xa.Branch{e.begin(tx, i, "INSERT INTO acct (id, v) VALUES (1, 1)")})
+				e.release(err != nil)
+				if err != nil {
+					t.Fatalf("Commit on %d: %v", i, err)
+				}
+				if d := e.decision(tx.GTRID()); d != "" {
+					t.Errorf("one-phase commit logged %q", d)
+				}
+			}
+			e.wantRows(1, 1)
+			e.wantNothingPrepared()
+		})
+	}
+}
+
+// failPrepare makes b's prepare statement fail: before it runs, or after
+// it ran (the reply lost: the branch is prepared but Commit cannot know).
+func failPrepare(b xa.Branch, after bool) xa.Branch {
+	exec := b.Exec
+	b.Exec = func(ctx context.Context, q string) error {
+		if strings.HasPrefix(q, "PREPARE TRANSACTION") || strings.HasPrefix(q, "XA PREPARE") {
+			if after {
+				if err := exec(ctx, q); err != nil {
+					return err
+				}
+			}
+			return errors.New("injected prepare failure")
+		}
+		return exec(ctx, q)
+	}
+	return b
+}
+
+func TestXATwoPhaseCommitRollsBackEveryBranchWhenOnePrepareFails(t *testing.T) {
+	for _, pair := range xaPairs {
+		t.Run(pair.name, func(t *testing.T) {
+			e := newXAEnv(t, pair, "preparefail")
+			c := e.coordinator(xa.Config{})
+			for id, tc := range []struct {
+				name        string
+				fail, after bool
+			}{{"before", true, false}, {"reply-lost", true, true}} {
+				for bad := range e.nodes {
+					tx := e.newTx(c)
+					bs := e.insertAll(tx, 10*id+bad)
+					bs[bad] = failPrepare(bs[bad], tc.after)
+					err := tx.Commit(context.Background(), bs)
+					e.release(err != nil)
+					if err == nil || errors.Is(err, xa.ErrInDoubt) || !errors.Is(err, xa.ErrRolledBack) {
+						t.Fatalf("%s, branch %d failing: Commit = %v, want ErrRolledBack and not ErrInDoubt", tc.name, bad, err)
+					}
+					e.wantRows(10*id+bad, 0)
+					e.wantNothingPrepared()
+					if d := e.decision(tx.GTRID()); d != "" {
+						t.Errorf("decision logged: %q", d)
+					}
+				}
+			}
+		})
+	}
+}
+
+// PREPARE TRANSACTION in a failed PostgreSQL transaction rolls it back and
+// reports success; Commit must see that no branch was prepared.
+func TestXATwoPhaseCommitRollsBackWhenAPostgreSQLBranchHadFailed(t *testing.T) {
+	pair := xaPairs[2] // mixed: ds0 PostgreSQL
+	e := newXAEnv(t, pair, "pgfailed")
+	c := e.coordinator(xa.Config{})
+	tx := e.newTx(c)
+	bs := e.insertAll(tx, 1)
+	if err := bs[0].Exec(context.Background(), "INSERT INTO acct (id, v) VALUES (1, 1)"); err == nil {
+		t.Fatal("duplicate insert succeeded")
+	}
+	err := tx.Commit(context.Background(), bs)
+	e.release(err != nil)
+	if !errors.Is(err, xa.ErrRolledBack) || errors.Is(err, xa.ErrInDoubt) {
+		t.Fatalf("Commit = %v, want ErrRolledBack", err)
+	}
+	e.wantRows(1, 0)
+	e.wantNothingPrepared()
+}
