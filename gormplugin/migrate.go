@@ -49,6 +49,9 @@ func (d *keyDialector) Migrator(db *gorm.DB) gorm.Migrator {
 
 // SavePoint forwards gorm.SavePointerDialectorInterface.
 func (d *keyDialector) SavePoint(tx *gorm.DB, name string) error {
+	if t := tpOf(tx.Statement.ConnPool); t != nil {
+		return t.savePoint(tx.Statement.Context, name) // on every branch (twophase_tx.go)
+	}
 	if sp, ok := d.Dialector.(gorm.SavePointerDialectorInterface); ok {
 		return sp.SavePoint(tx, name)
 	}
@@ -57,6 +60,9 @@ func (d *keyDialector) SavePoint(tx *gorm.DB, name string) error {
 
 // RollbackTo forwards gorm.SavePointerDialectorInterface.
 func (d *keyDialector) RollbackTo(tx *gorm.DB, name string) error {
+	if t := tpOf(tx.Statement.ConnPool); t != nil {
+		return t.rollbackTo(tx.Statement.Context, name)
+	}
 	if sp, ok := d.Dialector.(gorm.SavePointerDialectorInterface); ok {
 		return sp.RollbackTo(tx, name)
 	}

@@ -42,6 +42,8 @@ type Plugin struct {
 	// binaryText: WithBinaryCollation (readoptions.go); text read across
 	// several tables compares bytewise.
 	binaryText bool
+
+	tp twoPhase // WithTwoPhaseCommit (twophase.go)
 }
 
 // Option configures New. Options follow the convention of every shardkey
@@ -160,7 +162,9 @@ func (p *Plugin) initialize(db *gorm.DB) error {
 		if err := p.registerRouting(db); err != nil {
 			return err
 		}
-		return p.registerReadWrite(db)
+		if err := p.registerReadWrite(db); err != nil {
+			return err
+		}
 	}
-	return nil
+	return p.startTwoPhase(db) // last: a refused db.Use leaves no coordinator running
 }

@@ -282,7 +282,10 @@ func (r *rwPool) writeName(rules *shardconf.Router) string {
 }
 
 func unwrapPool(pool gorm.ConnPool) gorm.ConnPool {
-	if ps, ok := pool.(*gorm.PreparedStmtDB); ok {
+	if tp, ok := pool.(*tpPool); ok {
+		pool = tp.ConnPool
+	}
+	if ps, ok := pool.(*gorm.PreparedStmtDB); ok && ps != nil {
 		return ps.ConnPool
 	}
 	return pool

@@ -41,6 +41,10 @@ type routed struct {
 	// multiSource: a read outside a transaction over several data
 	// sources; each target runs on its own data source's pool.
 	multiSource bool
+	// spans: a statement over several data sources in a two-phase
+	// transaction (WithTwoPhaseCommit); each target runs on its data
+	// source's branch.
+	spans bool
 	// physical: the physical table the statement named, if it named one.
 	physical string
 	// ownValues: an UPDATE routed by the row's own sharding values (Save,
@@ -110,6 +114,7 @@ func (p *Plugin) registerRouting(db *gorm.DB) error {
 		// SkipDefaultTransaction (writes.go), ends after GORM's last callback.
 		cb.Create().After("gorm:after_create").Register("shardkey:end_own_tx", p.endOwnTx),
 		cb.Update().After("gorm:after_update").Register("shardkey:end_own_tx", p.endOwnTx),
+		cb.Delete().After("gorm:after_delete").Register("shardkey:end_own_tx", p.endOwnTx),
 		cb.Create().Replace("gorm:create", p.each(create)),
 		cb.Query().Replace("gorm:query", p.mergeQuery),
 		cb.Update().Replace("gorm:update", p.checkedUpdate(update)),
@@ -137,9 +142,19 @@ func (p *Plugin) poolFor(db *gorm.DB, ds string) (gorm.ConnPool, error) {
 }
 
 // usePool points the statement at a data source. Inside a transaction
-// the statement must stay on the transaction's data source.
+// the statement must stay on the transaction's data source, unless the
+// transaction is a two-phase one (WithTwoPhaseCommit): it then runs on
+// that data source's branch.
 func (p *Plugin) usePool(db *gorm.DB, ds string) error {
 	if len(p.rules.DataSources()) <= 1 {
+		return nil
+	}
+	if tx := tpOf(db.Statement.ConnPool); tx != nil {
+		c, err := tx.use(db.Statement.Context, ds)
+		if err != nil {
+			return err
+		}
+		db.Statement.ConnPool = c
 		return nil
 	}
 	pool, err := p.poolFor(db, ds)
@@ -158,6 +173,9 @@ func (p *Plugin) usePool(db *gorm.DB, ds string) error {
 		}
 		return nil
 	}
+	if tp, ok := p.tp.pools[ds]; ok {
+		pool = tp // a transaction GORM begins here is a two-phase one
+	}
 	db.Statement.ConnPool = pool
 	return nil
 }
@@ -166,7 +184,7 @@ func (p *Plugin) usePool(db *gorm.DB, ds string) error {
 // routed write, on that data source's pool (callback after
 // gorm:begin_transaction).
 func (p *Plugin) txBegun(db *gorm.DB) {
-	if _, started := db.InstanceGet("gorm:started_transaction"); !started || db.Error != nil {
+	if _, started := db.InstanceGet("gorm:started_transaction"); !started || db.Error != nil || tpOf(db.Statement.ConnPool) != nil {
 		return
 	}
 	if r, ok := routedOf(db); ok && len(r.targets) > 0 && !r.multiSource {
@@ -188,12 +206,16 @@ func (p *Plugin) txDataSource(db *gorm.DB) string {
 	if ds, ok := p.groupOfPool(db.Config.ConnPool); ok {
 		return ds // opened on a readwrite-splitting group's write database
 	}
-	own := db.Config.ConnPool
+	cfg := db.Config.ConnPool
+	if tp, ok := cfg.(*tpPool); ok {
+		cfg = tp.ConnPool // WithTwoPhaseCommit's wrapper of the *gorm.DB's pool
+	}
+	own := cfg
 	if ps, ok := own.(*gorm.PreparedStmtDB); ok && ps != nil {
 		own = ps.ConnPool
 	}
 	for name, pool := range p.pools {
-		if pool == own || pool == db.Config.ConnPool {
+		if pool == own || pool == cfg {
 			return name
 		}
 	}
@@ -383,10 +405,14 @@ func (p *Plugin) settle(db *gorm.DB, r routed, query bool) {
 			r.multiSource = true
 			break
 		}
+		if tpOf(db.Statement.ConnPool) != nil || (!inTx && p.tp.coord != nil) {
+			r.spans = true // a two-phase transaction: each target on its data source's branch (runOn)
+			break
+		}
 		a, b := min(ds, t.DataSource), max(ds, t.DataSource) // the same message whatever the order
-		what := "a write runs in one; group batches by data source"
+		what := "a write runs in one; group batches by data source, or use WithTwoPhaseCommit"
 		if query {
-			what = "a transaction runs in one; read across them outside it"
+			what = "a transaction runs in one; read across them outside it, or use WithTwoPhaseCommit"
 		}
 		p.fail(db, fmt.Errorf("%w: the statement spans data sources %s and %s (%s)", ErrUnsupported, a, b, what))
 		return
@@ -582,8 +608,13 @@ func (p *Plugin) routeByWhere(db *gorm.DB, kind stmtKind) {
 	r.joins = joins
 	r.aliased, r.kind = true, kind
 	p.settle(db, r, query)
-	if kind == kindUpdate {
+	switch kind {
+	case kindUpdate:
 		p.beginOwnTx(db, false)
+	case kindDelete:
+		if r, _ := routedOf(db); r.spans {
+			p.beginOwnTx(db, false)
+		}
 	}
 }
 
@@ -1184,6 +1215,7 @@ func (p *Plugin) each(f func(*gorm.DB)) func(*gorm.DB) {
 				ptr := reflect.New(part.Type())
 				ptr.Elem().Set(part)
 				if err := p.runOn(db, g.target, ptr.Interface(), ptr.Elem(), f, keep); err != nil {
+					p.failedPartWay(db, r, total)
 					return
 				}
 				total += db.RowsAffected
@@ -1195,6 +1227,7 @@ func (p *Plugin) each(f func(*gorm.DB)) func(*gorm.DB) {
 		} else {
 			for _, t := range r.targets {
 				if err := p.runOn(db, t, dest, rv, f, keep); err != nil {
+					p.failedPartWay(db, r, total)
 					return
 				}
 				total += db.RowsAffected
@@ -1213,8 +1246,8 @@ func (p *Plugin) runOn(db *gorm.DB, t shardconf.Target, dest any, rv reflect.Val
 	stmt := db.Statement
 	stmt.Dest, stmt.ReflectValue = dest, rv
 	r, _ := routedOf(db)
-	if r.multiSource {
-		pool, err := p.poolFor(db, t.DataSource)
+	if r.multiSource || r.spans {
+		pool, err := p.targetPool(db, t.DataSource, r.multiSource)
 		if err != nil {
 			return db.AddError(err)
 		}

@@ -204,9 +204,7 @@ func (p *Plugin) queryTarget(db *gorm.DB, r routed, rp *readPlan, clauses map[st
 // holds the others. Otherwise each target's rows are read into memory
 // before the next target's query runs.
 func streamable(pool gorm.ConnPool, n int) bool {
-	if ps, ok := pool.(*gorm.PreparedStmtDB); ok && ps != nil {
-		pool = ps.ConnPool
-	}
+	pool = unwrapPool(pool)
 	db, ok := pool.(*sql.DB)
 	return ok && db.Stats().MaxOpenConnections == 0 && n > 0
 }

@@ -53,8 +53,13 @@ const ownTxKey = "shardkey:own_tx"
 // associations, outside a transaction, runs in one the plugin begins on
 // the routed data source and ends after GORM's last callback
 // (endOwnTx): committed, or rolled back on any error.
+//
+// A write over several data sources (WithTwoPhaseCommit) runs in one too.
 func (p *Plugin) beginOwnTx(db *gorm.DB, create bool) {
-	if db.Error != nil || !db.Config.SkipDefaultTransaction || db.DryRun || !p.savesShardedAssociations(db.Statement, create) {
+	if db.Error != nil || !db.Config.SkipDefaultTransaction || db.DryRun {
+		return
+	}
+	if r, _ := routedOf(db); !r.spans && !p.savesShardedAssociations(db.Statement, create) {
 		return
 	}
 	if _, inTx := db.Statement.ConnPool.(gorm.TxCommitter); inTx {
@@ -69,7 +74,7 @@ func (p *Plugin) beginOwnTx(db *gorm.DB, create bool) {
 	}
 	db.Statement.ConnPool = tx.Statement.ConnPool
 	db.InstanceSet(ownTxKey, was)
-	if len(r.targets) > 0 && !r.multiSource {
+	if len(r.targets) > 0 && !r.multiSource && tpOf(db.Statement.ConnPool) == nil {
 		p.txSources.Store(db.Statement.ConnPool, r.targets[0].DataSource)
 	}
 }

@@ -71,6 +71,13 @@ func (p *Plugin) keyElsewhere(db *gorm.DB, table string, at shardconf.Target, pk
 			if pool, err = p.poolFor(db, t.DataSource); err != nil {
 				return nil, err
 			}
+			// In a two-phase transaction, a data source it has written is
+			// read through its branch, which sees those rows. One it has
+			// not reached is read through its pool: a branch begun only to
+			// read would have to be prepared and committed too.
+			if tx := tpOf(stmt.ConnPool); tx != nil && tx.existing(t.DataSource) != nil {
+				pool = &tpConn{tx: tx, ds: t.DataSource}
+			}
 		}
 		found, err := p.holdsKey(db, pool, t, pkCols, todo)
 		if err != nil {

@@ -1,0 +1,449 @@
+package gormplugin
+
+import (
+	"context"
+	"database/sql"
+	"database/sql/driver"
+	"errors"
+	"fmt"
+	"sync"
+
+	"gorm.io/gorm"
+
+	"github.com/shardkey/shardkey/internal/dialect"
+	"github.com/shardkey/shardkey/internal/xa"
+)
+
+// A two-phase transaction (WithTwoPhaseCommit). GORM begins transactions
+// on the statement's pool: the plugin's pools (tpPool) begin a tpTx, and
+// give GORM a tpConn, the transaction seen from one data source. Routing
+// points a statement at the tpConn of its data source (usePool, runOn);
+// a statement the plugin does not route runs on the data source the
+// transaction began on. A data source's branch begins at its first
+// statement, on a connection of its own: PostgreSQL (and a read-only or
+// SQLite transaction) with a local BEGIN, MySQL with XA START, since a
+// local transaction cannot become an XA branch later.
+
+// tpPool is a data source's pool (or the *gorm.DB's own) whose BeginTx
+// begins a two-phase transaction; everything else is the pool's.
+type tpPool struct {
+	gorm.ConnPool
+	p    *Plugin
+	home string // the data source of statements the plugin does not route
+}
+
+// BeginTx implements gorm.ConnPoolBeginner.
+func (tp *tpPool) BeginTx(ctx context.Context, opts *sql.TxOptions) (gorm.ConnPool, error) {
+	x, err := tp.p.tp.coord.NewTx()
+	if err != nil {
+		return nil, fmt.Errorf("gormplugin: begin a two-phase transaction: %w", err)
+	}
+	if ctx == nil {
+		ctx = context.Background()
+	}
+	t := &tpTx{p: tp.p, x: x, ctx: ctx, opts: opts}
+	return &tpConn{tx: t, ds: tp.home}, nil
+}
+
+// GetDBConn is the pool's *sql.DB (gorm.DB.DB).
+func (tp *tpPool) GetDBConn() (*sql.DB, error) {
+	if c, ok := tp.ConnPool.(gorm.GetDBConnector); ok {
+		return c.GetDBConn()
+	}
+	if db, ok := tp.ConnPool.(*sql.DB); ok {
+		return db, nil
+	}
+	return nil, gorm.ErrInvalidDB
+}
+
+// tpTx is a two-phase transaction: its branches, savepoints and state.
+type tpTx struct {
+	p    *Plugin
+	x    *xa.Tx
+	ctx  context.Context // BeginTx's: its values reach commit, its cancellation does not
+	opts *sql.TxOptions
+
+	mu       sync.Mutex
+	branches []*tpBranch // in the order begun
+	saves    []string    // savepoint names, oldest first
+	// failed: a failure that leaves the transaction unfit to commit (a
+	// PostgreSQL branch aborted by a failed statement, a write over
+	// several tables failing part-way), unless undone by rolling back to
+	// a savepoint older than it: failedAt is len(saves) when it happened.
+	failed   error
+	failedAt int
+	done     bool
+}
+
+// tpBranch is the transaction's work on one data source.
+type tpBranch struct {
+	src  *tpSource
+	conn *sql.Conn
+	tx   *sql.Tx // a local transaction on conn; nil for a MySQL XA branch
+}
+
+func (b *tpBranch) exec(ctx context.Context, query string, args ...any) (sql.Result, error) {
+	if b.tx != nil {
+		return b.tx.ExecContext(ctx, query, args...)
+	}
+	return b.conn.ExecContext(ctx, query, args...)
+}
+
+// tpConn is the transaction as a gorm.ConnPool on data source ds, and its
+// gorm.TxCommitter: committing or rolling back through any data source's
+// tpConn ends the whole transaction.
+type tpConn struct {
+	tx *tpTx
+	ds string
+}
+
+// tpOf is the two-phase transaction a statement's pool belongs to.
+func tpOf(pool gorm.ConnPool) *tpTx {
+	if c, ok := pool.(*tpConn); ok {
+		return c.tx
+	}
+	return nil
+}
+
+// use returns the transaction's tpConn of data source ds, beginning its
+// branch now so that a failure is the routed statement's error.
+func (t *tpTx) use(ctx context.Context, ds string) (*tpConn, error) {
+	if _, err := t.branch(ctx, ds); err != nil {
+		return nil, err
+	}
+	return &tpConn{tx: t, ds: ds}, nil
+}
+
+// existing returns the branch of ds if it has begun.
+func (t *tpTx) existing(ds string) *tpBranch {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	for _, b := range t.branches {
+		if b.src.name == ds {
+			return b
+		}
+	}
+	return nil
+}
+
+// branch returns the branch of ds, beginning it at the first statement.
+// A data source that cannot prepare (SQLite) is refused beside another.
+func (t *tpTx) branch(ctx context.Context, ds string) (*tpBranch, error) {
+	if ctx == nil {
+		ctx = t.ctx
+	}
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if t.done {
+		return nil, sql.ErrTxDone
+	}
+	for _, b := range t.branches {
+		if b.src.name == ds {
+			return b, nil
+		}
+	}
+	src := t.p.tp.sources[ds]
+	if src == nil {
+		return nil, fmt.Errorf("%w: no data source %q", ErrUnsupported, ds)
+	}
+	if len(t.branches) > 0 {
+		for _, s := range []*tpSource{src, t.branches[0].src} {
+			if !s.twoPC {
+				return nil, fmt.Errorf("%w: the transaction is on data source %s and this statement goes to %s: %w", ErrUnsupported,
+					t.branches[0].src.name, ds, &xa.UnavailableError{Source: s.name, Dialect: s.dialect,
+						Reason: "it has no two-phase commit; a transaction reaching it cannot reach another data source"})
+			}
+		}
+	}
+	b, err := t.begin(ctx, src)
+	if err != nil {
+		return nil, fmt.Errorf("gormplugin: begin the transaction's branch on data source %s: %w", ds, err)
+	}
+	t.branches = append(t.branches, b)
+	return b, nil
+}
+
+// begin opens a branch on src and sets on it the savepoints the
+// transaction has so far, so that rolling back to one of them undoes the
+// branch's work as well (GORM's nested transactions).
+func (t *tpTx) begin(ctx context.Context, src *tpSource) (*tpBranch, error) {
+	conn, err := src.db.Conn(ctx)
+	if err != nil {
+		return nil, err
+	}
+	b := &tpBranch{src: src, conn: conn}
+	readOnly := t.opts != nil && t.opts.ReadOnly
+	if src.dialect != dialect.MySQL || readOnly || !src.twoPC {
+		// Not cancelled with ctx: database/sql would roll back the branch
+		// on its own, behind the transaction's back.
+		b.tx, err = conn.BeginTx(context.WithoutCancel(ctx), t.opts)
+	} else {
+		err = t.xaStart(ctx, b)
+	}
+	for i := 0; err == nil && i < len(t.saves); i++ {
+		_, err = b.exec(ctx, "SAVEPOINT "+t.saves[i])
+	}
+	if err != nil {
+		if b.tx != nil {
+			_ = b.tx.Rollback()
+		}
+		discard(conn)
+		return nil, err
+	}
+	return b, nil
+}
+
+// xaStart begins a MySQL branch: the isolation level first (it applies
+// to the next transaction), then XA START.
+func (t *tpTx) xaStart(ctx context.Context, b *tpBranch) error {
+	if t.opts != nil && t.opts.Isolation != sql.LevelDefault {
+		lvl, ok := mysqlIsolation[t.opts.Isolation]
+		if !ok {
+			return fmt.Errorf("%w: isolation level %v on MySQL", ErrUnsupported, t.opts.Isolation)
+		}
+		if _, err := b.conn.ExecContext(ctx, "SET TRANSACTION ISOLATION LEVEL "+lvl); err != nil {
+			return err
+		}
+	}
+	_, err := b.conn.ExecContext(ctx, t.x.XAStart(b.src.name))
+	return err
+}
+
+var mysqlIsolation = map[sql.IsolationLevel]string{
+	sql.LevelReadUncommitted: "READ UNCOMMITTED",
+	sql.LevelReadCommitted:   "READ COMMITTED",
+	sql.LevelRepeatableRead:  "REPEATABLE READ",
+	sql.LevelSerializable:    "SERIALIZABLE",
+}
+
+// discard closes conn's session instead of returning it to the pool: it
+// may be inside a transaction or an XA branch.
+func discard(conn *sql.Conn) {
+	_ = conn.Raw(func(any) error { return driver.ErrBadConn })
+	_ = conn.Close()
+}
+
+// fail records a failure that forbids committing (see tpTx.failed).
+func (t *tpTx) fail(err error) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.failLocked(err, len(t.saves))
+}
+
+func (t *tpTx) failLocked(err error, at int) {
+	if t.failed == nil || at < t.failedAt {
+		t.failed, t.failedAt = err, at
+	}
+}
+
+// noteErr: a failed statement aborts a PostgreSQL transaction, whose
+// PREPARE TRANSACTION would then roll it back and report no error.
+func (t *tpTx) noteErr(b *tpBranch, err error) {
+	if err != nil && b.src.dialect == dialect.Postgres {
+		t.fail(fmt.Errorf("a statement failed on data source %s, which aborts its PostgreSQL transaction: %w", b.src.name, err))
+	}
+}
+
+// xaBranches gives the branches to the coordinator.
+func xaBranches(bs []*tpBranch) []xa.Branch {
+	out := make([]xa.Branch, len(bs))
+	for i, b := range bs {
+		out[i] = xa.Branch{Source: b.src.name, Exec: func(ctx context.Context, q string) error {
+			_, err := b.exec(ctx, q)
+			return err
+		}}
+		if b.tx != nil {
+			out[i].Local = func(commit bool) error {
+				if commit {
+					return b.tx.Commit()
+				}
+				return b.tx.Rollback()
+			}
+		}
+	}
+	return out
+}
+
+// end takes the branches for Commit or Rollback; a second end is
+// sql.ErrTxDone.
+func (t *tpTx) end() ([]*tpBranch, error, error) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if t.done {
+		return nil, nil, sql.ErrTxDone
+	}
+	t.done = true
+	return t.branches, t.failed, nil
+}
+
+// commit runs the coordinator's commit over the branches, or its rollback
+// when a failure forbids committing.
+func (t *tpTx) commit() error {
+	bs, failed, err := t.end()
+	if err != nil {
+		return err
+	}
+	ctx := context.WithoutCancel(t.ctx) // a cancelled ctx must not stop phase 2 half-way
+	if failed != nil {
+		rerr := t.x.Rollback(ctx, xaBranches(bs))
+		release(bs, rerr != nil)
+		return errors.Join(fmt.Errorf("gormplugin: the transaction was rolled back instead of committed: %w", failed), rerr)
+	}
+	err = t.x.Commit(ctx, xaBranches(bs))
+	release(bs, err != nil)
+	if err != nil {
+		return fmt.Errorf("gormplugin: commit: %w", err)
+	}
+	return nil
+}
+
+func (t *tpTx) rollback() error {
+	bs, _, err := t.end()
+	if err != nil {
+		return err
+	}
+	err = t.x.Rollback(context.WithoutCancel(t.ctx), xaBranches(bs))
+	release(bs, err != nil)
+	if err != nil {
+		return fmt.Errorf("gormplugin: rollback: %w", err)
+	}
+	return nil
+}
+
+// release gives the branches' connections back, or closes their sessions
+// when the transaction did not end cleanly (an XA branch may still be
+// prepared there; the coordinator's recovery ends it from elsewhere).
+func release(bs []*tpBranch, broken bool) {
+	for _, b := range bs {
+		if b.tx != nil {
+			_ = b.tx.Rollback() // ends database/sql's Tx if the coordinator did not; the session is idle
+		}
+		if broken {
+			discard(b.conn)
+		} else {
+			_ = b.conn.Close()
+		}
+	}
+}
+
+// savePoint sets a savepoint on every branch begun; a branch begun later
+// gets it at its start (begin).
+func (t *tpTx) savePoint(ctx context.Context, name string) error {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if t.done {
+		return sql.ErrTxDone
+	}
+	for _, b := range t.branches {
+		if _, err := b.exec(ctx, "SAVEPOINT "+name); err != nil {
+			return fmt.Errorf("gormplugin: savepoint %s on data source %s: %w", name, b.src.name, err)
+		}
+	}
+	t.saves = append(t.saves, name)
+	return nil
+}
+
+// rollbackTo rolls every branch back to the latest savepoint name. A
+// failure recorded after that savepoint is undone with it; a branch that
+// cannot roll back leaves the transaction unfit to commit.
+func (t *tpTx) rollbackTo(ctx context.Context, name string) error {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if t.done {
+		return sql.ErrTxDone
+	}
+	i := len(t.saves) - 1
+	for i >= 0 && t.saves[i] != name {
+		i--
+	}
+	if i < 0 {
+		return fmt.Errorf("gormplugin: no savepoint %s in the transaction", name)
+	}
+	for _, b := range t.branches {
+		if _, err := b.exec(ctx, "ROLLBACK TO SAVEPOINT "+name); err != nil {
+			err = fmt.Errorf("gormplugin: rollback to savepoint %s on data source %s: %w", name, b.src.name, err)
+			t.failLocked(err, 0)
+			return err
+		}
+	}
+	t.saves = t.saves[:i+1] // later savepoints are gone, as in SQL
+	if t.failed != nil && i < t.failedAt {
+		t.failed = nil
+	}
+	return nil
+}
+
+// The gorm.ConnPool of one data source: the statement runs on its branch.
+
+func (c *tpConn) PrepareContext(ctx context.Context, query string) (*sql.Stmt, error) {
+	b, err := c.tx.branch(ctx, c.ds)
+	if err != nil {
+		return nil, err
+	}
+	if b.tx != nil {
+		return b.tx.PrepareContext(ctx, query)
+	}
+	return b.conn.PrepareContext(ctx, query)
+}
+
+func (c *tpConn) ExecContext(ctx context.Context, query string, args ...any) (sql.Result, error) {
+	b, err := c.tx.branch(ctx, c.ds)
+	if err != nil {
+		return nil, err
+	}
+	res, err := b.exec(ctx, query, args...)
+	c.tx.noteErr(b, err)
+	return res, err
+}
+
+func (c *tpConn) QueryContext(ctx context.Context, query string, args ...any) (*sql.Rows, error) {
+	b, err := c.tx.branch(ctx, c.ds)
+	if err != nil {
+		return nil, err
+	}
+	var rows *sql.Rows
+	if b.tx != nil {
+		rows, err = b.tx.QueryContext(ctx, query, args...)
+	} else {
+		rows, err = b.conn.QueryContext(ctx, query, args...)
+	}
+	c.tx.noteErr(b, err)
+	return rows, err
+}
+
+// QueryRowContext: the row's error shows only at Scan, where the plugin
+// cannot see it; a PostgreSQL branch aborted that way is caught by the
+// coordinator before it prepares (its PREPARE would fail).
+func (c *tpConn) QueryRowContext(ctx context.Context, query string, args ...any) *sql.Row {
+	b, err := c.tx.branch(ctx, c.ds)
+	if err != nil {
+		return errRow(ctx, err)
+	}
+	if b.tx != nil {
+		return b.tx.QueryRowContext(ctx, query, args...)
+	}
+	return b.conn.QueryRowContext(ctx, query, args...)
+}
+
+// Commit implements gorm.TxCommitter for the whole transaction.
+func (c *tpConn) Commit() error { return c.tx.commit() }
+
+// Rollback implements gorm.TxCommitter for the whole transaction.
+func (c *tpConn) Rollback() error { return c.tx.rollback() }
+
+// errRow is a *sql.Row whose Scan returns err (database/sql builds rows
+// only from a query: this one fails to connect with err).
+func errRow(ctx context.Context, err error) *sql.Row {
+	db := sql.OpenDB(errConnector{err})
+	defer db.Close()
+	return db.QueryRowContext(context.WithoutCancel(ctx), "")
+}
+
+type errConnector struct{ err error }
+
+func (e errConnector) Connect(context.Context) (driver.Conn, error) { return nil, e.err }
+func (e errConnector) Driver() driver.Driver                        { return errDriver{e.err} }
+
+type errDriver struct{ err error }
+
+func (e errDriver) Open(string) (driver.Conn, error) { return nil, e.err }
