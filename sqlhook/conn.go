@@ -112,7 +112,7 @@ func (c *conn) BeginTx(ctx context.Context, opts driver.TxOptions) (driver.Tx, e
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
-	t := &tx{c: c, opts: opts, begun: map[string]driver.Tx{}, reached: map[string]bool{}}
+	t := &tx{c: c, opts: opts, begun: map[string]driver.Tx{}, reached: map[string]bool{}, ctx: context.WithoutCancel(ctx)}
 	if opts != (driver.TxOptions{}) {
 		// Options the driver may not support: begin on the default data
 		// source now, so that BeginTx fails as the driver's would.
@@ -599,8 +599,10 @@ func (c *conn) queryUnitError(i int, r *routed, write bool, err error) error {
 // data sources on PostgreSQL. PostgreSQL aborts the transaction of the
 // data source it failed on until ROLLBACK TO; the whole transaction does
 // the same, so that the other data sources cannot commit without it.
+// (With two-phase commit it matters more: PREPARE TRANSACTION of an
+// aborted transaction rolls it back without an error.)
 func (c *conn) statementFailed(err error) {
-	if c.tx != nil && c.tx.failed == nil && c.cn.opts.multiSourceTx && c.cn.h != nil && c.cn.h.Dialect == PostgreSQL {
+	if c.tx != nil && c.tx.failed == nil && c.cn.spansSources() && c.cn.h != nil && c.cn.h.Dialect == PostgreSQL {
 		c.tx.failed = fmt.Errorf("a statement failed: %v", err)
 	}
 }

@@ -37,15 +37,22 @@ type connector struct {
 	// sessions: how statements touch session state, by text (several
 	// data sources only; see session.go).
 	sessions *sessClassCache
+	// tp: two-phase commit (WithTwoPhaseCommit over several data sources
+	// that can prepare), or nil.
+	tp *twoPhase
 }
 
 // closingConnector is a connector that owns its data sources' connectors:
 // sql.DB.Close calls Close, which closes those that are io.Closers.
 type closingConnector struct{ *connector }
 
-// Close closes every data source connector that has a Close method.
+// Close stops two-phase commit recovery and closes its pools, then
+// closes every data source connector that has a Close method.
 func (c closingConnector) Close() error {
 	var errs []error
+	if c.tp != nil {
+		errs = append(errs, c.tp.close())
+	}
 	for _, name := range c.names {
 		if cl, ok := c.sources[name].(io.Closer); ok {
 			if err := cl.Close(); err != nil {
@@ -149,6 +156,10 @@ func Open(cfg *shardconf.Config, opts ...Option) (*sql.DB, error) {
 		closeAll()
 		return nil, err
 	}
+	if err := cn.startTwoPhase(); err != nil {
+		closeAll()
+		return nil, err
+	}
 	return sql.OpenDB(closingConnector{cn}), nil
 }
 
@@ -195,6 +206,9 @@ func OpenWith(r *shardconf.Router, sources map[string]driver.Connector, opts ...
 	if err != nil {
 		return nil, err
 	}
+	if err := cn.startTwoPhase(); err != nil {
+		return nil, err
+	}
 	return sql.OpenDB(closingConnector{cn}), nil
 }
 
@@ -236,8 +250,26 @@ func newConnector(r *shardconf.Router, sources map[string]driver.Connector, o op
 	if err != nil {
 		return nil, err
 	}
+	tp, err := newTwoPhase(r, sources, d, o)
+	if err != nil {
+		return nil, err
+	}
 	return &connector{h: h, route: h.routeContext, opts: o, sources: sources, names: names, defaultDS: defaultDS,
-		sessions: &sessClassCache{size: o.cacheSize}}, nil
+		sessions: &sessClassCache{size: o.cacheSize}, tp: tp}, nil
+}
+
+// startTwoPhase starts two-phase commit (log table, checks, recovery)
+// when it is on; on failure its pools are closed (the caller closes the
+// data sources' connectors).
+func (cn *connector) startTwoPhase() error {
+	if cn.tp == nil {
+		return nil
+	}
+	if err := cn.tp.start(context.Background()); err != nil {
+		cn.tp.close()
+		return err
+	}
+	return nil
 }
 
 // pickDialect returns the dialect to parse in: the one asked for, else the

@@ -305,9 +305,10 @@
 // when a statement goes there. Work on one data source has that
 // database's full transactional semantics. A statement that would take a
 // transaction to a second data source is ErrCrossSourceTx unless
-// WithMultiSourceTx, and then the transaction is not atomic: each data
-// source commits on its own, and a failure part-way is a
-// *PartialCommitError that names what committed.
+// WithTwoPhaseCommit (below: the transaction commits atomically) or
+// WithMultiSourceTx (the transaction is not atomic: each data source
+// commits on its own, and a failure part-way is a *PartialCommitError
+// that names what committed). Given both, WithTwoPhaseCommit wins.
 //
 // SAVEPOINT, RELEASE and ROLLBACK TO go to every data source the
 // transaction has begun on. Before it has begun on any they are kept,
@@ -323,14 +324,71 @@
 // Commit rolls back every data source and returns it, Rollback rolls
 // back every data source) when a savepoint statement succeeds on some
 // data sources and fails on others, when giving the savepoints to a
-// joining data source fails, or, with WithMultiSourceTx, when a ROLLBACK
-// TO a savepoint the transaction set fails: committing would keep work
-// the application undid (a ROLLBACK TO of a name never set fails as the
-// driver's would and leaves the transaction as the driver does). A
-// statement that ran on some of its units and failed on the next, and
-// with WithMultiSourceTx on PostgreSQL any failed statement, fails the
+// joining data source fails, or, with WithMultiSourceTx or
+// WithTwoPhaseCommit, when a ROLLBACK TO a savepoint the transaction set
+// fails: committing would keep work the application undid (a ROLLBACK TO
+// of a name never set fails as the driver's would and leaves the
+// transaction as the driver does). A statement that ran on some of its
+// units and failed on the next, and with WithMultiSourceTx or
+// WithTwoPhaseCommit on PostgreSQL any failed statement, fails the
 // transaction until a ROLLBACK TO undoes it, as PostgreSQL does: a
 // statement is never committed in part.
+//
+// # Two-phase commit
+//
+// WithTwoPhaseCommit lets a transaction span data sources and commit
+// atomically: every data source commits or every one rolls back. Use it
+// when a transaction must write on several data sources (moving a row
+// between shards, an order and its stock on different databases); keep
+// it off when transactions stay on one data source, and design the
+// sharding so that they mostly do: a transaction that reaches one data
+// source commits in one phase as without it.
+//
+// A transaction reaching several data sources costs, at Commit, one
+// PREPARE TRANSACTION (XA END and XA PREPARE on MySQL) per data source,
+// run in parallel, one INSERT into the decision log (its own transaction
+// on the log's data source), then one COMMIT PREPARED (XA COMMIT) per
+// data source, in parallel: about three round trips of latency instead
+// of one, and a decision log row per transaction. On MySQL and MariaDB
+// every read-write transaction begins with XA START (a local transaction
+// cannot become an XA branch later), so a transaction that stays on one
+// data source pays XA END and XA COMMIT ... ONE PHASE instead of COMMIT;
+// a read-only one (sql.TxOptions.ReadOnly) begins as usual. Statements
+// that commit implicitly (DDL) fail inside an XA branch.
+//
+// It gives atomicity, not a global snapshot: each data source runs its
+// part at the isolation level asked, on its own; a reader can see one
+// data source's part committed before another's (between the COMMIT
+// PREPAREDs), and two transactions can be ordered differently on two data
+// sources. Locks are held until the second phase ends.
+//
+// Commit returns nil when every data source committed. An error matching
+// ErrTxInDoubt (a *TxInDoubtError) means the outcome is not known yet:
+// the decision may have been logged and some data sources may have
+// committed; recovery settles every data source the same way (commit if
+// the decision is logged, else roll back once the transaction is older
+// than the recovery timeout). Any other error means every data source
+// rolled back. A prepared transaction keeps its locks until it is
+// settled.
+//
+// The decision log is a table (shardkey_xa_log, created when missing) on
+// the first data source in the rules' order, or where WithTwoPhaseLog
+// says; every process sharing data sources must name the same log. Open
+// and OpenWith recover at once what an earlier process left prepared and
+// then every 30 seconds until the *sql.DB is closed (WithTwoPhaseRecovery
+// sets the timeout and the interval); several processes recovering at
+// once are safe. Transaction ids come from a SNOWFLAKE generator
+// (WithTwoPhaseKeyGenerator replaces it) and a random nonce.
+//
+// PostgreSQL must allow prepared transactions: max_prepared_transactions
+// (0 by default; a server restart applies it) at least the number of
+// transactions that may be prepared at once, typically max_connections.
+// Open and OpenWith refuse a data source where it is 0 with an error
+// matching ErrTwoPhaseUnavailable. MySQL needs 5.7.7 or later and MariaDB
+// 10.5 or later (a prepared XA branch must survive its connection). SQLite
+// cannot prepare a transaction: a statement that would take a transaction
+// to a second SQLite data source is refused before it runs, with an error
+// matching ErrCrossSourceTx and ErrTwoPhaseUnavailable.
 //
 // # Session state
 //

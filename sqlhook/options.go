@@ -48,6 +48,7 @@ type options struct {
 	binaryText    bool
 	timeLoc       *time.Location
 	routerOpts    []shardconf.RouterOption
+	twoPhase      twoPhaseOptions
 }
 
 func buildOptions(opts []Option) options {
@@ -92,6 +93,8 @@ func WithScatter() Option { return func(o *options) { o.scatter = true } }
 // WithMultiSourceTx lets a transaction span several data sources. Such a
 // transaction is NOT atomic: each data source commits on its own, and a
 // failure part-way is a *PartialCommitError naming what committed.
+// WithTwoPhaseCommit, given as well, takes precedence: the transaction is
+// then atomic or refused, never committed in part.
 func WithMultiSourceTx() Option { return func(o *options) { o.multiSourceTx = true } }
 
 // WithDefaultDataSource names the data source that receives statements

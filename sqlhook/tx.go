@@ -9,6 +9,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/shardkey/shardkey/internal/xa"
 	"github.com/shardkey/shardkey/sqlhook/internal/ir"
 )
 
@@ -22,7 +23,15 @@ import (
 type tx struct {
 	c     *conn
 	opts  driver.TxOptions
-	begun map[string]driver.Tx // by data source
+	begun map[string]driver.Tx // by data source; *xaBranch for an XA branch
+	// ctx: BeginTx's context without its cancellation, for the
+	// two-phase commit at the end (cancelling must not stop a commit
+	// half-way; recovery would have to finish it).
+	ctx context.Context
+	// xt: the two-phase transaction (WithTwoPhaseCommit), made when a
+	// branch first needs its id (XA START, or a commit across data
+	// sources).
+	xt *xa.Tx
 	// reached: the data sources a statement of the transaction has run
 	// on (savepoints and SET LOCAL aside); what WithMultiSourceTx
 	// governs. A data source begun by BeginTx is begun but not reached
@@ -78,12 +87,15 @@ func (t *tx) usable(query string) error {
 }
 
 // admit refuses a statement that would make the transaction span several
-// data sources unless WithMultiSourceTx was given.
+// data sources unless WithTwoPhaseCommit or WithMultiSourceTx was given;
+// with WithTwoPhaseCommit, a span two-phase commit cannot commit is
+// refused too.
 func (t *tx) admit(query string, units []unit) error {
 	if err := t.usable(query); err != nil {
 		return err
 	}
-	if t.c.cn.opts.multiSourceTx {
+	tpOn := t.c.cn.opts.twoPhase.on
+	if t.c.cn.opts.multiSourceTx && !tpOn {
 		return nil
 	}
 	span := maps.Clone(t.reached)
@@ -92,6 +104,9 @@ func (t *tx) admit(query string, units []unit) error {
 	}
 	if len(span) <= 1 {
 		return nil
+	}
+	if tpOn {
+		return t.admitTwoPhase(query, span)
 	}
 	return &StatementError{SQL: query, Err: fmt.Errorf(
 		"%w: it would reach data sources %s; a transaction across data sources is not atomic (WithMultiSourceTx allows it)",
@@ -110,7 +125,9 @@ func (t *tx) begin(ctx context.Context, ds string, dc driver.Conn) error {
 		dtx driver.Tx
 		err error
 	)
-	if bt, ok := dc.(driver.ConnBeginTx); ok {
+	if t.beginsXA() {
+		dtx, err = t.beginXA(ctx, ds, dc)
+	} else if bt, ok := dc.(driver.ConnBeginTx); ok {
 		dtx, err = bt.BeginTx(ctx, t.opts)
 	} else if err = checkTxOptions(dc, t.opts); err == nil {
 		if err = ctx.Err(); err == nil {
@@ -162,6 +179,9 @@ func (t *tx) end(op string) error {
 		return fmt.Errorf("sqlhook: %s: the transaction has already ended", op)
 	}
 	t.c.tx = nil
+	if t.c.cn.tp != nil {
+		return t.endTwoPhase(op)
+	}
 	var names []string
 	for _, name := range slices.Sorted(maps.Keys(t.begun)) {
 		if t.reached[name] {

@@ -2,6 +2,8 @@ package sqlhook
 
 import (
 	"errors"
+
+	"github.com/shardkey/shardkey/internal/xa"
 )
 
 // Sentinels of the transaction and session layer (test with errors.Is).
@@ -25,7 +27,28 @@ var (
 	// SJIS client character set, standard_conforming_strings off):
 	// sqlhook would read their text differently from the server.
 	ErrSessionState = errors.New("sqlhook: session state across data sources")
+	// ErrTxInDoubt: with WithTwoPhaseCommit, Commit failed and the outcome
+	// is not known to be a rollback: the decision to commit may have been
+	// logged, and some data sources may have committed. The error is a
+	// *TxInDoubtError: if Decided, recovery commits what is left; if
+	// not, recovery commits or rolls back according to the log (rolls
+	// back if nothing was logged). Any other Commit error means every
+	// data source rolled back.
+	ErrTxInDoubt = xa.ErrInDoubt
+	// ErrTwoPhaseUnavailable: WithTwoPhaseCommit cannot commit across
+	// these data sources: a SQLite data source (SQLite cannot prepare a
+	// transaction), or a PostgreSQL server whose max_prepared_transactions
+	// is 0. A statement that would take a transaction to a second data
+	// source that cannot prepare is refused before it runs, with an error
+	// matching both ErrCrossSourceTx and ErrTwoPhaseUnavailable.
+	ErrTwoPhaseUnavailable = xa.ErrUnavailable
 )
+
+// TxInDoubtError is ErrTxInDoubt with the details: the transaction's
+// global id (GTRID), whether the commit decision was logged (Decided),
+// the data sources known to have committed (Committed) and those whose
+// outcome is pending (Pending), and the cause (Err).
+type TxInDoubtError = xa.InDoubtError
 
 // sessionStateError is a refusal matching ErrSessionState and
 // ErrUnsupported.

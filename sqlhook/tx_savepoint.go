@@ -151,7 +151,7 @@ func (t *tx) savepoint(ctx context.Context, query string, r *routed, s *stmt, as
 			t.c.statementFailed(err)
 			return nil, err
 		}
-		if len(done) > 0 || sp.kind == spRollback && t.c.cn.opts.multiSourceTx {
+		if len(done) > 0 || sp.kind == spRollback && t.c.cn.spansSources() {
 			t.broken = fmt.Errorf("%s succeeded on %d data source(s) (%s) and failed on another: %v",
 				strings.ToUpper(query), len(done), strings.Join(done, ", "), err)
 			if len(done) == 0 {
@@ -163,7 +163,7 @@ func (t *tx) savepoint(ctx context.Context, query string, r *routed, s *stmt, as
 	}
 	if known {
 		t.apply(t.c.cn.h.Dialect, sp, query)
-	} else if t.c.cn.opts.multiSourceTx && len(t.c.cn.names) > 1 {
+	} else if t.c.cn.spansSources() && len(t.c.cn.names) > 1 {
 		// The databases know a savepoint the log does not (set where
 		// sqlhook did not see it): a data source joining later could not
 		// be given the same savepoints.
