@@ -50,6 +50,7 @@ require (
 	github.com/shardkey/shardkey v0.1.0
 	github.com/shardkey/shardkey/internal/dbtest v0.1.0
 	github.com/shardkey/shardkey/internal/merge v0.1.0
+	go.uber.org/goleak v1.3.0
 	modernc.org/sqlite v1.62.0
 )
 
