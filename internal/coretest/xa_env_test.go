@@ -288,6 +288,14 @@ func listPrepared(s xa.Source, prefix string) ([]string, error) {
 	return out, rows.Err()
 }
 
+// listed is how gtrid's branch on node i is listed by listPrepared.
+func (e *xaEnv) listed(i int, gtrid string) string {
+	if n := e.nodes[i].src; n.Dialect == dialect.MySQL {
+		return gtrid + n.Name
+	}
+	return gtrid + ":" + e.nodes[i].src.Name
+}
+
 // wantNothingPrepared checks no branch of ours is left prepared.
 func (e *xaEnv) wantNothingPrepared() {
 	e.t.Helper()
