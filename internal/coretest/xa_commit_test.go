@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/shardkey/shardkey/internal/dialect"
 	"github.com/shardkey/shardkey/internal/xa"
 )
 
@@ -139,4 +140,61 @@ func TestXATwoPhaseCommitRollsBackWhenAPostgreSQLBranchHadFailed(t *testing.T) {
 	}
 	e.wantRows(1, 0)
 	e.wantNothingPrepared()
+}
+
+// failCommit makes b's phase-2 commit fail on its own connection without
+// running, the connection staying alive.
+func failCommit(b xa.Branch) xa.Branch {
+	exec := b.Exec
+	b.Exec = func(ctx context.Context, q string) error {
+		if strings.HasPrefix(q, "COMMIT PREPARED") || strings.HasPrefix(q, "XA COMMIT") {
+			return errors.New("injected commit failure")
+		}
+		return exec(ctx, q)
+	}
+	return b
+}
+
+// A branch whose commit fails on its own connection is committed through
+// the pool (PostgreSQL); a MySQL branch still attached to that live
+// session cannot be, and Commit must say the outcome is in doubt rather
+// than count XAER_NOTA as committed.
+func TestXACommitSucceedsOnlyWhenEveryBranchIsCommitted(t *testing.T) {
+	for _, pair := range xaPairs {
+		t.Run(pair.name, func(t *testing.T) {
+			e := newXAEnv(t, pair, "phase2fail")
+			c := e.coordinator(xa.Config{})
+			tx := e.newTx(c)
+			bs := e.insertAll(tx, 1)
+			for i := range bs {
+				bs[i] = failCommit(bs[i])
+			}
+			err := tx.Commit(context.Background(), bs)
+			var ide *xa.InDoubtError
+			switch {
+			case err == nil:
+				e.release(false)
+				e.wantRows(1, 1)
+			case errors.As(err, &ide) && ide.Decided:
+				t.Logf("in doubt: %v", err)
+				for _, p := range ide.Pending {
+					if e.nodes[p[2]-'0'].src.Dialect == dialect.Postgres {
+						t.Errorf("PostgreSQL branch %s pending: the pool should have committed it", p)
+					}
+				}
+				e.release(true)
+				rep, rerr := c.Recover(context.Background())
+				if rerr != nil || len(rep.Errors) > 0 || len(rep.Committed) != len(ide.Pending) {
+					t.Fatalf("Recover = %+v, %v; want the pending branches %q committed", rep, rerr, ide.Pending)
+				}
+				e.wantRows(1, 1)
+			default:
+				t.Fatalf("Commit = %v", err)
+			}
+			if pair.name == "postgres" && err != nil {
+				t.Errorf("PostgreSQL pair: Commit = %v, want nil (the pool finishes the branches)", err)
+			}
+			e.wantNothingPrepared()
+		})
+	}
 }

@@ -2,8 +2,9 @@ package xa
 
 import (
 	"context"
-	"errors"
 	"fmt"
+
+	"github.com/shardkey/shardkey/internal/dialect"
 )
 
 // prepare runs phase 1 on one branch.
@@ -19,13 +20,10 @@ func (t *Tx) prepare(ctx context.Context, b *branch) error {
 			return wrapBranch(b.Source, "PREPARE TRANSACTION", err)
 		}
 		// PREPARE TRANSACTION in a failed transaction rolls it back and
-		// reports success: only pg_prepared_xacts tells.
-		var n int
-		if err := b.src.DB.QueryRowContext(ctx, pgIsPrepared, gid).Scan(&n); err != nil {
-			return wrapBranch(b.Source, "checking the prepared transaction", err)
-		}
-		if n != 1 {
-			return wrapBranch(b.Source, "PREPARE TRANSACTION", errors.New("the transaction had failed and was rolled back instead"))
+		// reports success: only pg_prepared_xacts tells. Asked on the
+		// branch's own (now idle) session, so no pool connection is needed.
+		if err := b.Exec(ctx, pgCheckPrepared(gid)); err != nil {
+			return wrapBranch(b.Source, "PREPARE TRANSACTION (checking it prepared)", err)
 		}
 		b.prepared = true
 		return nil
@@ -94,10 +92,33 @@ func (t *Tx) finish(ctx context.Context, b *branch, commit bool) (gone bool, err
 	if pool == nil {
 		return false, nil
 	}
-	if k := classify(pool); k == errGone || k == errBusy {
-		return true, nil
+	if k := classify(pool); k != errGone && k != errBusy {
+		return false, fmt.Errorf("xa: %s on data source %q: %w (on the branch's own connection: %v)", q, b.Source, pool, own)
 	}
-	return false, fmt.Errorf("xa: %s on data source %q: %w (on the branch's own connection: %v)", q, b.Source, pool, own)
+	// A prepared MySQL branch stays attached to its session while that
+	// lives, and other sessions get XAER_NOTA for it: gone only if XA
+	// RECOVER no longer lists it.
+	if b.src.Dialect == dialect.MySQL {
+		if still, err := t.c.listed(ctx, b.src, t.gtrid); err != nil || still {
+			return false, fmt.Errorf("xa: %s on data source %q: the branch is still prepared, attached to its own connection, where it failed: %w (listing: %v)", q, b.Source, own, err)
+		}
+	}
+	return true, nil
+}
+
+// listed tells whether gtrid's branch on s is prepared.
+func (c *Coordinator) listed(ctx context.Context, s *source, gtrid string) (bool, error) {
+	p, err := parseGTRID(gtrid)
+	if err != nil {
+		return false, err
+	}
+	fs, err := c.listSource(ctx, s, p.Tag)
+	for _, f := range fs {
+		if f.GTRID == gtrid {
+			return true, err
+		}
+	}
+	return false, err
 }
 
 // commitAll runs phase 2. With a hook, the first branch commits alone

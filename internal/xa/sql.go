@@ -14,6 +14,12 @@ import (
 // preparePG is the phase-1 statement of a PostgreSQL branch.
 func preparePG(gid string) string { return "PREPARE TRANSACTION '" + gid + "'" }
 
+// pgCheckPrepared fails unless gid is prepared.
+func pgCheckPrepared(gid string) string {
+	return "DO $$BEGIN IF NOT EXISTS (SELECT 1 FROM pg_prepared_xacts WHERE gid = '" + gid +
+		"') THEN RAISE EXCEPTION 'transaction % was not prepared: it had failed, and PREPARE TRANSACTION rolled it back', '" + gid + "'; END IF; END$$"
+}
+
 // commitPreparedPG and rollbackPreparedPG end a prepared PostgreSQL branch.
 func commitPreparedPG(gid string) string   { return "COMMIT PREPARED '" + gid + "'" }
 func rollbackPreparedPG(gid string) string { return "ROLLBACK PREPARED '" + gid + "'" }
@@ -28,7 +34,6 @@ func xaRollback(xid string) string       { return "XA ROLLBACK " + xid }
 
 const (
 	pgListPrepared = `SELECT gid FROM pg_prepared_xacts WHERE database = current_database() AND gid LIKE $1`
-	pgIsPrepared   = `SELECT count(*) FROM pg_prepared_xacts WHERE gid = $1`
 	pgMaxPrepared  = `SELECT current_setting('max_prepared_transactions')`
 	pgLogLocation  = `SELECT current_database(), current_schema()`
 	mysqlRecover   = `XA RECOVER`
