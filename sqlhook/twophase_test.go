@@ -3,6 +3,7 @@ package sqlhook_test
 import (
 	"context"
 	"database/sql"
+	"database/sql/driver"
 	"encoding/hex"
 	"errors"
 	"fmt"
@@ -12,12 +13,14 @@ import (
 	"testing"
 	"time"
 
+	"github.com/DATA-DOG/go-sqlmock"
 	"go.uber.org/goleak"
 	"gorm.io/gorm"
 
 	"github.com/shardkey/shardkey/internal/dbtest"
 	"github.com/shardkey/shardkey/internal/xa"
 	"github.com/shardkey/shardkey/keygen"
+	"github.com/shardkey/shardkey/keygen/keygentest"
 	"github.com/shardkey/shardkey/shardconf"
 	"github.com/shardkey/shardkey/sqlhook"
 )
@@ -45,7 +48,7 @@ func tpBackends(t *testing.T, tag string) []txBackend {
 func tpOpen(t *testing.T, b txBackend, opts ...sqlhook.Option) *sql.DB {
 	t.Helper()
 	t.Cleanup(func() { noBranchesLeft(t, b) })
-	return b.open(t, append([]sqlhook.Option{sqlhook.WithTwoPhaseCommit(), tmpIDs(t)}, opts...)...)
+	return b.open(t, append([]sqlhook.Option{sqlhook.WithTwoPhaseCommit()}, opts...)...)
 }
 
 // stages records the coordinator's stages (WithTwoPhaseHook), and fails
@@ -158,7 +161,7 @@ func TestTwoPhaseCommitIsAtomicAcrossDataSources(t *testing.T) {
 		t.Run(b.name, func(t *testing.T) {
 			for i, opts := range [][]sqlhook.Option{nil, {sqlhook.WithMultiSourceTx()}} {
 				st := &stages{}
-				db := tpOpen(t, b, append(opts, sqlhook.WithTwoPhaseHook(st.hook))...)
+				db := tpOpen(t, b, append(opts, sqlhook.WithTwoPhaseHook(st.hook), snowflakeIDs(t))...)
 				id := int64(100 * (i + 1))
 				tx, err := db.Begin()
 				if err != nil {
@@ -492,7 +495,7 @@ func TestTwoPhaseCloseLeavesNoGoroutine(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			db, err := sqlhook.Open(cfg, sqlhook.WithTwoPhaseCommit(), tmpIDs(t), sqlhook.WithTwoPhaseRecovery(0, 10*time.Millisecond))
+			db, err := sqlhook.Open(cfg, sqlhook.WithTwoPhaseCommit(), sqlhook.WithTwoPhaseRecovery(0, 10*time.Millisecond))
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -515,10 +518,48 @@ func TestTwoPhaseCloseLeavesNoGoroutine(t *testing.T) {
 	}
 }
 
-func tmpIDs(t *testing.T) sqlhook.Option {
+// snowflakeIDs is WithTwoPhaseKeyGenerator with a SNOWFLAKE generator of
+// the test's own.
+func snowflakeIDs(t *testing.T) sqlhook.Option {
 	g, err := keygen.NewID("SNOWFLAKE", keygen.Props{"worker-id": "3"}, keygen.WithSequenceScope(keygen.NewSequenceScope()))
 	if err != nil {
 		t.Fatal(err)
 	}
 	return sqlhook.WithTwoPhaseKeyGenerator(g)
+}
+
+// A PostgreSQL data source whose max_prepared_transactions is 0 cannot
+// prepare: Open refuses it with an error matching ErrTwoPhaseUnavailable
+// that names the data source and the setting, and leaves no goroutine
+// behind. (The servers here allow prepared transactions: the data sources
+// are sqlmock databases answering what the coordinator's Start asks.)
+func TestTwoPhaseOpenRefusesPostgresWithoutPreparedTransactions(t *testing.T) {
+	sources := map[string]driver.Connector{}
+	for ds, max := range map[string]string{"ds_0": "100", "ds_1": "0"} {
+		dsn := t.Name() + "/" + ds
+		db, mock, err := sqlmock.NewWithDSN(dsn, sqlmock.QueryMatcherOption(sqlmock.QueryMatcherRegexp))
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { db.Close() })
+		mock.MatchExpectationsInOrder(false)
+		if ds == "ds_0" {
+			mock.ExpectQuery(`current_database\(\)`).WillReturnRows(sqlmock.NewRows([]string{"db", "schema"}).AddRow("db0", "public"))
+			mock.ExpectExec(`CREATE TABLE IF NOT EXISTS shardkey_xa_log`).WillReturnResult(sqlmock.NewResult(0, 0))
+		}
+		mock.ExpectQuery(`max_prepared_transactions`).WillReturnRows(sqlmock.NewRows([]string{"v"}).AddRow(max))
+		sources[ds] = dsnConnector{db.Driver(), dsn}
+	}
+	ignore := goleak.IgnoreCurrent() // the mocks' own pools
+	db, err := sqlhook.OpenWith(mockRouter(t, keygentest.NewClock(time.Now())), sources,
+		sqlhook.WithDialect(sqlhook.PostgreSQL), sqlhook.WithTwoPhaseCommit(), snowflakeIDs(t))
+	if err == nil {
+		db.Close()
+		t.Fatal("Open accepted a data source that cannot prepare")
+	}
+	if !errors.Is(err, sqlhook.ErrTwoPhaseUnavailable) || !strings.Contains(err.Error(), `"ds_1"`) ||
+		!strings.Contains(err.Error(), "max_prepared_transactions") {
+		t.Fatalf("Open: %v, want ErrTwoPhaseUnavailable naming ds_1 and max_prepared_transactions", err)
+	}
+	goleak.VerifyNone(t, ignore)
 }
