@@ -1,0 +1,675 @@
+package sqlhook_test
+
+import (
+	"bufio"
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"hash/fnv"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	_ "github.com/go-sql-driver/mysql"
+	_ "github.com/jackc/pgx/v5/stdlib"
+
+	"github.com/shardkey/shardkey/internal/dbtest"
+	"github.com/shardkey/shardkey/internal/xa"
+	"github.com/shardkey/shardkey/shardconf"
+	"github.com/shardkey/shardkey/sqlhook"
+)
+
+// tpRules is testdata/rules/twophase_accounts.yaml: t_account on ds_0
+// (even ids) and ds_1 (odd ids). A fmt format: driver, DSN, driver, DSN.
+var tpRules = tpReadTestdata("rules/twophase_accounts.yaml")
+
+// tpLogTable is the decision log's default table, which these tests use.
+const tpLogTable = "shardkey_xa_log"
+
+// tpPair is two physical databases of one kind serving as ds_0 and ds_1,
+// each holding t_account(id, balance).
+type tpPair struct {
+	name, driver string
+	dsn          [2]string // direct, not through a proxy
+	db           [2]string // database names (ds_0's holds the decision log)
+}
+
+// tpPostgresPair and tpMariaDBPair create fresh databases named after tag.
+func tpPostgresPair(t testing.TB, tag string) tpPair {
+	t.Helper()
+	p := tpPair{name: "postgres", driver: "pgx"}
+	for i := range 2 {
+		p.dsn[i] = dbtest.Postgres(t, fmt.Sprintf("tp_%s_%d", tag, i))
+		p.db[i] = fmt.Sprintf("shardkey_tp_%s_%d", tag, i)
+	}
+	p.setup(t)
+	return p
+}
+
+func tpMariaDBPair(t testing.TB, tag string) tpPair {
+	t.Helper()
+	p := tpPair{name: "mariadb", driver: "mysql"}
+	for i := range 2 {
+		p.dsn[i] = dbtest.MySQL(t, fmt.Sprintf("tp_%s_%d", tag, i))
+		p.db[i] = fmt.Sprintf("shardkey_tp_%s_%d", tag, i)
+	}
+	p.setup(t)
+	return p
+}
+
+// tpPairs is both kinds that support two-phase commit.
+func tpPairs(t *testing.T, tag string) []tpPair {
+	t.Helper()
+	return []tpPair{tpPostgresPair(t, tag), tpMariaDBPair(t, tag)}
+}
+
+// setup creates t_account in both databases and makes sure no prepared
+// branch of this pair outlives the test (a leftover holds locks and keeps
+// PostgreSQL from dropping the database).
+func (p tpPair) setup(t testing.TB) {
+	t.Helper()
+	for i := range 2 {
+		tpExec(t, p.direct(t, i), `CREATE TABLE t_account (id BIGINT PRIMARY KEY, balance BIGINT NOT NULL)`)
+	}
+	t.Cleanup(func() {
+		for i := range 2 {
+			for _, b := range p.prepared(t, i) {
+				if err := p.rollbackBranch(i, b); err != nil {
+					t.Errorf("cleanup: roll back %s on ds_%d: %v", b, i, err)
+				}
+			}
+		}
+	})
+}
+
+// logTag is the tag in every GTRID of a deployment whose decision log is
+// tpLogTable in ds_0's database: FNV-32a of the table's full name
+// (database.schema.table on PostgreSQL, database.table on MySQL).
+func (p tpPair) logTag() string {
+	table := tpLogTable
+	if p.driver == "pgx" {
+		table = "public." + table
+	}
+	h := fnv.New32a()
+	h.Write([]byte(p.db[0] + "." + table))
+	return fmt.Sprintf("%08x", h.Sum32())
+}
+
+// config is the rules with ds_i at dsns[i] (direct or through a proxy).
+func (p tpPair) config(t testing.TB, dsns [2]string) *shardconf.Config {
+	t.Helper()
+	cfg, err := shardconf.Parse(fmt.Appendf(nil, tpRules, p.driver, dsns[0], p.driver, dsns[1]))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return cfg
+}
+
+// open opens the pair through sqlhook with two-phase commit at dsns.
+func (p tpPair) open(t testing.TB, dsns [2]string, opts ...sqlhook.Option) *sql.DB {
+	t.Helper()
+	opts = append([]sqlhook.Option{sqlhook.WithTwoPhaseCommit()}, opts...)
+	db, err := sqlhook.Open(p.config(t, dsns), opts...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { db.Close() })
+	return db
+}
+
+// direct opens data source i without sqlhook or proxy.
+func (p tpPair) direct(t testing.TB, i int) *sql.DB {
+	t.Helper()
+	db, err := sql.Open(p.driver, p.dsn[i])
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { db.Close() })
+	return db
+}
+
+// rawOpen opens data source i without t (for cleanups and children).
+func (p tpPair) rawOpen(i int) (*sql.DB, error) { return sql.Open(p.driver, p.dsn[i]) }
+
+// tpBranch is a prepared branch as the database lists it.
+type tpBranch struct{ gtrid, bqual string }
+
+func (b tpBranch) String() string { return b.gtrid + "/" + b.bqual }
+
+// prepared lists the prepared branches of this pair's deployment in data
+// source i: on PostgreSQL those of the database, on MariaDB (whose XA
+// RECOVER lists the whole server's) those of shardkey's format whose
+// GTRID carries this pair's log tag and whose branch is ds_i.
+func (p tpPair) prepared(t testing.TB, i int) []tpBranch {
+	t.Helper()
+	bs, err := p.listPrepared(i)
+	if err != nil {
+		t.Fatalf("list prepared branches of ds_%d: %v", i, err)
+	}
+	return bs
+}
+
+func (p tpPair) listPrepared(i int) ([]tpBranch, error) {
+	db, err := p.rawOpen(i)
+	if err != nil {
+		return nil, err
+	}
+	defer db.Close()
+	if p.driver == "pgx" {
+		return tpPreparedPG(db)
+	}
+	// XA RECOVER lists the whole server's: keep data source i's.
+	all, err := tpPreparedMySQL(db, "sk1:"+p.logTag()+":")
+	var bs []tpBranch
+	for _, b := range all {
+		if b.bqual == fmt.Sprintf("ds_%d", i) {
+			bs = append(bs, b)
+		}
+	}
+	return bs, err
+}
+
+func tpPreparedPG(db *sql.DB) ([]tpBranch, error) {
+	rows, err := db.Query(`SELECT gid FROM pg_prepared_xacts WHERE database = current_database() ORDER BY gid`)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var bs []tpBranch
+	for rows.Next() {
+		var gid string
+		if err := rows.Scan(&gid); err != nil {
+			return nil, err
+		}
+		cut := strings.LastIndexByte(gid, ':')
+		if cut < 0 {
+			bs = append(bs, tpBranch{gtrid: gid})
+			continue
+		}
+		bs = append(bs, tpBranch{gtrid: gid[:cut], bqual: gid[cut+1:]})
+	}
+	return bs, rows.Err()
+}
+
+// tpFormatID is the XA formatID of shardkey's MySQL branches ("sk1").
+const tpFormatID = 0x736b31
+
+func tpPreparedMySQL(db *sql.DB, prefix string) ([]tpBranch, error) {
+	rows, err := db.Query(`XA RECOVER`)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var bs []tpBranch
+	for rows.Next() {
+		var (
+			format, gl, bl int
+			data           []byte
+		)
+		if err := rows.Scan(&format, &gl, &bl, &data); err != nil {
+			return nil, err
+		}
+		if format != tpFormatID || gl+bl > len(data) || !strings.HasPrefix(string(data[:gl]), prefix) {
+			continue
+		}
+		bs = append(bs, tpBranch{gtrid: string(data[:gl]), bqual: string(data[gl : gl+bl])})
+	}
+	return bs, rows.Err()
+}
+
+// rollbackBranch rolls back a prepared branch directly.
+func (p tpPair) rollbackBranch(i int, b tpBranch) error {
+	db, err := p.rawOpen(i)
+	if err != nil {
+		return err
+	}
+	defer db.Close()
+	if p.driver == "pgx" {
+		gid := b.gtrid
+		if b.bqual != "" {
+			gid += ":" + b.bqual
+		}
+		_, err = db.Exec(`ROLLBACK PREPARED '` + strings.ReplaceAll(gid, "'", "''") + `'`)
+		return err
+	}
+	_, err = db.Exec(fmt.Sprintf(`XA ROLLBACK X'%x', X'%x', %d`, b.gtrid, b.bqual, tpFormatID))
+	return err
+}
+
+// branchesOf keeps the branches of gtrid.
+func tpBranchesOf(bs []tpBranch, gtrid string) []tpBranch {
+	var out []tpBranch
+	for _, b := range bs {
+		if b.gtrid == gtrid {
+			out = append(out, b)
+		}
+	}
+	return out
+}
+
+// seed sets the accounts: id → balance, each in its data source.
+func (p tpPair) seed(t testing.TB, accounts map[int64]int64) {
+	t.Helper()
+	for i := range 2 {
+		d := p.direct(t, i)
+		tpExec(t, d, `DELETE FROM t_account`)
+		for id, bal := range accounts {
+			if int(id%2) == i {
+				tpExec(t, d, p.q(`INSERT INTO t_account (id, balance) VALUES (?, ?)`), id, bal)
+			}
+		}
+	}
+}
+
+// balances reads every account directly from both data sources.
+func (p tpPair) balances(t testing.TB) map[int64]int64 {
+	t.Helper()
+	out := map[int64]int64{}
+	for i := range 2 {
+		rows, err := p.direct(t, i).Query(`SELECT id, balance FROM t_account`)
+		if err != nil {
+			t.Fatalf("read ds_%d: %v", i, err)
+		}
+		for rows.Next() {
+			var id, bal int64
+			if err := rows.Scan(&id, &bal); err != nil {
+				t.Fatal(err)
+			}
+			if int(id%2) != i {
+				t.Errorf("account %d is stored in ds_%d", id, i)
+			}
+			out[id] = bal
+		}
+		if err := rows.Close(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return out
+}
+
+// decision reads gtrid's row of the decision log directly ("" if none).
+func (p tpPair) decision(t testing.TB, gtrid string) string {
+	t.Helper()
+	var outcome string
+	err := p.direct(t, 0).QueryRow(p.q(`SELECT outcome FROM `+tpLogTable+` WHERE gtrid = ?`), gtrid).Scan(&outcome)
+	if errors.Is(err, sql.ErrNoRows) {
+		return ""
+	}
+	if err != nil {
+		t.Fatalf("read decision of %s: %v", gtrid, err)
+	}
+	return outcome
+}
+
+// q spells ? placeholders as $n for PostgreSQL.
+func (p tpPair) q(s string) string {
+	if p.driver != "pgx" {
+		return s
+	}
+	out, n := []byte{}, 0
+	for i := 0; i < len(s); i++ {
+		if s[i] == '?' {
+			n++
+			out = fmt.Appendf(out, "$%d", n)
+			continue
+		}
+		out = append(out, s[i])
+	}
+	return string(out)
+}
+
+// awaitNoPrepared waits until neither data source lists a prepared branch
+// of this pair, or fails the test after d.
+func (p tpPair) awaitNoPrepared(t testing.TB, d time.Duration) {
+	t.Helper()
+	deadline := time.Now().Add(d)
+	for {
+		left := append(p.prepared(t, 0), p.prepared(t, 1)...)
+		if len(left) == 0 {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("after %v, prepared branches are left: %v", d, left)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+// tpRecover opens a new sqlhook deployment over the pair whose recovery
+// runs often with a short timeout, and waits until it has resolved every
+// prepared branch. It stands for the process that restarts after a crash.
+func (p tpPair) tpRecover(t testing.TB, timeout time.Duration) {
+	t.Helper()
+	db := p.open(t, p.dsn, sqlhook.WithTwoPhaseRecovery(timeout, 50*time.Millisecond))
+	if err := db.Ping(); err != nil {
+		t.Fatalf("recovering deployment: %v", err)
+	}
+	p.awaitNoPrepared(t, timeout+20*time.Second)
+	if err := db.Close(); err != nil {
+		t.Errorf("close recovering deployment: %v", err)
+	}
+}
+
+// The child process: TestTwoPhaseFaultChildProcess runs only when the
+// parent sets these variables; it commits a transfer between account 0
+// (ds_0) and account 1 (ds_1) and exits with tpChildExit at the stage.
+const (
+	tpEnvStage  = "SHARDKEY_TP_CHILD_STAGE"
+	tpEnvDriver = "SHARDKEY_TP_CHILD_DRIVER"
+	tpEnvDSN0   = "SHARDKEY_TP_CHILD_DSN0"
+	tpEnvDSN1   = "SHARDKEY_TP_CHILD_DSN1"
+	tpChildExit = 3
+)
+
+var tpStages = map[string]xa.Stage{
+	"prepared":      xa.StagePrepared,
+	"decided":       xa.StageDecided,
+	"committed_one": xa.StageCommittedOne,
+}
+
+func TestTwoPhaseFaultChildProcess(t *testing.T) {
+	name := os.Getenv(tpEnvStage)
+	if name == "" {
+		t.Skip("runs as the child of TestTwoPhaseFaultProcessKilled")
+	}
+	stage, ok := tpStages[name]
+	if !ok {
+		t.Fatalf("unknown stage %q", name)
+	}
+	p := tpPair{driver: os.Getenv(tpEnvDriver), dsn: [2]string{os.Getenv(tpEnvDSN0), os.Getenv(tpEnvDSN1)}}
+	die := func(s xa.Stage, gtrid string) error {
+		if s == stage {
+			// The parent reads the GTRID from stdout; nothing runs after.
+			fmt.Printf("\ngtrid=%s\n", gtrid)
+			os.Stdout.Sync()
+			os.Exit(tpChildExit)
+		}
+		return nil
+	}
+	db := p.open(t, p.dsn, tpHookOption(die), sqlhook.WithTwoPhaseRecovery(time.Hour, -1))
+	err := tpTransfer(context.Background(), p, db, 0, 1, 10)
+	t.Fatalf("the transfer returned (%v) instead of the process exiting at stage %s", err, name)
+}
+
+// tpTransfer moves amount from account from to account to in one
+// transaction through db, updating the lower id first (so that two
+// transfers never wait on each other across data sources).
+func tpTransfer(ctx context.Context, p tpPair, db *sql.DB, from, to, amount int64) error {
+	tx, err := db.BeginTx(ctx, nil)
+	if err != nil {
+		return err
+	}
+	type upd struct{ id, delta int64 }
+	steps := []upd{{from, -amount}, {to, amount}}
+	if to < from {
+		steps[0], steps[1] = steps[1], steps[0]
+	}
+	for _, s := range steps {
+		res, err := tx.ExecContext(ctx, p.q(`UPDATE t_account SET balance = balance + ? WHERE id = ?`), s.delta, s.id)
+		if err == nil {
+			var n int64
+			if n, err = res.RowsAffected(); err == nil && n != 1 {
+				err = fmt.Errorf("account %d: %d rows updated", s.id, n)
+			}
+		}
+		if err != nil {
+			tx.Rollback()
+			return err
+		}
+	}
+	return tx.Commit()
+}
+
+// runChild runs the child at stage over p and returns the GTRID it died in.
+func (p tpPair) runChild(t *testing.T, stage string) string {
+	t.Helper()
+	cmd := exec.Command(os.Args[0], "-test.run=^TestTwoPhaseFaultChildProcess$", "-test.count=1")
+	cmd.Env = append(os.Environ(), tpEnvStage+"="+stage, tpEnvDriver+"="+p.driver,
+		tpEnvDSN0+"="+p.dsn[0], tpEnvDSN1+"="+p.dsn[1])
+	out, err := cmd.CombinedOutput()
+	var ee *exec.ExitError
+	if !errors.As(err, &ee) || ee.ExitCode() != tpChildExit {
+		t.Fatalf("child at stage %s: %v (want exit status %d); output:\n%s", stage, err, tpChildExit, out)
+	}
+	sc := bufio.NewScanner(strings.NewReader(string(out)))
+	for sc.Scan() {
+		if g, ok := strings.CutPrefix(sc.Text(), "gtrid="); ok {
+			return g
+		}
+	}
+	t.Fatalf("child at stage %s printed no GTRID; output:\n%s", stage, out)
+	return ""
+}
+
+// TestTwoPhaseFaultProcessKilled kills the coordinating process at each
+// stage of the protocol and checks that a new process resolves every
+// branch one way: before the decision is logged, rolled back; after,
+// committed (also when one branch had committed already).
+func TestTwoPhaseFaultProcessKilled(t *testing.T) {
+	for _, p := range tpPairs(t, "kill") {
+		t.Run(p.name, func(t *testing.T) {
+			for _, c := range []struct {
+				stage      string
+				preparedIn int // branches still prepared when the child dies
+				decision   string
+				want       map[int64]int64
+			}{
+				{"prepared", 2, "", map[int64]int64{0: 100, 1: 100}},
+				{"decided", 2, "C", map[int64]int64{0: 90, 1: 110}},
+				{"committed_one", 1, "C", map[int64]int64{0: 90, 1: 110}},
+			} {
+				t.Run(c.stage, func(t *testing.T) {
+					p.seed(t, map[int64]int64{0: 100, 1: 100})
+					gtrid := p.runChild(t, c.stage)
+					if want := "sk1:" + p.logTag() + ":"; !strings.HasPrefix(gtrid, want) {
+						t.Errorf("GTRID %q does not begin with %q (log tag of %s.%s)", gtrid, want, p.db[0], tpLogTable)
+					}
+					left := tpBranchesOf(append(p.prepared(t, 0), p.prepared(t, 1)...), gtrid)
+					if len(left) != c.preparedIn {
+						t.Errorf("after the child died: prepared branches %v, want %d", left, c.preparedIn)
+					}
+					if got := p.decision(t, gtrid); got != c.decision {
+						t.Errorf("decision of %s after the child died: %q, want %q", gtrid, got, c.decision)
+					}
+					p.tpRecover(t, time.Second)
+					if got := p.balances(t); !tpSameBalances(got, c.want) {
+						t.Errorf("after recovery: balances %v, want %v", got, c.want)
+					}
+				})
+			}
+		})
+	}
+}
+
+func tpSameBalances(a, b map[int64]int64) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for k, v := range a {
+		if w, ok := b[k]; !ok || w != v {
+			return false
+		}
+	}
+	return true
+}
+
+// tpProxied is a pair opened through sqlhook with each data source behind
+// its own proxy, and a hook the test can set.
+type tpProxied struct {
+	tpPair
+	proxy [2]*dbtest.Proxy
+	via   [2]string
+	hook  *tpHookBox
+	db    *sql.DB
+}
+
+// proxied opens p through sqlhook with each data source behind a proxy;
+// mod, if not nil, edits the proxied DSNs.
+func (p tpPair) proxied(t *testing.T, mod func(string) string, opts ...sqlhook.Option) *tpProxied {
+	t.Helper()
+	x := &tpProxied{tpPair: p, hook: &tpHookBox{}}
+	for i := range 2 {
+		x.via[i], x.proxy[i] = dbtest.ViaProxy(t, p.driver, p.dsn[i])
+		if mod != nil {
+			x.via[i] = mod(x.via[i])
+		}
+	}
+	opts = append([]sqlhook.Option{tpHookOption(x.hook.call), sqlhook.WithTwoPhaseRecovery(time.Hour, -1)}, opts...)
+	x.db = p.open(t, x.via, opts...)
+	return x
+}
+
+// TestTwoPhaseFaultCutDuringPhaseOneRollsBackEveryBranch takes a data
+// source away while its branch prepares (and, in a second case, after it
+// prepared and before the decision): the transaction fails without being
+// in doubt, and once the data source is back and recovery has run, every
+// branch is rolled back.
+func TestTwoPhaseFaultCutDuringPhaseOneRollsBackEveryBranch(t *testing.T) {
+	for _, p := range tpPairs(t, "cut1") {
+		t.Run(p.name, func(t *testing.T) {
+			for _, cut := range []int{0, 1} {
+				t.Run(fmt.Sprintf("before_prepare_ds_%d", cut), func(t *testing.T) {
+					p.seed(t, map[int64]int64{0: 100, 1: 100})
+					x := p.proxied(t, nil)
+					ctx := context.Background()
+					tx, err := x.db.BeginTx(ctx, nil)
+					if err != nil {
+						t.Fatal(err)
+					}
+					tpExec(t, tx, p.q(`UPDATE t_account SET balance = balance - 10 WHERE id = ?`), 0)
+					tpExec(t, tx, p.q(`UPDATE t_account SET balance = balance + 10 WHERE id = ?`), 1)
+					x.proxy[cut].Cut()
+					err = tx.Commit()
+					if err == nil || errors.Is(err, sqlhook.ErrTxInDoubt) {
+						t.Errorf("commit with ds_%d cut: %v, want an error that is not sqlhook.ErrTxInDoubt", cut, err)
+					}
+					// The other branch, prepared or not, is rolled back
+					// at once: nothing waits for recovery.
+					if left := append(p.prepared(t, 0), p.prepared(t, 1)...); len(left) > 0 {
+						t.Errorf("prepared branches left by a failed prepare: %v", left)
+					}
+					x.proxy[cut].Resume()
+					p.tpRecover(t, time.Second)
+					if got, want := p.balances(t), map[int64]int64{0: 100, 1: 100}; !tpSameBalances(got, want) {
+						t.Errorf("balances %v, want %v", got, want)
+					}
+				})
+				t.Run(fmt.Sprintf("prepared_then_ds_%d_cut", cut), func(t *testing.T) {
+					p.seed(t, map[int64]int64{0: 100, 1: 100})
+					x := p.proxied(t, nil)
+					x.hook.set(func(s xa.Stage, gtrid string) error {
+						if s != xa.StagePrepared {
+							return nil
+						}
+						x.proxy[cut].Cut()
+						return errors.New("injected: coordinator gives up after phase 1")
+					})
+					err := tpTransfer(context.Background(), p, x.db, 0, 1, 10)
+					if err == nil || errors.Is(err, sqlhook.ErrTxInDoubt) {
+						t.Errorf("commit failing after phase 1 with ds_%d cut: %v, want an error that is not sqlhook.ErrTxInDoubt", cut, err)
+					}
+					// Only the cut data source's branch is left for
+					// recovery; the other was rolled back at once.
+					if left := p.prepared(t, cut); len(left) != 1 {
+						t.Errorf("prepared branches on the cut ds_%d: %v, want 1", cut, left)
+					}
+					if left := p.prepared(t, 1-cut); len(left) != 0 {
+						t.Errorf("prepared branches on ds_%d: %v, want none", 1-cut, left)
+					}
+					x.proxy[cut].Resume()
+					p.tpRecover(t, time.Second)
+					if got, want := p.balances(t), map[int64]int64{0: 100, 1: 100}; !tpSameBalances(got, want) {
+						t.Errorf("balances %v, want %v", got, want)
+					}
+				})
+			}
+		})
+	}
+}
+
+// TestTwoPhaseFaultCutDuringPhaseTwoIsInDoubtThenCommitted takes a data
+// source away after the decision is logged: Commit reports the
+// transaction in doubt (decided), and once the data source is back,
+// recovery commits every branch.
+func TestTwoPhaseFaultCutDuringPhaseTwoIsInDoubtThenCommitted(t *testing.T) {
+	for _, p := range tpPairs(t, "cut2") {
+		t.Run(p.name, func(t *testing.T) {
+			for _, cut := range []int{0, 1} {
+				t.Run(fmt.Sprintf("ds_%d", cut), func(t *testing.T) {
+					p.seed(t, map[int64]int64{0: 100, 1: 100})
+					x := p.proxied(t, nil)
+					x.hook.set(func(s xa.Stage, gtrid string) error {
+						if s == xa.StageDecided {
+							x.proxy[cut].Cut()
+						}
+						return nil
+					})
+					err := tpTransfer(context.Background(), p, x.db, 0, 1, 10)
+					var doubt *sqlhook.TxInDoubtError
+					if !errors.Is(err, sqlhook.ErrTxInDoubt) || !errors.As(err, &doubt) {
+						t.Fatalf("commit with ds_%d cut in phase 2: %v, want a *sqlhook.TxInDoubtError", cut, err)
+					}
+					if !doubt.Decided || len(doubt.Pending) == 0 || p.decision(t, doubt.GTRID) != "C" {
+						t.Errorf("in-doubt error %+v: want Decided, a pending branch, and a C row in the log", doubt)
+					}
+					if left := p.prepared(t, cut); len(left) != 1 {
+						t.Errorf("prepared branches on the cut ds_%d: %v, want 1 (its commit cannot have reached it)", cut, left)
+					}
+					x.proxy[cut].Resume()
+					p.tpRecover(t, time.Second)
+					if got, want := p.balances(t), map[int64]int64{0: 90, 1: 110}; !tpSameBalances(got, want) {
+						t.Errorf("balances %v, want %v", got, want)
+					}
+				})
+			}
+		})
+	}
+}
+
+// tpHookBox holds the fault hook a test sets while a deployment runs.
+type tpHookBox struct {
+	mu sync.Mutex
+	h  func(xa.Stage, string) error
+}
+
+func (b *tpHookBox) set(h func(xa.Stage, string) error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.h = h
+}
+
+func (b *tpHookBox) call(s xa.Stage, gtrid string) error {
+	b.mu.Lock()
+	h := b.h
+	b.mu.Unlock()
+	if h == nil {
+		return nil
+	}
+	return h(s, gtrid)
+}
+
+// tpReadTestdata is a file under testdata, read when the tests start.
+func tpReadTestdata(name string) string {
+	b, err := os.ReadFile(filepath.Join("testdata", name))
+	if err != nil {
+		panic(err)
+	}
+	return string(b)
+}
+
+func tpExec(t testing.TB, db interface {
+	Exec(string, ...any) (sql.Result, error)
+}, q string, args ...any) {
+	t.Helper()
+	if _, err := db.Exec(q, args...); err != nil {
+		t.Fatalf("%s: %v", q, err)
+	}
+}
+
+// tpHookOption sets the fault hook of the deployment's coordinator.
+func tpHookOption(h func(xa.Stage, string) error) sqlhook.Option { return sqlhook.WithTwoPhaseHook(h) }
