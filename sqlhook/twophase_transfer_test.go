@@ -1,0 +1,188 @@
+package sqlhook_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"maps"
+	"math/rand/v2"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/shardkey/shardkey/internal/xa"
+	"github.com/shardkey/shardkey/sqlhook"
+)
+
+// Transfers between accounts on different data sources, many at once,
+// while the data sources are cut and the coordinator fails at random
+// stages: no money is created or lost, every transfer Commit reported
+// committed is in the balances, every one it reported failed (and not in
+// doubt) is not, and recovery leaves no branch prepared.
+func TestTwoPhaseTransferKeepsEveryBalanceUnderFaults(t *testing.T) {
+	for _, p := range tpPairs(t, "transfer") {
+		t.Run(p.name, func(t *testing.T) { tpTransfers(t, p) })
+	}
+}
+
+const (
+	tpAccounts       = 12 // ids 0..11: even on ds_0, odd on ds_1
+	tpInitial        = 1000
+	tpWorkers        = 6
+	tpRounds         = 3
+	tpPerWorkerRound = 15
+)
+
+// tpOutcome is what Commit said of one transfer.
+type tpOutcome struct {
+	from, to, amount int64
+	err              error
+}
+
+func tpTransfers(t *testing.T, p tpPair) {
+	accounts := map[int64]int64{}
+	for id := range int64(tpAccounts) {
+		accounts[id] = tpInitial
+	}
+	p.seed(t, accounts)
+	x := p.proxied(t, func(dsn string) string { return tpLockTimeout(p.driver, dsn) })
+	// Each stage fails now and then: the coordinator's error path runs
+	// beside other transactions' commits.
+	x.hook.set(func(s xa.Stage, gtrid string) error {
+		if rand.IntN(12) == 0 {
+			return fmt.Errorf("injected fault at %s", s)
+		}
+		return nil
+	})
+	want := maps.Clone(accounts)
+	var counts struct{ ok, failed, doubt, doubtCommitted int }
+	kinds := map[string]int{}
+	for round := range tpRounds {
+		outs := tpRound(x)
+		x.proxy[0].Resume()
+		x.proxy[1].Resume()
+		p.tpRecover(t, time.Second)
+		for _, o := range outs {
+			var doubt *sqlhook.TxInDoubtError
+			applied := false
+			switch {
+			case o.err == nil:
+				counts.ok++
+				applied = true
+			case errors.As(o.err, &doubt):
+				counts.doubt++
+				// After recovery the log says: a rollback decision
+				// ('A', kept) or a commit ('C', or no row once its
+				// branches are all committed and the row collected).
+				applied = doubt.Decided || p.decision(t, doubt.GTRID) != "A"
+				if applied {
+					counts.doubtCommitted++
+				}
+			case errors.Is(o.err, sqlhook.ErrTxInDoubt):
+				t.Errorf("transfer error matches ErrTxInDoubt but is no *TxInDoubtError: %v", o.err)
+			default:
+				counts.failed++
+				kinds[tpErrKind(o.err)]++
+			}
+			if applied {
+				want[o.from] -= o.amount
+				want[o.to] += o.amount
+			}
+		}
+		got := p.balances(t)
+		var total int64
+		for _, b := range got {
+			total += b
+		}
+		if total != tpAccounts*tpInitial {
+			t.Errorf("round %d: total balance %d, want %d", round, total, tpAccounts*tpInitial)
+		}
+		if !tpSameBalances(got, want) {
+			t.Errorf("round %d: balances %v, want %v (from the transfers reported committed)", round, got, want)
+		}
+		if t.Failed() {
+			break
+		}
+	}
+	t.Logf("%s: %d transfers committed, %d failed and rolled back, %d in doubt (%d of them committed by recovery)",
+		p.name, counts.ok, counts.failed, counts.doubt, counts.doubtCommitted)
+	t.Logf("%s: failures by kind: %v", p.name, kinds)
+	if counts.ok == 0 || counts.failed == 0 {
+		t.Errorf("faults and transfers did not both happen: %+v", counts)
+	}
+}
+
+// tpRound runs the workers' transfers while a goroutine cuts and resumes
+// the data sources' proxies, and returns every transfer's outcome.
+func tpRound(x *tpProxied) []tpOutcome {
+	var (
+		mu   sync.Mutex
+		outs []tpOutcome
+		wg   sync.WaitGroup
+	)
+	stop := make(chan struct{})
+	faults := sync.WaitGroup{}
+	faults.Go(func() {
+		for {
+			select {
+			case <-stop:
+				return
+			case <-time.After(time.Duration(150+rand.IntN(250)) * time.Millisecond):
+			}
+			i := rand.IntN(2)
+			x.proxy[i].Cut()
+			time.Sleep(time.Duration(10+rand.IntN(40)) * time.Millisecond)
+			x.proxy[i].Resume()
+		}
+	})
+	for range tpWorkers {
+		wg.Go(func() {
+			for range tpPerWorkerRound {
+				// One account on each data source, either direction.
+				a := 2 * rand.Int64N(tpAccounts/2)
+				b := 2*rand.Int64N(tpAccounts/2) + 1
+				if rand.IntN(2) == 0 {
+					a, b = b, a
+				}
+				amount := 1 + rand.Int64N(50)
+				err := tpTransfer(context.Background(), x.tpPair, x.db, a, b, amount)
+				mu.Lock()
+				outs = append(outs, tpOutcome{from: a, to: b, amount: amount, err: err})
+				mu.Unlock()
+			}
+		})
+	}
+	wg.Wait()
+	close(stop)
+	faults.Wait()
+	return outs
+}
+
+// tpLockTimeout makes a statement waiting on a row lock fail after a
+// second: a branch left prepared until recovery holds its rows' locks,
+// and the transfers reaching them must fail rather than wait for it.
+func tpLockTimeout(driver, dsn string) string {
+	sep := "?"
+	if strings.Contains(dsn, "?") {
+		sep = "&"
+	}
+	if driver == "pgx" {
+		return dsn + sep + "lock_timeout=1000"
+	}
+	return dsn + sep + "innodb_lock_wait_timeout=1"
+}
+
+// tpErrKind shortens an error to what kind of failure it is, for the log.
+func tpErrKind(err error) string {
+	s := err.Error()
+	for _, k := range []string{"injected fault", "lock", "Lock", "deadlock", "serializ", "refused", "EOF", "broken pipe", "bad connection", "timeout", "connection"} {
+		if strings.Contains(s, k) {
+			return k
+		}
+	}
+	if len(s) > 60 {
+		s = s[:60]
+	}
+	return s
+}
