@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"slices"
 	"time"
 
 	"gorm.io/gorm"
@@ -167,6 +168,11 @@ func (p *Plugin) newCoordinator(db *gorm.DB) error {
 		sources = append(sources, xa.Source{Name: name, Dialect: d, DB: sqlDB})
 		tp.sources[name] = &tpSource{name: name, dialect: d, db: sqlDB}
 		tp.pools[name] = &tpPool{ConnPool: pool, p: p, home: name}
+	}
+	if !slices.ContainsFunc(sources, func(s xa.Source) bool { return s.Dialect == dialect.Postgres || s.Dialect == dialect.MySQL }) {
+		s := sources[0]
+		return fmt.Errorf("gormplugin: WithTwoPhaseCommit: %w", &xa.UnavailableError{Source: s.Name, Dialect: s.Dialect,
+			Reason: "no data source of the rules can take part in a two-phase commit (PostgreSQL or MySQL/MariaDB)"})
 	}
 	coord, err := xa.New(xa.Config{
 		LogSource: tp.logSource, LogTable: tp.logTable,

@@ -1,0 +1,188 @@
+package gormplugin_test
+
+import (
+	"database/sql"
+	"errors"
+	"fmt"
+	"strings"
+	"testing"
+
+	"gorm.io/gorm"
+
+	"github.com/shardkey/shardkey/gormplugin"
+)
+
+// Two-phase transactions that meet a failure, and the transaction options
+// GORM passes on.
+
+// takeKey stores a row under id in ds_1 (user 1) behind the plugin's back,
+// so that creating another row with that key there fails.
+func (e *tpEnv) takeKey(t *testing.T, id int64) {
+	t.Helper()
+	taken := ShardedOrder{ID: id, UserID: 1, Amount: -1}
+	if err := e.chk[1].Table(e.targetOf(t, 1, id).Table).Create(&taken).Error; err != nil {
+		t.Fatal(err)
+	}
+}
+
+func TestTwoPhaseTransactionIgnoringAWriteThatFailedPartWayCannotCommit(t *testing.T) {
+	eachTwoPhase(t, "partway", func(t *testing.T, e *tpEnv) {
+		e.takeKey(t, 2001)
+		before := e.snapshot(t)
+		var createErr error
+		err := e.db.Transaction(func(tx *gorm.DB) error {
+			// ds_0's rows are inserted first, then ds_1's fail.
+			createErr = tx.Create(&[]ShardedOrder{{ID: 2000, UserID: 0}, {ID: 2002, UserID: 2}, {ID: 2001, UserID: 1}}).Error
+			return nil // the error ignored
+		})
+		if createErr == nil {
+			t.Fatal("the Create with a duplicate key in ds_1 succeeded")
+		}
+		if err == nil {
+			t.Fatal("a transaction that ignored a write failing part-way committed")
+		}
+		if after := e.snapshot(t); after != before {
+			t.Fatalf("half of a failed Create committed:\nbefore %s\nafter  %s", before, after)
+		}
+	})
+}
+
+func TestTwoPhaseTransactionAfterAFailedStatementOnPostgreSQLCannotCommitUnlessUndoneBySavepoint(t *testing.T) {
+	e := newTwoPhase(t, "postgres", "pgabort", nil)
+	e.takeKey(t, 3001)
+	before := e.snapshot(t)
+	err := e.db.Transaction(func(tx *gorm.DB) error {
+		if err := tx.Create(&ShardedOrder{ID: 3000, UserID: 0}).Error; err != nil {
+			return err
+		}
+		_ = tx.Create(&ShardedOrder{ID: 3001, UserID: 1}).Error // fails; PostgreSQL aborts ds_1's branch
+		return nil
+	})
+	if err == nil {
+		t.Fatal("committed after a statement failed on PostgreSQL")
+	}
+	if after := e.snapshot(t); after != before {
+		t.Fatalf("committed in part:\nbefore %s\nafter  %s", before, after)
+	}
+	// The same failure inside a nested transaction is undone by its
+	// savepoint: the transaction commits what is left.
+	var kept ShardedOrder
+	err = e.db.Transaction(func(tx *gorm.DB) error {
+		kept = ShardedOrder{ID: 3002, UserID: 0}
+		if err := tx.Create(&kept).Error; err != nil {
+			return err
+		}
+		if err := tx.Transaction(func(tx2 *gorm.DB) error { return tx2.Create(&ShardedOrder{ID: 3001, UserID: 1}).Error }); err == nil {
+			return errors.New("the duplicate key was accepted")
+		}
+		return tx.Create(&ShardedOrder{ID: 3003, UserID: 1}).Error // ds_1's branch works again
+	})
+	if err != nil {
+		t.Fatalf("transaction whose failure a savepoint undid: %v", err)
+	}
+	if p := e.placement(t); len(p) != 3 || p[3002].at.DataSource != "ds_0" || p[3003].at.DataSource != "ds_1" {
+		t.Fatalf("after the savepoint: %v", p)
+	}
+}
+
+func TestTwoPhaseTransactionOnlyReadingTheOtherDataSourceCommits(t *testing.T) {
+	eachTwoPhase(t, "readother", func(t *testing.T, e *tpEnv) {
+		seeded := e.seed(t)
+		var w ShardedOrder
+		err := e.db.Transaction(func(tx *gorm.DB) error {
+			w = ShardedOrder{UserID: 0, Amount: 5}
+			if err := tx.Create(&w).Error; err != nil {
+				return err
+			}
+			var got ShardedOrder // user 1 lives in ds_1, which this transaction only reads
+			if err := tx.Where("user_id = ? AND id = ?", 1, seeded[1].ID).Take(&got).Error; err != nil {
+				return err
+			}
+			if got.Amount != seeded[1].Amount {
+				return fmt.Errorf("read %+v", got)
+			}
+			return nil
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if p := e.placement(t); len(p) != 5 || p[w.ID].Amount != 5 {
+			t.Fatalf("after commit: %v", p)
+		}
+	})
+}
+
+func TestTwoPhaseTransactionOptionsReachTheBranches(t *testing.T) {
+	eachTwoPhase(t, "txopts", func(t *testing.T, e *tpEnv) {
+		var a, b ShardedOrder
+		err := e.db.Transaction(func(tx *gorm.DB) error {
+			a, b = ShardedOrder{UserID: 0}, ShardedOrder{UserID: 1}
+			if err := tx.Create(&a).Error; err != nil {
+				return err
+			}
+			if err := tx.Create(&b).Error; err != nil {
+				return err
+			}
+			// The branch of the *gorm.DB's own data source (where raw SQL
+			// runs) is at the level asked.
+			var level string
+			q := "SHOW transaction_isolation"
+			if e.be == "mariadb" {
+				q = "SELECT trx_isolation_level FROM information_schema.innodb_trx WHERE trx_mysql_thread_id = CONNECTION_ID()"
+			}
+			if err := tx.Raw(q).Scan(&level).Error; err != nil {
+				return err
+			}
+			if !strings.EqualFold(strings.ReplaceAll(level, "-", " "), "serializable") {
+				return fmt.Errorf("isolation level %q", level)
+			}
+			return nil
+		}, &sql.TxOptions{Isolation: sql.LevelSerializable})
+		if err != nil {
+			t.Fatalf("serializable transaction over both data sources: %v", err)
+		}
+		if len(e.placement(t)) != 2 {
+			t.Fatal("serializable transaction did not store both rows")
+		}
+		err = e.db.Transaction(func(tx *gorm.DB) error {
+			var n int64
+			if err := tx.Model(&ShardedOrder{}).Where("user_id IN ?", []int64{0, 1}).Count(&n).Error; err != nil {
+				return err
+			}
+			if n != 2 {
+				return fmt.Errorf("read-only count %d", n)
+			}
+			return tx.Create(&ShardedOrder{UserID: 1}).Error // on ds_1's branch, read-only too
+		}, &sql.TxOptions{ReadOnly: true})
+		if err == nil {
+			t.Fatal("a write in a read-only transaction succeeded")
+		}
+		if len(e.placement(t)) != 2 {
+			t.Fatal("a read-only transaction stored a row")
+		}
+	}, gormplugin.WithScatter())
+}
+
+func TestTwoPhaseWithPrepareStmtCommitsBatchesAndTransactions(t *testing.T) {
+	for _, be := range twoPhaseBackends {
+		t.Run(be, func(t *testing.T) {
+			e := newTwoPhase(t, be, "prep_"+be, func() *gorm.Config { return &gorm.Config{PrepareStmt: true} })
+			rows := batch()
+			if err := e.db.Create(&rows).Error; err != nil {
+				t.Fatal(err)
+			}
+			err := e.db.Transaction(func(tx *gorm.DB) error {
+				if err := tx.Create(&ShardedOrder{UserID: 0}).Error; err != nil {
+					return err
+				}
+				return tx.Create(&ShardedOrder{UserID: 1}).Error
+			})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if n := sources(e.placement(t)); n["ds_0"] != 5 || n["ds_1"] != 5 {
+				t.Fatalf("rows per data source: %v", n)
+			}
+		})
+	}
+}
