@@ -41,7 +41,9 @@ func newTwoPhase(t *testing.T, be, name string, cfg func() *gorm.Config, opts ..
 	ignore := goleak.IgnoreCurrent()
 	// First registered: runs last, after the pools close. GORM's
 	// PrepareStmt cache runs a goroutine nothing stops.
-	t.Cleanup(func() { goleak.VerifyNone(t, ignore, goleak.IgnoreTopFunction("gorm.io/gorm/internal/lru.NewLRU[...].func1")) })
+	t.Cleanup(func() {
+		goleak.VerifyNone(t, ignore, goleak.IgnoreTopFunction("gorm.io/gorm/internal/lru.NewLRU[...].func1"))
+	})
 	if cfg == nil {
 		cfg = func() *gorm.Config { return &gorm.Config{} }
 	}
