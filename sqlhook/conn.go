@@ -106,6 +106,11 @@ func (c *conn) BeginTx(ctx context.Context, opts driver.TxOptions) (driver.Tx, e
 	if c.tx != nil {
 		return nil, errors.New("sqlhook: a transaction is already in progress on this conn")
 	}
+	if c.bad {
+		// Retired (a failed two-phase commit may have left a branch open
+		// on one of its conns): database/sql begins on another conn.
+		return nil, driver.ErrBadConn
+	}
 	if err := checkTxOptions(c.def, opts); err != nil {
 		return nil, err
 	}

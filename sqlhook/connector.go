@@ -114,7 +114,8 @@ func wrap(c driver.Connector, r *shardconf.Router, opts []Option) (*connector, e
 // github.com/jackc/pgx/v5/stdlib, github.com/go-sql-driver/mysql or a
 // SQLite driver registering "sqlite" (such as modernc.org/sqlite); and the
 // sqlhook package of each dialect (see the package documentation). Like
-// sql.Open, Open connects to nothing yet.
+// sql.Open, Open connects to nothing yet, unless WithTwoPhaseCommit: then
+// Open and OpenWith prepare two-phase commit first (see it).
 func Open(cfg *shardconf.Config, opts ...Option) (*sql.DB, error) {
 	if cfg == nil {
 		return nil, fmt.Errorf("%w: Open: nil Config", ErrDataSource)

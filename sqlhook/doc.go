@@ -354,7 +354,11 @@
 // cannot become an XA branch later), so a transaction that stays on one
 // data source pays XA END and XA COMMIT ... ONE PHASE instead of COMMIT;
 // a read-only one (sql.TxOptions.ReadOnly) begins as usual. Statements
-// that commit implicitly (DDL) fail inside an XA branch.
+// that commit implicitly (DDL) fail inside an XA branch. A transaction's
+// age counts from its XA START there, and one spanning data sources that
+// is older than the recovery timeout (60 seconds by default) when it
+// commits is rolled back instead (recovery may be rolling back its
+// prepared branches already); on PostgreSQL the age counts from Commit.
 //
 // It gives atomicity, not a global snapshot: each data source runs its
 // part at the isolation level asked, on its own; a reader can see one

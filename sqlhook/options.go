@@ -76,8 +76,9 @@ func WithRouterOptions(opts ...shardconf.RouterOption) Option {
 // recognises as another dialect is refused.
 func WithDialect(d Dialect) Option { return func(o *options) { o.dialect = d } }
 
-// WithLogger logs routing decisions at debug level and multi-source
-// commit failures at error level. DSNs are never logged.
+// WithLogger logs routing decisions at debug level, multi-source commit
+// failures and two-phase commits left in doubt at error level, and what
+// two-phase commit recovery does and fails to do. DSNs are never logged.
 func WithLogger(l *slog.Logger) Option { return func(o *options) { o.logger = l } }
 
 // WithPlanCacheSize bounds the route-plan cache to n statements (by SQL

@@ -51,12 +51,14 @@ func WithTwoPhaseLog(dataSource, table string) Option {
 	return func(o *options) { o.twoPhase.logSource, o.twoPhase.logTable = dataSource, table }
 }
 
-// WithTwoPhaseRecovery sets, for WithTwoPhaseCommit, how old a prepared
-// transaction with no decision must be before recovery rolls it back (a
-// commit slower than that up to its decision is rolled back too), and how
-// often recovery runs in the background; zero keeps a default (60s, 30s),
-// a negative interval runs it only at open. It has no effect without
-// WithTwoPhaseCommit.
+// WithTwoPhaseRecovery sets, for WithTwoPhaseCommit, the timeout: how old
+// a prepared transaction with no decision must be before recovery rolls
+// it back; and how often recovery runs in the background. A transaction
+// older than the timeout when its decision would be logged is rolled back
+// instead; its age counts from Commit on PostgreSQL, and from its first
+// statement on MySQL (XA START needs the id). Zero keeps a default (60s,
+// 30s); a timeout under a second is refused; a negative interval runs
+// recovery only at open. It has no effect without WithTwoPhaseCommit.
 func WithTwoPhaseRecovery(timeout, interval time.Duration) Option {
 	return func(o *options) { o.twoPhase.timeout, o.twoPhase.interval = timeout, interval }
 }

@@ -167,6 +167,9 @@ func (t *tx) endTwoPhase(op string) error {
 	}
 	if err != nil {
 		t.c.bad = true
+		if errors.Is(err, ErrTxInDoubt) {
+			t.c.cn.opts.logger.Error("sqlhook: two-phase commit outcome in doubt; recovery will settle it", "error", err.Error())
+		}
 	}
 	return err
 }
