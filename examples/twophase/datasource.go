@@ -1,0 +1,121 @@
+package main
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"net/url"
+	"strings"
+
+	gomysql "github.com/go-sql-driver/mysql"
+	"github.com/jackc/pgx/v5/pgconn"
+	_ "github.com/jackc/pgx/v5/stdlib" // registers "pgx"
+	_ "modernc.org/sqlite"             // registers "sqlite"
+
+	"github.com/shardkey/shardkey/shardconf"
+)
+
+// loadRules reads the built-in rules and, when tmpl is not "", replaces
+// each data source's driver and DSN with tmpl's, {ds} replaced by the
+// data source's name.
+func loadRules(tmpl string) (*shardconf.Config, error) {
+	cfg, err := shardconf.Parse(defaultRules)
+	if err != nil {
+		return nil, err
+	}
+	if tmpl == "" {
+		return cfg, nil
+	}
+	if !strings.Contains(tmpl, "{ds}") {
+		return nil, errors.New("-dsn must contain {ds}, replaced by each data source's name (one database per data source)")
+	}
+	for i := range cfg.DataSources {
+		ds := &cfg.DataSources[i]
+		ds.DSN = strings.ReplaceAll(tmpl, "{ds}", ds.Name)
+		ds.Driver = driverOf(ds.DSN)
+	}
+	return cfg, nil
+}
+
+// driverOf is the database/sql driver a DSN's form selects.
+func driverOf(dsn string) string {
+	switch {
+	case strings.HasPrefix(dsn, "postgres://"), strings.HasPrefix(dsn, "postgresql://"):
+		return "pgx"
+	case strings.HasPrefix(dsn, "file:"), strings.HasSuffix(dsn, ".db"):
+		return "sqlite"
+	default:
+		return "mysql"
+	}
+}
+
+// ensureDatabase creates the database of a PostgreSQL or MySQL data source
+// when it does not exist (SQLite creates its file itself) and says what
+// it is, without credentials.
+func ensureDatabase(ctx context.Context, ds shardconf.DataSource) (string, error) {
+	switch ds.Driver {
+	case "pgx":
+		name, err := ensurePostgres(ctx, ds.DSN)
+		return "PostgreSQL database " + name, err
+	case "mysql":
+		cfg, err := gomysql.ParseDSN(ds.DSN)
+		if err != nil {
+			return "", fmt.Errorf("data source %s: neither a postgres:// URL, a SQLite file nor a MySQL DSN: %w", ds.Name, err)
+		}
+		return "MySQL/MariaDB database " + cfg.DBName, ensureMySQL(ctx, *cfg)
+	default:
+		return "SQLite file " + ds.DSN, nil
+	}
+}
+
+// ensurePostgres creates the database of dsn when the server says it does
+// not exist, through the server's postgres database.
+func ensurePostgres(ctx context.Context, dsn string) (string, error) {
+	u, err := url.Parse(dsn)
+	if err != nil {
+		return "", errors.New("-dsn is not a valid postgres:// URL") // url's error would quote the password
+	}
+	name := strings.TrimPrefix(u.Path, "/")
+	if name == "" {
+		return "", errors.New("-dsn names no database")
+	}
+	db, err := sql.Open("pgx", dsn)
+	if err != nil {
+		return "", err
+	}
+	defer db.Close()
+	err = db.PingContext(ctx)
+	var pgErr *pgconn.PgError
+	if err == nil || !errors.As(err, &pgErr) || pgErr.Code != "3D000" { // invalid_catalog_name
+		return name, err
+	}
+	u.Path = "/postgres"
+	admin, err := sql.Open("pgx", u.String())
+	if err != nil {
+		return "", err
+	}
+	defer admin.Close()
+	if _, err := admin.ExecContext(ctx, `CREATE DATABASE "`+strings.ReplaceAll(name, `"`, `""`)+`"`); err != nil {
+		return "", fmt.Errorf("create database %s: %w", name, err)
+	}
+	return name, nil
+}
+
+// ensureMySQL creates the database of cfg if it does not exist.
+func ensureMySQL(ctx context.Context, cfg gomysql.Config) error {
+	name := cfg.DBName
+	if name == "" {
+		return errors.New("-dsn names no database")
+	}
+	cfg.DBName = ""
+	admin, err := sql.Open("mysql", cfg.FormatDSN())
+	if err != nil {
+		return err
+	}
+	defer admin.Close()
+	if _, err := admin.ExecContext(ctx, "CREATE DATABASE IF NOT EXISTS `"+strings.ReplaceAll(name, "`", "``")+"`"); err != nil {
+		return fmt.Errorf("create database %s: %w", name, err)
+	}
+	return nil
+}

@@ -1,0 +1,193 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"go.uber.org/goleak"
+
+	"github.com/shardkey/shardkey/internal/dbtest"
+	"github.com/shardkey/shardkey/internal/xa"
+	"github.com/shardkey/shardkey/sqlhook"
+)
+
+// report is what every run prints after its data source lines: the same
+// balances before and after, each transfer's outcome.
+const report = `balances before: alice 100 (ds_1), bob 100 (ds_0), carol 100 (ds_1), dave 100 (ds_0); total 400
+transfer 30 alice (ds_1) -> bob (ds_0): committed
+transfer 50 bob (ds_0) -> carol (ds_1): committed
+transfer 10 bob (ds_0) -> dave (ds_0): committed
+transfer 500 carol (ds_1) -> dave (ds_0): refused (overdraft: carol would have -350), rolled back
+GORM transfer 20 dave (ds_0) -> alice (ds_1): committed
+balances after: alice 90 (ds_1), bob 70 (ds_0), carol 150 (ds_1), dave 90 (ds_0); total 400
+total unchanged: 400
+`
+
+// want is every account's balance after a run, by data source, as read
+// from the physical tables: the refused transfer left no trace on either.
+var want = map[string]string{"ds_0": "2:70 4:90", "ds_1": "1:90 3:150"}
+
+func TestTwoPhaseExampleKeepsTheTotalOnPostgreSQL(t *testing.T) {
+	tmpl := strings.Replace(dbtest.Postgres(t, "twophase_pg_ds_0"), "twophase_pg_ds_0", "twophase_pg_{ds}", 1)
+	dbtest.Postgres(t, "twophase_pg_ds_1")
+	runTwice(t, "pgx", tmpl)
+	for _, ds := range []string{"ds_0", "ds_1"} {
+		db := openSQL(t, "pgx", strings.ReplaceAll(tmpl, "{ds}", ds))
+		var n int
+		if err := db.QueryRow("SELECT count(*) FROM pg_prepared_xacts WHERE database = current_database()").Scan(&n); err != nil {
+			t.Fatal(err)
+		}
+		if n != 0 {
+			t.Errorf("%s: %d prepared transactions left", ds, n)
+		}
+	}
+}
+
+func TestTwoPhaseExampleKeepsTheTotalOnMariaDB(t *testing.T) {
+	tmpl := strings.Replace(dbtest.MySQL(t, "twophase_my_ds_0"), "twophase_my_ds_0", "twophase_my_{ds}", 1)
+	dbtest.MySQL(t, "twophase_my_ds_1")
+	runTwice(t, "mysql", tmpl)
+	// XA RECOVER lists the whole server's branches: ours carry the tag
+	// of the decision log in ds_0's database.
+	prefix := "sk1:" + xa.LogTag("shardkey_twophase_my_ds_0", "shardkey_xa_log") + ":"
+	rows, err := openSQL(t, "mysql", strings.ReplaceAll(tmpl, "{ds}", "ds_0")).Query("XA RECOVER")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var format, glen, blen int64
+		var data []byte
+		if err := rows.Scan(&format, &glen, &blen, &data); err != nil {
+			t.Fatal(err)
+		}
+		if strings.HasPrefix(string(data), prefix) {
+			t.Errorf("XA branch left prepared: %s", data)
+		}
+	}
+	if err := rows.Err(); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// runTwice runs the example twice on the same databases (every run
+// resets the accounts), checks its report and the rows each database
+// holds, and that the second run leaves no goroutine behind (the first
+// starts what lives as long as the process).
+func runTwice(t *testing.T, driver, tmpl string) {
+	t.Helper()
+	for round := 1; round <= 2; round++ {
+		var ignore goleak.Option
+		if round == 2 {
+			ignore = goleak.IgnoreCurrent()
+		}
+		var out bytes.Buffer
+		if err := run(context.Background(), tmpl, &out); err != nil {
+			t.Fatalf("run %d: %v\n%s", round, err, out.String())
+		}
+		lines := strings.SplitAfterN(out.String(), "\n", 3)
+		if len(lines) != 3 || !strings.HasPrefix(lines[0], "data source ds_0: ") || !strings.HasPrefix(lines[1], "data source ds_1: ") {
+			t.Fatalf("run %d: no data source lines:\n%s", round, out.String())
+		}
+		if lines[2] != report {
+			t.Errorf("run %d: report\n%s\nwant\n%s", round, lines[2], report)
+		}
+		for ds, w := range want {
+			if got := accounts(t, driver, strings.ReplaceAll(tmpl, "{ds}", ds)); got != w {
+				t.Errorf("run %d: %s holds %s, want %s", round, ds, got, w)
+			}
+		}
+		if round == 2 {
+			goleak.VerifyNone(t, ignore)
+		}
+	}
+}
+
+// accounts reads a database's account table directly: "id:balance ...".
+func accounts(t *testing.T, driver, dsn string) string {
+	t.Helper()
+	db, err := sql.Open(driver, dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close() // now: runTwice checks for goroutines left
+	rows, err := db.Query("SELECT id, balance FROM account ORDER BY id")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rows.Close()
+	var parts []string
+	for rows.Next() {
+		var id, balance int64
+		if err := rows.Scan(&id, &balance); err != nil {
+			t.Fatal(err)
+		}
+		parts = append(parts, fmt.Sprintf("%d:%d", id, balance))
+	}
+	if err := rows.Err(); err != nil {
+		t.Fatal(err)
+	}
+	return strings.Join(parts, " ")
+}
+
+func openSQL(t *testing.T, driver, dsn string) *sql.DB {
+	t.Helper()
+	db, err := sql.Open(driver, dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { db.Close() })
+	return db
+}
+
+// TestTwoPhaseExampleRefusesSQLite: SQLite cannot prepare, so the first
+// transfer across the two files is refused before it writes the second
+// one, and run says that two-phase commit needs another database.
+func TestTwoPhaseExampleRefusesSQLite(t *testing.T) {
+	tmpl := filepath.Join(t.TempDir(), "twophase_{ds}.db")
+	var out bytes.Buffer
+	err := run(context.Background(), tmpl, &out)
+	if !errors.Is(err, sqlhook.ErrTwoPhaseUnavailable) || !errors.Is(err, sqlhook.ErrCrossSourceTx) {
+		t.Fatalf("run = %v, want ErrTwoPhaseUnavailable and ErrCrossSourceTx\n%s", err, out.String())
+	}
+	if !strings.HasPrefix(err.Error(), "two-phase commit needs PostgreSQL") {
+		t.Errorf("the error does not say what 2PC needs: %v", err)
+	}
+	if strings.Contains(out.String(), "committed") {
+		t.Errorf("a transfer committed on SQLite:\n%s", out.String())
+	}
+	for ds, w := range map[string]string{"ds_0": "2:100 4:100", "ds_1": "1:100 3:100"} {
+		if got := accounts(t, "sqlite", strings.ReplaceAll(tmpl, "{ds}", ds)); got != w {
+			t.Errorf("%s holds %s after the refusal, want %s", ds, got, w)
+		}
+	}
+}
+
+// TestTwoPhaseExampleCreatesMissingDatabases: a -dsn naming databases that
+// do not exist yet gets them created.
+func TestTwoPhaseExampleCreatesMissingDatabases(t *testing.T) {
+	dsn := dbtest.Postgres(t, "twophase_admin") // only to learn the server's address
+	admin := openSQL(t, "pgx", dsn)
+	drop := func() {
+		for _, ds := range []string{"ds_0", "ds_1"} {
+			if _, err := admin.Exec("DROP DATABASE IF EXISTS shardkey_twophase_new_" + ds + " WITH (FORCE)"); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	drop()
+	t.Cleanup(drop)
+	var out bytes.Buffer
+	if err := run(context.Background(), strings.Replace(dsn, "twophase_admin", "twophase_new_{ds}", 1), &out); err != nil {
+		t.Fatalf("%v\n%s", err, out.String())
+	}
+	if !strings.HasSuffix(out.String(), report) {
+		t.Errorf("report:\n%s", out.String())
+	}
+}
