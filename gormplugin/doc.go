@@ -121,7 +121,8 @@
 //     sqlhook's job), writes to a broadcast table with several copies,
 //     writes that would move a row (see Writes below), a
 //     write or batch spanning data sources, a statement in a transaction
-//     reaching a data source other than its own, and the reads over several
+//     reaching a data source other than its own (both allowed with
+//     WithTwoPhaseCommit, see Two-phase commit), and the reads over several
 //     tables that no merge answers exactly (below).
 //
 // Conditions inside a grouped OR, or on another table's columns (a joined
@@ -137,7 +138,7 @@
 // (which begins on the *gorm.DB's own pool) may reach only that pool's data
 // source: open a *gorm.DB on another data source, with the plugin, for
 // transactions there (with PrepareStmt too: the pool GORM wraps is
-// recognised).
+// recognised). WithTwoPhaseCommit lifts both limits (see Two-phase commit).
 //
 // Hints: a table whose rules route it by hint (hint: strategies,
 // HINT_INLINE) is placed by shardconf.WithHint in the statement's context,
@@ -390,6 +391,91 @@
 // refusal rolls back; with SkipDefaultTransaction the plugin begins one
 // itself for a create or update that saves associations of a sharded
 // table.
+//
+// # Two-phase commit
+//
+// With WithTwoPhaseCommit, writes and transactions may span data sources
+// and stay atomic: db.Create(&batch) whose rows belong to several data
+// sources (no grouping needed: the rows are split per data source and per
+// table inside one transaction), db.Transaction touching several, an
+// Update or Delete whose targets span them. Either every data source
+// commits or none does. Use it when one operation must change rows of
+// several data sources together (a transfer between users sharded apart);
+// when an operation's rows can share a data source (shard related tables
+// by the same key), a local transaction is cheaper.
+//
+//	p := gormplugin.New(nil, gormplugin.WithRules(rules),
+//		gormplugin.WithDataSources(pools), gormplugin.WithTwoPhaseCommit())
+//	err := db.Use(p)
+//	defer p.Close()
+//	err = db.Transaction(func(tx *gorm.DB) error {
+//		if err := tx.Model(&Account{}).Where("user_id = ?", from).Update("balance", gorm.Expr("balance - ?", n)).Error; err != nil {
+//			return err
+//		}
+//		return tx.Model(&Account{}).Where("user_id = ?", to).Update("balance", gorm.Expr("balance + ?", n)).Error
+//	})
+//
+// Every transaction GORM begins on the *gorm.DB (db.Transaction, db.Begin,
+// a write's default transaction, and the one the plugin begins for a write
+// over several data sources under SkipDefaultTransaction) is then the
+// plugin's: one branch per data source, begun at the first statement
+// routed there, on a connection of its own taken from the data source's
+// *sql.DB (WithDataSources must give *sql.DB pools, or PreparedStmtDBs over
+// them). A PostgreSQL branch begins with BEGIN, a MySQL/MariaDB branch with
+// XA START (after SET TRANSACTION ISOLATION LEVEL when the TxOptions ask),
+// a read-only transaction's with a plain read-only BEGIN. Statements the
+// plugin does not route (unsharded tables, raw SQL) run on the branch of
+// the data source the *gorm.DB was opened on. A commit over one branch is
+// an ordinary one-phase commit. Over several, every branch is prepared
+// (PREPARE TRANSACTION, XA PREPARE), the decision is logged in a table of
+// one data source (WithTwoPhaseLog; default shardkey_xa_log in the rules'
+// first data source, created when missing) and every branch is committed.
+// A failure before the decision is logged rolls every branch back and is
+// an ordinary error. After it, the error matches ErrTxInDoubt (a
+// *TxInDoubtError): the outcome is not known yet; the plugin's recovery
+// (at db.Use and every interval of WithTwoPhaseRecovery, in any process
+// sharing the log) commits or rolls back the branches left prepared, the
+// same way on every data source. Plugin.Close stops it.
+//
+// Savepoints (SavePoint, RollbackTo, a nested db.Transaction) are set on
+// every branch begun, and at its start on a branch begun later, so rolling
+// back to one undoes the work of every data source since. A transaction
+// that cannot commit whole any more refuses to commit (Commit rolls every
+// branch back and returns an error) unless rolled back to a savepoint set
+// before the failure: after a statement failed on a PostgreSQL branch
+// (PostgreSQL aborts the transaction, and PREPARE would silently roll it
+// back), or a write over several tables failed after writing some. A
+// refused statement runs nothing: returning its error from db.Transaction
+// rolls every data source back.
+//
+// What it costs:
+//   - A transaction holds one connection per data source it reaches, for
+//     its whole length.
+//   - A commit over several data sources adds a prepare round trip per
+//     branch (in parallel), one INSERT into the decision log on its own
+//     connection, and a commit round trip per branch (in parallel).
+//   - On MySQL/MariaDB every read-write transaction on a data source is an
+//     XA transaction, even one that stays in one data source (committed
+//     with XA COMMIT ... ONE PHASE).
+//   - PostgreSQL needs max_prepared_transactions above 0; db.Use checks
+//     (ErrTwoPhaseUnavailable). A prepared branch keeps its locks until
+//     committed: after a crash, until recovery ends it.
+//   - SQLite cannot prepare: a transaction reaching a SQLite data source
+//     cannot reach another (ErrUnsupported, matching
+//     ErrTwoPhaseUnavailable); with only SQLite data sources db.Use
+//     refuses the option.
+//   - No global read snapshot across data sources: each branch reads its
+//     own database's snapshot, and a read spanning data sources (in a
+//     transaction or not) may see a concurrent two-phase transaction
+//     committed in one data source and not yet in another. Two-phase
+//     commit makes writes atomic, not isolated across data sources.
+//   - The transaction's statements run unprepared on its branches
+//     (PrepareStmt applies outside transactions); a session made with
+//     db.Session(&gorm.Session{PrepareStmt: true}) cannot begin one
+//     (gorm.ErrInvalidTransaction).
+//
+// Without WithTwoPhaseCommit nothing of this runs, and a write or
+// transaction reaching a second data source is ErrUnsupported.
 //
 // # Migrator
 //

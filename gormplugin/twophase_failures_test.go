@@ -10,6 +10,7 @@ import (
 	"gorm.io/gorm"
 
 	"github.com/shardkey/shardkey/gormplugin"
+	"github.com/shardkey/shardkey/internal/xa"
 )
 
 // Two-phase transactions that meet a failure, and the transaction options
@@ -184,5 +185,31 @@ func TestTwoPhaseWithPrepareStmtCommitsBatchesAndTransactions(t *testing.T) {
 				t.Fatalf("rows per data source: %v", n)
 			}
 		})
+	}
+}
+
+// A session with PrepareStmt wraps the plugin's pool in GORM's
+// PreparedStmtDB, which can begin only its own kind of transaction:
+// db.Transaction there is refused (never a transaction on one data source
+// that then reaches another), and a routed write still begins the plugin's.
+func TestTwoPhaseInAPrepareStmtSessionTransactionIsRefusedAndWritesStayAtomic(t *testing.T) {
+	failPrepared := gormplugin.WithTwoPhaseHook(func(s xa.Stage, _ string) error {
+		if s == xa.StagePrepared {
+			return errors.New("injected failure after every branch prepared")
+		}
+		return nil
+	})
+	e := newTwoPhase(t, "postgres", "prepsession", nil, failPrepared)
+	s := e.db.Session(&gorm.Session{PrepareStmt: true})
+	err := s.Transaction(func(tx *gorm.DB) error { return tx.Create(&ShardedOrder{UserID: 0}).Error })
+	if !errors.Is(err, gorm.ErrInvalidTransaction) {
+		t.Fatalf("Transaction in a PrepareStmt session = %v, want gorm.ErrInvalidTransaction", err)
+	}
+	rows := batch()
+	if err := s.Create(&rows).Error; err == nil || !strings.Contains(err.Error(), "injected failure") {
+		t.Fatalf("Create in a PrepareStmt session = %v, want the injected failure", err)
+	}
+	if snap := e.snapshot(t); snap != "" {
+		t.Fatalf("stored: %s", snap)
 	}
 }
