@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -48,24 +49,44 @@ type xaEnv struct {
 	nodes  []xaNode
 	clock  *xaClock
 	prefix string // "sk1:<logtag>:" of the default log (ds0.shardkey_xa_log)
+	// prefixes are those of a log in each node (shardkey_xa_log): cleanup
+	// rolls back the branches of all of them.
+	prefixes []string
+	proxy  *dbtest.Proxy // ds0's, when proxied
 	mu     sync.Mutex
 	conns  []*sql.Conn // MySQL branch connections not yet released
 }
 
 func newXAEnv(t *testing.T, pair struct{ name, a, b string }, test string) *xaEnv {
 	t.Helper()
+	return newXAEnvProxied(t, pair, test, false)
+}
+
+// newXAEnvProxied is newXAEnv with, when proxied, ds0 reached through a
+// TCP proxy (e.proxy) that can cut it away.
+func newXAEnvProxied(t *testing.T, pair struct{ name, a, b string }, test string, proxied bool) *xaEnv {
+	t.Helper()
 	leaks := goleak.IgnoreCurrent()
 	e := &xaEnv{t: t, clock: new(xaClock)}
 	t.Cleanup(func() { goleak.VerifyNone(t, leaks) })
 	for i, kind := range []string{pair.a, pair.b} {
-		e.nodes = append(e.nodes, e.open(kind, fmt.Sprintf("xa_%s_%s_%d", test, pair.name, i), fmt.Sprintf("ds%d", i)))
+		n := e.open(kind, fmt.Sprintf("xa_%s_%s_%d", test, pair.name, i), fmt.Sprintf("ds%d", i), proxied && i == 0)
+		e.mu.Lock()
+		e.nodes = append(e.nodes, n)
+		e.prefixes = append(e.prefixes, "sk1:"+e.logTag(n, "shardkey_xa_log")+":")
+		e.mu.Unlock()
 	}
-	e.prefix = "sk1:" + e.logTag(e.nodes[0], "shardkey_xa_log") + ":"
-	t.Cleanup(e.cleanup)
+	e.prefix = e.prefixes[0]
+	t.Cleanup(func() {
+		if e.proxy != nil {
+			e.proxy.Resume()
+		}
+		e.release(true)
+	})
 	return e
 }
 
-func (e *xaEnv) open(kind, name, src string) xaNode {
+func (e *xaEnv) open(kind, name, src string, proxied bool) xaNode {
 	t := e.t
 	d, drv, dsn := dialect.Postgres, "pgx", ""
 	if kind == "my" {
@@ -73,14 +94,19 @@ func (e *xaEnv) open(kind, name, src string) xaNode {
 	} else {
 		dsn = dbtest.Postgres(t, name)
 	}
+	if proxied {
+		dsn, e.proxy = dbtest.ViaProxy(t, drv, dsn)
+	}
 	db, err := sql.Open(drv, dsn)
 	if err != nil {
 		t.Fatal(err)
 	}
+	n := xaNode{src: xa.Source{Name: src, Dialect: d, DB: db}, dbName: "shardkey_" + name}
+	t.Cleanup(func() { e.cleanup(n) }) // before the proxy closes
 	if _, err := db.Exec("CREATE TABLE acct (id int PRIMARY KEY, v int NOT NULL)"); err != nil {
 		t.Fatalf("%s: %v", name, err)
 	}
-	return xaNode{src: xa.Source{Name: src, Dialect: d, DB: db}, dbName: "shardkey_" + name}
+	return n
 }
 
 // logTag is the documented logtag of table in n's database.
@@ -356,20 +382,23 @@ func preparedRollbacks(s xa.Source, match func(string) bool) ([]string, error) {
 	return stmts, rows.Err()
 }
 
-// cleanup rolls back every branch of ours left prepared (PostgreSQL: every
-// one in the test's databases) and closes the pools.
-func (e *xaEnv) cleanup() {
+// cleanup rolls back every branch of ours left prepared on n (PostgreSQL:
+// every one in the test's database) and closes its pool.
+func (e *xaEnv) cleanup(n xaNode) {
 	e.release(true)
-	for _, n := range e.nodes {
-		match := func(id string) bool { return strings.HasPrefix(id, e.prefix) }
-		if n.src.Dialect == dialect.Postgres {
-			match = func(string) bool { return true }
-		}
-		if k, err := rollbackPrepared(n.src, match); err != nil {
-			e.t.Errorf("cleanup of %s: %v", n.src.Name, err)
-		} else if k > 0 {
-			e.t.Logf("cleanup rolled back %d prepared branches on %s", k, n.src.Name)
-		}
-		n.src.DB.Close()
+	e.mu.Lock()
+	prefixes := e.prefixes
+	e.mu.Unlock()
+	match := func(id string) bool {
+		return slices.ContainsFunc(prefixes, func(p string) bool { return strings.HasPrefix(id, p) })
 	}
+	if n.src.Dialect == dialect.Postgres {
+		match = func(string) bool { return true }
+	}
+	if k, err := rollbackPrepared(n.src, match); err != nil {
+		e.t.Errorf("cleanup of %s: %v", n.src.Name, err)
+	} else if k > 0 {
+		e.t.Logf("cleanup rolled back %d prepared branches on %s", k, n.src.Name)
+	}
+	n.src.DB.Close()
 }

@@ -1,0 +1,82 @@
+package coretest
+
+import (
+	"context"
+	"errors"
+	"testing"
+
+	"github.com/shardkey/shardkey/internal/xa"
+)
+
+// cutAt is a hook cutting e's proxy at stage s and going on.
+func cutAt(e *xaEnv, s xa.Stage) func(xa.Stage, string) error {
+	return func(got xa.Stage, _ string) error {
+		if got == s {
+			e.proxy.Cut()
+		}
+		return nil
+	}
+}
+
+// The log's data source lost before the decision is written: Commit
+// cannot know whether it was, says so (not decided), and recovery settles
+// every branch one way once the source is back.
+func TestXACommitIsInDoubtUndecidedWhenTheLogIsLostAndRecoveryRollsItBack(t *testing.T) {
+	for _, pair := range xaPairs {
+		t.Run(pair.name, func(t *testing.T) {
+			e := newXAEnvProxied(t, pair, "loglost", true)
+			c := e.coordinator(xa.Config{Hook: cutAt(e, xa.StagePrepared)})
+			tx := e.newTx(c)
+			err := tx.Commit(context.Background(), e.insertAll(tx, 1))
+			e.release(err != nil)
+			var ide *xa.InDoubtError
+			if !errors.As(err, &ide) || ide.Decided || len(ide.Pending) != 2 {
+				t.Fatalf("Commit = %v, want an undecided *InDoubtError with both branches pending", err)
+			}
+			e.proxy.Resume()
+			rep, err := c.Recover(context.Background())
+			if err != nil || len(rep.Errors) > 0 || len(rep.Left) != 2 {
+				t.Fatalf("young: Recover = %+v, %v; want both branches left", rep, err)
+			}
+			e.clock.pastTimeout(1)
+			rep, err = c.Recover(context.Background())
+			if err != nil || len(rep.Errors) > 0 || len(rep.RolledBack) != 2 {
+				t.Fatalf("old: Recover = %+v, %v; want both branches rolled back", rep, err)
+			}
+			e.wantRows(1, 0)
+			e.wantNothingPrepared()
+		})
+	}
+}
+
+// A data source lost after the decision: its branch cannot be committed
+// now, Commit says the outcome is decided, and recovery commits the
+// branch once the source is back.
+func TestXACommitIsInDoubtDecidedWhenABranchIsLostInPhaseTwoAndRecoveryCommitsIt(t *testing.T) {
+	for _, pair := range xaPairs {
+		t.Run(pair.name, func(t *testing.T) {
+			e := newXAEnvProxied(t, pair, "branchlost", true)
+			e.coordinator(xa.Config{}) // creates the log before the cut
+			c := e.coordinator(xa.Config{LogSource: "ds1", Hook: cutAt(e, xa.StageDecided)})
+			tx := e.newTx(c)
+			bs := e.insertAll(tx, 1)
+			// With a hook the first branch commits alone first: ds1 here.
+			err := tx.Commit(context.Background(), []xa.Branch{bs[1], bs[0]})
+			e.release(err != nil)
+			var ide *xa.InDoubtError
+			if !errors.As(err, &ide) || !ide.Decided || len(ide.Pending) != 1 || ide.Pending[0] != "ds0" {
+				t.Fatalf("Commit = %v, want a decided *InDoubtError with ds0 pending", err)
+			}
+			if e.rows(1, 1) != 1 {
+				t.Error("ds1's branch not committed")
+			}
+			e.proxy.Resume()
+			rep, err := c.Recover(context.Background())
+			if err != nil || len(rep.Errors) > 0 || len(rep.Committed) != 1 || rep.Committed[0].Source != "ds0" {
+				t.Fatalf("Recover = %+v, %v; want ds0's branch committed", rep, err)
+			}
+			e.wantRows(1, 1)
+			e.wantNothingPrepared()
+		})
+	}
+}
