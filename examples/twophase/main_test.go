@@ -191,3 +191,29 @@ func TestTwoPhaseExampleCreatesMissingDatabases(t *testing.T) {
 		t.Errorf("report:\n%s", out.String())
 	}
 }
+
+// TestSettleStopsAtATransferInDoubt: the example never meets a commit in
+// doubt by itself (it injects no fault), so its branch is checked here:
+// reported, not counted as committed nor as rolled back, and it stops the
+// run with an error still matching ErrTxInDoubt.
+func TestSettleStopsAtATransferInDoubt(t *testing.T) {
+	var out bytes.Buffer
+	doubt := &sqlhook.TxInDoubtError{GTRID: "sk1:0badc0de:x", Decided: true, Committed: []string{"ds_0"}, Pending: []string{"ds_1"}, Err: errors.New("connection lost")}
+	err := settle(&out, "transfer 1 a -> b", fmt.Errorf("commit: %w", doubt))
+	if !errors.Is(err, sqlhook.ErrTxInDoubt) {
+		t.Fatalf("settle = %v, want ErrTxInDoubt", err)
+	}
+	w := "transfer 1 a -> b: IN DOUBT (transaction sk1:0badc0de:x, decision logged: true, committed on [ds_0], pending on [ds_1]); recovery will settle it, not retried\n"
+	if out.String() != w {
+		t.Errorf("printed %q, want %q", out.String(), w)
+	}
+	out.Reset()
+	if err := settle(&out, "t", &overdraftError{Owner: "a", Balance: -1}); err != nil || out.String() != "t: refused (overdraft: a would have -1), rolled back\n" {
+		t.Errorf("overdraft: settle = %v, printed %q", err, out.String())
+	}
+	out.Reset()
+	cause := errors.New("deadlock")
+	if err := settle(&out, "t", cause); !errors.Is(err, cause) || out.Len() != 0 {
+		t.Errorf("other error: settle = %v, printed %q", err, out.String())
+	}
+}

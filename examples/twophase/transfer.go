@@ -80,12 +80,14 @@ func settle(out io.Writer, what string, err error) error {
 		// way: commit if the decision was logged, else roll back once the
 		// transaction is older than the recovery timeout. Keep the GTRID
 		// to reconcile the transfer later.
+		detail := ""
 		var doubt *sqlhook.TxInDoubtError
 		if errors.As(err, &doubt) {
-			fmt.Fprintf(out, "%s: IN DOUBT, transaction %s (decision logged: %t, committed on %v, pending on %v); recovery will settle it, not retried\n",
-				what, doubt.GTRID, doubt.Decided, doubt.Committed, doubt.Pending)
+			detail = fmt.Sprintf(" (transaction %s, decision logged: %t, committed on %v, pending on %v)",
+				doubt.GTRID, doubt.Decided, doubt.Committed, doubt.Pending)
 		}
-		return err
+		fmt.Fprintf(out, "%s: IN DOUBT%s; recovery will settle it, not retried\n", what, detail)
+		return fmt.Errorf("%s: %w", what, err)
 	default:
 		// Any other error: every data source rolled back (or nothing was
 		// sent), so retrying the whole transfer is safe.
