@@ -258,7 +258,13 @@ func (e *xaEnv) wantRows(id, want int) {
 // decision reads gtrid's row in the default log ("" without one).
 func (e *xaEnv) decision(gtrid string) string {
 	e.t.Helper()
-	n := e.nodes[0]
+	return e.decisionIn(0, gtrid)
+}
+
+// decisionIn reads gtrid's row in node i's log.
+func (e *xaEnv) decisionIn(i int, gtrid string) string {
+	e.t.Helper()
+	n := e.nodes[i]
 	q := "SELECT outcome FROM shardkey_xa_log WHERE gtrid = $1"
 	if n.src.Dialect == dialect.MySQL {
 		q = strings.Replace(q, "$1", "?", 1)
