@@ -673,3 +673,132 @@ func tpExec(t testing.TB, db interface {
 
 // tpHookOption sets the fault hook of the deployment's coordinator.
 func tpHookOption(h func(xa.Stage, string) error) sqlhook.Option { return sqlhook.WithTwoPhaseHook(h) }
+
+// TestTwoPhaseFaultLogSourceCutBeforeTheDecisionIsInDoubtThenRolledBack
+// takes the decision log's data source away after every branch prepared:
+// the decision cannot be written, Commit reports the transaction in doubt
+// and undecided, and recovery, once the source is back, logs a rollback
+// and rolls every branch back.
+func TestTwoPhaseFaultLogSourceCutBeforeTheDecisionIsInDoubtThenRolledBack(t *testing.T) {
+	for _, p := range tpPairs(t, "cutlog") {
+		t.Run(p.name, func(t *testing.T) {
+			p.seed(t, map[int64]int64{0: 100, 1: 100})
+			x := p.proxied(t, nil)
+			x.hook.set(func(s xa.Stage, gtrid string) error {
+				if s == xa.StagePrepared {
+					x.proxy[0].Cut() // ds_0 holds the log
+				}
+				return nil
+			})
+			err := tpTransfer(context.Background(), p, x.db, 0, 1, 10)
+			var doubt *sqlhook.TxInDoubtError
+			if !errors.As(err, &doubt) {
+				t.Fatalf("commit with the log source cut before the decision: %v, want a *TxInDoubtError", err)
+			}
+			if doubt.Decided {
+				t.Errorf("in-doubt error %+v says decided; the log source was cut before the decision", doubt)
+			}
+			if left := p.prepared(t, 0); len(left) != 1 {
+				t.Errorf("prepared branches on ds_0 before recovery: %v, want 1", left)
+			}
+			x.proxy[0].Resume()
+			p.tpRecover(t, time.Second)
+			if got := p.decision(t, doubt.GTRID); got != "A" {
+				t.Errorf("decision of %s after recovery: %q, want A", doubt.GTRID, got)
+			}
+			if got, want := p.balances(t), map[int64]int64{0: 100, 1: 100}; !tpSameBalances(got, want) {
+				t.Errorf("balances %v, want %v", got, want)
+			}
+		})
+	}
+}
+
+// TestTwoPhaseFaultRecoveryAbortingASlowCommitWins lets another process's
+// recovery, whose timeout is shorter, roll back a transaction whose
+// coordinator stalls between phase 1 and the decision: the coordinator
+// then finds the rollback decision in the log, and Commit reports the
+// transaction rolled back (not in doubt, never committed).
+func TestTwoPhaseFaultRecoveryAbortingASlowCommitWins(t *testing.T) {
+	for _, p := range tpPairs(t, "slow") {
+		t.Run(p.name, func(t *testing.T) {
+			p.seed(t, map[int64]int64{0: 100, 1: 100})
+			// The stalled coordinator's own timeout is long: only the
+			// log's primary key can stop it.
+			x := p.proxied(t, nil, sqlhook.WithTwoPhaseRecovery(time.Hour, -1))
+			x.hook.set(func(s xa.Stage, gtrid string) error {
+				if s != xa.StagePrepared {
+					return nil
+				}
+				// The other process's recovery logs the rollback; on
+				// MariaDB it cannot end a branch still attached to this
+				// coordinator's live session, so it may leave it.
+				other := p.open(t, p.dsn, sqlhook.WithTwoPhaseRecovery(time.Second, 50*time.Millisecond))
+				defer other.Close()
+				deadline := time.Now().Add(20 * time.Second)
+				for p.decision(t, gtrid) != "A" {
+					if time.Now().After(deadline) {
+						t.Errorf("the other process's recovery logged no rollback of %s", gtrid)
+						break
+					}
+					time.Sleep(50 * time.Millisecond)
+				}
+				return nil
+			})
+			err := tpTransfer(context.Background(), p, x.db, 0, 1, 10)
+			if err == nil || errors.Is(err, sqlhook.ErrTxInDoubt) {
+				t.Errorf("commit after recovery aborted it: %v, want an error that is not ErrTxInDoubt", err)
+			}
+			t.Logf("commit: %v", err)
+			if got, want := p.balances(t), map[int64]int64{0: 100, 1: 100}; !tpSameBalances(got, want) {
+				t.Errorf("balances %v, want %v", got, want)
+			}
+			if left := append(p.prepared(t, 0), p.prepared(t, 1)...); len(left) > 0 {
+				t.Errorf("prepared branches left: %v", left)
+			}
+		})
+	}
+}
+
+// TestTwoPhaseFaultCoordinatorFailingAfterTheDecisionIsCommittedByRecovery
+// fails the coordinator (an error, the process lives on) after the
+// decision and after the first branch commit: Commit reports the
+// transaction in doubt and decided, another process's recovery commits
+// every branch (on MariaDB too, where a prepared branch attached to a
+// live session cannot be ended from another), and the deployment goes on
+// committing transactions.
+func TestTwoPhaseFaultCoordinatorFailingAfterTheDecisionIsCommittedByRecovery(t *testing.T) {
+	for _, p := range tpPairs(t, "hookerr") {
+		t.Run(p.name, func(t *testing.T) {
+			for _, stage := range []xa.Stage{xa.StageDecided, xa.StageCommittedOne} {
+				t.Run(stage.String(), func(t *testing.T) {
+					p.seed(t, map[int64]int64{0: 100, 1: 100})
+					x := p.proxied(t, nil)
+					x.hook.set(func(s xa.Stage, gtrid string) error {
+						if s == stage {
+							return errors.New("injected coordinator failure")
+						}
+						return nil
+					})
+					err := tpTransfer(context.Background(), p, x.db, 0, 1, 10)
+					var doubt *sqlhook.TxInDoubtError
+					if !errors.As(err, &doubt) || !doubt.Decided {
+						t.Fatalf("commit failing at %s: %v, want a decided *TxInDoubtError", stage, err)
+					}
+					p.tpRecover(t, time.Second)
+					if got, want := p.balances(t), map[int64]int64{0: 90, 1: 110}; !tpSameBalances(got, want) {
+						t.Errorf("balances after recovery %v, want %v", got, want)
+					}
+					x.hook.set(nil)
+					for range 4 { // more than the pool's connections used so far
+						if err := tpTransfer(context.Background(), p, x.db, 1, 0, 10); err != nil {
+							t.Fatalf("a transfer after the in-doubt one: %v", err)
+						}
+					}
+					if got, want := p.balances(t), map[int64]int64{0: 130, 1: 70}; !tpSameBalances(got, want) {
+						t.Errorf("balances after more transfers %v, want %v", got, want)
+					}
+				})
+			}
+		})
+	}
+}
