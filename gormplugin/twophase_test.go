@@ -56,7 +56,7 @@ func newTwoPhase(t *testing.T, be, name string, cfg func() *gorm.Config, opts ..
 	p1, _ := e.db1.DB()
 	all := append([]gormplugin.Option{gormplugin.WithRules(e.rules),
 		gormplugin.WithDataSources(map[string]gorm.ConnPool{"ds_0": p0, "ds_1": p1}),
-		gormplugin.WithTwoPhaseCommit(), gormplugin.WithTwoPhaseRecovery(0, -1), gormplugin.WithTwoPhaseKeyGenerator(txIDs(t))}, opts...)
+		gormplugin.WithTwoPhaseCommit(), gormplugin.WithTwoPhaseRecovery(0, -1)}, opts...)
 	e.p = gormplugin.New(nil, all...)
 	if err := e.db.Use(e.p); err != nil {
 		t.Fatal(err)

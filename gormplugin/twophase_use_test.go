@@ -30,7 +30,7 @@ func useTwoPhase(t *testing.T, be, name string, swap func(pools map[string]gorm.
 		swap(pools)
 	}
 	p := gormplugin.New(nil, append([]gormplugin.Option{gormplugin.WithRules(rulesOf(t, dbRules)), gormplugin.WithDataSources(pools),
-		gormplugin.WithTwoPhaseCommit(), gormplugin.WithTwoPhaseKeyGenerator(txIDs(t))}, opts...)...)
+		gormplugin.WithTwoPhaseCommit()}, opts...)...)
 	err := db.Use(p)
 	if cerr := p.Close(); cerr != nil {
 		t.Errorf("Close: %v", cerr)
