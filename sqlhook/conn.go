@@ -101,7 +101,8 @@ func (c *conn) Begin() (driver.Tx, error) {
 // when a statement of the transaction first reaches it. With options
 // other than the defaults the default data source begins at once, so
 // that options its driver refuses fail here; it counts as reached only
-// when a statement goes there.
+// when a statement goes there. (A MySQL XA branch of two-phase commit is
+// never begun early: sqlhook checks the isolation level it will set.)
 func (c *conn) BeginTx(ctx context.Context, opts driver.TxOptions) (driver.Tx, error) {
 	if c.tx != nil {
 		return nil, errors.New("sqlhook: a transaction is already in progress on this conn")
@@ -118,7 +119,16 @@ func (c *conn) BeginTx(ctx context.Context, opts driver.TxOptions) (driver.Tx, e
 		return nil, err
 	}
 	t := &tx{c: c, opts: opts, begun: map[string]driver.Tx{}, reached: map[string]bool{}, ctx: context.WithoutCancel(ctx)}
-	if opts != (driver.TxOptions{}) {
+	switch {
+	case opts == driver.TxOptions{}:
+	case t.beginsXA():
+		// An XA branch begun here might never be reached, and one XA
+		// transaction cannot roll back a branch and commit the others:
+		// check the options sqlhook itself will send instead.
+		if _, err := mysqlIsolation(opts.Isolation); opts.Isolation != 0 && err != nil {
+			return nil, err
+		}
+	default:
 		// Options the driver may not support: begin on the default data
 		// source now, so that BeginTx fails as the driver's would.
 		if err := t.begin(ctx, c.cn.defaultDS, c.def); err != nil {

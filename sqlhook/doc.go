@@ -353,7 +353,9 @@
 // every read-write transaction begins with XA START (a local transaction
 // cannot become an XA branch later), so a transaction that stays on one
 // data source pays XA END and XA COMMIT ... ONE PHASE instead of COMMIT;
-// a read-only one (sql.TxOptions.ReadOnly) begins as usual. Statements
+// a read-only one (sql.TxOptions.ReadOnly) begins as usual; an
+// isolation level is set by SET TRANSACTION before XA START (BeginTx
+// checks it without beginning on the default data source). Statements
 // that commit implicitly (DDL) fail inside an XA branch. A transaction's
 // age counts from its XA START there, and one spanning data sources that
 // is older than the recovery timeout (60 seconds by default) when it

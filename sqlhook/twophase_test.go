@@ -383,6 +383,12 @@ func TestTwoPhaseBeginTxOptions(t *testing.T) {
 	for _, b := range tpBackends(t, "options") {
 		t.Run(b.name, func(t *testing.T) {
 			db := tpOpen(t, b)
+			if tx, err := db.BeginTx(ctx, &sql.TxOptions{Isolation: sql.LevelSnapshot}); err == nil {
+				tx.Rollback() // pgx takes it as REPEATABLE READ
+				if b.name == "mariadb" {
+					t.Fatal("BeginTx accepted an isolation level MariaDB does not have")
+				}
+			}
 			tx, err := db.BeginTx(ctx, &sql.TxOptions{Isolation: sql.LevelSerializable})
 			if err != nil {
 				t.Fatal(err)
@@ -393,6 +399,19 @@ func TestTwoPhaseBeginTxOptions(t *testing.T) {
 				t.Fatal(err)
 			}
 			wantOrders(t, b, []int64{2}, []int64{1})
+
+			// Reaching only ds_1, not the default data source (where
+			// options other than the defaults are checked at BeginTx).
+			tx, err = db.BeginTx(ctx, &sql.TxOptions{Isolation: sql.LevelReadCommitted})
+			if err != nil {
+				t.Fatal(err)
+			}
+			b.insertOrder(t, tx, 5, 1)
+			if err := tx.Commit(); err != nil {
+				t.Fatal(err)
+			}
+			wantOrders(t, b, []int64{2}, []int64{1, 5})
+			mustExecDB(t, b.direct(t, 1), `DELETE FROM t_order WHERE order_id = 5`)
 
 			tx, err = db.BeginTx(ctx, &sql.TxOptions{ReadOnly: true})
 			if err != nil {
