@@ -32,9 +32,12 @@ const xaTimeout = time.Minute
 // xaClock is an injected clock: tests age transactions by advancing it.
 type xaClock struct{ off atomic.Int64 }
 
-func (c *xaClock) Now() time.Time            { return time.Now().Add(time.Duration(c.off.Load())) }
-func (c *xaClock) Advance(d time.Duration)   { c.off.Add(int64(d)) }
-func (c *xaClock) pastTimeout(times int) int { c.Advance(time.Duration(times)*xaTimeout + time.Second); return times }
+func (c *xaClock) Now() time.Time          { return time.Now().Add(time.Duration(c.off.Load())) }
+func (c *xaClock) Advance(d time.Duration) { c.off.Add(int64(d)) }
+func (c *xaClock) pastTimeout(times int) int {
+	c.Advance(time.Duration(times)*xaTimeout + time.Second)
+	return times
+}
 
 type xaNode struct {
 	src    xa.Source
@@ -52,9 +55,9 @@ type xaEnv struct {
 	// prefixes are those of a log in each node (shardkey_xa_log): cleanup
 	// rolls back the branches of all of them.
 	prefixes []string
-	proxy  *dbtest.Proxy // ds0's, when proxied
-	mu     sync.Mutex
-	conns  []*sql.Conn // MySQL branch connections not yet released
+	proxy    *dbtest.Proxy // ds0's, when proxied
+	mu       sync.Mutex
+	conns    []*sql.Conn // MySQL branch connections not yet released
 }
 
 func newXAEnv(t *testing.T, pair struct{ name, a, b string }, test string) *xaEnv {

@@ -116,6 +116,62 @@ func TestXARecoverRollsBackUndecidedBranchesOlderThanTimeoutAndLeavesYoungerOnes
 	}
 }
 
+// inDoubtSet leaves decided transactions (crashed after logging C) and
+// undecided ones (crashed after preparing), rows 0.. in that order, and
+// returns their branches as branchIDs spells them.
+func (e *xaEnv) inDoubtSet(decided, undecided int) (wantC, wantA []string) {
+	e.t.Helper()
+	crash := e.coordinator(xa.Config{Hook: failAt(xa.StageDecided)})
+	for id := range decided + undecided {
+		tx := e.newTx(crash)
+		if id < decided {
+			err := tx.Commit(context.Background(), e.insertAll(tx, id))
+			e.release(true)
+			if !errors.Is(err, xa.ErrInDoubt) {
+				e.t.Fatalf("Commit = %v, want ErrInDoubt", err)
+			}
+		} else {
+			e.orphan(tx, id)
+		}
+		for _, n := range e.nodes {
+			if id < decided {
+				wantC = append(wantC, n.src.Name+"/"+tx.GTRID())
+			} else {
+				wantA = append(wantA, n.src.Name+"/"+tx.GTRID())
+			}
+		}
+	}
+	slices.Sort(wantC)
+	slices.Sort(wantA)
+	return wantC, wantA
+}
+
+// recoverAtOnce runs Recover on every coordinator at the same moment and
+// returns what all of them committed and rolled back.
+func recoverAtOnce(t *testing.T, cs []*xa.Coordinator) (committed, rolledBack []xa.BranchID) {
+	reps := make([]xa.Report, len(cs))
+	var wg sync.WaitGroup
+	start := make(chan struct{})
+	for i, c := range cs {
+		wg.Go(func() {
+			<-start
+			var err error
+			if reps[i], err = c.Recover(context.Background()); err != nil {
+				t.Errorf("Recover %d: %v", i, err)
+			}
+		})
+	}
+	close(start)
+	wg.Wait()
+	for i, r := range reps {
+		for _, err := range r.Errors {
+			t.Errorf("recoverer %d: %v", i, err)
+		}
+		committed, rolledBack = append(committed, r.Committed...), append(rolledBack, r.RolledBack...)
+	}
+	return committed, rolledBack
+}
+
 func TestXAConcurrentRecoverersResolveEachBranchExactlyOnce(t *testing.T) {
 	for _, pair := range xaPairs {
 		t.Run(pair.name, func(t *testing.T) {
@@ -126,51 +182,9 @@ func TestXAConcurrentRecoverersResolveEachBranchExactlyOnce(t *testing.T) {
 			for i := range cs {
 				cs[i] = e.coordinator(xa.Config{})
 			}
-			crash := e.coordinator(xa.Config{Hook: failAt(xa.StageDecided)})
-			var wantC, wantA []string
-			for id := range decided + undecided {
-				tx := e.newTx(crash)
-				if id < decided {
-					err := tx.Commit(context.Background(), e.insertAll(tx, id))
-					e.release(true)
-					if !errors.Is(err, xa.ErrInDoubt) {
-						t.Fatalf("Commit = %v, want ErrInDoubt", err)
-					}
-				} else {
-					e.orphan(tx, id)
-				}
-				for _, n := range e.nodes {
-					if id < decided {
-						wantC = append(wantC, n.src.Name+"/"+tx.GTRID())
-					} else {
-						wantA = append(wantA, n.src.Name+"/"+tx.GTRID())
-					}
-				}
-			}
+			wantC, wantA := e.inDoubtSet(decided, undecided)
 			e.clock.pastTimeout(1)
-			reps := make([]xa.Report, recoverers)
-			var wg sync.WaitGroup
-			start := make(chan struct{})
-			for i, c := range cs {
-				wg.Go(func() {
-					<-start
-					var err error
-					if reps[i], err = c.Recover(context.Background()); err != nil {
-						t.Errorf("Recover %d: %v", i, err)
-					}
-				})
-			}
-			close(start)
-			wg.Wait()
-			var gotC, gotA []xa.BranchID
-			for i, r := range reps {
-				for _, err := range r.Errors {
-					t.Errorf("recoverer %d: %v", i, err)
-				}
-				gotC, gotA = append(gotC, r.Committed...), append(gotA, r.RolledBack...)
-			}
-			slices.Sort(wantC)
-			slices.Sort(wantA)
+			gotC, gotA := recoverAtOnce(t, cs)
 			if g := branchIDs(gotC); !slices.Equal(g, wantC) {
 				t.Errorf("committed, over all reports:\n%q\nwant each decided branch once:\n%q", g, wantC)
 			}
