@@ -450,7 +450,13 @@
 //
 // What it costs:
 //   - A transaction holds one connection per data source it reaches, for
-//     its whole length.
+//     its whole length; recovery and the decision log take further
+//     connections from the same *sql.DB pools. Leave room above
+//     SetMaxOpenConns for them: pools exhausted by transactions waiting
+//     to commit fail those commits (rolled back) after the timeout.
+//   - A transaction must commit within the timeout of WithTwoPhaseRecovery
+//     (default 60s) from its begin: an older one is rolled back at commit,
+//     since recovery may already be rolling its branches back.
 //   - A commit over several data sources adds a prepare round trip per
 //     branch (in parallel), one INSERT into the decision log on its own
 //     connection, and a commit round trip per branch (in parallel).
