@@ -452,8 +452,9 @@
 //   - A transaction holds one connection per data source it reaches, for
 //     its whole length; recovery and the decision log take further
 //     connections from the same *sql.DB pools. Leave room above
-//     SetMaxOpenConns for them: pools exhausted by transactions waiting
-//     to commit fail those commits (rolled back) after the timeout.
+//     SetMaxOpenConns for them: when transactions waiting to commit hold
+//     every connection, their commits wait out the timeout and fail or
+//     end in doubt (ErrTxInDoubt; recovery then rolls them back).
 //   - A transaction must commit within the timeout of WithTwoPhaseRecovery
 //     (default 60s) from its begin: an older one is rolled back at commit,
 //     since recovery may already be rolling its branches back.
