@@ -45,7 +45,7 @@ rules:
     snowflake: {type: SNOWFLAKE, props: {worker-id: 3}}
 `
 
-func rulesOf(t *testing.T, text string) *shardconf.Router {
+func rulesOf(t testing.TB, text string) *shardconf.Router {
 	t.Helper()
 	cfg, err := shardconf.Parse([]byte(text))
 	if err != nil {

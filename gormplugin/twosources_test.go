@@ -35,7 +35,7 @@ type twoDS struct {
 }
 
 // dialectorFor opens (creating) database name on a backend.
-func dialectorFor(t *testing.T, be, name string) gorm.Dialector {
+func dialectorFor(t testing.TB, be, name string) gorm.Dialector {
 	t.Helper()
 	switch be {
 	case "sqlite":
@@ -50,7 +50,7 @@ func dialectorFor(t *testing.T, be, name string) gorm.Dialector {
 }
 
 // reopen opens the same database as d (another pool).
-func reopen(t *testing.T, d gorm.Dialector, cfg *gorm.Config) *gorm.DB {
+func reopen(t testing.TB, d gorm.Dialector, cfg *gorm.Config) *gorm.DB {
 	t.Helper()
 	if cfg == nil {
 		cfg = &gorm.Config{}
