@@ -1,0 +1,118 @@
+package difftest
+
+import (
+	"context"
+	"database/sql"
+	"strings"
+	"testing"
+
+	"gorm.io/gorm"
+	"gorm.io/gorm/logger"
+
+	"github.com/shardkey/shardkey/gormplugin"
+	"github.com/shardkey/shardkey/shardconf"
+	"github.com/shardkey/shardkey/sqlhook"
+)
+
+// tpSQLClient: sqlhook with WithTwoPhaseCommit and WithScatter (a write
+// naming users but no order reaches every table of their data sources).
+type tpSQLClient struct{ db *sql.DB }
+
+func newTPSQLClient(t testing.TB, w *world) *tpSQLClient {
+	t.Helper()
+	db, err := sqlhook.Open(w.b.config(t), sqlhook.WithTwoPhaseCommit(), sqlhook.WithScatter(),
+		sqlhook.WithTwoPhaseRecovery(tpTimeout, -1))
+	if err != nil {
+		t.Fatal(err)
+	}
+	db.SetMaxOpenConns(4)
+	t.Cleanup(func() { db.Close() })
+	return &tpSQLClient{db: db}
+}
+
+func (c *tpSQLClient) begin(ctx context.Context) (tpShardTx, error) {
+	tx, err := c.db.BeginTx(ctx, nil)
+	if err != nil {
+		return nil, err
+	}
+	return tpSQLTx{tx}, nil
+}
+
+type tpSQLTx struct{ tx *sql.Tx }
+
+func (x tpSQLTx) exec(ctx context.Context, it tpItem, text string) (int64, error) {
+	res, err := x.tx.ExecContext(ctx, text, it.sql.args...)
+	if err != nil {
+		return 0, err
+	}
+	return res.RowsAffected()
+}
+
+func (x tpSQLTx) commit() error   { return x.tx.Commit() }
+func (x tpSQLTx) rollback() error { return x.tx.Rollback() }
+
+// tpGormClient: GORM with gormplugin's WithTwoPhaseCommit and
+// WithScatter; statements are GORM calls (Create, Updates, Update,
+// Delete), savepoints SavePoint/RollbackTo/Exec.
+type tpGormClient struct{ db *gorm.DB }
+
+func newTPGormClient(t testing.TB, w *world) tpClient {
+	t.Helper()
+	open := func(dsn string) (*gorm.DB, *sql.DB) {
+		db, err := gorm.Open(w.b.dialector(dsn), &gorm.Config{Logger: logger.Discard})
+		if err != nil {
+			t.Fatal(err)
+		}
+		pool, err := db.DB()
+		if err != nil {
+			t.Fatal(err)
+		}
+		pool.SetMaxOpenConns(4)
+		t.Cleanup(func() { pool.Close() })
+		return db, pool
+	}
+	db, pool0 := open(w.b.dsn[0])
+	_, pool1 := open(w.b.dsn[1])
+	r, err := shardconf.NewRouter(w.b.config(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { r.Close() })
+	err = db.Use(gormplugin.New(nil, gormplugin.WithRules(r), gormplugin.WithScatter(),
+		gormplugin.WithDataSources(map[string]gorm.ConnPool{"ds_0": pool0, "ds_1": pool1}),
+		gormplugin.WithTwoPhaseCommit(), gormplugin.WithTwoPhaseRecovery(tpTimeout, -1)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return &tpGormClient{db: db}
+}
+
+func (c *tpGormClient) begin(ctx context.Context) (tpShardTx, error) {
+	tx := c.db.WithContext(ctx).Begin()
+	if tx.Error != nil {
+		return nil, tx.Error
+	}
+	return tpGormTx{tx}, nil
+}
+
+type tpGormTx struct{ tx *gorm.DB }
+
+func (x tpGormTx) exec(ctx context.Context, it tpItem, text string) (int64, error) {
+	var res *gorm.DB
+	switch {
+	case it.gorm != nil:
+		res = it.gorm(x.tx)
+	// savepoints on a session: an error of the tx's own *gorm.DB sticks
+	// to it, and its Rollback would return it again
+	case strings.HasPrefix(it.sql.text, "SAVEPOINT "):
+		res = x.tx.Session(&gorm.Session{}).SavePoint(strings.TrimPrefix(it.sql.text, "SAVEPOINT "))
+	case strings.HasPrefix(it.sql.text, "ROLLBACK TO SAVEPOINT "):
+		res = x.tx.Session(&gorm.Session{}).RollbackTo(strings.TrimPrefix(it.sql.text, "ROLLBACK TO SAVEPOINT "))
+	default:
+		res = x.tx.Exec(it.sql.text, it.sql.args...)
+	}
+	return res.RowsAffected, res.Error
+}
+
+func (x tpGormTx) commit() error   { return x.tx.Commit().Error }
+func (x tpGormTx) rollback() error { return x.tx.Rollback().Error }

@@ -1,0 +1,300 @@
+package difftest
+
+import (
+	"fmt"
+	"math/rand/v2"
+	"slices"
+	"strconv"
+	"strings"
+
+	"gorm.io/gorm"
+)
+
+// The two-phase-commit tester's transactions: t_order rows whose user is
+// fixed by their key (tpUser), so that a key is never stored twice across
+// data sources and a duplicate key is a real database error on the shards
+// as on the oracle; and t_dict, the broadcast table, whose every write
+// reaches both data sources.
+
+const (
+	tpKeys   = 400 // order_id 1..tpKeys
+	tpPoison = 666 // PostgreSQL: an amount the deferred trigger refuses at PREPARE/COMMIT
+)
+
+// tpUser is the user of order k: users 0, 2, 4 are on ds_0 and 1, 3 on
+// ds_1, and k MOD 3 picks the table.
+func tpUser(k int64) int64 { return k % 5 }
+
+// tpDS is the data source of order k.
+func tpDS(k int64) int { return int(tpUser(k) % 2) }
+
+// tpItem is one statement of a transaction: its SQL (placeholders as ?)
+// and, for GORM, the call that does the same (nil: tx.Exec of the SQL).
+type tpItem struct {
+	kind string
+	sql  cell
+	gorm func(db *gorm.DB) *gorm.DB
+	raw  bool // a savepoint statement: no rows affected compared
+}
+
+func (it tpItem) String() string {
+	if len(it.sql.args) == 0 {
+		return it.sql.text
+	}
+	return it.sql.text + " " + argsText(it.sql.args)
+}
+
+// tpTx is one transaction: its statements, how it ends and the fault
+// injected into it.
+type tpTx struct {
+	n      int
+	items  []tpItem
+	commit bool
+	fault  tpFault
+	victim int // the data source a tpKill fault disconnects
+}
+
+func (x tpTx) String() string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "tx %d: BEGIN", x.n)
+	for _, it := range x.items {
+		fmt.Fprintf(&b, "\n    %s", it)
+	}
+	end := "ROLLBACK"
+	if x.commit {
+		end = "COMMIT"
+	}
+	fmt.Fprintf(&b, "\n    %s", end)
+	if x.fault != tpNoFault {
+		fmt.Fprintf(&b, " (fault: %s", x.fault)
+		if x.fault == tpKill {
+			fmt.Fprintf(&b, " ds_%d", x.victim)
+		}
+		b.WriteString(")")
+	}
+	return b.String()
+}
+
+// tpFault is what goes wrong at commit.
+type tpFault int
+
+const (
+	tpNoFault tpFault = iota
+	tpKill            // a branch's session is killed before Commit
+	tpHookPrepared
+	tpHookDecided
+	tpHookCommittedOne
+)
+
+func (f tpFault) String() string {
+	return [...]string{"none", "kill", "hook:prepared", "hook:decided", "hook:committed-one"}[f]
+}
+
+// tpModel is what the generator knows of the rows: the oracle's keys and
+// amounts after the previous transaction.
+type tpModel struct {
+	orders map[int64]int64 // order_id -> amount (0 for NULL)
+	dict   map[string]bool
+}
+
+// tpGen draws one transaction.
+type tpGen struct {
+	rng      *rand.Rand
+	m        tpModel
+	postgres bool
+	hooks    bool // the xa test hook is reachable
+	noDict   bool // gormplugin refuses writes to a broadcast table with several copies
+	items    []tpItem
+	added    map[int64]bool // keys inserted in this transaction
+}
+
+func (g *tpGen) existing() (int64, bool) {
+	if len(g.m.orders) == 0 {
+		return 0, false
+	}
+	keys := make([]int64, 0, len(g.m.orders))
+	for k := range g.m.orders {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	return pick(g.rng, keys), true
+}
+
+// fresh is a key neither stored nor inserted in this transaction, on data
+// source ds (-1: any); one time in eight a stored key (a duplicate).
+func (g *tpGen) fresh(ds int) int64 {
+	if g.rng.IntN(8) == 0 {
+		if k, ok := g.existing(); ok && (ds < 0 || tpDS(k) == ds) {
+			return k
+		}
+	}
+	for range 50 {
+		k := 1 + g.rng.Int64N(tpKeys)
+		if _, ok := g.m.orders[k]; !ok && !g.added[k] && (ds < 0 || tpDS(k) == ds) {
+			return k
+		}
+	}
+	return 1 + g.rng.Int64N(tpKeys)
+}
+
+// some is a key, stored or (one time in five) not.
+func (g *tpGen) some() int64 {
+	if k, ok := g.existing(); ok && g.rng.IntN(5) != 0 {
+		return k
+	}
+	return 1 + g.rng.Int64N(tpKeys)
+}
+
+func (g *tpGen) add(kind string, text string, args ...any) {
+	g.items = append(g.items, tpItem{kind: kind, sql: cell{text: text, args: args}})
+}
+
+// addGorm adds a statement and the GORM call that runs it.
+func (g *tpGen) addGorm(kind string, call func(db *gorm.DB) *gorm.DB, text string, args ...any) {
+	g.items = append(g.items, tpItem{kind: kind, sql: cell{text: text, args: args}, gorm: call})
+}
+
+func (g *tpGen) amount() int64 {
+	if g.postgres && g.rng.IntN(40) == 0 {
+		return tpPoison
+	}
+	return g.rng.Int64N(1000)
+}
+
+func (g *tpGen) insert(keys ...int64) {
+	var vals []string
+	var args []any
+	var orders []Order
+	for _, k := range keys {
+		g.added[k] = true
+		vals = append(vals, "(?, ?, ?, ?, ?)")
+		st, am, note := pick(g.rng, []string{"new", "paid", "held"}), g.amount(), "n"+strconv.FormatInt(k, 10)
+		args = append(args, k, tpUser(k), st, am, note)
+		orders = append(orders, Order{OrderID: k, UserID: tpUser(k), Status: &st, Amount: &am, Note: note})
+	}
+	kind := "insert"
+	if len(keys) > 1 {
+		kind = "insert.rows"
+	}
+	g.addGorm(kind, func(db *gorm.DB) *gorm.DB { o := slices.Clone(orders); return db.Create(&o) },
+		"INSERT INTO t_order (order_id, user_id, status, amount, note) VALUES "+strings.Join(vals, ", "), args...)
+}
+
+// statement draws one or two statements (a move and a transfer are two).
+func (g *tpGen) statement() {
+	switch g.rng.IntN(12) {
+	case 0, 1:
+		g.insert(g.fresh(-1))
+	case 2:
+		// rows on both data sources in one statement
+		g.insert(g.fresh(0), g.fresh(1))
+	case 3, 4:
+		k, d, st := g.some(), g.rng.Int64N(50)-25, pick(g.rng, []string{"paid", "held", "void"})
+		g.addGorm("update", func(db *gorm.DB) *gorm.DB {
+			return db.Model(&Order{}).Where("order_id = ? AND user_id = ?", k, tpUser(k)).
+				Updates(map[string]any{"amount": gorm.Expr("amount + ?", d), "status": st})
+		}, "UPDATE t_order SET amount = amount + ?, status = ? WHERE order_id = ? AND user_id = ?", d, st, k, tpUser(k))
+	case 5:
+		note, u1, u2 := fmt.Sprintf("u%d", g.rng.IntN(100)), g.rng.Int64N(5), g.rng.Int64N(5)
+		g.addGorm("update.users", func(db *gorm.DB) *gorm.DB {
+			return db.Model(&Order{}).Where("user_id IN ?", []int64{u1, u2}).Update("note", note)
+		}, "UPDATE t_order SET note = ? WHERE user_id IN (?, ?)", note, u1, u2)
+	case 6:
+		g.deleteOrder("delete", g.some())
+	case 7:
+		u, a := g.rng.Int64N(5), 700+g.rng.Int64N(300)
+		g.addGorm("delete.user", func(db *gorm.DB) *gorm.DB {
+			return db.Where("user_id = ? AND amount > ?", u, a).Delete(&Order{})
+		}, "DELETE FROM t_order WHERE user_id = ? AND amount > ?", u, a)
+	case 8:
+		// a row moves to the other data source: deleted there, inserted
+		// here under a key of the other side
+		k, ok := g.existing()
+		if !ok {
+			g.insert(g.fresh(-1))
+			return
+		}
+		to := g.fresh(1 - tpDS(k))
+		g.deleteOrder("move.delete", k)
+		g.added[to] = true
+		st, am, note := "moved", g.m.orders[k], "from"+strconv.FormatInt(k, 10)
+		g.addGorm("move.insert", func(db *gorm.DB) *gorm.DB {
+			return db.Create(&Order{OrderID: to, UserID: tpUser(to), Status: &st, Amount: &am, Note: note})
+		}, "INSERT INTO t_order (order_id, user_id, status, amount, note) VALUES (?, ?, ?, ?, ?)",
+			to, tpUser(to), st, am, note)
+	case 9:
+		// money moves between two rows, usually on both data sources
+		a, b := g.some(), g.some()
+		x := 1 + g.rng.Int64N(20)
+		g.addAmount("transfer.debit", -x, a)
+		g.addAmount("transfer.credit", x, b)
+	case 10:
+		if g.noDict {
+			g.insert(g.fresh(-1))
+			return
+		}
+		d := fmt.Sprintf("d%d", g.rng.IntN(8))
+		switch g.rng.IntN(3) {
+		case 0:
+			v, n := "v", g.rng.Int64N(9)
+			g.addGorm("dict.insert", func(db *gorm.DB) *gorm.DB { return db.Create(&Dict{K: d, V: &v, N: &n}) },
+				"INSERT INTO t_dict (k, v, n) VALUES (?, ?, ?)", d, v, n)
+		case 1:
+			v := fmt.Sprintf("v%d", g.rng.IntN(9))
+			g.addGorm("dict.update", func(db *gorm.DB) *gorm.DB {
+				return db.Model(&Dict{}).Where("k = ?", d).Updates(map[string]any{"n": gorm.Expr("n + 1"), "v": v})
+			}, "UPDATE t_dict SET n = n + 1, v = ? WHERE k = ?", v, d)
+		default:
+			g.addGorm("dict.delete", func(db *gorm.DB) *gorm.DB { return db.Where("k = ?", d).Delete(&Dict{}) },
+				"DELETE FROM t_dict WHERE k = ?", d)
+		}
+	default:
+		k, a := g.some(), g.amount()
+		g.addGorm("update.amount", func(db *gorm.DB) *gorm.DB {
+			return db.Model(&Order{}).Where("order_id = ? AND user_id = ?", k, tpUser(k)).Update("amount", a)
+		}, "UPDATE t_order SET amount = ? WHERE order_id = ? AND user_id = ?", a, k, tpUser(k))
+	}
+}
+
+func (g *tpGen) deleteOrder(kind string, k int64) {
+	g.addGorm(kind, func(db *gorm.DB) *gorm.DB {
+		return db.Where("order_id = ? AND user_id = ?", k, tpUser(k)).Delete(&Order{})
+	}, "DELETE FROM t_order WHERE order_id = ? AND user_id = ?", k, tpUser(k))
+}
+
+// addAmount adds d to order k's amount.
+func (g *tpGen) addAmount(kind string, d, k int64) {
+	g.addGorm(kind, func(db *gorm.DB) *gorm.DB {
+		return db.Model(&Order{}).Where("order_id = ? AND user_id = ?", k, tpUser(k)).Update("amount", gorm.Expr("amount + ?", d))
+	}, "UPDATE t_order SET amount = amount + ? WHERE order_id = ? AND user_id = ?", d, k, tpUser(k))
+}
+
+// tpBuild draws transaction n from its own random source and the model.
+func tpBuild(seed uint64, n int, m tpModel, o tpGen) tpTx {
+	g := &tpGen{rng: rand.New(rand.NewPCG(seed, uint64(n)*0x9e3779b97f4a7c15+2)), m: m, postgres: o.postgres,
+		hooks: o.hooks, noDict: o.noDict, added: map[int64]bool{}}
+	count := 1 + g.rng.IntN(6)
+	sp := -1
+	if g.rng.IntN(4) == 0 {
+		sp = g.rng.IntN(count)
+	}
+	for i := range count {
+		if i == sp {
+			g.items = append(g.items, tpItem{kind: "savepoint", raw: true, sql: cell{text: "SAVEPOINT sp1"}})
+		}
+		g.statement()
+		if sp >= 0 && i > sp && (i == count-1 || g.rng.IntN(2) == 0) {
+			end := pick(g.rng, []string{"ROLLBACK TO SAVEPOINT sp1", "RELEASE SAVEPOINT sp1"})
+			g.items = append(g.items, tpItem{kind: "savepoint", raw: true, sql: cell{text: end}})
+			sp = -1
+		}
+	}
+	x := tpTx{n: n, items: g.items, commit: g.rng.IntN(4) != 0, victim: g.rng.IntN(2)}
+	switch f := g.rng.IntN(12); {
+	case f < 2:
+		x.fault = tpKill
+	case f < 5 && g.hooks:
+		x.fault = []tpFault{tpHookPrepared, tpHookDecided, tpHookCommittedOne}[f-2]
+	}
+	return x
+}

@@ -1,0 +1,416 @@
+package difftest
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/shardkey/shardkey/internal/xa"
+)
+
+// tpHooks records the stages xa's test hook saw and breaks the one asked.
+type tpHooks struct {
+	mu     sync.Mutex
+	break_ xa.Stage
+	seen   []xa.Stage
+	broke  bool
+	gtrid  string
+}
+
+func (h *tpHooks) hook(stage xa.Stage, gtrid string) error {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	h.seen = append(h.seen, stage)
+	h.gtrid = gtrid
+	if stage == h.break_ && !h.broke {
+		h.broke = true
+		return errInjected
+	}
+	return nil
+}
+
+func (f tpFault) stage() (xa.Stage, bool) {
+	switch f {
+	case tpHookPrepared:
+		return xa.StagePrepared, true
+	case tpHookDecided:
+		return xa.StageDecided, true
+	case tpHookCommittedOne:
+		return xa.StageCommittedOne, true
+	}
+	return 0, false
+}
+
+// runTx runs one transaction through shardkey and on the oracle and
+// returns its divergences.
+func (r *tpRun) runTx(x tpTx) []string {
+	r.stats.txs++
+	ctx := context.Background()
+	hooks := &tpHooks{break_: -1}
+	if st, ok := x.fault.stage(); ok {
+		hooks.break_ = st
+		ctx = tpWithHook(ctx, hooks.hook)
+	}
+	var problems []string
+	otx, err := r.w.oracle.BeginTx(ctx, nil)
+	if err != nil {
+		r.t.Fatalf("oracle: %v", err)
+	}
+	defer otx.Rollback()
+	stx, err := r.client.begin(ctx)
+	if err != nil {
+		return []string{fmt.Sprintf("BEGIN through shardkey: %v", err)}
+	}
+	g := &sqlGen{b: r.w.b}
+	failed := false // a statement failed through shardkey: the transaction may be aborted
+	for _, it := range x.items {
+		problems = append(problems, r.runItem(ctx, g, stx, otx, it, &failed)...)
+	}
+	if x.fault == tpKill {
+		if n := r.kill(x.victim); n > 0 {
+			r.stats.faults["kill"]++
+		}
+	}
+	var cerr error
+	if x.commit {
+		cerr = stx.commit()
+	} else {
+		cerr = stx.rollback()
+	}
+	if hooks.broke {
+		r.stats.faults[x.fault.String()]++
+	}
+	problems = append(problems, r.settle(ctx, x, hooks, cerr, otx)...)
+	if len(problems) > 0 {
+		problems = append(problems, fmt.Sprintf("(Commit/Rollback returned %v)", cerr))
+	}
+	return problems
+}
+
+// runItem runs one statement through shardkey and, inside a savepoint,
+// on the oracle: a statement shardkey failed is undone on the oracle.
+//
+// A savepoint statement runs on both; after a failed statement shardkey
+// may refuse it (the transaction is aborted, as PostgreSQL's is, and its
+// Commit must fail), which is no divergence.
+func (r *tpRun) runItem(ctx context.Context, g *sqlGen, stx tpShardTx, otx *sql.Tx, it tpItem, failed *bool) []string {
+	text := g.final(it.sql.text)
+	if it.raw {
+		_, serr := stx.exec(ctx, it, text)
+		_, oerr := otx.ExecContext(ctx, text)
+		if serr != nil && oerr == nil && *failed {
+			return nil
+		}
+		if (serr == nil) != (oerr == nil) {
+			return []string{fmt.Sprintf("%s: shardkey %v, oracle %v", text, serr, oerr)}
+		}
+		return nil
+	}
+	r.stats.stmts++
+	if _, err := otx.ExecContext(ctx, "SAVEPOINT tp_stmt"); err != nil {
+		r.t.Fatalf("oracle: %v", err)
+	}
+	n, serr := stx.exec(ctx, it, text)
+	on, oerr := tpExecRows(ctx, otx, text, it.sql.args)
+	var problems []string
+	switch {
+	case serr != nil:
+		r.stats.stmtErrs++
+		if !*failed {
+			r.stats.errs[it.kind+": "+tpReason(serr)]++
+		}
+		*failed = true
+	case oerr != nil:
+		problems = append(problems, fmt.Sprintf("%s: shardkey accepted it (%d rows), the oracle failed: %v", it, n, oerr))
+	case n != on && !(r.gorm && *failed):
+		// (gormplugin lets later statements see a write that failed in
+		// part: TestTwoPhaseGormStatementsAfterAPartlyFailedWriteSeeNoneOfIt)
+		problems = append(problems, fmt.Sprintf("%s: %d rows affected through shardkey, %d on the oracle", it, n, on))
+	}
+	if serr != nil || oerr != nil {
+		if _, err := otx.ExecContext(ctx, "ROLLBACK TO SAVEPOINT tp_stmt"); err != nil {
+			r.t.Fatalf("oracle: %v", err)
+		}
+	}
+	return problems
+}
+
+func tpExecRows(ctx context.Context, tx *sql.Tx, text string, args []any) (int64, error) {
+	res, err := tx.ExecContext(ctx, text, args...)
+	if err != nil {
+		return 0, err
+	}
+	return res.RowsAffected()
+}
+
+// settle decides what the oracle does from shardkey's answer, runs
+// recovery when the outcome is in doubt, and checks the tables and that no
+// branch is left prepared.
+func (r *tpRun) settle(ctx context.Context, x tpTx, hooks *tpHooks, cerr error, otx *sql.Tx) []string {
+	var problems []string
+	var doubt *xa.InDoubtError
+	inDoubt := errors.As(cerr, &doubt)
+	if inDoubt != errors.Is(cerr, xa.ErrInDoubt) {
+		problems = append(problems, fmt.Sprintf("Commit's error matches ErrInDoubt %v but is an *InDoubtError %v: %v",
+			errors.Is(cerr, xa.ErrInDoubt), inDoubt, cerr))
+	}
+	// what the hook broke says what Commit must answer
+	switch {
+	case hooks.broke && hooks.break_ == xa.StagePrepared && (cerr == nil || inDoubt):
+		problems = append(problems, fmt.Sprintf("an error before the decision was logged: Commit returned %v (want an error, not in doubt)", cerr))
+	case hooks.broke && hooks.break_ != xa.StagePrepared && !(inDoubt && doubt.Decided):
+		problems = append(problems, fmt.Sprintf("an error after the commit decision was logged: Commit returned %v (want *InDoubtError{Decided: true})", cerr))
+	case !x.commit && cerr != nil && !errors.Is(cerr, errInjected):
+		// a rollback may fail only where a session was killed
+		if x.fault != tpKill {
+			problems = append(problems, fmt.Sprintf("Rollback: %v", cerr))
+		}
+	}
+	switch {
+	case x.commit && cerr == nil:
+		r.stats.committed++
+	case !x.commit:
+		r.stats.rolledBack++
+	case inDoubt:
+		r.stats.inDoubt++
+	default:
+		r.stats.commitErrs++
+	}
+	if inDoubt {
+		p, committed := r.recoverDoubt(ctx, doubt)
+		problems = append(problems, p...)
+		if committed {
+			r.stats.recCommitted++
+		} else {
+			r.stats.recRolledBack++
+		}
+		if doubt.Decided && !committed {
+			problems = append(problems, "a transaction decided for commit was not committed by recovery")
+		}
+		cerr = nil
+		if !committed {
+			cerr = errors.New("rolled back by recovery")
+		}
+	}
+	applied := x.commit && cerr == nil
+	if applied {
+		if err := otx.Commit(); err != nil {
+			problems = append(problems, fmt.Sprintf("shardkey committed; the oracle's COMMIT failed: %v", err))
+		}
+	} else if err := otx.Rollback(); err != nil {
+		r.t.Fatalf("oracle rollback: %v", err)
+	}
+	s, err := r.w.snapshot()
+	if err != nil {
+		r.t.Fatalf("reading the tables: %v", err)
+	}
+	if p := r.w.check(s); len(p) > 0 {
+		problems = append(problems, fmt.Sprintf("after Commit/Rollback returned %v (oracle %s):", cerr, map[bool]string{true: "committed", false: "rolled back"}[applied]))
+		problems = append(problems, p...)
+	}
+	problems = append(problems, r.leftovers(ctx)...)
+	r.model = tpModelOf(s)
+	return problems
+}
+
+// recoverDoubt runs recovery until no branch of the transaction is left
+// (an undecided one waits for the timeout) and reports whether it was
+// committed: its rows are on the shards, as on the oracle within its
+// still-open transaction.
+func (r *tpRun) recoverDoubt(ctx context.Context, d *xa.InDoubtError) (problems []string, committed bool) {
+	deadline := time.Now().Add(3*tpTimeout + 5*time.Second)
+	for {
+		if _, err := r.rec.Recover(ctx); err != nil {
+			problems = append(problems, fmt.Sprintf("Recover: %v", err))
+		}
+		left, err := r.branchesOf(ctx, d.GTRID)
+		if err != nil {
+			return append(problems, err.Error()), false
+		}
+		if len(left) == 0 {
+			break
+		}
+		if time.Now().After(deadline) {
+			return append(problems, fmt.Sprintf("recovery left %v prepared", left)), false
+		}
+		time.Sleep(tpTimeout / 4)
+	}
+	// the decision row says what was done: 'A' rolled back; 'C', or no
+	// row (recovery deletes a 'C' row once no branch is left; an
+	// undecided branch gets an 'A' row), committed
+	out, err := r.decision(ctx, d.GTRID)
+	if err != nil {
+		return append(problems, err.Error()), false
+	}
+	return problems, out != "A"
+}
+
+// decision reads the log row of gtrid ("" when there is none).
+func (r *tpRun) decision(ctx context.Context, gtrid string) (string, error) {
+	q := "SELECT outcome FROM shardkey_xa_log WHERE gtrid = ?"
+	if !r.w.b.mysql {
+		q = "SELECT outcome FROM shardkey_xa_log WHERE gtrid = $1"
+	}
+	var out string
+	err := r.w.ds[0].QueryRowContext(ctx, q, gtrid).Scan(&out)
+	if errors.Is(err, sql.ErrNoRows) {
+		return "", nil
+	}
+	return strings.TrimSpace(out), err
+}
+
+// prepared lists this run's prepared branches on both data sources,
+// read directly (not through xa).
+func (r *tpRun) prepared(ctx context.Context) ([]string, error) {
+	var out []string
+	if !r.w.b.mysql {
+		rows, err := r.w.ds[0].QueryContext(ctx, "SELECT gid FROM pg_prepared_xacts WHERE database = $1 OR database = $2", r.logDB[0], r.logDB[1])
+		if err != nil {
+			return nil, err
+		}
+		defer rows.Close()
+		for rows.Next() {
+			var gid string
+			if err := rows.Scan(&gid); err != nil {
+				return nil, err
+			}
+			out = append(out, gid)
+		}
+		return out, rows.Err()
+	}
+	prefix := "sk1:" + xa.LogTag(r.logDB[0], "shardkey_xa_log") + ":"
+	rows, err := r.w.ds[0].QueryContext(ctx, "XA RECOVER")
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var format, glen, blen int64
+		var data []byte
+		if err := rows.Scan(&format, &glen, &blen, &data); err != nil {
+			return nil, err
+		}
+		if format == xa.FormatID && int(glen) <= len(data) && strings.HasPrefix(string(data[:glen]), prefix) {
+			out = append(out, string(data[:glen])+":"+string(data[glen:]))
+		}
+	}
+	return out, rows.Err()
+}
+
+func (r *tpRun) branchesOf(ctx context.Context, gtrid string) ([]string, error) {
+	all, err := r.prepared(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("listing prepared branches: %w", err)
+	}
+	return slices.DeleteFunc(all, func(b string) bool { return !strings.HasPrefix(b, gtrid+":") }), nil
+}
+
+// leftovers reports prepared branches left after a transaction ended, as
+// read directly and as xa's List reads them.
+func (r *tpRun) leftovers(ctx context.Context) []string {
+	var problems []string
+	left, err := r.prepared(ctx)
+	if err != nil {
+		return []string{fmt.Sprintf("listing prepared branches: %v", err)}
+	}
+	if len(left) > 0 {
+		problems = append(problems, fmt.Sprintf("prepared branches left: %v", left))
+	}
+	listed, err := r.rec.List(ctx)
+	if err != nil {
+		problems = append(problems, fmt.Sprintf("xa List: %v", err))
+	} else if len(listed) > 0 {
+		problems = append(problems, fmt.Sprintf("xa List: %+v", listed))
+	}
+	if len(problems) > 0 {
+		// end them, so that the next transactions start clean
+		time.Sleep(tpTimeout)
+		r.rec.Recover(ctx)
+	}
+	return problems
+}
+
+// kill disconnects the sessions of data source ds that are inside a
+// transaction (the branch) and returns how many it killed.
+func (r *tpRun) kill(ds int) int {
+	ctx := context.Background()
+	admin := r.w.ds[1-ds]
+	var q, killQ string
+	if r.w.b.mysql {
+		// every idle session of the data source (INNODB_TRX is a cache
+		// refreshed every 100ms, too late to find the branch): the branch,
+		// and pooled connections that the driver replaces
+		q = `SELECT ID FROM information_schema.PROCESSLIST WHERE DB = ? AND COMMAND = 'Sleep' AND ID <> CONNECTION_ID()`
+		killQ = "KILL %d"
+	} else {
+		q = `SELECT pid FROM pg_stat_activity WHERE datname = $1 AND state LIKE 'idle in transaction%' AND pid <> pg_backend_pid()`
+		killQ = "SELECT pg_terminate_backend(%d)"
+	}
+	rows, err := admin.QueryContext(ctx, q, r.logDB[ds])
+	if err != nil {
+		r.t.Fatalf("listing sessions: %v", err)
+	}
+	var ids []int64
+	for rows.Next() {
+		var id int64
+		if err := rows.Scan(&id); err != nil {
+			r.t.Fatal(err)
+		}
+		ids = append(ids, id)
+	}
+	rows.Close()
+	for _, id := range ids {
+		if _, err := admin.ExecContext(ctx, fmt.Sprintf(killQ, id)); err != nil {
+			r.t.Logf("kill %d: %v", id, err)
+		}
+	}
+	if !r.w.b.mysql && len(ids) > 0 {
+		// pg_terminate_backend signals; wait until the sessions are gone
+		for range 100 {
+			var n int
+			admin.QueryRowContext(ctx, "SELECT count(*) FROM pg_stat_activity WHERE pid = ANY($1)", tpInt64Array(ids)).Scan(&n)
+			if n == 0 {
+				break
+			}
+			time.Sleep(5 * time.Millisecond)
+		}
+	}
+	return len(ids)
+}
+
+func tpInt64Array(ids []int64) string {
+	var parts []string
+	for _, id := range ids {
+		parts = append(parts, strconv.FormatInt(id, 10))
+	}
+	return "{" + strings.Join(parts, ",") + "}"
+}
+
+// tpModelOf is the generator's view of the oracle.
+func tpModelOf(s *snapshot) tpModel {
+	m := tpModel{orders: map[int64]int64{}, dict: map[string]bool{}}
+	for _, rw := range s.oracle["t_order"] {
+		k, _ := strconv.ParseInt(rw[0], 10, 64)
+		a, _ := strconv.ParseInt(rw[3], 10, 64)
+		m.orders[k] = a
+	}
+	for _, rw := range s.oracle["t_dict"] {
+		m.dict[rw[0]] = true
+	}
+	return m
+}
+
+// tpReason is an error's message without its values, for the summary.
+func tpReason(err error) string {
+	msg := err.Error()
+	if i := strings.IndexAny(msg, "'\"0123456789"); i > 0 {
+		msg = msg[:i]
+	}
+	return msg
+}

@@ -1,0 +1,241 @@
+package difftest
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"flag"
+	"fmt"
+	"maps"
+	"os"
+	"slices"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/shardkey/shardkey/internal/dbtest"
+	"github.com/shardkey/shardkey/internal/dialect"
+	"github.com/shardkey/shardkey/internal/xa"
+)
+
+// The two-phase-commit tester: seeded random transactions through
+// sqlhook.WithTwoPhaseCommit over two data sources (and, in the gorm
+// run, gormplugin.WithTwoPhaseCommit), the same statements in one
+// transaction on the unsharded oracle, committed or rolled back, with
+// faults at commit: a branch's session killed, PostgreSQL's deferred
+// trigger refusing an amount at PREPARE, and errors from xa's stages
+// through its test hook. After each transaction (and recovery, when its
+// outcome was in doubt) the oracle has applied it iff Commit returned nil
+// or recovery committed it, the union of the physical tables equals the
+// oracle, and no prepared branch is left.
+//
+//	SHARDKEY_REQUIRE_DB=1 go test ./internal/difftest/ -run TestTwoPhase -v \
+//	    -difftest.steps=5000 -difftest.seed=7 -timeout 0
+//
+// Without -difftest.steps, SHARDKEY_DIFF2PC_TXS (default tpDefaultTxs)
+// gives the transactions per database and client.
+
+const (
+	tpDefaultTxs = 120
+	tpTimeout    = 2 * time.Second // xa's Timeout: an undecided branch older than this is aborted by recovery
+)
+
+// errInjected is what the test hook returns at the stage it breaks.
+var errInjected = errors.New("difftest: injected two-phase-commit fault")
+
+// tpTxs is the number of transactions per run.
+func tpTxs(t testing.TB) int {
+	set := false
+	flag.Visit(func(f *flag.Flag) { set = set || f.Name == "difftest.steps" })
+	if set {
+		return *flagSteps
+	}
+	if v := os.Getenv("SHARDKEY_DIFF2PC_TXS"); v != "" {
+		n, err := strconv.Atoi(v)
+		if err != nil || n < 1 {
+			t.Fatalf("SHARDKEY_DIFF2PC_TXS=%q: want a positive number", v)
+		}
+		return n
+	}
+	return tpDefaultTxs
+}
+
+// tpDBs is the databases -difftest.db asks for that have two-phase
+// commit (SQLite has none).
+func tpDBs() []string {
+	var out []string
+	for _, d := range strings.Split(*flagDB, ",") {
+		if d == "postgres" || d == "mariadb" {
+			out = append(out, d)
+		}
+	}
+	return out
+}
+
+func TestTwoPhaseCommitAgreesWithOracle(t *testing.T) {
+	dbtest.SkipShort(t, "randomized two-phase commit")
+	for _, name := range tpDBs() {
+		t.Run(name, func(t *testing.T) {
+			for _, client := range []string{"sqlhook", "gorm"} {
+				if !strings.Contains(*flagClient, client) {
+					continue
+				}
+				t.Run(client, func(t *testing.T) {
+					r := newTPRun(t, name, client)
+					r.run(tpTxs(t))
+				})
+			}
+		})
+	}
+}
+
+// tpClient begins transactions through shardkey.
+type tpClient interface {
+	begin(ctx context.Context) (tpShardTx, error)
+}
+
+type tpShardTx interface {
+	exec(ctx context.Context, it tpItem, text string) (int64, error)
+	commit() error
+	rollback() error
+}
+
+// tpRun is one database and client.
+type tpRun struct {
+	t       *testing.T
+	w       *world
+	client  tpClient
+	rec     *xa.Coordinator // recovery and listing, over plain pools
+	seed    uint64
+	logDB   [2]string // the data sources' database names
+	model   tpModel
+	stats   tpStats
+	divs    int
+	hookers bool
+	gorm    bool
+}
+
+type tpStats struct {
+	txs, stmts, stmtErrs, committed, rolledBack, commitErrs, inDoubt, recCommitted, recRolledBack int
+	faults                                                                                        map[string]int
+	errs                                                                                          map[string]int // first failed statement of a transaction, by kind and reason
+}
+
+func newTPRun(t *testing.T, name, client string) *tpRun {
+	t.Helper()
+	b := openBackendNamed(t, name, "d2pc_"+*flagName+client)
+	w := newWorld(t, b)
+	r := &tpRun{t: t, w: w, seed: *flagSeed, hookers: tpHookAvailable, stats: tpStats{faults: map[string]int{}, errs: map[string]int{}}}
+	r.logDB = tpDBNames(t, w)
+	if name == "postgres" {
+		r.addTrigger()
+	}
+	switch client {
+	case "sqlhook":
+		r.client = newTPSQLClient(t, w)
+	case "gorm":
+		r.client, r.gorm = newTPGormClient(t, w), true
+	}
+	r.rec = r.recoverer()
+	r.model = tpModel{orders: map[int64]int64{}, dict: map[string]bool{}}
+	return r
+}
+
+// tpDBNames reads each data source's database name (the log's is ds_0's).
+func tpDBNames(t *testing.T, w *world) [2]string {
+	var out [2]string
+	q := "SELECT current_database()"
+	if w.b.mysql {
+		q = "SELECT DATABASE()"
+	}
+	for i, db := range w.ds {
+		if err := db.QueryRow(q).Scan(&out[i]); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return out
+}
+
+// addTrigger makes an amount of tpPoison fail at commit on PostgreSQL: a
+// deferred constraint trigger on every physical t_order table and on the
+// oracle's, so a branch holding such a row fails PREPARE TRANSACTION (a
+// one-branch transaction, COMMIT), as the oracle's COMMIT does.
+func (r *tpRun) addTrigger() {
+	fn := `CREATE FUNCTION tp_refuse() RETURNS trigger LANGUAGE plpgsql AS $$
+DECLARE bad boolean;
+BEGIN
+  EXECUTE format('SELECT EXISTS (SELECT 1 FROM %I WHERE amount = ` + strconv.Itoa(tpPoison) + `)', TG_TABLE_NAME) INTO bad;
+  IF bad THEN RAISE EXCEPTION 'difftest: amount ` + strconv.Itoa(tpPoison) + ` refused at commit'; END IF;
+  RETURN NULL;
+END $$`
+	trig := func(db *sql.DB, table string) {
+		r.w.exec(r.t, db, fmt.Sprintf("CREATE CONSTRAINT TRIGGER tp_refuse AFTER INSERT OR UPDATE ON %s "+
+			"DEFERRABLE INITIALLY DEFERRED FOR EACH ROW EXECUTE FUNCTION tp_refuse()", table))
+	}
+	for _, db := range []*sql.DB{r.w.ds[0], r.w.ds[1], r.w.oracle} {
+		r.w.exec(r.t, db, fn)
+	}
+	for _, tg := range r.w.physical["t_order"] {
+		trig(r.w.dsOf(tg), tg.Table)
+	}
+	trig(r.w.oracle, "t_order")
+}
+
+// recoverer is a coordinator of its own over plain pools of the data
+// sources, with the log sqlhook uses: several recoverers are safe.
+func (r *tpRun) recoverer() *xa.Coordinator {
+	d := dialect.Postgres
+	if r.w.b.mysql {
+		d = dialect.MySQL
+	}
+	c, err := xa.New(xa.Config{LogSource: "ds_0", Timeout: tpTimeout, Interval: -1},
+		[]xa.Source{{Name: "ds_0", Dialect: d, DB: r.w.ds[0]}, {Name: "ds_1", Dialect: d, DB: r.w.ds[1]}})
+	if err != nil {
+		r.t.Fatal(err)
+	}
+	if err := c.Start(context.Background()); err != nil {
+		r.t.Fatal(err)
+	}
+	r.t.Cleanup(func() { c.Close() })
+	return c
+}
+
+func (r *tpRun) run(n int) {
+	t := r.t
+	t.Logf("seed %d, %d transactions (replay: -difftest.seed=%d -difftest.steps=%d)", r.seed, n, r.seed, n)
+	start := time.Now()
+	for i := range n {
+		x := tpBuild(r.seed, i, r.model, tpGen{postgres: !r.w.b.mysql, hooks: r.hookers, noDict: r.gorm})
+		if problems := r.runTx(x); len(problems) > 0 {
+			r.divs++
+			t.Errorf("seed %d, divergence at %s\n  %s\n(replay: go test -run 'TestTwoPhaseCommitAgreesWithOracle/%s' -difftest.seed=%d -difftest.steps=%d)",
+				r.seed, x, strings.Join(problems, "\n  "), strings.TrimPrefix(t.Name(), "TestTwoPhaseCommitAgreesWithOracle/"), r.seed, i+1)
+			if !*flagKeepGoing {
+				break
+			}
+			r.resync()
+		}
+	}
+	s := r.stats
+	t.Logf("%d transactions (%d statements, %d failed) in %v: %d committed, %d rolled back, %d commits failed, %d in doubt (recovery: %d committed, %d rolled back); faults %v; %d divergences",
+		s.txs, s.stmts, s.stmtErrs, time.Since(start).Round(time.Millisecond), s.committed, s.rolledBack, s.commitErrs,
+		s.inDoubt, s.recCommitted, s.recRolledBack, s.faults, r.divs)
+	if testing.Verbose() {
+		for _, k := range slices.Sorted(maps.Keys(s.errs)) {
+			t.Logf("  %4d  %s", s.errs[k], k)
+		}
+	}
+}
+
+// resync empties every table and ends every branch after a divergence
+// (with -difftest.keepgoing).
+func (r *tpRun) resync() {
+	ctx := context.Background()
+	time.Sleep(tpTimeout)
+	if _, err := r.rec.Recover(ctx); err != nil {
+		r.t.Logf("recover: %v", err)
+	}
+	r.w.reset(r.t)
+	r.model = tpModel{orders: map[int64]int64{}, dict: map[string]bool{}}
+}
