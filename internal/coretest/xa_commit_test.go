@@ -3,6 +3,7 @@ package coretest
 import (
 	"context"
 	"errors"
+	"fmt"
 	"strings"
 	"testing"
 
@@ -193,6 +194,39 @@ func TestXACommitSucceedsOnlyWhenEveryBranchIsCommitted(t *testing.T) {
 			}
 			if pair.name == "postgres" && err != nil {
 				t.Errorf("PostgreSQL pair: Commit = %v, want nil (the pool finishes the branches)", err)
+			}
+			e.wantNothingPrepared()
+		})
+	}
+}
+
+// A branch that only read is begun like the others (its reads are not
+// known to be all it does until the end) and must not turn the commit
+// into an error: MariaDB ends a prepared XA branch that wrote nothing at
+// XA PREPARE.
+func TestXATwoPhaseCommitWithABranchThatOnlyRead(t *testing.T) {
+	for _, pair := range xaPairs {
+		t.Run(pair.name, func(t *testing.T) {
+			e := newXAEnv(t, pair, "readonly")
+			c := e.coordinator(xa.Config{})
+			for reader := range e.nodes {
+				tx := e.newTx(c)
+				bs := make([]xa.Branch, len(e.nodes))
+				for i := range e.nodes {
+					stmt := fmt.Sprintf("INSERT INTO acct (id, v) VALUES (%d, 1)", reader)
+					if i == reader {
+						stmt = "SELECT count(*) FROM acct"
+					}
+					bs[i] = e.begin(tx, i, stmt)
+				}
+				err := tx.Commit(context.Background(), bs)
+				e.release(err != nil)
+				if err != nil {
+					t.Fatalf("reader %d: Commit = %v", reader, err)
+				}
+				if got := e.rows(1-reader, reader); got != 1 {
+					t.Errorf("reader %d: the writing branch's row: %d", reader, got)
+				}
 			}
 			e.wantNothingPrepared()
 		})

@@ -42,6 +42,7 @@ func (c *xaClock) pastTimeout(times int) int {
 type xaNode struct {
 	src    xa.Source
 	dbName string
+	direct *sql.DB // the database not through the proxy (src.DB when not proxied)
 }
 
 // xaEnv is two fresh databases (ds0, ds1) with a table acct, and what
@@ -57,7 +58,7 @@ type xaEnv struct {
 	prefixes []string
 	proxy    *dbtest.Proxy // ds0's, when proxied
 	mu       sync.Mutex
-	conns    []*sql.Conn // MySQL branch connections not yet released
+	conns    []branchConn // MySQL branch connections not yet released
 }
 
 func newXAEnv(t *testing.T, pair struct{ name, a, b string }, test string) *xaEnv {
@@ -97,14 +98,18 @@ func (e *xaEnv) open(kind, name, src string, proxied bool) xaNode {
 	} else {
 		dsn = dbtest.Postgres(t, name)
 	}
-	if proxied {
-		dsn, e.proxy = dbtest.ViaProxy(t, drv, dsn)
-	}
-	db, err := sql.Open(drv, dsn)
+	direct, err := sql.Open(drv, dsn)
 	if err != nil {
 		t.Fatal(err)
 	}
-	n := xaNode{src: xa.Source{Name: src, Dialect: d, DB: db}, dbName: "shardkey_" + name}
+	db := direct
+	if proxied {
+		dsn, e.proxy = dbtest.ViaProxy(t, drv, dsn)
+		if db, err = sql.Open(drv, dsn); err != nil {
+			t.Fatal(err)
+		}
+	}
+	n := xaNode{src: xa.Source{Name: src, Dialect: d, DB: db}, dbName: "shardkey_" + name, direct: direct}
 	t.Cleanup(func() { e.cleanup(n) }) // before the proxy closes
 	if _, err := db.Exec("CREATE TABLE acct (id int PRIMARY KEY, v int NOT NULL)"); err != nil {
 		t.Fatalf("%s: %v", name, err)
@@ -142,7 +147,7 @@ func (e *xaEnv) coordinator(cfg xa.Config) *xa.Coordinator {
 		cfg.Timeout = xaTimeout
 	}
 	if cfg.Logger == nil {
-		cfg.Logger = slog.New(slog.NewTextHandler(e.t.Output(), &slog.HandlerOptions{Level: slog.LevelWarn}))
+		cfg.Logger = slog.New(slog.NewTextHandler(e.t.Output(), &slog.HandlerOptions{Level: slog.LevelDebug}))
 	}
 	c, err := xa.New(cfg, e.sources())
 	if err != nil {
@@ -192,8 +197,12 @@ func (e *xaEnv) begin(tx *xa.Tx, i int, stmts ...string) xa.Branch {
 	if err != nil {
 		e.t.Fatal(err)
 	}
+	bc := branchConn{conn: conn, db: n.direct}
+	if err := conn.QueryRowContext(ctx, "SELECT CONNECTION_ID()").Scan(&bc.id); err != nil {
+		e.t.Fatal(err)
+	}
 	e.mu.Lock()
-	e.conns = append(e.conns, conn)
+	e.conns = append(e.conns, bc)
 	e.mu.Unlock()
 	b := xa.Branch{Source: n.src.Name, Exec: func(ctx context.Context, q string) error { _, err := conn.ExecContext(ctx, q); return err }}
 	if err := b.Exec(ctx, tx.XAStart(n.src.Name)); err != nil {
@@ -232,9 +241,36 @@ func (e *xaEnv) release(failed bool) {
 	e.mu.Unlock()
 	for _, c := range conns {
 		if failed {
-			_ = c.Raw(func(any) error { return driver.ErrBadConn })
+			_ = c.conn.Raw(func(any) error { return driver.ErrBadConn })
 		}
-		_ = c.Close()
+		_ = c.conn.Close()
+		if failed {
+			e.waitGone(c)
+		}
+	}
+}
+
+// branchConn is a MySQL branch's connection and its server session id.
+type branchConn struct {
+	conn *sql.Conn
+	db   *sql.DB
+	id   int64
+}
+
+// waitGone waits until the server has ended c's session: the client's
+// close returns before that, and until then the session holds its
+// prepared branch (recovery would see XAER_NOTA).
+func (e *xaEnv) waitGone(c branchConn) {
+	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(time.Millisecond) {
+		var n int
+		err := c.db.QueryRow("SELECT count(*) FROM information_schema.processlist WHERE id = ?", c.id).Scan(&n)
+		if err == nil && n == 0 {
+			return
+		}
+		if time.Now().After(deadline) {
+			e.t.Errorf("MySQL session %d still there 10s after its connection was closed (%v)", c.id, err)
+			return
+		}
 	}
 }
 
@@ -410,4 +446,5 @@ func (e *xaEnv) cleanup(n xaNode) {
 		e.t.Logf("cleanup rolled back %d prepared branches on %s", k, n.src.Name)
 	}
 	n.src.DB.Close()
+	n.direct.Close()
 }

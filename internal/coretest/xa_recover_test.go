@@ -2,6 +2,7 @@ package coretest
 
 import (
 	"context"
+	"database/sql"
 	"database/sql/driver"
 	"errors"
 	"fmt"
@@ -204,15 +205,7 @@ func TestXAConcurrentRecoverersResolveEachBranchExactlyOnce(t *testing.T) {
 // rolls it back at cleanup.
 func (e *xaEnv) foreign(i, id int, pgGID string, myGTRID, myBqual string, myFormat int) string {
 	e.t.Helper()
-	src := e.nodes[i].src
-	ctx := context.Background()
-	conn, err := src.DB.Conn(ctx)
-	if err != nil {
-		e.t.Fatal(err)
-	}
-	// A prepared XA branch stays attached to its session: the connection
-	// must not go back to the pool.
-	defer conn.Raw(func(any) error { return driver.ErrBadConn })
+	src, direct := e.nodes[i].src, e.nodes[i].direct
 	ins := fmt.Sprintf("INSERT INTO acct (id, v) VALUES (%d, 1)", id)
 	listed := pgGID
 	stmts := []string{"BEGIN", ins, "PREPARE TRANSACTION '" + pgGID + "'"}
@@ -220,17 +213,43 @@ func (e *xaEnv) foreign(i, id int, pgGID string, myGTRID, myBqual string, myForm
 		xid := fmt.Sprintf("X'%x',X'%x',%d", myGTRID, myBqual, myFormat)
 		stmts, listed = []string{"XA START " + xid, ins, "XA END " + xid, "XA PREPARE " + xid}, myGTRID+myBqual
 	}
-	for _, s := range stmts {
-		if _, err := conn.ExecContext(ctx, s); err != nil {
-			e.t.Fatalf("%s: %v", s, err)
-		}
-	}
+	e.runOnce(src, direct, stmts)
 	e.t.Cleanup(func() {
 		if _, err := rollbackPrepared(src, func(s string) bool { return s == listed }); err != nil {
 			e.t.Errorf("rolling back foreign branch %s: %v", listed, err)
 		}
 	})
 	return listed
+}
+
+// runOnce runs stmts on a connection of their own, which is then closed
+// (a prepared XA branch stays attached to its session: the connection
+// must not go back to the pool) and, on MySQL, waited out.
+func (e *xaEnv) runOnce(src xa.Source, direct *sql.DB, stmts []string) {
+	e.t.Helper()
+	ctx := context.Background()
+	conn, err := src.DB.Conn(ctx)
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	bc := branchConn{conn: conn, db: direct}
+	if src.Dialect == dialect.MySQL {
+		if err := conn.QueryRowContext(ctx, "SELECT CONNECTION_ID()").Scan(&bc.id); err != nil {
+			e.t.Fatal(err)
+		}
+	}
+	defer func() {
+		_ = conn.Raw(func(any) error { return driver.ErrBadConn })
+		_ = conn.Close()
+		if src.Dialect == dialect.MySQL {
+			e.waitGone(bc)
+		}
+	}()
+	for _, s := range stmts {
+		if _, err := conn.ExecContext(ctx, s); err != nil {
+			e.t.Fatalf("%s: %v", s, err)
+		}
+	}
 }
 
 func TestXARecoverNeverTouchesBranchesThatAreNotOurs(t *testing.T) {

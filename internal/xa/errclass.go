@@ -17,6 +17,10 @@ const (
 	errGone              // no such prepared branch (PG 42704, MySQL XAER_NOTA 1397)
 	errBusy              // another session is finishing it (PG 55000 "is busy")
 	errDuplicate         // unique violation (PG 23505, MySQL 1062)
+	// errRolledBack: MySQL XA_RBROLLBACK (1402), the branch was rolled back
+	// (MariaDB ends so a prepared branch that wrote nothing once its
+	// session is gone). Done, for a rollback; never taken as a commit.
+	errRolledBack
 )
 
 var mysqlNumber = regexp.MustCompile(`\bError ([0-9]{4,5})\b`)
@@ -49,6 +53,8 @@ func classify(err error) errKind {
 			return errGone
 		case "1062":
 			return errDuplicate
+		case "1402":
+			return errRolledBack
 		}
 	}
 	return errOther

@@ -29,6 +29,7 @@ func TestClassifyReadsSQLStatesAndMySQLNumbersWithoutDrivers(t *testing.T) {
 		{errors.New("Error 1397: XAER_NOTA: Unknown XID"), errGone},
 		{errors.New("Error 1062 (23000): Duplicate entry 'x' for key 'PRIMARY'"), errDuplicate},
 		{errors.New("Error 1399 (XAE07): XAER_RMFAIL"), errOther},
+		{errors.New("Error 1402 (XA100): XA_RBROLLBACK: Transaction branch was rolled back"), errRolledBack},
 		{errors.New("Error 13970: something else"), errOther},
 		{errors.New("driver: bad connection"), errOther},
 		{nil, errOther},

@@ -82,14 +82,14 @@ func (t *Tx) rollbackOne(ctx context.Context, b *branch) error {
 func (t *Tx) finish(ctx context.Context, b *branch, commit bool) (gone bool, err error) {
 	q := finishSQL(b.src.Dialect, t.gtrid, b.Source, commit)
 	own := b.Exec(ctx, q)
-	if own == nil {
+	if own == nil || !commit && classify(own) == errRolledBack {
 		return false, nil
 	}
 	if k := classify(own); k == errGone || k == errBusy {
 		return true, nil
 	}
 	_, pool := b.src.DB.ExecContext(ctx, q)
-	if pool == nil {
+	if pool == nil || !commit && classify(pool) == errRolledBack {
 		return false, nil
 	}
 	if k := classify(pool); k != errGone && k != errBusy {

@@ -114,7 +114,11 @@ func (c *Coordinator) act(ctx context.Context, f found, o byte, rep *Report) {
 	s := c.sources[f.Source]
 	q := finishSQL(s.Dialect, f.GTRID, f.Source, o == 'C')
 	_, err := s.DB.ExecContext(ctx, q)
-	switch k := classify(err); {
+	k := classify(err)
+	if o == 'A' && k == errRolledBack {
+		err = nil
+	}
+	switch {
 	case err == nil && o == 'C':
 		rep.Committed = append(rep.Committed, f.BranchID)
 		c.logger.Info("xa recovery: committed a prepared branch", "source", f.Source, "gtrid", f.GTRID)
@@ -123,6 +127,7 @@ func (c *Coordinator) act(ctx context.Context, f found, o byte, rep *Report) {
 		c.logger.Info("xa recovery: rolled back a prepared branch", "source", f.Source, "gtrid", f.GTRID)
 	case k == errGone || k == errBusy:
 		// Finished, or being finished, by another recoverer or its coordinator.
+		c.logger.Debug("xa recovery: branch finished elsewhere", "source", f.Source, "gtrid", f.GTRID, "err", err)
 	default:
 		rep.Errors = append(rep.Errors, fmt.Errorf("xa recovery: %s on data source %q: %w", q, f.Source, err))
 	}
