@@ -130,7 +130,7 @@ func (r *tpRun) runItem(ctx context.Context, g *sqlGen, stx tpShardTx, otx *sql.
 		problems = append(problems, fmt.Sprintf("%s: shardkey accepted it (%d rows), the oracle failed: %v", it, n, oerr))
 	case n != on && !(r.gorm && *failed):
 		// (gormplugin lets later statements see a write that failed in
-		// part: TestTwoPhaseGormStatementsAfterAPartlyFailedWriteSeeNoneOfIt)
+		// part: TestTwoPhaseStatementsAfterAPartlyFailedWriteSeeNoneOfIt)
 		problems = append(problems, fmt.Sprintf("%s: %d rows affected through shardkey, %d on the oracle", it, n, on))
 	}
 	if serr != nil || oerr != nil {

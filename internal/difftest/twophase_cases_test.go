@@ -1,0 +1,80 @@
+package difftest
+
+import (
+	"context"
+	"testing"
+
+	"gorm.io/gorm"
+)
+
+// Divergences the two-phase-commit tester found, each in its smallest
+// form, named for the property.
+
+// TestTwoPhaseStatementsAfterAPartlyFailedWriteSeeNoneOfIt: in a
+// WithTwoPhaseCommit transaction, a batch Create (sqlhook: a multi-row
+// INSERT) whose row for
+// ds_0 is written and whose row for ds_1 fails (a duplicate key) is a
+// failed statement; no later statement of the transaction may see the row
+// it wrote on ds_0 (a database's own statement is atomic, and sqlhook
+// fails every later statement). Found by the tester (seed 6, tx
+// 189 on PostgreSQL: an UPDATE counted 41 rows where the oracle counted
+// 40; Commit then refused, so nothing was committed).
+func TestTwoPhaseStatementsAfterAPartlyFailedWriteSeeNoneOfIt(t *testing.T) {
+	for _, name := range tpDBs() {
+		t.Run(name+"/gorm", func(t *testing.T) {
+			w := newWorld(t, openBackendNamed(t, name, "d2pc_case1"))
+			c := newTPGormClient(t, w).(*tpGormClient)
+			// order 3 (user 3, ds_1) exists; order 10 (user 0, ds_0) does not
+			if _, err := w.ds[1].Exec("INSERT INTO t_order_0 (order_id, user_id, note) VALUES (3, 3, 'old')"); err != nil {
+				t.Fatal(err)
+			}
+			ctx := context.Background()
+			tx := c.db.WithContext(ctx).Begin()
+			if tx.Error != nil {
+				t.Fatal(tx.Error)
+			}
+			defer tx.Rollback()
+			batch := []Order{{OrderID: 10, UserID: 0, Note: "new"}, {OrderID: 3, UserID: 3, Note: "dup"}}
+			if err := tx.Session(&gorm.Session{}).Create(&batch).Error; err == nil {
+				t.Fatal("Create of a duplicate key succeeded")
+			}
+			var n int64
+			err := tx.Session(&gorm.Session{}).Model(&Order{}).Where("order_id = ? AND user_id = ?", 10, 0).Count(&n).Error
+			if err == nil && n != 0 {
+				t.Errorf("after the failed Create, the transaction still sees the row it wrote on ds_0 (count %d); want 0 or an error", n)
+			}
+			res := tx.Session(&gorm.Session{}).Model(&Order{}).Where("user_id = ?", 0).Update("note", "x")
+			if res.Error == nil && res.RowsAffected != 0 {
+				t.Errorf("after the failed Create, an UPDATE of user 0 changed %d rows (only the failed Create's row is there); want 0 or an error", res.RowsAffected)
+			}
+			if err := tx.Commit().Error; err == nil {
+				t.Error("Commit after a write that failed in part returned nil")
+			}
+		})
+		t.Run(name+"/sqlhook", func(t *testing.T) {
+			w := newWorld(t, openBackendNamed(t, name, "d2pc_case1s"))
+			c := newTPSQLClient(t, w)
+			if _, err := w.ds[1].Exec("INSERT INTO t_order_0 (order_id, user_id, note) VALUES (3, 3, 'old')"); err != nil {
+				t.Fatal(err)
+			}
+			g := &sqlGen{b: w.b}
+			ctx := context.Background()
+			tx, err := c.db.BeginTx(ctx, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer tx.Rollback()
+			if _, err := tx.ExecContext(ctx, g.final("INSERT INTO t_order (order_id, user_id, note) VALUES (?, ?, 'new'), (?, ?, 'dup')"), 10, 0, 3, 3); err == nil {
+				t.Fatal("INSERT of a duplicate key succeeded")
+			}
+			var n int64
+			err = tx.QueryRowContext(ctx, g.final("SELECT count(*) FROM t_order WHERE order_id = ? AND user_id = ?"), 10, 0).Scan(&n)
+			if err == nil && n != 0 {
+				t.Errorf("after the failed INSERT, the transaction still sees the row it wrote on ds_0 (count %d); want 0 or an error", n)
+			}
+			if err := tx.Commit(); err == nil {
+				t.Error("Commit after a write that failed in part returned nil")
+			}
+		})
+	}
+}
