@@ -56,7 +56,9 @@ func (c fakeConnector) Driver() driver.Driver                        { return fa
 
 type fakeDriver struct{}
 
-func (fakeDriver) Open(string) (driver.Conn, error) { return nil, errors.New("fake: open through the connector") }
+func (fakeDriver) Open(string) (driver.Conn, error) {
+	return nil, errors.New("fake: open through the connector")
+}
 
 type fakeConn struct{ f *fakeDB }
 
