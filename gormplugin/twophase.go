@@ -136,12 +136,42 @@ func (p *Plugin) startTwoPhase(db *gorm.DB) error {
 			return err
 		}
 	}
+	if err := p.registerTwoPhase(db); err != nil {
+		return err
+	}
 	if _, ok := db.Config.ConnPool.(*tpPool); !ok {
 		own := &tpPool{ConnPool: db.Config.ConnPool, p: p, home: home}
 		if db.Statement.ConnPool == db.Config.ConnPool {
 			db.Statement.ConnPool = own
 		}
 		db.Config.ConnPool = own
+	}
+	return nil
+}
+
+// registerTwoPhase: a session made with PrepareStmt wraps the *gorm.DB's
+// pool (a tpPool) in a PreparedStmtDB, which begins only transactions of
+// its own kind; GORM's default transaction would then be skipped silently
+// (gorm:begin_transaction ignores gorm.ErrInvalidTransaction). Before it
+// begins, the statement is put back on the tpPool: its transaction is a
+// two-phase one, its statements unprepared.
+func (p *Plugin) registerTwoPhase(db *gorm.DB) error {
+	unwrap := func(db *gorm.DB) {
+		if ps, ok := db.Statement.ConnPool.(*gorm.PreparedStmtDB); ok && ps != nil {
+			if tp, ok := ps.ConnPool.(*tpPool); ok {
+				db.Statement.ConnPool = tp
+			}
+		}
+	}
+	cb := db.Callback()
+	for _, err := range []error{
+		cb.Create().Before("gorm:begin_transaction").Register("shardkey:two_phase_pool", unwrap),
+		cb.Update().Before("gorm:begin_transaction").Register("shardkey:two_phase_pool", unwrap),
+		cb.Delete().Before("gorm:begin_transaction").Register("shardkey:two_phase_pool", unwrap),
+	} {
+		if err != nil {
+			return err
+		}
 	}
 	return nil
 }

@@ -213,3 +213,35 @@ func TestTwoPhaseInAPrepareStmtSessionTransactionIsRefusedAndWritesStayAtomic(t 
 		t.Fatalf("stored: %s", snap)
 	}
 }
+
+// TPNote is an unsharded table; its hook records whether the create runs
+// in a transaction.
+type TPNote struct {
+	ID   int64
+	Note string
+	inTx *bool `gorm:"-"`
+}
+
+func (n *TPNote) BeforeCreate(tx *gorm.DB) error {
+	if n.inTx != nil {
+		_, *n.inTx = tx.Statement.ConnPool.(gorm.TxCommitter)
+	}
+	return nil
+}
+
+// GORM skips its default transaction when the pool cannot begin one
+// (gorm.ErrInvalidTransaction), as a PrepareStmt session's wrapper of the
+// plugin's pool cannot: the plugin begins it on its own pool instead.
+func TestTwoPhaseInAPrepareStmtSessionAnUnroutedWriteStillRunsInATransaction(t *testing.T) {
+	e := newTwoPhase(t, "postgres", "prepunrouted", nil)
+	if err := e.db.AutoMigrate(&TPNote{}); err != nil {
+		t.Fatal(err)
+	}
+	var inTx bool
+	if err := e.db.Session(&gorm.Session{PrepareStmt: true}).Create(&TPNote{Note: "x", inTx: &inTx}).Error; err != nil {
+		t.Fatal(err)
+	}
+	if !inTx {
+		t.Fatal("the create ran without a transaction")
+	}
+}
