@@ -344,12 +344,13 @@
 // sharding so that they mostly do: a transaction that reaches one data
 // source commits in one phase as without it.
 //
-// A transaction reaching several data sources costs, at Commit, one
-// PREPARE TRANSACTION (XA END and XA PREPARE on MySQL) per data source,
-// run in parallel, one INSERT into the decision log (its own transaction
-// on the log's data source), then one COMMIT PREPARED (XA COMMIT) per
-// data source, in parallel: about three round trips of latency instead
-// of one, and a decision log row per transaction. On MySQL and MariaDB
+// A transaction reaching several data sources costs, at Commit, four
+// round trips in sequence instead of one: on every data source in
+// parallel PREPARE TRANSACTION and a look in pg_prepared_xacts (MySQL:
+// XA END and XA PREPARE), then an INSERT into the decision log (its own
+// transaction on the log's data source), then on every data source in
+// parallel COMMIT PREPARED (XA COMMIT); and a decision log row per
+// transaction, deleted by background recovery later. On MySQL and MariaDB
 // every read-write transaction begins with XA START (a local transaction
 // cannot become an XA branch later), so a transaction that stays on one
 // data source pays XA END and XA COMMIT ... ONE PHASE instead of COMMIT;

@@ -36,9 +36,10 @@ type twoPhaseOptions struct {
 // check that every data source can prepare transactions (PostgreSQL's
 // max_prepared_transactions > 0) and recover what an earlier process
 // left prepared; recovery then runs in the background until the *sql.DB
-// is closed. With a single data source, or SQLite data sources (which
-// cannot prepare), it changes nothing but refusing a transaction that
-// would span data sources. WithMultiSourceTx is ignored beside it.
+// is closed. With a single data source it changes nothing; with SQLite
+// data sources (which cannot prepare) it only refuses a transaction that
+// would span them (ErrTwoPhaseUnavailable). WithMultiSourceTx is ignored
+// beside it: a transaction is atomic or refused, never committed in part.
 func WithTwoPhaseCommit() Option { return func(o *options) { o.twoPhase.on = true } }
 
 // WithTwoPhaseLog names the data source holding the decision log of
