@@ -393,13 +393,24 @@ func TestTwoPhaseWithoutDefaultTransactionStillCommitsASpanningWriteAtomically(t
 	})
 	for _, be := range twoPhaseBackends {
 		t.Run(be, func(t *testing.T) {
-			e := newTwoPhase(t, be, "skipdef_"+be, func() *gorm.Config { return &gorm.Config{SkipDefaultTransaction: true} }, failPrepared)
+			e := newTwoPhase(t, be, "skipdef_"+be, func() *gorm.Config { return &gorm.Config{SkipDefaultTransaction: true} }, failPrepared, gormplugin.WithScatter())
 			rows := batch()
 			if err := e.db.Create(&rows).Error; err == nil || !strings.Contains(err.Error(), "injected failure") {
 				t.Fatalf("Create = %v, want the injected failure", err)
 			}
 			if s := e.snapshot(t); s != "" {
 				t.Fatalf("committed without a transaction: %s", s)
+			}
+			e.seed(t) // one data source per row: committed in one phase, no hook
+			before := e.snapshot(t)
+			if err := e.db.Model(&ShardedOrder{}).Where("user_id IN ?", []int64{0, 1}).Update("amount", 5).Error; err == nil || !strings.Contains(err.Error(), "injected failure") {
+				t.Fatalf("Update = %v, want the injected failure", err)
+			}
+			if err := e.db.Where("user_id IN ?", []int64{0, 1}).Delete(&ShardedOrder{}).Error; err == nil || !strings.Contains(err.Error(), "injected failure") {
+				t.Fatalf("Delete = %v, want the injected failure", err)
+			}
+			if after := e.snapshot(t); after != before {
+				t.Fatalf("changed without a transaction:\nbefore %s\nafter  %s", before, after)
 			}
 		})
 	}
