@@ -37,6 +37,12 @@ type tpEnv struct {
 // checks that no goroutine outlives it.
 func newTwoPhase(t *testing.T, be, name string, cfg func() *gorm.Config, opts ...gormplugin.Option) *tpEnv {
 	t.Helper()
+	return newTwoPhaseOf(t, be, name, dbRules, []any{&ShardedOrder{}}, cfg, opts...)
+}
+
+// newTwoPhaseOf is newTwoPhase with other rules and models.
+func newTwoPhaseOf(t *testing.T, be, name, rules string, models []any, cfg func() *gorm.Config, opts ...gormplugin.Option) *tpEnv {
+	t.Helper()
 	gormplugin.StartMergedDB()
 	ignore := goleak.IgnoreCurrent()
 	// First registered: runs last, after the pools close. GORM's
@@ -48,7 +54,7 @@ func newTwoPhase(t *testing.T, be, name string, cfg func() *gorm.Config, opts ..
 		cfg = func() *gorm.Config { return &gorm.Config{} }
 	}
 	d0, d1 := dialectorFor(t, be, "tp_"+name+"_ds0"), dialectorFor(t, be, "tp_"+name+"_ds1")
-	e := &tpEnv{twoDS: &twoDS{be: be, rules: rulesOf(t, dbRules)}}
+	e := &tpEnv{twoDS: &twoDS{be: be, rules: rulesOf(t, rules)}}
 	e.db = reopen(t, d0, cfg())
 	e.db1 = reopen(t, d1, nil) // ds_1's pool; it has no plugin
 	e.chk = [2]*gorm.DB{reopen(t, d0, nil), reopen(t, d1, nil)}
@@ -67,7 +73,7 @@ func newTwoPhase(t *testing.T, be, name string, cfg func() *gorm.Config, opts ..
 		}
 	})
 	t.Cleanup(func() { e.noBranchLeft(t) })
-	if err := e.db.AutoMigrate(&ShardedOrder{}); err != nil {
+	if err := e.db.AutoMigrate(models...); err != nil {
 		t.Fatal(err)
 	}
 	return e
