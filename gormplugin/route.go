@@ -1199,6 +1199,9 @@ func (p *Plugin) each(f func(*gorm.DB)) func(*gorm.DB) {
 			f(db)
 			return
 		}
+		if db.Error != nil {
+			return // GORM's create/update/delete run nothing after an error either
+		}
 		stmt := db.Statement
 		table, dest, rv := stmt.Table, stmt.Dest, stmt.ReflectValue
 		defer func() { stmt.Table, stmt.Dest, stmt.ReflectValue = table, dest, rv }()

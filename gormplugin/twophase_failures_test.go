@@ -245,3 +245,36 @@ func TestTwoPhaseInAPrepareStmtSessionAnUnroutedWriteStillRunsInATransaction(t *
 		t.Fatal("the create ran without a transaction")
 	}
 }
+
+// A batch over both data sources looks for its keys in the other tables
+// of each row's own data source there, not in the first data source's.
+func TestTwoPhaseBatchLooksForExplicitKeysInEachRowsDataSource(t *testing.T) {
+	eachTwoPhase(t, "keyelsewhere", func(t *testing.T, e *tpEnv) {
+		// Key 5000 sits (misplaced) in ds_1's other table than the one a
+		// row of user 1 with that key routes to.
+		other := "sharded_orders_1"
+		if e.targetOf(t, 1, 5000).Table == other {
+			other = "sharded_orders_0"
+		}
+		if err := e.chk[1].Table(other).Create(&ShardedOrder{ID: 5000, UserID: 1, Amount: -1}).Error; err != nil {
+			t.Fatal(err)
+		}
+		err := e.db.Create(&[]ShardedOrder{{ID: 6001, UserID: 0}, {ID: 5000, UserID: 1}}).Error
+		if !errors.Is(err, gorm.ErrDuplicatedKey) {
+			t.Fatalf("Create of a key already in ds_1 = %v, want gorm.ErrDuplicatedKey", err)
+		}
+		var n [2]int64
+		for i, chk := range e.chk {
+			for _, table := range []string{"sharded_orders_0", "sharded_orders_1"} {
+				var c int64
+				if err := chk.Table(table).Count(&c).Error; err != nil {
+					t.Fatal(err)
+				}
+				n[i] += c
+			}
+		}
+		if n != [2]int64{0, 1} {
+			t.Fatalf("rows per data source %v, want only the one stored before", n)
+		}
+	})
+}

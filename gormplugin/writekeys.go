@@ -67,7 +67,11 @@ func (p *Plugin) keyElsewhere(db *gorm.DB, table string, at shardconf.Target, pk
 			continue
 		}
 		pool := stmt.ConnPool
-		if t.DataSource != at.DataSource {
+		tx := tpOf(stmt.ConnPool)
+		_, twoPhasePool := stmt.ConnPool.(*tpPool)
+		// A statement over several data sources (WithTwoPhaseCommit) is on
+		// one of them only: every data source is then looked up by name.
+		if t.DataSource != at.DataSource || tx != nil || twoPhasePool {
 			if pool, err = p.poolFor(db, t.DataSource); err != nil {
 				return nil, err
 			}
@@ -75,7 +79,7 @@ func (p *Plugin) keyElsewhere(db *gorm.DB, table string, at shardconf.Target, pk
 			// read through its branch, which sees those rows. One it has
 			// not reached is read through its pool: a branch begun only to
 			// read would have to be prepared and committed too.
-			if tx := tpOf(stmt.ConnPool); tx != nil && tx.existing(t.DataSource) != nil {
+			if tx != nil && tx.existing(t.DataSource) != nil {
 				pool = &tpConn{tx: tx, ds: t.DataSource}
 			}
 		}
