@@ -44,10 +44,10 @@ type Config struct {
 	// Interval is how often the timer runs recovery; 0 is DefaultInterval,
 	// negative runs no timer (recovery then runs at Start and on Recover).
 	Interval time.Duration
-	// IDs issues the transaction ids whose time gives a transaction's age;
-	// nil is a SNOWFLAKE generator of its own (private SequenceScope). It
-	// must decompose its ids (keygen.Decomposer), and every process sharing
-	// a decision log must use the same layout.
+	// IDs issues the ids that, with a random nonce, make GTRIDs unique;
+	// nil is a SNOWFLAKE generator of its own (worker 0, private
+	// SequenceScope). Any generator of positive ids will do: a
+	// transaction's age comes from the time written in its GTRID.
 	IDs keygen.IDGenerator
 	// Logger receives recovery's actions and failures; nil is
 	// slog.Default().

@@ -2,8 +2,10 @@ package xa
 
 import (
 	"context"
+	"fmt"
 	"io"
 	"log/slog"
+	"strings"
 	"sync"
 	"time"
 
@@ -25,7 +27,6 @@ type Coordinator struct {
 	every   time.Duration
 	ids     keygen.IDGenerator
 	ownIDs  bool
-	decomp  keygen.Decomposer
 	now     func() time.Time
 	logger  *slog.Logger
 	hook    func(Stage, string) error
@@ -117,8 +118,15 @@ func (c *Coordinator) addSources(sources []Source) error {
 		c.sources[s.Name] = &source{Source: s}
 		c.order = append(c.order, s.Name)
 	}
+	if n := len(strings.Join(c.order, ",")); n > maxBranches {
+		return configErr("data source names take %d bytes together, more than the decision log's branches column holds (%d)", n, maxBranches)
+	}
 	return nil
 }
+
+// maxBranches is what the log's branches column (text: 65535 bytes on
+// MySQL) holds: a transaction may span every data source.
+const maxBranches = 65535
 
 func (c *Coordinator) setLog(name string) error {
 	if name == "" {
@@ -137,17 +145,14 @@ func (c *Coordinator) setLog(name string) error {
 
 func (c *Coordinator) setIDs(ids keygen.IDGenerator) error {
 	if ids == nil {
+		// Worker 0 in every process: the GTRID's nonce keeps them apart.
 		g, err := keygen.NewID("SNOWFLAKE", keygen.Props{"worker-id": "0"}, keygen.WithSequenceScope(keygen.NewSequenceScope()))
 		if err != nil {
 			return configErr("default id generator: %v", err)
 		}
 		ids, c.ownIDs = g, true
 	}
-	d, ok := ids.(keygen.Decomposer)
-	if !ok {
-		return configErr("id generator %s cannot decompose its ids into a time (want a Snowflake-family generator)", ids.Type())
-	}
-	c.ids, c.decomp = ids, d
+	c.ids = ids
 	return nil
 }
 
@@ -195,15 +200,16 @@ func (c *Coordinator) NewTx() (*Tx, error) {
 	if err != nil {
 		return nil, err
 	}
+	if id <= 0 {
+		return nil, fmt.Errorf("xa: id generator %s issued %d (want a positive id)", c.ids.Type(), id)
+	}
 	nonce, err := newNonce()
 	if err != nil {
 		return nil, err
 	}
-	return &Tx{c: c, gtrid: formatGTRID(tag, id, nonce), id: id}, nil
-}
-
-// bornAt is the time of a transaction id, from its Snowflake time field.
-func (c *Coordinator) bornAt(id int64) (time.Time, error) {
-	p, err := c.decomp.Decompose(id)
-	return p.Time, err
+	born := c.now()
+	if ms := born.UnixMilli(); ms <= 0 || ms >= maxMillis {
+		return nil, fmt.Errorf("xa: clock reads %v, outside the years 1970 to 4199", born)
+	}
+	return &Tx{c: c, gtrid: formatGTRID(tag, born.UnixMilli(), id, nonce), born: born}, nil
 }

@@ -48,7 +48,6 @@ func TestNewRefusesBadConfiguration(t *testing.T) {
 		"log table 3 parts":  {Config{LogTable: "a.b.c"}, srcs},
 		"negative timeout":   {Config{Timeout: -time.Second}, srcs},
 		"tiny timeout":       {Config{Timeout: time.Millisecond}, srcs},
-		"ids without time":   {Config{IDs: noDecompose{snow}}, srcs},
 	}
 	for name, tc := range bad {
 		if c, err := New(tc.cfg, tc.srcs); !errors.Is(err, ErrInvalidConfig) {
@@ -64,6 +63,7 @@ func TestNewRefusesBadConfiguration(t *testing.T) {
 		"no timer":             {Config{Interval: -1}, srcs},
 		"qualified log table":  {Config{LogTable: "ops.xa_log", LogSource: "my0"}, srcs},
 		"snowflake generator":  {Config{IDs: snow}, srcs},
+		"any id generator":     {Config{IDs: noDecompose{snow}}, srcs},
 		"unknown dialect side": {Config{}, append(srcs, Source{Name: "x", Dialect: ""})},
 	}
 	for name, tc := range good {

@@ -21,6 +21,7 @@ const (
 	// (MariaDB ends so a prepared branch that wrote nothing once its
 	// session is gone). Done, for a rollback; never taken as a commit.
 	errRolledBack
+	errNoTable // PG 42P01 undefined_table, MySQL 1146
 )
 
 var mysqlNumber = regexp.MustCompile(`\bError ([0-9]{4,5})\b`)
@@ -44,6 +45,8 @@ func classify(err error) errKind {
 		return errBusy
 	case state == "23505":
 		return errDuplicate
+	case state == "42P01":
+		return errNoTable
 	case state != "":
 		return errOther
 	}
@@ -55,6 +58,8 @@ func classify(err error) errKind {
 			return errDuplicate
 		case "1402":
 			return errRolledBack
+		case "1146":
+			return errNoTable
 		}
 	}
 	return errOther

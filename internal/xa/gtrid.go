@@ -9,14 +9,16 @@ import (
 	"hash/fnv"
 	"strconv"
 	"strings"
+	"time"
 )
 
-// Identifiers. A GTRID is "sk1:<logtag>:<txid>": logtag is 8 hex digits
-// naming the decision log (so deployments sharing a server never touch
-// each other's branches) and txid is the base36 of a Snowflake id (its
-// time gives the transaction's age) followed by nonceLen base36 digits of
+// Identifiers. A GTRID is "sk1:<logtag>:<ms>:<txid>": logtag is 8 hex
+// digits naming the decision log (so deployments sharing a server never
+// touch each other's branches), ms is the base36 of the Unix millisecond
+// the transaction began (its age, whatever generator issued the id), and
+// txid is the base36 of a keygen id followed by nonceLen base36 digits of
 // a 48-bit random nonce (ids alone repeat across processes sharing a
-// worker id). All lower case, at most 4+8+1+13+10 = 36 bytes.
+// worker id). All lower case, at most 4+8+1+9+1+13+10 = 46 bytes.
 const (
 	gtridPrefix = "sk1:"
 	tagLen      = 8
@@ -27,7 +29,8 @@ const (
 	// MaxSourceName is the longest data source name 2PC accepts (MySQL's
 	// bqual limit).
 	MaxSourceName = 64
-	maxGTRID      = 64 // MySQL's gtrid limit
+	maxGTRID      = 64      // MySQL's gtrid limit
+	maxMillis     = 1 << 46 // year 4199: keeps ms to 9 base36 digits
 )
 
 var errBadGTRID = errors.New("not a shardkey GTRID")
@@ -49,41 +52,57 @@ func newNonce() (uint64, error) {
 	return binary.BigEndian.Uint64(b[:]), nil
 }
 
-// formatGTRID builds the GTRID of id (> 0) and nonce (< 2^48) under tag.
-func formatGTRID(tag string, id int64, nonce uint64) string {
+// formatGTRID builds the GTRID begun at Unix millisecond ms (0 < ms <
+// maxMillis) with id (> 0) and nonce (< 2^48) under tag.
+func formatGTRID(tag string, ms, id int64, nonce uint64) string {
 	n := strconv.FormatUint(nonce, 36)
-	return gtridPrefix + tag + ":" + strconv.FormatInt(id, 36) + strings.Repeat("0", nonceLen-len(n)) + n
+	return gtridPrefix + tag + ":" + strconv.FormatInt(ms, 36) + ":" + strconv.FormatInt(id, 36) +
+		strings.Repeat("0", nonceLen-len(n)) + n
 }
 
 // gtridParts are the fields of a parsed GTRID.
 type gtridParts struct {
-	Tag   string
-	ID    int64
-	Nonce uint64
+	Tag    string
+	Millis int64 // Unix milliseconds the transaction began
+	ID     int64
+	Nonce  uint64
 }
+
+// Born is the time the transaction began.
+func (p gtridParts) Born() time.Time { return time.UnixMilli(p.Millis) }
 
 // parseGTRID reads a GTRID formatGTRID wrote; only the canonical spelling
 // is accepted, so parse and format round-trip both ways.
 func parseGTRID(s string) (gtridParts, error) {
-	rest, ok := strings.CutPrefix(s, gtridPrefix)
-	if !ok || len(rest) < tagLen+1+1+nonceLen || rest[tagLen] != ':' {
-		return gtridParts{}, fmt.Errorf("%w: %q", errBadGTRID, s)
+	bad := func(what string) (gtridParts, error) {
+		return gtridParts{}, fmt.Errorf("%w: %q: %s", errBadGTRID, s, what)
 	}
-	tag, tx := rest[:tagLen], rest[tagLen+1:]
-	if !isLowerHex(tag) || !isBase36(tx) || tx[0] == '0' {
-		return gtridParts{}, fmt.Errorf("%w: %q", errBadGTRID, s)
+	rest, ok := strings.CutPrefix(s, gtridPrefix)
+	if !ok || len(rest) < tagLen+1 || rest[tagLen] != ':' || !isLowerHex(rest[:tagLen]) {
+		return bad("prefix or logtag")
+	}
+	msPart, tx, ok := strings.Cut(rest[tagLen+1:], ":")
+	ms, err := strconv.ParseInt(msPart, 36, 64)
+	if !ok || !canonical36(msPart) || err != nil || ms <= 0 || ms >= maxMillis {
+		return bad("time")
+	}
+	if len(tx) < 1+nonceLen || !canonical36(tx) {
+		return bad("id")
 	}
 	idPart, noncePart := tx[:len(tx)-nonceLen], tx[len(tx)-nonceLen:]
 	id, err := strconv.ParseInt(idPart, 36, 64)
 	if err != nil || id <= 0 {
-		return gtridParts{}, fmt.Errorf("%w: %q: id", errBadGTRID, s)
+		return bad("id")
 	}
 	nonce, err := strconv.ParseUint(noncePart, 36, 64)
 	if err != nil || nonce >= 1<<nonceBits {
-		return gtridParts{}, fmt.Errorf("%w: %q: nonce", errBadGTRID, s)
+		return bad("nonce")
 	}
-	return gtridParts{Tag: tag, ID: id, Nonce: nonce}, nil
+	return gtridParts{Tag: rest[:tagLen], Millis: ms, ID: id, Nonce: nonce}, nil
 }
+
+// canonical36 is lower-case base36 without a leading zero.
+func canonical36(s string) bool { return s != "" && s[0] != '0' && isBase36(s) }
 
 func isLowerHex(s string) bool {
 	for i := 0; i < len(s); i++ {
@@ -118,6 +137,14 @@ func ValidSourceName(name string) bool {
 	}
 	return true
 }
+
+// PostgresGID is the gid of gtrid's branch on a PostgreSQL data source
+// (for tools and tests that must spell it as xa does).
+func PostgresGID(gtrid, source string) string { return pgGID(gtrid, source) }
+
+// MySQLXID is the xid of gtrid's branch on a MySQL data source, as SQL
+// (XA COMMIT <xid>), for tools and tests that must spell it as xa does.
+func MySQLXID(gtrid, source string) string { return mysqlXID(gtrid, source) }
 
 // pgGID is the PostgreSQL gid of gtrid's branch on source: unique in the
 // cluster even when two data sources share it.

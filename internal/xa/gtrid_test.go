@@ -5,16 +5,18 @@ import (
 	"math"
 	"strings"
 	"testing"
+	"time"
 )
 
 func TestGTRIDRoundTripsAndFitsMySQLLimit(t *testing.T) {
 	cases := []struct {
-		id    int64
-		nonce uint64
-	}{{1, 0}, {1, 1<<nonceBits - 1}, {math.MaxInt64, 0}, {math.MaxInt64, 1<<nonceBits - 1}, {1234567890123, 42}}
+		ms, id int64
+		nonce  uint64
+	}{{1, 1, 0}, {1, 1, 1<<nonceBits - 1}, {maxMillis - 1, math.MaxInt64, 0},
+		{maxMillis - 1, math.MaxInt64, 1<<nonceBits - 1}, {1795000000000, 1234567890123, 42}}
 	for _, tc := range cases {
 		tag := LogTag("db", "shardkey_xa_log")
-		g := formatGTRID(tag, tc.id, tc.nonce)
+		g := formatGTRID(tag, tc.ms, tc.id, tc.nonce)
 		if len(g) > maxGTRID {
 			t.Fatalf("%q is %d bytes, over MySQL's %d", g, len(g), maxGTRID)
 		}
@@ -22,19 +24,30 @@ func TestGTRIDRoundTripsAndFitsMySQLLimit(t *testing.T) {
 		if err != nil {
 			t.Fatalf("parse %q: %v", g, err)
 		}
-		if p.Tag != tag || p.ID != tc.id || p.Nonce != tc.nonce {
-			t.Fatalf("parse %q = %+v, want tag %s id %d nonce %d", g, p, tag, tc.id, tc.nonce)
+		if p.Tag != tag || p.Millis != tc.ms || p.ID != tc.id || p.Nonce != tc.nonce {
+			t.Fatalf("parse %q = %+v, want %s %d %d %d", g, p, tag, tc.ms, tc.id, tc.nonce)
+		}
+		if !p.Born().Equal(time.UnixMilli(tc.ms)) {
+			t.Fatalf("Born %v", p.Born())
 		}
 	}
 }
 
 func TestParseGTRIDRefusesOtherFormats(t *testing.T) {
-	good := formatGTRID("0123abcd", 99, 7)
+	good := formatGTRID("0123abcd", 1795000000000, 99, 7) // sk1:0123abcd:mwm0nk74:2r0000000007
+	parts := strings.Split(good, ":")
+	ms, tx := parts[2], parts[3]
+	if good != "sk1:0123abcd:mwm0nk74:2r0000000007" {
+		t.Fatalf("layout of %q", good)
+	}
 	bad := []string{
-		"", "sk1:", "sk2:0123abcd:" + good[13:], "sk1:0123ABCD:" + good[13:], "sk1:0123abc:" + good[13:],
-		"sk1:0123abcd:" + strings.ToUpper(good[13:]), "sk1:0123abcd:0" + good[13:], "sk1:0123abcd:" + good[len(good)-nonceLen:],
-		"sk1:0123abcd:zzzzzzzzzzzzzz" + good[len(good)-nonceLen:], // id overflows int64
-		"sk1:0123abcd:1zzzzzzzzzz",                                // nonce ≥ 2^48
+		"", "sk1:", "sk2:0123abcd:" + ms + ":" + tx, "sk1:0123ABCD:" + ms + ":" + tx, "sk1:0123abc:" + ms + ":" + tx,
+		"sk1:0123abcd:" + strings.ToUpper(ms) + ":" + tx, "sk1:0123abcd:0" + ms + ":" + tx, "sk1:0123abcd::" + tx,
+		"sk1:0123abcd:" + ms + tx, "sk1:0123abcd:" + ms + ":" + tx[len(tx)-nonceLen:], "sk1:0123abcd:" + ms + ":0" + tx,
+		"sk1:0123abcd:" + ms + ":" + strings.ToUpper(tx), "sk1:0123abcd:" + ms + ":" + tx + ":x",
+		"sk1:0123abcd:zzzzzzzzzz:" + tx,                                  // time past maxMillis
+		"sk1:0123abcd:" + ms + ":zzzzzzzzzzzzzz" + tx[len(tx)-nonceLen:], // id overflows int64
+		"sk1:0123abcd:" + ms + ":1zzzzzzzzzz",                            // nonce ≥ 2^48
 		good + ":ds0", "xid-from-someone-else",
 	}
 	for _, s := range bad {
@@ -55,13 +68,13 @@ func TestLogTagIsEightHexDigitsAndSeparatesLogs(t *testing.T) {
 }
 
 func TestPGGIDRoundTripsAndRejectsForeignGIDs(t *testing.T) {
-	g := formatGTRID("deadbeef", 5, 6)
+	g := formatGTRID("deadbeef", 1795000000000, 5, 6)
 	gid := pgGID(g, "ds_0.a-b")
 	gt, p, src, ok := parsePGGID(gid)
 	if !ok || gt != g || src != "ds_0.a-b" || p.ID != 5 {
 		t.Fatalf("parsePGGID(%q) = %q %+v %q %v", gid, gt, p, src, ok)
 	}
-	for _, s := range []string{g, g + ":", g + ":bad name", "other:gid:ds0", "sk1:deadbeef:x:ds0"} {
+	for _, s := range []string{g, g + ":", g + ":bad name", "other:gid:ds0", "sk1:deadbeef:1:x:ds0"} {
 		if _, _, _, ok := parsePGGID(s); ok {
 			t.Errorf("parsePGGID(%q) accepted", s)
 		}
@@ -69,7 +82,7 @@ func TestPGGIDRoundTripsAndRejectsForeignGIDs(t *testing.T) {
 }
 
 func TestMySQLXIDIsHexLiteralsAndRecoverRowRoundTrips(t *testing.T) {
-	g := formatGTRID("deadbeef", 5, 6)
+	g := formatGTRID("deadbeef", 1795000000000, 5, 6)
 	xid := mysqlXID(g, "ds1")
 	want := "X'" + hex.EncodeToString([]byte(g)) + "',X'" + hex.EncodeToString([]byte("ds1")) + "',7564081"
 	if xid != want {
@@ -107,16 +120,16 @@ func TestValidSourceName(t *testing.T) {
 // FuzzParseGTRID: whatever parses formats back to the same text, and
 // never panics.
 func FuzzParseGTRID(f *testing.F) {
-	f.Add(formatGTRID("0123abcd", 1, 0))
-	f.Add(formatGTRID("ffffffff", math.MaxInt64, 1<<nonceBits-1))
-	f.Add("sk1:00000000:")
-	f.Add("sk1:0123abcd:00000000000")
+	f.Add(formatGTRID("0123abcd", 1, 1, 0))
+	f.Add(formatGTRID("ffffffff", maxMillis-1, math.MaxInt64, 1<<nonceBits-1))
+	f.Add("sk1:00000000:1:")
+	f.Add("sk1:0123abcd:1:00000000000")
 	f.Fuzz(func(t *testing.T, s string) {
 		p, err := parseGTRID(s)
 		if err != nil {
 			return
 		}
-		if back := formatGTRID(p.Tag, p.ID, p.Nonce); back != s {
+		if back := formatGTRID(p.Tag, p.Millis, p.ID, p.Nonce); back != s {
 			t.Fatalf("parse(%q) = %+v formats back as %q", s, p, back)
 		}
 		if len(s) > maxGTRID {
@@ -126,14 +139,14 @@ func FuzzParseGTRID(f *testing.F) {
 }
 
 func FuzzParsePGGID(f *testing.F) {
-	f.Add(pgGID(formatGTRID("0123abcd", 1, 0), "ds0"))
-	f.Add("sk1:0123abcd:1:ds0")
+	f.Add(pgGID(formatGTRID("0123abcd", 1, 1, 0), "ds0"))
+	f.Add("sk1:0123abcd:1:1:ds0")
 	f.Fuzz(func(t *testing.T, s string) {
 		g, p, src, ok := parsePGGID(s)
 		if !ok {
 			return
 		}
-		if pgGID(g, src) != s || formatGTRID(p.Tag, p.ID, p.Nonce) != g || !ValidSourceName(src) {
+		if pgGID(g, src) != s || formatGTRID(p.Tag, p.Millis, p.ID, p.Nonce) != g || !ValidSourceName(src) {
 			t.Fatalf("parsePGGID(%q) = %q %q does not round-trip", s, g, src)
 		}
 	})

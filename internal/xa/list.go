@@ -56,6 +56,5 @@ func (c *Coordinator) listMySQL(ctx context.Context, s *source, tag string) ([]f
 }
 
 func (c *Coordinator) newFound(gtrid string, p gtridParts, src string) found {
-	born, err := c.bornAt(p.ID)
-	return found{BranchID: BranchID{Source: src, GTRID: gtrid}, born: born, bornErr: err}
+	return found{BranchID: BranchID{Source: src, GTRID: gtrid}, born: p.Born()}
 }

@@ -23,7 +23,8 @@ func (t *Tx) prepare(ctx context.Context, b *branch) error {
 		// reports success: only pg_prepared_xacts tells. Asked on the
 		// branch's own (now idle) session, so no pool connection is needed.
 		if err := b.Exec(ctx, pgCheckPrepared(gid)); err != nil {
-			return wrapBranch(b.Source, "PREPARE TRANSACTION (checking it prepared)", err)
+			return wrapBranch(b.Source, "PREPARE TRANSACTION", fmt.Errorf(
+				"the transaction is not prepared (a failed transaction is rolled back by PREPARE TRANSACTION, which reports success), or checking failed: %w", err))
 		}
 		b.prepared = true
 		return nil
@@ -82,15 +83,20 @@ func (t *Tx) rollbackOne(ctx context.Context, b *branch) error {
 func (t *Tx) finish(ctx context.Context, b *branch, commit bool) (gone bool, err error) {
 	q := finishSQL(b.src.Dialect, t.gtrid, b.Source, commit)
 	own := b.Exec(ctx, q)
-	if own == nil || !commit && classify(own) == errRolledBack {
+	switch k := classify(own); {
+	case own == nil, k == errRolledBack && !commit:
 		return false, nil
-	}
-	if k := classify(own); k == errGone || k == errBusy {
+	case k == errRolledBack:
+		return false, fmt.Errorf("xa: %s on data source %q: the server rolled the prepared branch back: %w", q, b.Source, own)
+	case k == errGone || k == errBusy:
 		return true, nil
 	}
 	_, pool := b.src.DB.ExecContext(ctx, q)
-	if pool == nil || !commit && classify(pool) == errRolledBack {
+	switch k := classify(pool); {
+	case pool == nil, k == errRolledBack && !commit:
 		return false, nil
+	case k == errRolledBack:
+		return false, fmt.Errorf("xa: %s on data source %q: the server rolled the prepared branch back: %w", q, b.Source, pool)
 	}
 	if k := classify(pool); k != errGone && k != errBusy {
 		return false, fmt.Errorf("xa: %s on data source %q: %w (on the branch's own connection: %v)", q, b.Source, pool, own)
@@ -129,7 +135,7 @@ func (t *Tx) commitAll(ctx context.Context, bs []*branch) error {
 	defer t.release(bs)
 	var committed []string
 	rest := bs
-	if t.c.hook != nil {
+	if t.hook != nil {
 		if _, err := t.finish(ctx, bs[0], true); err != nil {
 			return &InDoubtError{GTRID: t.gtrid, Decided: true, Pending: branchNames(bs), Err: err}
 		}
@@ -140,7 +146,11 @@ func (t *Tx) commitAll(ctx context.Context, bs []*branch) error {
 	}
 	// A C-decided branch that is gone was committed by recovery: nobody
 	// rolls back a C-decided branch.
-	errs := parallel(rest, func(b *branch) error { _, err := t.finish(ctx, b, true); return err })
+	errs := parallel(rest, func(b *branch) error {
+		_, err := t.finish(ctx, b, true)
+		t.release([]*branch{b}) // here, not after the slowest branch
+		return err
+	})
 	var pending []string
 	for i, err := range errs {
 		if err != nil {

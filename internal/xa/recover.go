@@ -33,8 +33,7 @@ type Report struct {
 // found is a prepared branch of ours and its transaction's birth time.
 type found struct {
 	BranchID
-	born    time.Time
-	bornErr error
+	born time.Time
 }
 
 // ready returns the logtag, or why the coordinator cannot act.
@@ -44,7 +43,7 @@ func (c *Coordinator) ready() (string, error) {
 	if c.closed {
 		return "", ErrClosed
 	}
-	if !c.started {
+	if c.tag == "" {
 		return "", ErrNotStarted
 	}
 	return c.tag, nil
@@ -95,9 +94,6 @@ func (c *Coordinator) outcomeFor(ctx context.Context, f found, cache map[string]
 		return 0, err
 	}
 	if !ok {
-		if f.bornErr != nil {
-			return 0, fmt.Errorf("xa: age of %s on %q: %w", f.GTRID, f.Source, f.bornErr)
-		}
 		if c.now().Sub(f.born) <= c.timeout {
 			return 0, nil
 		}
@@ -116,9 +112,16 @@ func (c *Coordinator) act(ctx context.Context, f found, o byte, rep *Report) {
 	_, err := s.DB.ExecContext(ctx, q)
 	k := classify(err)
 	if o == 'A' && k == errRolledBack {
-		err = nil
+		err, k = nil, errOther // rolled back, as decided
 	}
 	switch {
+	case k == errRolledBack:
+		// A C-decided branch rolled back by the server: never taken as
+		// committed (MariaDB does so to a prepared branch that wrote
+		// nothing, which is harmless, but it cannot tell us that).
+		err = fmt.Errorf("xa recovery: %s on data source %q: the server rolled the branch of a committed transaction back: %w", q, f.Source, err)
+		rep.Errors = append(rep.Errors, err)
+		c.logger.Error("xa recovery", "err", err)
 	case err == nil && o == 'C':
 		rep.Committed = append(rep.Committed, f.BranchID)
 		c.logger.Info("xa recovery: committed a prepared branch", "source", f.Source, "gtrid", f.GTRID)
@@ -134,7 +137,7 @@ func (c *Coordinator) act(ctx context.Context, f found, o byte, rep *Report) {
 }
 
 // List returns the prepared branches of ours, with the log's decisions;
-// it changes nothing.
+// it changes nothing. A log table that does not exist holds no decision.
 func (c *Coordinator) List(ctx context.Context) ([]InDoubt, error) {
 	tag, err := c.ready()
 	if err != nil {
@@ -144,7 +147,7 @@ func (c *Coordinator) List(ctx context.Context) ([]InDoubt, error) {
 	out := make([]InDoubt, 0, len(fs))
 	for _, f := range fs {
 		o, _, err := c.readDecision(ctx, f.GTRID)
-		if err != nil {
+		if err != nil && classify(err) != errNoTable {
 			errs = append(errs, err)
 		}
 		d := map[byte]string{'C': "commit", 'A': "rollback"}[o]

@@ -14,10 +14,10 @@ import (
 // preparePG is the phase-1 statement of a PostgreSQL branch.
 func preparePG(gid string) string { return "PREPARE TRANSACTION '" + gid + "'" }
 
-// pgCheckPrepared fails unless gid is prepared.
+// pgCheckPrepared fails (division by zero) unless gid is prepared: one
+// plain query, no PL/pgSQL.
 func pgCheckPrepared(gid string) string {
-	return "DO $$BEGIN IF NOT EXISTS (SELECT 1 FROM pg_prepared_xacts WHERE gid = '" + gid +
-		"') THEN RAISE EXCEPTION 'transaction % was not prepared: it had failed, and PREPARE TRANSACTION rolled it back', '" + gid + "'; END IF; END$$"
+	return "SELECT 1/count(*) FROM pg_prepared_xacts WHERE gid = '" + gid + "'"
 }
 
 // commitPreparedPG and rollbackPreparedPG end a prepared PostgreSQL branch.
@@ -54,7 +54,7 @@ func newLogSQL(d dialect.Name, table string) logSQL {
 	}
 	return logSQL{
 		create: "CREATE TABLE IF NOT EXISTS " + table + " (gtrid varchar(64) NOT NULL PRIMARY KEY, " +
-			"outcome char(1) NOT NULL, branches varchar(1000) NOT NULL, created_at " + ts + " NOT NULL)",
+			"outcome char(1) NOT NULL, branches text NOT NULL, created_at " + ts + " NOT NULL)",
 		insert: "INSERT INTO " + table + " (gtrid, outcome, branches, created_at) VALUES (" +
 			strings.Join([]string{ph(1), ph(2), ph(3), ph(4)}, ", ") + ")",
 		read:    "SELECT outcome FROM " + table + " WHERE gtrid = " + ph(1),

@@ -13,16 +13,21 @@ import (
 // Start makes the coordinator ready: it creates the decision log table
 // when missing, reads the log's location (its logtag), checks every
 // PostgreSQL source can prepare (an *UnavailableError if not), runs a
-// first Recover (its per-branch errors are logged, not returned) and
-// starts the recovery timer. A second Start does nothing.
+// first Recover and GC (their errors are logged, not returned) and starts
+// the recovery timer. A second Start does nothing.
 func (c *Coordinator) Start(ctx context.Context) error {
 	c.startMu.Lock()
 	defer c.startMu.Unlock()
-	if _, err := c.ready(); err != ErrNotStarted {
-		return err // nil when started; ErrClosed when closed
+	c.mu.Lock()
+	started, closed := c.started, c.closed
+	c.mu.Unlock()
+	if closed {
+		return ErrClosed
 	}
-	tag, err := c.locateLog(ctx)
-	if err != nil {
+	if started {
+		return nil
+	}
+	if err := c.attach(ctx); err != nil {
 		return err
 	}
 	if err := c.createLog(ctx); err != nil {
@@ -35,16 +40,41 @@ func (c *Coordinator) Start(ctx context.Context) error {
 			}
 		}
 	}
-	c.mu.Lock()
-	c.tag, c.started = tag, true
-	c.mu.Unlock()
 	c.logReport(c.Recover(ctx))
+	if _, err := c.GC(ctx); err != nil {
+		c.logger.Warn("xa: decision log garbage collection", "err", err)
+	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
+	c.started = true
 	if c.every > 0 && !c.closed {
 		c.wg.Add(1)
 		go c.loop()
 	}
+	return nil
+}
+
+// Attach only reads where the decision log is (its logtag), so that
+// List, Recover and GC work: no table is created, nothing is checked or
+// recovered, no timer runs. For tools that must change nothing unasked
+// (shardkey xa list). NewTx still needs Start.
+func (c *Coordinator) Attach(ctx context.Context) error {
+	c.startMu.Lock()
+	defer c.startMu.Unlock()
+	return c.attach(ctx)
+}
+
+func (c *Coordinator) attach(ctx context.Context) error {
+	if _, err := c.ready(); err != ErrNotStarted {
+		return err // nil when attached; ErrClosed when closed
+	}
+	tag, err := c.locateLog(ctx)
+	if err != nil {
+		return err
+	}
+	c.mu.Lock()
+	c.tag = tag
+	c.mu.Unlock()
 	return nil
 }
 

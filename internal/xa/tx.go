@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"sync/atomic"
+	"time"
 
 	"github.com/shardkey/shardkey/internal/dialect"
 )
@@ -14,7 +15,8 @@ import (
 type Tx struct {
 	c     *Coordinator
 	gtrid string
-	id    int64
+	born  time.Time // when NewTx ran, by Config.Now; in the GTRID to the millisecond
+	hook  func(Stage, string) error
 	done  atomic.Bool
 }
 
