@@ -6,14 +6,16 @@
 //
 // # Identifiers
 //
-// A transaction's GTRID is "sk1:<logtag>:<txid>". The logtag is 8 hex
-// digits of FNV-32a of the decision log's full table name, so two
-// deployments on one server never touch each other's branches. The txid
-// is the base36 of a Snowflake id, whose time field gives the
-// transaction's age, followed by 10 base36 digits of a 48-bit random
-// nonce, so ids stay unique across processes and restarts. A PostgreSQL
-// branch's gid is GTRID ":" data source name (unique in the cluster even
-// when two data sources share it); a MySQL branch's xid is
+// A transaction's GTRID is "sk1:<logtag>:<ms>:<txid>". The logtag is 8
+// hex digits of FNV-32a of the decision log's full table name
+// (database.schema.table on PostgreSQL, database.table on MySQL), so two
+// deployments with logs of different names never touch each other's
+// branches. ms is the base36 Unix millisecond the transaction began (by
+// Config.Now): recovery measures a transaction's age from it. The txid is
+// the base36 of a keygen id followed by 10 base36 digits of a 48-bit
+// random nonce, so ids stay unique across processes and restarts. A
+// PostgreSQL branch's gid is GTRID ":" data source name (unique in the
+// cluster even when two data sources share it); a MySQL branch's xid is
 // X'hex(GTRID)', X'hex(data source name)', formatID 0x736b31.
 //
 // # Commit
@@ -26,7 +28,10 @@
 //  2. A transaction older than Timeout is rolled back: recovery may
 //     already be aborting it.
 //  3. The decision is logged: one row (gtrid, 'C', branches, created_at)
-//     inserted in its own autocommit statement into the log table. The
+//     inserted in its own autocommit statement into the log table. (A
+//     PostgreSQL PREPARE TRANSACTION in a failed transaction rolls back
+//     and reports success, so each prepare is checked in
+//     pg_prepared_xacts first.) The
 //     primary key makes the first decision for a GTRID the only one: if
 //     recovery wrote 'A' first, Commit rolls back. When the insert's
 //     outcome is unknown the row is read back; if even that fails,
@@ -67,6 +72,18 @@
 // cannot be spanned. A coordinator stalled for longer than the 'A' rows
 // are kept could, in principle, log 'C' for a transaction recovery
 // already rolled back.
+//
+// Deployments are told apart by the logtag alone on MySQL (XA RECOVER
+// lists the whole server's branches, and the xid says nothing of the
+// database): two deployments whose logs have the same database and table
+// names, on different servers, must not have MySQL data sources of the
+// same names on one shared server, or each one's recovery takes the
+// other's branches for its own.
+//
+// On MariaDB a prepared XA branch stays attached to its session while
+// that session lives: only it can finish the branch. After a failed
+// Commit the caller must therefore close the branch connections instead
+// of returning them to a pool.
 //
 // Requirements: PostgreSQL with max_prepared_transactions > 0;
 // MariaDB 10.5+ or MySQL 5.7.7+ (prepared XA branches survive a
