@@ -109,3 +109,34 @@ func TestXAStartDeletesCommitDecisionsNoBranchNeeds(t *testing.T) {
 		t.Errorf("C row %q left after Start", d)
 	}
 }
+
+// A MariaDB XA branch that only read and was prepared, left to recovery:
+// another session's XA COMMIT of it gets XA_RBROLLBACK (the server ended
+// it when its session went). Recovery must not count that as committed;
+// rolling such a branch back is done.
+func TestXARecoveryNeverCountsARolledBackReadOnlyXABranchAsCommitted(t *testing.T) {
+	e := newXAEnv(t, xaPairs[1], "rbrollback")
+	rec := e.coordinator(xa.Config{})
+	crash := e.coordinator(xa.Config{Hook: failAt(xa.StageDecided)})
+	tx := e.newTx(crash)
+	bs := []xa.Branch{e.begin(tx, 0, "INSERT INTO acct (id, v) VALUES (1, 1)"), e.begin(tx, 1, "SELECT count(*) FROM acct")}
+	err := tx.Commit(context.Background(), bs)
+	e.release(true)
+	if !errors.Is(err, xa.ErrInDoubt) {
+		t.Fatalf("Commit = %v, want in doubt", err)
+	}
+	rep, err := rec.Recover(context.Background())
+	t.Logf("Recover: %+v, %v", rep, err)
+	for _, b := range rep.Committed {
+		if b.Source == "ds1" {
+			t.Errorf("the read-only branch counted as committed: %+v", rep)
+		}
+	}
+	if len(rep.Committed) != 1 || rep.Committed[0].Source != "ds0" {
+		t.Errorf("the writing branch not committed: %+v", rep)
+	}
+	e.wantNothingPrepared()
+	if e.rows(0, 1) != 1 {
+		t.Error("ds0's row missing")
+	}
+}
