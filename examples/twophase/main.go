@@ -130,6 +130,11 @@ func openBank(ctx context.Context, cfg *shardconf.Config, out io.Writer) (*bank,
 		router.Close()
 		return nil, nil, err
 	}
+	if cfg.DataSources[0].Driver != "sqlite" { // SQLite has no log: it cannot prepare
+		// Every process sharing these data sources must use the same log:
+		// this one's default, or what sqlhook.WithTwoPhaseLog names.
+		fmt.Fprintf(out, "two-phase commit on; decision log: table shardkey_xa_log in %s\n", cfg.DataSources[0].Name)
+	}
 	b := &bank{db: db, router: router, pg: cfg.DataSources[0].Driver == "pgx"}
 	return b, func() { db.Close(); router.Close() }, nil
 }

@@ -19,7 +19,8 @@ import (
 
 // report is what every run prints after its data source lines: the same
 // balances before and after, each transfer's outcome.
-const report = `balances before: alice 100 (ds_1), bob 100 (ds_0), carol 100 (ds_1), dave 100 (ds_0); total 400
+const report = `two-phase commit on; decision log: table shardkey_xa_log in ds_0
+balances before: alice 100 (ds_1), bob 100 (ds_0), carol 100 (ds_1), dave 100 (ds_0); total 400
 transfer 30 alice (ds_1) -> bob (ds_0): committed
 transfer 50 bob (ds_0) -> carol (ds_1): committed
 transfer 10 bob (ds_0) -> dave (ds_0): committed
@@ -159,8 +160,8 @@ func TestTwoPhaseExampleRefusesSQLite(t *testing.T) {
 	if !strings.HasPrefix(err.Error(), "two-phase commit needs PostgreSQL") {
 		t.Errorf("the error does not say what 2PC needs: %v", err)
 	}
-	if strings.Contains(out.String(), "committed") {
-		t.Errorf("a transfer committed on SQLite:\n%s", out.String())
+	if strings.Contains(out.String(), "committed") || strings.Contains(out.String(), "two-phase commit on") {
+		t.Errorf("a transfer committed on SQLite, or 2PC claimed on:\n%s", out.String())
 	}
 	for ds, w := range map[string]string{"ds_0": "2:100 4:100", "ds_1": "1:100 3:100"} {
 		if got := accounts(t, "sqlite", strings.ReplaceAll(tmpl, "{ds}", ds)); got != w {
