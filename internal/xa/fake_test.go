@@ -119,13 +119,13 @@ func fakeServer(maxPrepared string) responder {
 	}
 	return func(q string, _ []driver.NamedValue) (fakeResult, error) {
 		switch {
-		case strings.HasPrefix(q, "SELECT current_database(), current_schema()"):
+		case strings.HasPrefix(q, "SELECT pg_catalog.current_database(), pg_catalog.current_schema()"):
 			return fakeResult{cols: []string{"d", "s"}, rows: [][]driver.Value{{"app", "public"}}}, nil
 		case strings.HasPrefix(q, "SELECT DATABASE()"):
 			return one("d", "app"), nil
-		case strings.HasPrefix(q, "SELECT current_setting('max_prepared_transactions')"):
+		case strings.HasPrefix(q, "SELECT pg_catalog.current_setting('max_prepared_transactions')"):
 			return one("m", maxPrepared), nil
-		case strings.HasPrefix(q, "SELECT gid FROM pg_prepared_xacts"):
+		case strings.HasPrefix(q, "SELECT gid FROM pg_catalog.pg_prepared_xacts"):
 			return fakeResult{cols: []string{"gid"}}, nil
 		case q == "XA RECOVER":
 			return fakeResult{cols: []string{"formatID", "gtrid_length", "bqual_length", "data"}}, nil

@@ -2,6 +2,7 @@ package xa
 
 import (
 	"context"
+	"database/sql"
 	"fmt"
 	"strings"
 )
@@ -30,40 +31,58 @@ func (c *Coordinator) GC(ctx context.Context) (int64, error) {
 	}
 	var n int64
 	for gtrid := range done {
-		res, err := c.log.DB.ExecContext(ctx, c.logSQL.deleteC, gtrid)
+		k, err := c.logDelete(ctx, c.logSQL.deleteC, gtrid)
 		if err != nil {
 			return n, fmt.Errorf("xa: deleting the decision of %s: %w", gtrid, err)
 		}
-		k, _ := res.RowsAffected()
 		n += k
 	}
-	res, err := c.log.DB.ExecContext(ctx, c.logSQL.deleteA, c.now().UTC().Add(-c.aKeep()))
+	k, err := c.logDelete(ctx, c.logSQL.deleteA, c.now().UTC().Add(-c.aKeep()))
 	if err != nil {
 		return n, fmt.Errorf("xa: deleting old rollback decisions: %w", err)
 	}
-	k, _ := res.RowsAffected()
 	return n + k, nil
+}
+
+// logDelete runs a DELETE on the log in a transaction of its own and
+// returns how many rows it deleted.
+func (c *Coordinator) logDelete(ctx context.Context, q string, arg any) (int64, error) {
+	var n int64
+	err := c.inLogTx(ctx, func(tx *sql.Tx) error {
+		res, err := tx.ExecContext(ctx, q, arg)
+		if err == nil {
+			n, _ = res.RowsAffected()
+		}
+		return err
+	})
+	return n, err
 }
 
 // decidedC reads the C rows of our logtag whose branches are all on 2PC
 // data sources this coordinator lists (others' it cannot judge).
 func (c *Coordinator) decidedC(ctx context.Context, tag string) (map[string]bool, error) {
-	rows, err := c.log.DB.QueryContext(ctx, c.logSQL.readC)
+	done := map[string]bool{}
+	err := c.inLogTx(ctx, func(tx *sql.Tx) error {
+		rows, err := tx.QueryContext(ctx, c.logSQL.readC)
+		if err != nil {
+			return err
+		}
+		defer rows.Close()
+		for rows.Next() {
+			var gtrid, branches string
+			if err := rows.Scan(&gtrid, &branches); err != nil {
+				return err
+			}
+			if p, err := parseGTRID(gtrid); err == nil && p.Tag == tag && c.listsAll(branches) {
+				done[gtrid] = true
+			}
+		}
+		return rows.Err()
+	})
 	if err != nil {
 		return nil, fmt.Errorf("xa: reading commit decisions: %w", err)
 	}
-	defer rows.Close()
-	done := map[string]bool{}
-	for rows.Next() {
-		var gtrid, branches string
-		if err := rows.Scan(&gtrid, &branches); err != nil {
-			return nil, fmt.Errorf("xa: reading commit decisions: %w", err)
-		}
-		if p, err := parseGTRID(gtrid); err == nil && p.Tag == tag && c.listsAll(branches) {
-			done[gtrid] = true
-		}
-	}
-	return done, rows.Err()
+	return done, nil
 }
 
 func (c *Coordinator) listsAll(branches string) bool {

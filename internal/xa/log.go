@@ -8,6 +8,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/shardkey/shardkey/internal/dialect"
 )
 
 // checkCapable refuses a PostgreSQL source whose server cannot prepare
@@ -48,7 +50,10 @@ func (c *Coordinator) writeDecision(ctx context.Context, gtrid string, want byte
 		if attempt > 0 {
 			ictx = fresh
 		}
-		_, err := c.log.DB.ExecContext(ictx, c.logSQL.insert, gtrid, string(want), strings.Join(branches, ","), c.now().UTC())
+		err := c.inLogTx(ictx, func(tx *sql.Tx) error {
+			_, err := tx.ExecContext(ictx, c.logSQL.insert, gtrid, string(want), strings.Join(branches, ","), c.now().UTC())
+			return err
+		})
 		if err == nil {
 			return want, nil
 		}
@@ -67,7 +72,7 @@ func (c *Coordinator) writeDecision(ctx context.Context, gtrid string, want byte
 // readDecision reads gtrid's logged outcome; found is false without a row.
 func (c *Coordinator) readDecision(ctx context.Context, gtrid string) (outcome byte, found bool, err error) {
 	var s string
-	err = c.log.DB.QueryRowContext(ctx, c.logSQL.read, gtrid).Scan(&s)
+	err = c.inLogTx(ctx, func(tx *sql.Tx) error { return tx.QueryRowContext(ctx, c.logSQL.read, gtrid).Scan(&s) })
 	if errors.Is(err, sql.ErrNoRows) {
 		return 0, false, nil
 	}
@@ -84,4 +89,41 @@ func (c *Coordinator) readDecision(ctx context.Context, gtrid string) (outcome b
 // that wakes up must still find the 'A' that recovery wrote.
 func (c *Coordinator) aKeep() time.Duration {
 	return max(24*time.Hour, 100*c.timeout)
+}
+
+// inLogTx runs f in an explicit transaction of the log's pool and commits
+// it: a session whose autocommit is off (my.cnf, init_connect, a DSN
+// option) would otherwise keep a decision uncommitted, lost when the
+// session ends, and read from a stale snapshot.
+func (c *Coordinator) inLogTx(ctx context.Context, f func(*sql.Tx) error) error {
+	tx, err := c.log.DB.BeginTx(ctx, nil)
+	if err != nil {
+		return err
+	}
+	if err := f(tx); err != nil {
+		_ = tx.Rollback()
+		return err
+	}
+	return tx.Commit()
+}
+
+// poolExec runs q on a connection of s's pool. On MySQL it first ends
+// whatever local transaction the session holds (with autocommit off, any
+// earlier statement opened one, and XA statements then fail with
+// XAER_OUTSIDE); nothing of ours is ever left in one.
+func poolExec(ctx context.Context, s *source, q string) error {
+	if s.Dialect != dialect.MySQL {
+		_, err := s.DB.ExecContext(ctx, q)
+		return err
+	}
+	conn, err := s.DB.Conn(ctx)
+	if err != nil {
+		return err
+	}
+	defer conn.Close()
+	if _, err := conn.ExecContext(ctx, "ROLLBACK"); err != nil {
+		return err
+	}
+	_, err = conn.ExecContext(ctx, q)
+	return err
 }

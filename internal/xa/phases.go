@@ -91,7 +91,7 @@ func (t *Tx) finish(ctx context.Context, b *branch, commit bool) (gone bool, err
 	case k == errGone || k == errBusy:
 		return true, nil
 	}
-	_, pool := b.src.DB.ExecContext(ctx, q)
+	pool := poolExec(ctx, b.src, q)
 	switch k := classify(pool); {
 	case pool == nil, k == errRolledBack && !commit:
 		return false, nil

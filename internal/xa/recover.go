@@ -109,7 +109,7 @@ func (c *Coordinator) outcomeFor(ctx context.Context, f found, cache map[string]
 func (c *Coordinator) act(ctx context.Context, f found, o byte, rep *Report) {
 	s := c.sources[f.Source]
 	q := finishSQL(s.Dialect, f.GTRID, f.Source, o == 'C')
-	_, err := s.DB.ExecContext(ctx, q)
+	err := poolExec(ctx, s, q)
 	k := classify(err)
 	if o == 'A' && k == errRolledBack {
 		err, k = nil, errOther // rolled back, as decided

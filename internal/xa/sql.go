@@ -15,9 +15,10 @@ import (
 func preparePG(gid string) string { return "PREPARE TRANSACTION '" + gid + "'" }
 
 // pgCheckPrepared fails (division by zero) unless gid is prepared: one
-// plain query, no PL/pgSQL.
+// plain query, no PL/pgSQL. Every name is pg_catalog's, so a search_path
+// with a shadowing view, function or operator cannot answer for it.
 func pgCheckPrepared(gid string) string {
-	return "SELECT 1/count(*) FROM pg_prepared_xacts WHERE gid = '" + gid + "'"
+	return "SELECT 1 OPERATOR(pg_catalog./) pg_catalog.count(*) FROM pg_catalog.pg_prepared_xacts WHERE gid OPERATOR(pg_catalog.=) '" + gid + "'"
 }
 
 // commitPreparedPG and rollbackPreparedPG end a prepared PostgreSQL branch.
@@ -33,9 +34,9 @@ func xaCommitOnePhase(xid string) string { return "XA COMMIT " + xid + " ONE PHA
 func xaRollback(xid string) string       { return "XA ROLLBACK " + xid }
 
 const (
-	pgListPrepared = `SELECT gid FROM pg_prepared_xacts WHERE database = current_database() AND gid LIKE $1`
-	pgMaxPrepared  = `SELECT current_setting('max_prepared_transactions')`
-	pgLogLocation  = `SELECT current_database(), current_schema()`
+	pgListPrepared = `SELECT gid FROM pg_catalog.pg_prepared_xacts WHERE database OPERATOR(pg_catalog.=) pg_catalog.current_database() AND gid OPERATOR(pg_catalog.~~) $1`
+	pgMaxPrepared  = `SELECT pg_catalog.current_setting('max_prepared_transactions')`
+	pgLogLocation  = `SELECT pg_catalog.current_database(), pg_catalog.current_schema()`
 	mysqlRecover   = `XA RECOVER`
 	mysqlLocation  = `SELECT DATABASE()`
 )
