@@ -64,7 +64,13 @@ type fakeConn struct{ f *fakeDB }
 
 func (c fakeConn) Prepare(q string) (driver.Stmt, error) { return fakeStmt{c.f, q}, nil }
 func (c fakeConn) Close() error                          { return nil }
-func (c fakeConn) Begin() (driver.Tx, error)             { return nil, errors.New("fake: no transactions") }
+func (c fakeConn) Begin() (driver.Tx, error)             { return fakeTx{}, nil }
+
+// fakeTx is a transaction the responder never hears of.
+type fakeTx struct{}
+
+func (fakeTx) Commit() error   { return nil }
+func (fakeTx) Rollback() error { return nil }
 
 func (c fakeConn) QueryContext(_ context.Context, q string, args []driver.NamedValue) (driver.Rows, error) {
 	res, err := c.f.answer(q, args)
