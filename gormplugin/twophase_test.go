@@ -67,6 +67,9 @@ func newTwoPhaseOf(t *testing.T, be, name, rules string, models []any, cfg func(
 	if err := e.db.Use(e.p); err != nil {
 		t.Fatal(err)
 	}
+	if got, err := e.db.DB(); err != nil || got != p0 { // the plugin's pool wrapper gives the *sql.DB back
+		t.Fatalf("db.DB() after db.Use = %p, %v; want %p", got, err, p0)
+	}
 	t.Cleanup(func() {
 		if err := e.p.Close(); err != nil {
 			t.Errorf("Close: %v", err)
