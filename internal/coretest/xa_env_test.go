@@ -43,6 +43,8 @@ type xaNode struct {
 	src    xa.Source
 	dbName string
 	direct *sql.DB // the database not through the proxy (src.DB when not proxied)
+	driver string
+	dsn    string // direct
 }
 
 // xaEnv is two fresh databases (ds0, ds1) with a table acct, and what
@@ -102,14 +104,14 @@ func (e *xaEnv) open(kind, name, src string, proxied bool) xaNode {
 	if err != nil {
 		t.Fatal(err)
 	}
-	db := direct
+	db, directDSN := direct, dsn
 	if proxied {
 		dsn, e.proxy = dbtest.ViaProxy(t, drv, dsn)
 		if db, err = sql.Open(drv, dsn); err != nil {
 			t.Fatal(err)
 		}
 	}
-	n := xaNode{src: xa.Source{Name: src, Dialect: d, DB: db}, dbName: "shardkey_" + name, direct: direct}
+	n := xaNode{src: xa.Source{Name: src, Dialect: d, DB: db}, dbName: "shardkey_" + name, direct: direct, driver: drv, dsn: directDSN}
 	t.Cleanup(func() { e.cleanup(n) }) // before the proxy closes
 	if _, err := db.Exec("CREATE TABLE acct (id int PRIMARY KEY, v int NOT NULL)"); err != nil {
 		t.Fatalf("%s: %v", name, err)

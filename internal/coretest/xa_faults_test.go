@@ -2,6 +2,7 @@ package coretest
 
 import (
 	"context"
+	"database/sql"
 	"errors"
 	"testing"
 
@@ -76,6 +77,65 @@ func TestXACommitIsInDoubtDecidedWhenABranchIsLostInPhaseTwoAndRecoveryCommitsIt
 				t.Fatalf("Recover = %+v, %v; want ds0's branch committed", rep, err)
 			}
 			e.wantRows(1, 1)
+			e.wantNothingPrepared()
+		})
+	}
+}
+
+// A Commit that comes after Close (database/sql's Close does not wait for
+// open transactions) rolls back: no recovery is left in this process to
+// finish what it would prepare.
+func TestXACommitAfterCloseRollsBackEveryBranch(t *testing.T) {
+	for _, pair := range xaPairs {
+		t.Run(pair.name, func(t *testing.T) {
+			e := newXAEnv(t, pair, "afterclose")
+			c := e.coordinator(xa.Config{})
+			tx := e.newTx(c)
+			bs := e.insertAll(tx, 1)
+			if err := c.Close(); err != nil {
+				t.Fatal(err)
+			}
+			err := tx.Commit(context.Background(), bs)
+			e.release(err != nil)
+			if !errors.Is(err, xa.ErrRolledBack) || !errors.Is(err, xa.ErrClosed) || errors.Is(err, xa.ErrInDoubt) {
+				t.Fatalf("Commit = %v, want ErrRolledBack and ErrClosed", err)
+			}
+			e.wantRows(1, 0)
+			e.wantNothingPrepared()
+		})
+	}
+}
+
+// The log's pool closed under a running coordinator: the decision's
+// insert never leaves the process, so it is certainly not logged, and
+// the transaction rolls back instead of being in doubt.
+func TestXACommitRollsBackWhenTheLogPoolIsClosed(t *testing.T) {
+	for _, pair := range xaPairs {
+		t.Run(pair.name, func(t *testing.T) {
+			e := newXAEnv(t, pair, "logclosed")
+			logDB, err := sql.Open(e.nodes[0].driver, e.nodes[0].dsn)
+			if err != nil {
+				t.Fatal(err)
+			}
+			srcs := e.sources()
+			srcs[0].DB = logDB
+			c, err := xa.New(xa.Config{Interval: -1, Now: e.clock.Now}, srcs)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer c.Close()
+			if err := c.Start(context.Background()); err != nil {
+				t.Fatal(err)
+			}
+			tx := e.newTx(c)
+			bs := e.insertAll(tx, 1)
+			logDB.Close()
+			err = tx.Commit(context.Background(), bs)
+			e.release(err != nil)
+			if !errors.Is(err, xa.ErrRolledBack) || errors.Is(err, xa.ErrInDoubt) {
+				t.Fatalf("Commit = %v, want ErrRolledBack, not in doubt", err)
+			}
+			e.wantRows(1, 0)
 			e.wantNothingPrepared()
 		})
 	}

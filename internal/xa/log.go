@@ -57,6 +57,9 @@ func (c *Coordinator) writeDecision(ctx context.Context, gtrid string, want byte
 		if err == nil {
 			return want, nil
 		}
+		if attempt == 0 && isDBClosed(err) {
+			return 0, fmt.Errorf("%w: %w", errNotLogged, err)
+		}
 		last = err
 		got, found, rerr := c.readDecision(fresh, gtrid)
 		if rerr != nil {
@@ -68,6 +71,14 @@ func (c *Coordinator) writeDecision(ctx context.Context, gtrid string, want byte
 	}
 	return 0, fmt.Errorf("xa: logging decision %c for %s: %w", want, gtrid, last)
 }
+
+// errNotLogged: the decision certainly was not written (the statement
+// never left the process), so the transaction can still be rolled back.
+var errNotLogged = errors.New("xa: the decision was not logged")
+
+// isDBClosed tells database/sql's error for a closed *sql.DB (unexported
+// there): nothing was sent.
+func isDBClosed(err error) bool { return err != nil && strings.Contains(err.Error(), "sql: database is closed") }
 
 // readDecision reads gtrid's logged outcome; found is false without a row.
 func (c *Coordinator) readDecision(ctx context.Context, gtrid string) (outcome byte, found bool, err error) {

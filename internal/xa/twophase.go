@@ -50,6 +50,11 @@ func parallel(bs []*branch, f func(*branch) error) []error {
 func (t *Tx) commitTwoPhase(ctx context.Context, bs []*branch) error {
 	c := t.c
 	born := t.born
+	if _, err := c.ready(); err != nil {
+		// Closed: no recovery is left in this process to finish what
+		// would be prepared.
+		return t.abort(ctx, bs, err)
+	}
 	if t.hook = c.hook; t.hook == nil {
 		t.hook = testHook(ctx)
 	}
@@ -67,6 +72,9 @@ func (t *Tx) commitTwoPhase(ctx context.Context, bs []*branch) error {
 		return t.abort(ctx, bs, fmt.Errorf("transaction is %v old, past the %v timeout (recovery may be rolling it back)", age, c.timeout))
 	}
 	outcome, err := c.writeDecision(dctx, t.gtrid, 'C', branchNames(bs))
+	if errors.Is(err, errNotLogged) {
+		return t.abort(ctx, bs, err)
+	}
 	if err != nil {
 		t.release(bs)
 		return &InDoubtError{GTRID: t.gtrid, Pending: branchNames(bs), Err: err}
