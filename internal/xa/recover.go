@@ -173,3 +173,16 @@ func (c *Coordinator) listAll(ctx context.Context, tag string) ([]found, []error
 	}
 	return fs, errs
 }
+
+// BranchPrefix is how every GTRID of this coordinator's decision log
+// begins ("sk1:<logtag>:"), known after Attach or Start; "" before. Tools
+// and tests that look for this deployment's branches should use it rather
+// than compute the logtag themselves.
+func (c *Coordinator) BranchPrefix() string {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.tag == "" {
+		return ""
+	}
+	return gtridPrefix + c.tag + ":"
+}
