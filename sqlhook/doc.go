@@ -357,11 +357,15 @@
 // a read-only one (sql.TxOptions.ReadOnly) begins as usual; an
 // isolation level is set by SET TRANSACTION before XA START (BeginTx
 // checks it without beginning on the default data source). Statements
-// that commit implicitly (DDL) fail inside an XA branch. A transaction's
-// age counts from its XA START there, and one spanning data sources that
-// is older than the recovery timeout (60 seconds by default) when it
-// commits is rolled back instead (recovery may be rolling back its
-// prepared branches already); on PostgreSQL the age counts from Commit.
+// that commit implicitly (DDL) fail inside an XA branch; PostgreSQL
+// refuses to prepare a transaction that used temporary tables, cursors
+// WITH HOLD, LISTEN or NOTIFY (Commit then rolls back every data source).
+//
+// A transaction spanning data sources that is older than the recovery
+// timeout (60 seconds by default) when its decision would be logged is
+// rolled back instead (recovery may be rolling back its prepared branches
+// already). Its age counts from XA START on MySQL, so a long transaction
+// there cannot commit across data sources; on PostgreSQL from Commit.
 //
 // It gives atomicity, not a global snapshot: each data source runs its
 // part at the isolation level asked, on its own; a reader can see one
