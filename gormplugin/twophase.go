@@ -255,9 +255,10 @@ func sqlDBOf(pool gorm.ConnPool) (*sql.DB, error) {
 // coordinator's recovery timer (WithTwoPhaseCommit), and the key generator
 // New built from props when it runs one (a CACHED_UID's filler). A
 // generator given with WithGenerator, the rules' generators and the
-// connection pools stay their owners'. Call it after the last statement:
-// a transaction begun after it fails (the coordinator is closed), and a
-// commit left in doubt is then settled by the recovery of the next
+// connection pools stay their owners'. Call it after the last statement,
+// before the pools close: a transaction begun after it fails, one begun
+// before and committed after it is rolled back on every data source, and
+// a commit left in doubt earlier is settled by the recovery of the next
 // process using the decision log.
 func (p *Plugin) Close() error {
 	var errs []error

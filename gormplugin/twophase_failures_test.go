@@ -278,3 +278,28 @@ func TestTwoPhaseBatchLooksForExplicitKeysInEachRowsDataSource(t *testing.T) {
 		}
 	})
 }
+
+// A transaction still open when the plugin closes cannot commit: its
+// branches would be prepared with no recovery left in the process to end
+// them. It is rolled back everywhere, and the error says so (not in doubt).
+func TestTwoPhaseCommitAfterCloseRollsBackEveryBranch(t *testing.T) {
+	eachTwoPhase(t, "afterclose", func(t *testing.T, e *tpEnv) {
+		tx := e.db.Begin()
+		if err := tx.Create(&[]ShardedOrder{{UserID: 0}, {UserID: 1}}).Error; err != nil {
+			t.Fatal(err)
+		}
+		if err := e.p.Close(); err != nil {
+			t.Fatal(err)
+		}
+		err := tx.Commit().Error
+		if err == nil || errors.Is(err, gormplugin.ErrTxInDoubt) {
+			t.Fatalf("Commit after Close = %v, want an error that is not in doubt", err)
+		}
+		if s := e.snapshot(t); s != "" {
+			t.Fatalf("committed after Close: %s", s)
+		}
+		if err := e.db.Transaction(func(tx *gorm.DB) error { return nil }); err == nil {
+			t.Fatal("a transaction began after Close")
+		}
+	})
+}

@@ -12,6 +12,7 @@ import (
 	"gorm.io/gorm"
 
 	"github.com/shardkey/shardkey/gormplugin"
+	"github.com/shardkey/shardkey/internal/dialect"
 	"github.com/shardkey/shardkey/internal/xa"
 	"github.com/shardkey/shardkey/keygen"
 	"github.com/shardkey/shardkey/shardconf"
@@ -96,7 +97,30 @@ func txIDs(t *testing.T) keygen.IDGenerator {
 // other tests.
 func (e *tpEnv) noBranchLeft(t *testing.T) {
 	t.Helper()
-	left, err := e.p.TwoPhaseCoordinator().List(context.Background())
+	// A coordinator of the test's own over the same log: the plugin's may
+	// be closed already.
+	d := dialect.Postgres
+	if e.be == "mariadb" {
+		d = dialect.MySQL
+	}
+	var sources []xa.Source
+	for i, chk := range e.chk {
+		pool, err := chk.DB()
+		if err != nil {
+			t.Fatal(err)
+		}
+		sources = append(sources, xa.Source{Name: fmt.Sprintf("ds_%d", i), Dialect: d, DB: pool})
+	}
+	c, err := xa.New(xa.Config{Interval: -1}, sources)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	if err := c.Attach(context.Background()); err != nil {
+		t.Errorf("attach to the decision log: %v", err)
+		return
+	}
+	left, err := c.List(context.Background())
 	if err != nil {
 		t.Errorf("list prepared branches: %v", err)
 		return
