@@ -582,3 +582,47 @@ func TestTwoPhaseOpenRefusesPostgresWithoutPreparedTransactions(t *testing.T) {
 	}
 	goleak.VerifyNone(t, ignore)
 }
+
+// On PostgreSQL a branch whose transaction failed where sqlhook cannot
+// see it (a statement on the raw connection UnwrapDataSource gives) is
+// not reported committed: PREPARE TRANSACTION of a failed transaction
+// rolls it back without an error, and the coordinator, finding nothing
+// prepared, rolls back every branch; the error is not ErrTxInDoubt.
+func TestTwoPhaseBranchFailedOnTheRawConnectionIsNotCommitted(t *testing.T) {
+	ctx := context.Background()
+	for _, b := range tpBackends(t, "rawfail") {
+		if b.name != "postgres" {
+			continue
+		}
+		t.Run(b.name, func(t *testing.T) {
+			db := tpOpen(t, b)
+			conn, err := db.Conn(ctx)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer conn.Close()
+			tx, err := conn.BeginTx(ctx, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			b.insertOrder(t, tx, 2, 2)
+			b.insertOrder(t, tx, 1, 1)
+			err = conn.Raw(func(dc any) error {
+				pc, err := sqlhook.UnwrapDataSource(ctx, dc, "ds_1")
+				if err != nil {
+					return err
+				}
+				_, err = pc.(driver.ExecerContext).ExecContext(ctx, `SELECT 1/0`, nil)
+				return err
+			})
+			if err == nil {
+				t.Fatal("SELECT 1/0 succeeded")
+			}
+			err = tx.Commit()
+			if err == nil || errors.Is(err, sqlhook.ErrTxInDoubt) || !strings.Contains(err.Error(), "rolled back") {
+				t.Fatalf("commit: %v, want a rollback that is not in doubt", err)
+			}
+			wantOrders(t, b, []int64{}, []int64{})
+		})
+	}
+}
