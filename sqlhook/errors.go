@@ -23,7 +23,10 @@ var (
 	// in the connector's dialect.
 	ErrParse = ir.ErrParse
 	// ErrCrossSourceTx: a transaction would reach a second data source and
-	// WithMultiSourceTx was not given. Nothing was sent for the statement.
+	// neither WithTwoPhaseCommit nor WithMultiSourceTx was given, or
+	// WithTwoPhaseCommit was and one of the data sources cannot prepare a
+	// transaction (SQLite; the error then matches ErrTwoPhaseUnavailable
+	// too). Nothing was sent for the statement.
 	ErrCrossSourceTx = errors.New("sqlhook: transaction spans data sources")
 	// ErrDialectNotRegistered: the data sources speak a dialect whose
 	// compiler the program does not link: it imports none of
