@@ -87,7 +87,8 @@ func (e *DialectNotRegisteredError) Is(target error) bool { return target == Err
 // PartialCommitError reports a commit or rollback of a transaction that
 // spanned several data sources (allowed by WithMultiSourceTx) where some
 // data sources succeeded and others failed. Such a transaction is not
-// atomic: the Committed data sources keep their changes.
+// atomic: the Committed data sources keep their changes. It never comes
+// with WithTwoPhaseCommit (see ErrTxInDoubt).
 type PartialCommitError struct {
 	Op        string           // "commit" or "rollback"
 	Committed []string         // data sources where Op succeeded
