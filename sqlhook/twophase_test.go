@@ -626,3 +626,41 @@ func TestTwoPhaseBranchFailedOnTheRawConnectionIsNotCommitted(t *testing.T) {
 		})
 	}
 }
+
+// A bad two-phase commit option is OpenWith's error (ErrDataSource),
+// before anything is sent, and leaves no goroutine behind.
+func TestTwoPhaseBadOptionsAreOpenErrors(t *testing.T) {
+	sources := map[string]driver.Connector{}
+	for _, ds := range []string{"ds_0", "ds_1"} {
+		dsn := t.Name() + "/" + ds
+		db, mock, err := sqlmock.NewWithDSN(dsn)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() {
+			db.Close()
+			if err := mock.ExpectationsWereMet(); err != nil {
+				t.Error(err)
+			}
+		})
+		sources[ds] = dsnConnector{db.Driver(), dsn}
+	}
+	ignore := goleak.IgnoreCurrent()
+	for _, opt := range []sqlhook.Option{
+		sqlhook.WithTwoPhaseLog("ds_9", ""),
+		sqlhook.WithTwoPhaseLog("", "no such-table"),
+		sqlhook.WithTwoPhaseRecovery(time.Millisecond, 0),
+	} {
+		db, err := sqlhook.OpenWith(mockRouter(t, keygentest.NewClock(time.Now())), sources,
+			sqlhook.WithDialect(sqlhook.PostgreSQL), sqlhook.WithTwoPhaseCommit(), opt)
+		if err == nil {
+			db.Close()
+			t.Error("OpenWith accepted a bad two-phase commit option")
+			continue
+		}
+		if !errors.Is(err, sqlhook.ErrDataSource) {
+			t.Errorf("OpenWith: %v, want ErrDataSource", err)
+		}
+	}
+	goleak.VerifyNone(t, ignore)
+}
