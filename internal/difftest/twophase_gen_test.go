@@ -52,6 +52,7 @@ type tpTx struct {
 	commit bool
 	fault  tpFault
 	victim int // the data source a tpKill fault disconnects
+	killAt int // tpKillMid: the statement after which it does
 }
 
 func (x tpTx) String() string {
@@ -67,8 +68,11 @@ func (x tpTx) String() string {
 	fmt.Fprintf(&b, "\n    %s", end)
 	if x.fault != tpNoFault {
 		fmt.Fprintf(&b, " (fault: %s", x.fault)
-		if x.fault == tpKill {
+		if x.fault == tpKill || x.fault == tpKillMid {
 			fmt.Fprintf(&b, " ds_%d", x.victim)
+		}
+		if x.fault == tpKillMid {
+			fmt.Fprintf(&b, " after statement %d", x.killAt+1)
 		}
 		b.WriteString(")")
 	}
@@ -84,10 +88,12 @@ const (
 	tpHookPrepared
 	tpHookDecided
 	tpHookCommittedOne
+	tpKillMid  // a branch's session is killed after statement killAt
+	tpLogFails // the decision log refuses the INSERT (a trigger)
 )
 
 func (f tpFault) String() string {
-	return [...]string{"none", "kill", "hook:prepared", "hook:decided", "hook:committed-one"}[f]
+	return [...]string{"none", "kill", "hook:prepared", "hook:decided", "hook:committed-one", "kill:mid", "log-fails"}[f]
 }
 
 // tpModel is what the generator knows of the rows: the oracle's keys and
@@ -289,12 +295,16 @@ func tpBuild(seed uint64, n int, m tpModel, o tpGen) tpTx {
 			sp = -1
 		}
 	}
-	x := tpTx{n: n, items: g.items, commit: g.rng.IntN(4) != 0, victim: g.rng.IntN(2)}
-	switch f := g.rng.IntN(12); {
+	x := tpTx{n: n, items: g.items, commit: g.rng.IntN(4) != 0, victim: g.rng.IntN(2), killAt: g.rng.IntN(len(g.items))}
+	switch f := g.rng.IntN(16); {
 	case f < 2:
 		x.fault = tpKill
-	case f < 5 && g.hooks:
-		x.fault = []tpFault{tpHookPrepared, tpHookDecided, tpHookCommittedOne}[f-2]
+	case f < 3:
+		x.fault = tpKillMid
+	case f < 4:
+		x.fault = tpLogFails
+	case f < 7 && g.hooks:
+		x.fault = []tpFault{tpHookPrepared, tpHookDecided, tpHookCommittedOne}[f-4]
 	}
 	return x
 }

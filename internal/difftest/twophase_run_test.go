@@ -69,19 +69,28 @@ func (r *tpRun) runTx(x tpTx) []string {
 	}
 	g := &sqlGen{b: r.w.b}
 	failed := false // a statement failed through shardkey: the transaction may be aborted
-	for _, it := range x.items {
+	for i, it := range x.items {
 		problems = append(problems, r.runItem(ctx, g, stx, otx, it, &failed)...)
-	}
-	if x.fault == tpKill {
-		if n := r.kill(x.victim); n > 0 {
-			r.stats.faults["kill"]++
+		if x.fault == tpKillMid && i == x.killAt && r.kill(x.victim) > 0 {
+			r.stats.faults[x.fault.String()]++
+			failed = true // the branch is gone: shardkey may refuse what follows
 		}
+	}
+	if x.fault == tpKill && r.kill(x.victim) > 0 {
+		r.stats.faults[x.fault.String()]++
+	}
+	if x.fault == tpLogFails {
+		r.logRefuses(true)
 	}
 	var cerr error
 	if x.commit {
 		cerr = stx.commit()
 	} else {
 		cerr = stx.rollback()
+	}
+	if x.fault == tpLogFails {
+		r.logRefuses(false)
+		r.stats.faults[x.fault.String()]++
 	}
 	if hooks.broke {
 		r.stats.faults[x.fault.String()]++
@@ -168,7 +177,7 @@ func (r *tpRun) settle(ctx context.Context, x tpTx, hooks *tpHooks, cerr error, 
 		problems = append(problems, fmt.Sprintf("an error after the commit decision was logged: Commit returned %v (want *InDoubtError{Decided: true})", cerr))
 	case !x.commit && cerr != nil && !errors.Is(cerr, errInjected):
 		// a rollback may fail only where a session was killed
-		if x.fault != tpKill {
+		if x.fault != tpKill && x.fault != tpKillMid {
 			problems = append(problems, fmt.Sprintf("Rollback: %v", cerr))
 		}
 	}
@@ -179,6 +188,7 @@ func (r *tpRun) settle(ctx context.Context, x tpTx, hooks *tpHooks, cerr error, 
 		r.stats.rolledBack++
 	case inDoubt:
 		r.stats.inDoubt++
+		r.stats.errs[fmt.Sprintf("in doubt (decided %v) after fault %s: %s", doubt.Decided, x.fault, tpReason(cerr))]++
 	default:
 		r.stats.commitErrs++
 	}
@@ -334,6 +344,28 @@ func (r *tpRun) leftovers(ctx context.Context) []string {
 		r.rec.Recover(ctx)
 	}
 	return problems
+}
+
+// logRefuses makes every INSERT into the decision log fail (a trigger),
+// or no longer.
+func (r *tpRun) logRefuses(on bool) {
+	var q []string
+	switch {
+	case on && r.w.b.mysql:
+		q = []string{"CREATE TRIGGER tp_log_refuse BEFORE INSERT ON shardkey_xa_log FOR EACH ROW " +
+			"SIGNAL SQLSTATE '45000' SET MESSAGE_TEXT = 'difftest: the decision log refuses'"}
+	case on:
+		q = []string{`CREATE OR REPLACE FUNCTION tp_log_refuse() RETURNS trigger LANGUAGE plpgsql AS $$
+BEGIN RAISE EXCEPTION 'difftest: the decision log refuses'; END $$`,
+			"CREATE TRIGGER tp_log_refuse BEFORE INSERT ON shardkey_xa_log FOR EACH ROW EXECUTE FUNCTION tp_log_refuse()"}
+	case r.w.b.mysql:
+		q = []string{"DROP TRIGGER tp_log_refuse"}
+	default:
+		q = []string{"DROP TRIGGER tp_log_refuse ON shardkey_xa_log"}
+	}
+	for _, s := range q {
+		r.w.exec(r.t, r.w.ds[0], s)
+	}
 }
 
 // kill disconnects the sessions of data source ds that are inside a

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"log/slog"
 	"maps"
 	"os"
 	"slices"
@@ -38,7 +39,7 @@ import (
 
 const (
 	tpDefaultTxs = 120
-	tpTimeout    = 2 * time.Second // xa's Timeout: an undecided branch older than this is aborted by recovery
+	tpTimeout    = time.Second // xa's Timeout: an undecided branch older than this is aborted by recovery
 )
 
 // errInjected is what the test hook returns at the stage it breaks.
@@ -189,7 +190,8 @@ func (r *tpRun) recoverer() *xa.Coordinator {
 	if r.w.b.mysql {
 		d = dialect.MySQL
 	}
-	c, err := xa.New(xa.Config{LogSource: "ds_0", Timeout: tpTimeout, Interval: -1},
+	c, err := xa.New(xa.Config{LogSource: "ds_0", Timeout: tpTimeout, Interval: -1,
+		Logger: slog.New(slog.DiscardHandler)},
 		[]xa.Source{{Name: "ds_0", Dialect: d, DB: r.w.ds[0]}, {Name: "ds_1", Dialect: d, DB: r.w.ds[1]}})
 	if err != nil {
 		r.t.Fatal(err)
