@@ -39,13 +39,18 @@ type tpPair struct {
 	db           [2]string // database names (ds_0's holds the decision log)
 }
 
-// tpPostgresPair and tpMariaDBPair create fresh databases named after tag.
+// tpPostgresPair and tpMariaDBPair create fresh databases named after tag
+// and this process, dropped when the test ends: two processes running
+// these tests at once (two people's go test) never share a database, and
+// a process's prepared branches never block another's.
 func tpPostgresPair(t testing.TB, tag string) tpPair {
 	t.Helper()
 	p := tpPair{name: "postgres", driver: "pgx"}
 	for i := range 2 {
-		p.dsn[i] = dbtest.Postgres(t, fmt.Sprintf("tp_%s_%d", tag, i))
-		p.db[i] = fmt.Sprintf("shardkey_tp_%s_%d", tag, i)
+		name := fmt.Sprintf("tp_%s_%d_%d", tag, os.Getpid(), i)
+		p.dsn[i] = dbtest.Postgres(t, name)
+		p.db[i] = "shardkey_" + name
+		tpDropOnCleanup(t, "pgx", tpEnv("SHARDKEY_PG_DSN", dbtest.DefaultPostgresDSN), `DROP DATABASE IF EXISTS `+p.db[i]+` WITH (FORCE)`)
 	}
 	p.setup(t)
 	return p
@@ -55,11 +60,36 @@ func tpMariaDBPair(t testing.TB, tag string) tpPair {
 	t.Helper()
 	p := tpPair{name: "mariadb", driver: "mysql"}
 	for i := range 2 {
-		p.dsn[i] = dbtest.MySQL(t, fmt.Sprintf("tp_%s_%d", tag, i))
-		p.db[i] = fmt.Sprintf("shardkey_tp_%s_%d", tag, i)
+		name := fmt.Sprintf("tp_%s_%d_%d", tag, os.Getpid(), i)
+		p.dsn[i] = dbtest.MySQL(t, name)
+		p.db[i] = "shardkey_" + name
+		tpDropOnCleanup(t, "mysql", tpEnv("SHARDKEY_MYSQL_DSN", dbtest.DefaultMySQLDSN), `DROP DATABASE IF EXISTS `+p.db[i])
 	}
 	p.setup(t)
 	return p
+}
+
+func tpEnv(key, def string) string {
+	if v := os.Getenv(key); v != "" {
+		return v
+	}
+	return def
+}
+
+// tpDropOnCleanup drops a test's database when it ends (after the
+// cleanups registered later, which roll back its prepared branches).
+func tpDropOnCleanup(t testing.TB, driver, admin, drop string) {
+	t.Cleanup(func() {
+		db, err := sql.Open(driver, admin)
+		if err != nil {
+			t.Errorf("cleanup: %v", err)
+			return
+		}
+		defer db.Close()
+		if _, err := db.Exec(drop); err != nil {
+			t.Errorf("cleanup: %s: %v", drop, err)
+		}
+	})
 }
 
 // tpPairs is both kinds that support two-phase commit.
@@ -400,9 +430,25 @@ func TestTwoPhaseFaultChildProcess(t *testing.T) {
 // transaction through db, updating the lower id first (so that two
 // transfers never wait on each other across data sources).
 func tpTransfer(ctx context.Context, p tpPair, db *sql.DB, from, to, amount int64) error {
-	tx, err := db.BeginTx(ctx, nil)
+	return tpTransferWith(ctx, p, db, from, to, amount, nil)
+}
+
+// tpTransferWith is tpTransfer in a transaction begun with opts; when
+// opts is not nil it reads both balances first, so that serializable
+// transactions conflict on what they read too.
+func tpTransferWith(ctx context.Context, p tpPair, db *sql.DB, from, to, amount int64, opts *sql.TxOptions) error {
+	tx, err := db.BeginTx(ctx, opts)
 	if err != nil {
 		return err
+	}
+	if opts != nil {
+		for _, id := range []int64{min(from, to), max(from, to)} {
+			var bal int64
+			if err := tx.QueryRowContext(ctx, p.q(`SELECT balance FROM t_account WHERE id = ?`), id).Scan(&bal); err != nil {
+				tx.Rollback()
+				return err
+			}
+		}
 	}
 	type upd struct{ id, delta int64 }
 	steps := []upd{{from, -amount}, {to, amount}}

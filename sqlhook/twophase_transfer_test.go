@@ -2,6 +2,7 @@ package sqlhook_test
 
 import (
 	"context"
+	"database/sql"
 	"errors"
 	"fmt"
 	"maps"
@@ -27,12 +28,14 @@ func TestTwoPhaseTransferKeepsEveryBalanceUnderFaults(t *testing.T) {
 }
 
 const (
-	tpAccounts       = 12 // ids 0..11: even on ds_0, odd on ds_1
+	tpAccounts       = 24 // ids 0..23: even on ds_0, odd on ds_1
 	tpInitial        = 1000
 	tpWorkers        = 6
 	tpRounds         = 3
-	tpPerWorkerRound = 15
+	tpPerWorkerRound = 20
 )
+
+var tpLevels = []sql.IsolationLevel{sql.LevelDefault, sql.LevelRepeatableRead, sql.LevelSerializable}
 
 // tpOutcome is what Commit said of one transfer.
 type tpOutcome struct {
@@ -46,7 +49,10 @@ func tpTransfers(t *testing.T, p tpPair) {
 		accounts[id] = tpInitial
 	}
 	p.seed(t, accounts)
-	x := p.proxied(t, func(dsn string) string { return tpLockTimeout(p.driver, dsn) })
+	// The deployment's own recovery runs often, as a service's would, so
+	// that branches left in doubt release their rows' locks soon.
+	x := p.proxied(t, func(dsn string) string { return tpLockTimeout(p.driver, dsn) },
+		sqlhook.WithTwoPhaseRecovery(5*time.Second, 100*time.Millisecond))
 	// Each stage fails now and then: the coordinator's error path runs
 	// beside other transactions' commits.
 	x.hook.set(func(s xa.Stage, gtrid string) error {
@@ -128,7 +134,7 @@ func tpRound(x *tpProxied) []tpOutcome {
 			select {
 			case <-stop:
 				return
-			case <-time.After(time.Duration(150+rand.IntN(250)) * time.Millisecond):
+			case <-time.After(time.Duration(300+rand.IntN(300)) * time.Millisecond):
 			}
 			i := rand.IntN(2)
 			x.proxy[i].Cut()
@@ -146,10 +152,22 @@ func tpRound(x *tpProxied) []tpOutcome {
 					a, b = b, a
 				}
 				amount := 1 + rand.Int64N(50)
-				err := tpTransfer(context.Background(), x.tpPair, x.db, a, b, amount)
+				// Some at stricter isolation: their serialization
+				// failures (on PostgreSQL possibly at PREPARE
+				// TRANSACTION) must roll back every branch too.
+				var opts *sql.TxOptions
+				if lvl := tpLevels[rand.IntN(len(tpLevels))]; lvl != sql.LevelDefault {
+					opts = &sql.TxOptions{Isolation: lvl}
+				}
+				err := tpTransferWith(context.Background(), x.tpPair, x.db, a, b, amount, opts)
 				mu.Lock()
 				outs = append(outs, tpOutcome{from: a, to: b, amount: amount, err: err})
 				mu.Unlock()
+				if err != nil {
+					// Back off as a client would, or a cut spends
+					// every transfer of the round in a few ms.
+					time.Sleep(time.Duration(20+rand.IntN(30)) * time.Millisecond)
+				}
 			}
 		})
 	}
@@ -176,7 +194,7 @@ func tpLockTimeout(driver, dsn string) string {
 // tpErrKind shortens an error to what kind of failure it is, for the log.
 func tpErrKind(err error) string {
 	s := err.Error()
-	for _, k := range []string{"injected fault", "lock", "Lock", "deadlock", "serializ", "refused", "EOF", "broken pipe", "bad connection", "timeout", "connection"} {
+	for _, k := range []string{"injected fault", "lock", "Lock", "deadlock", "serializ", "40001", "refused", "EOF", "broken pipe", "bad connection", "timeout", "connection"} {
 		if strings.Contains(s, k) {
 			return k
 		}
