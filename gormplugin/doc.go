@@ -431,8 +431,10 @@
 // one data source (WithTwoPhaseLog; default shardkey_xa_log in the rules'
 // first data source, created when missing) and every branch is committed.
 // A failure before the decision is logged rolls every branch back and is
-// an ordinary error. After it, the error matches ErrTxInDoubt (a
-// *TxInDoubtError): the outcome is not known yet; the plugin's recovery
+// an ordinary error, never ErrTxInDoubt. When the logging of the decision,
+// or a branch's commit after it, cannot be confirmed, the error matches
+// ErrTxInDoubt (a *TxInDoubtError): the outcome is not known yet; the
+// plugin's recovery
 // (at db.Use and every interval of WithTwoPhaseRecovery, in any process
 // sharing the log) commits or rolls back the branches left prepared, the
 // same way on every data source. Plugin.Close stops it.
@@ -463,7 +465,8 @@
 //     connection, and a commit round trip per branch (in parallel).
 //   - On MySQL/MariaDB every read-write transaction on a data source is an
 //     XA transaction, even one that stays in one data source (committed
-//     with XA COMMIT ... ONE PHASE).
+//     with XA COMMIT ... ONE PHASE); MySQL refuses statements that commit
+//     implicitly (DDL, LOCK TABLES) inside one.
 //   - PostgreSQL needs max_prepared_transactions above 0; db.Use checks
 //     (ErrTwoPhaseUnavailable). A prepared branch keeps its locks until
 //     committed: after a crash, until recovery ends it.
