@@ -93,10 +93,11 @@ func WithTwoPhaseRecovery(timeout, interval time.Duration) Option {
 	return func(p *Plugin) { p.tp.timeout, p.tp.interval = timeout, interval }
 }
 
-// WithTwoPhaseKeyGenerator sets the generator of transaction ids (their
-// time gives a transaction's age); nil is a SNOWFLAKE of the plugin's own.
-// It must decompose its ids (keygen.Decomposer) with the layout every
-// process sharing the decision log uses.
+// WithTwoPhaseKeyGenerator sets the generator of the ids that, with a
+// random nonce, make transaction ids (GTRIDs) unique; nil is a SNOWFLAKE
+// of the plugin's own. Any generator of positive ids will do (a
+// transaction's age is the time written in its GTRID). The plugin does
+// not close it.
 func WithTwoPhaseKeyGenerator(g keygen.IDGenerator) Option {
 	return func(p *Plugin) { p.tp.ids = g }
 }
