@@ -12,6 +12,7 @@
 //	workers   show or free worker-id lease slots in a database
 //	audit     find rows already in the wrong table or data source, rows
 //	          without sharding values, and keys in several shards
+//	xa        list or settle two-phase commit branches left prepared
 //
 // Every command takes -h (usage and examples) and -o text|json; commands
 // that read rules take the file as -rules FILE or their first argument.
@@ -65,7 +66,7 @@ type command struct {
 type action func(args []string, stdout io.Writer) error
 
 // commands are the subcommands, in the order `shardkey help` lists them.
-var commands = []*command{genCmd, decodeCmd, validateCmd, routeCmd, targetsCmd, ddlCmd, workersCmd, auditCmd}
+var commands = []*command{genCmd, decodeCmd, validateCmd, routeCmd, targetsCmd, ddlCmd, workersCmd, auditCmd, xaCmd}
 
 func lookup(name string) *command {
 	for _, c := range commands {
@@ -134,6 +135,7 @@ func printMainUsage(w io.Writer) {
 	b.WriteString("  shardkey ddl -rules rules.yaml -table t_order -template t_order.sql\n")
 	b.WriteString("  shardkey workers list -dsn postgres://app@127.0.0.1:5432/app\n")
 	b.WriteString("  shardkey audit rules.yaml t_order\n")
+	b.WriteString("  shardkey xa list rules.yaml\n")
 	b.WriteString("\nExit status: 0 success, 1 runtime error, 2 usage error.\n")
 	io.WriteString(w, b.String())
 }
