@@ -17,25 +17,20 @@ func TestXAAttachThenListChangesNothing(t *testing.T) {
 			tx := e.newTx(e.coordinator(xa.Config{}))
 			e.orphan(tx, 1)
 			e.clock.pastTimeout(1)
-			for _, table := range []string{xa.DefaultLogTable, "no_such_log"} {
-				c, err := xa.New(xa.Config{LogTable: table, Now: e.clock.Now, Interval: -1}, e.sources())
-				if err != nil {
-					t.Fatal(err)
-				}
-				if err := c.Attach(context.Background()); err != nil {
-					t.Fatalf("Attach: %v", err)
-				}
-				list, err := c.List(context.Background())
-				c.Close()
-				if err != nil {
-					t.Fatalf("List with log %s: %v", table, err)
-				}
-				if table != xa.DefaultLogTable {
-					continue // another log: another logtag, none of its branches
-				}
-				if len(list) != 2 || list[0].Decision != "" || list[0].Age < xaTimeout {
-					t.Fatalf("List = %+v, want both branches, undecided, older than Timeout", list)
-				}
+			c, err := xa.New(xa.Config{Now: e.clock.Now, Interval: -1}, e.sources())
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := c.Attach(context.Background()); err != nil {
+				t.Fatalf("Attach: %v", err)
+			}
+			list, err := c.List(context.Background())
+			c.Close()
+			if err != nil {
+				t.Fatalf("List: %v", err)
+			}
+			if len(list) != 2 || list[0].Decision != "" || list[0].Age < xaTimeout {
+				t.Fatalf("List = %+v, want both branches, undecided, older than Timeout", list)
 			}
 			for i := range e.nodes {
 				if got := e.prepared(i, e.listed(i, tx.GTRID())); len(got) != 1 {
@@ -49,26 +44,26 @@ func TestXAAttachThenListChangesNothing(t *testing.T) {
 	}
 }
 
-// List on a log table that does not exist reports no decision and no
-// error (a tool pointed at the wrong table still lists the branches).
-func TestXAListOnAMissingLogTableShowsNoDecision(t *testing.T) {
+// Without a log table, or with one that has no log id (never started),
+// nothing prepared can be the deployment's: Attach says so.
+func TestXAAttachToALogThatIsNotThereSaysNothingCanBeOurs(t *testing.T) {
 	e := newXAEnv(t, xaPairs[2], "nolog")
-	logless := e.logTag(e.nodes[0], "no_such_log")
-	c, err := xa.New(xa.Config{LogTable: "no_such_log", Interval: -1}, e.sources())
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer c.Close()
-	if err := c.Attach(context.Background()); err != nil {
-		t.Fatal(err)
-	}
-	// A branch of that log's deployment, prepared by hand.
-	gtrid := "sk1:" + logless + e.newTx(e.coordinator(xa.Config{})).GTRID()[len(e.prefix)-1:]
-	e.runOnce(e.nodes[0].src, e.nodes[0].direct, []string{"BEGIN", "INSERT INTO acct (id, v) VALUES (1, 1)",
-		"PREPARE TRANSACTION '" + xa.PostgresGID(gtrid, "ds0") + "'"})
-	list, err := c.List(context.Background())
-	if err != nil || len(list) != 1 || list[0].GTRID != gtrid || list[0].Decision != "" {
-		t.Fatalf("List = %+v, %v; want the one branch, no decision, no error", list, err)
+	e.orphan(e.newTx(e.coordinator(xa.Config{})), 1) // the default log's: another log
+	e.runOnce(e.nodes[0].src, e.nodes[0].direct, []string{"CREATE TABLE idless_log (gtrid varchar(64) PRIMARY KEY, " +
+		"outcome char(1) NOT NULL, branches text NOT NULL, created_at timestamp NOT NULL)"})
+	for _, table := range []string{"no_such_log", "idless_log"} {
+		c, err := xa.New(xa.Config{LogTable: table, Interval: -1}, e.sources())
+		if err != nil {
+			t.Fatal(err)
+		}
+		err = c.Attach(context.Background())
+		if !errors.Is(err, xa.ErrNoLog) {
+			t.Errorf("Attach to %s = %v, want ErrNoLog", table, err)
+		}
+		if list, err := c.List(context.Background()); len(list) > 0 || !errors.Is(err, xa.ErrNotStarted) {
+			t.Errorf("List after a failed Attach = %+v, %v", list, err)
+		}
+		c.Close()
 	}
 }
 

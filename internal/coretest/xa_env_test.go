@@ -54,9 +54,9 @@ type xaEnv struct {
 	t      *testing.T
 	nodes  []xaNode
 	clock  *xaClock
-	prefix string // "sk1:<logtag>:" of the default log (ds0.shardkey_xa_log)
-	// prefixes are those of a log in each node (shardkey_xa_log): cleanup
-	// rolls back the branches of all of them.
+	prefix string // BranchPrefix of the default log (ds0.shardkey_xa_log), once a coordinator started on it
+	// prefixes are the BranchPrefix of every log the test's coordinators
+	// used: cleanup rolls back the branches of all of them.
 	prefixes []string
 	proxy    *dbtest.Proxy // ds0's, when proxied
 	mu       sync.Mutex
@@ -79,10 +79,8 @@ func newXAEnvProxied(t *testing.T, pair struct{ name, a, b string }, test string
 		n := e.open(kind, fmt.Sprintf("xa_%s_%s_%d", test, pair.name, i), fmt.Sprintf("ds%d", i), proxied && i == 0)
 		e.mu.Lock()
 		e.nodes = append(e.nodes, n)
-		e.prefixes = append(e.prefixes, "sk1:"+e.logTag(n, "shardkey_xa_log")+":")
 		e.mu.Unlock()
 	}
-	e.prefix = e.prefixes[0]
 	t.Cleanup(func() {
 		if e.proxy != nil {
 			e.proxy.Resume()
@@ -117,14 +115,6 @@ func (e *xaEnv) open(kind, name, src string, proxied bool) xaNode {
 		t.Fatalf("%s: %v", name, err)
 	}
 	return n
-}
-
-// logTag is the documented logtag of table in n's database.
-func (e *xaEnv) logTag(n xaNode, table string) string {
-	if n.src.Dialect == dialect.Postgres {
-		return xa.LogTag(n.dbName, "public."+table)
-	}
-	return xa.LogTag(n.dbName, table)
 }
 
 func (e *xaEnv) sources() []xa.Source {
@@ -162,6 +152,10 @@ func (e *xaEnv) coordinator(cfg xa.Config) *xa.Coordinator {
 	})
 	if err := c.Start(context.Background()); err != nil {
 		e.t.Fatalf("Start: %v", err)
+	}
+	e.track(c)
+	if (cfg.LogSource == "" || cfg.LogSource == "ds0") && (cfg.LogTable == "" || cfg.LogTable == xa.DefaultLogTable) {
+		e.prefix = c.BranchPrefix()
 	}
 	return c
 }
@@ -369,12 +363,28 @@ func (e *xaEnv) listed(i int, gtrid string) string {
 	return gtrid + ":" + e.nodes[i].src.Name
 }
 
-// wantNothingPrepared checks no branch of ours is left prepared.
+// track records c's branch prefix for the checks and the cleanup.
+func (e *xaEnv) track(c *xa.Coordinator) {
+	p := c.BranchPrefix()
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if p != "" && !slices.Contains(e.prefixes, p) {
+		e.prefixes = append(e.prefixes, p)
+	}
+}
+
+// wantNothingPrepared checks no branch of ours (of any log the test's
+// coordinators used) is left prepared.
 func (e *xaEnv) wantNothingPrepared() {
 	e.t.Helper()
+	e.mu.Lock()
+	prefixes := slices.Clone(e.prefixes)
+	e.mu.Unlock()
 	for i := range e.nodes {
-		if ids := e.prepared(i, e.prefix); len(ids) > 0 {
-			e.t.Errorf("%s: branches left prepared: %q", e.nodes[i].src.Name, ids)
+		for _, p := range prefixes {
+			if ids := e.prepared(i, p); len(ids) > 0 {
+				e.t.Errorf("%s: branches left prepared: %q", e.nodes[i].src.Name, ids)
+			}
 		}
 	}
 }

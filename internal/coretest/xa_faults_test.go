@@ -127,6 +127,7 @@ func TestXACommitRollsBackWhenTheLogPoolIsClosed(t *testing.T) {
 			if err := c.Start(context.Background()); err != nil {
 				t.Fatal(err)
 			}
+			e.track(c)
 			tx := e.newTx(c)
 			bs := e.insertAll(tx, 1)
 			logDB.Close()

@@ -258,9 +258,9 @@ func TestXARecoverNeverTouchesBranchesThatAreNotOurs(t *testing.T) {
 			e := newXAEnv(t, pair, "foreign")
 			c := e.coordinator(xa.Config{})
 			ours := e.newTx(c).GTRID()
-			otherTag := "sk1:0badc0de:" + ours[len(e.prefix):]
-			if otherTag[:13] == e.prefix {
-				otherTag = "sk1:0badc0df:" + ours[len(e.prefix):]
+			otherTag := "sk1:0badc0de0badc0de:" + ours[len(e.prefix):]
+			if otherTag[:len(e.prefix)] == e.prefix {
+				otherTag = "sk1:0badc0df0badc0df:" + ours[len(e.prefix):]
 			}
 			uniq := ours[len(e.prefix):]
 			var listed [][]string

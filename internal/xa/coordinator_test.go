@@ -116,7 +116,7 @@ func TestCoordinatorLifecycleAndTimerStopOnClose(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if want := "sk1:" + LogTag("app", "public.shardkey_xa_log") + ":"; !strings.HasPrefix(tx.GTRID(), want) || c.BranchPrefix() != want {
+	if want := "sk1:" + fakeLogID + ":"; !strings.HasPrefix(tx.GTRID(), want) || c.BranchPrefix() != want {
 		t.Errorf("GTRID %s, BranchPrefix %s, want prefix %s", tx.GTRID(), c.BranchPrefix(), want)
 	}
 	if tx.XAStart("my0") != "XA START "+mysqlXID(tx.GTRID(), "my0") || tx.XAStart("pg0") != "" || tx.XAStart("nope") != "" {

@@ -6,17 +6,28 @@
 //
 // # Identifiers
 //
-// A transaction's GTRID is "sk1:<logtag>:<ms>:<txid>". The logtag is 8
-// hex digits of FNV-32a of the decision log's full table name
-// (database.schema.table on PostgreSQL, database.table on MySQL), so two
-// deployments with logs of different names never touch each other's
-// branches. ms is the base36 Unix millisecond the transaction began (by
-// Config.Now): recovery measures a transaction's age from it. The txid is
-// the base36 of a keygen id followed by 10 base36 digits of a 48-bit
-// random nonce, so ids stay unique across processes and restarts. A
-// PostgreSQL branch's gid is GTRID ":" data source name (unique in the
-// cluster even when two data sources share it); a MySQL branch's xid is
-// X'hex(GTRID)', X'hex(data source name)', formatID 0x736b31.
+// A transaction's GTRID is "sk1:<logtag>:<ms>:<txid>". The logtag is the
+// decision log's id: 16 random hex digits written into the log table, as
+// the row with gtrid "sk1:log-id" and outcome 'I', by the first Start on
+// it (the primary key lets one writer win). A branch thus names the one
+// log that decides it, and two deployments never take each other's
+// branches for their own, even when their logs have the same name on two
+// servers and their data sources share one. ms is the base36 Unix
+// millisecond the transaction began (by Config.Now): recovery measures a
+// transaction's age from it. The txid is the base36 of a keygen id
+// followed by 10 base36 digits of a 48-bit random nonce, so ids stay
+// unique across processes and restarts. A PostgreSQL branch's gid is
+// GTRID ":" data source name (unique in the cluster even when two data
+// sources share it); a MySQL branch's xid is X'hex(GTRID)', X'hex(data
+// source name)', formatID 0x736b31.
+//
+// Dropping or recreating the log table (or its id row) gives the log a new
+// id: branches prepared under the old one are no one's, and recovery never
+// touches them. They stay visible in pg_prepared_xacts and XA RECOVER
+// (gtrid "sk1:<old id>:…"), to be ended by hand — ROLLBACK PREPARED /
+// XA ROLLBACK, or COMMIT if the old log said 'C'. A log restored from
+// another deployment's backup shares that deployment's id: delete its id
+// row before the first Start.
 //
 // # Commit
 //
@@ -72,13 +83,6 @@
 // cannot be spanned. A coordinator stalled for longer than the 'A' rows
 // are kept could, in principle, log 'C' for a transaction recovery
 // already rolled back.
-//
-// Deployments are told apart by the logtag alone on MySQL (XA RECOVER
-// lists the whole server's branches, and the xid says nothing of the
-// database): two deployments whose logs have the same database and table
-// names, on different servers, must not have MySQL data sources of the
-// same names on one shared server, or each one's recovery takes the
-// other's branches for its own.
 //
 // On MariaDB a prepared XA branch stays attached to its session while
 // that session lives: only it can finish the branch. After a failed

@@ -21,6 +21,9 @@ var ErrUnavailable = errors.New("shardkey: two-phase commit unavailable")
 var (
 	// ErrInvalidConfig is wrapped by New's errors.
 	ErrInvalidConfig = errors.New("shardkey: invalid two-phase commit configuration")
+	// ErrNoLog is wrapped by Attach's error when the decision log table or
+	// its id is missing: nothing prepared can be this deployment's.
+	ErrNoLog = errors.New("shardkey: two-phase commit decision log not found")
 	// ErrNotStarted is returned by NewTx before Start succeeded.
 	ErrNotStarted = errors.New("shardkey: two-phase commit coordinator not started")
 	// ErrClosed is returned after Close.

@@ -117,6 +117,9 @@ func (r *fakeRows) Next(dst []driver.Value) error {
 	return nil
 }
 
+// fakeLogID is the log id every fake log holds.
+const fakeLogID = "0123456789abcdef"
+
 // fakeServer answers what Start and Recover ask of an empty server with
 // max_prepared_transactions = maxPrepared (PostgreSQL).
 func fakeServer(maxPrepared string) responder {
@@ -135,6 +138,8 @@ func fakeServer(maxPrepared string) responder {
 			return fakeResult{cols: []string{"gid"}}, nil
 		case q == "XA RECOVER":
 			return fakeResult{cols: []string{"formatID", "gtrid_length", "bqual_length", "data"}}, nil
+		case strings.HasPrefix(q, "SELECT branches FROM") && strings.Contains(q, "outcome = 'I'"):
+			return one("id", fakeLogID), nil
 		case strings.HasPrefix(q, "SELECT gtrid, branches FROM"):
 			return fakeResult{cols: []string{"gtrid", "branches"}}, nil
 		case strings.HasPrefix(q, "CREATE TABLE IF NOT EXISTS"), strings.HasPrefix(q, "DELETE FROM"):

@@ -12,16 +12,17 @@ import (
 	"time"
 )
 
-// Identifiers. A GTRID is "sk1:<logtag>:<ms>:<txid>": logtag is 8 hex
-// digits naming the decision log (so deployments sharing a server never
-// touch each other's branches), ms is the base36 of the Unix millisecond
-// the transaction began (its age, whatever generator issued the id), and
-// txid is the base36 of a keygen id followed by nonceLen base36 digits of
-// a 48-bit random nonce (ids alone repeat across processes sharing a
-// worker id). All lower case, at most 4+8+1+9+1+13+10 = 46 bytes.
+// Identifiers. A GTRID is "sk1:<logtag>:<ms>:<txid>": logtag is the 16
+// hex digits of the random id the decision log holds (see logIDKey), so a
+// branch names the one log that decides it; ms is the base36 of the Unix
+// millisecond the transaction began (its age, whatever generator issued
+// the id), and txid is the base36 of a keygen id followed by nonceLen
+// base36 digits of a 48-bit random nonce (ids alone repeat across
+// processes sharing a worker id). All lower case, at most
+// 4+16+1+9+1+13+10 = 54 bytes.
 const (
 	gtridPrefix = "sk1:"
-	tagLen      = 8
+	tagLen      = 16
 	nonceLen    = 10
 	nonceBits   = 48
 	// FormatID is the XA formatID of shardkey's MySQL branches ("sk1").
@@ -31,16 +32,31 @@ const (
 	MaxSourceName = 64
 	maxGTRID      = 64      // MySQL's gtrid limit
 	maxMillis     = 1 << 46 // year 4199: keeps ms to 9 base36 digits
+	// logIDKey is the gtrid column of the log's own row, outcome 'I',
+	// whose branches column holds the log id. It is no GTRID.
+	logIDKey = "sk1:log-id"
 )
 
 var errBadGTRID = errors.New("not a shardkey GTRID")
 
-// LogTag is the logtag of a decision log: 8 hex digits of FNV-32a of
-// "<database>.<table>".
+// LogTag is the 8 hex digits of FNV-32a of "<database>.<table>".
+//
+// Deprecated: it was the logtag until the tag became the random id the
+// log holds (two logs of one name on two servers shared it); use
+// (*Coordinator).BranchPrefix. Kept while callers migrate.
 func LogTag(database, table string) string {
 	h := fnv.New32a()
 	h.Write([]byte(database + "." + table))
 	return fmt.Sprintf("%08x", h.Sum32())
+}
+
+// newLogID returns 16 random hex digits.
+func newLogID() (string, error) {
+	var b [tagLen / 2]byte
+	if _, err := rand.Read(b[:]); err != nil {
+		return "", fmt.Errorf("xa: log id: %w", err)
+	}
+	return hex.EncodeToString(b[:]), nil
 }
 
 // newNonce returns 48 random bits.

@@ -15,7 +15,7 @@ func TestGTRIDRoundTripsAndFitsMySQLLimit(t *testing.T) {
 	}{{1, 1, 0}, {1, 1, 1<<nonceBits - 1}, {maxMillis - 1, math.MaxInt64, 0},
 		{maxMillis - 1, math.MaxInt64, 1<<nonceBits - 1}, {1795000000000, 1234567890123, 42}}
 	for _, tc := range cases {
-		tag := LogTag("db", "shardkey_xa_log")
+		tag := "00112233445566ff"
 		g := formatGTRID(tag, tc.ms, tc.id, tc.nonce)
 		if len(g) > maxGTRID {
 			t.Fatalf("%q is %d bytes, over MySQL's %d", g, len(g), maxGTRID)
@@ -34,20 +34,20 @@ func TestGTRIDRoundTripsAndFitsMySQLLimit(t *testing.T) {
 }
 
 func TestParseGTRIDRefusesOtherFormats(t *testing.T) {
-	good := formatGTRID("0123abcd", 1795000000000, 99, 7) // sk1:0123abcd:mwm0nk74:2r0000000007
+	good := formatGTRID("0123abcd0123abcd", 1795000000000, 99, 7)
 	parts := strings.Split(good, ":")
 	ms, tx := parts[2], parts[3]
-	if good != "sk1:0123abcd:mwm0nk74:2r0000000007" {
+	if good != "sk1:0123abcd0123abcd:mwm0nk74:2r0000000007" {
 		t.Fatalf("layout of %q", good)
 	}
 	bad := []string{
-		"", "sk1:", "sk2:0123abcd:" + ms + ":" + tx, "sk1:0123ABCD:" + ms + ":" + tx, "sk1:0123abc:" + ms + ":" + tx,
-		"sk1:0123abcd:" + strings.ToUpper(ms) + ":" + tx, "sk1:0123abcd:0" + ms + ":" + tx, "sk1:0123abcd::" + tx,
-		"sk1:0123abcd:" + ms + tx, "sk1:0123abcd:" + ms + ":" + tx[len(tx)-nonceLen:], "sk1:0123abcd:" + ms + ":0" + tx,
-		"sk1:0123abcd:" + ms + ":" + strings.ToUpper(tx), "sk1:0123abcd:" + ms + ":" + tx + ":x",
-		"sk1:0123abcd:zzzzzzzzzz:" + tx,                                  // time past maxMillis
-		"sk1:0123abcd:" + ms + ":zzzzzzzzzzzzzz" + tx[len(tx)-nonceLen:], // id overflows int64
-		"sk1:0123abcd:" + ms + ":1zzzzzzzzzz",                            // nonce ≥ 2^48
+		"", "sk1:", "sk2:0123abcd:" + ms + ":" + tx, "sk1:0123ABCD0123ABCD:" + ms + ":" + tx, "sk1:0123abcd0123abc:" + ms + ":" + tx,
+		"sk1:0123abcd0123abcd:" + strings.ToUpper(ms) + ":" + tx, "sk1:0123abcd0123abcd:0" + ms + ":" + tx, "sk1:0123abcd0123abcd::" + tx,
+		"sk1:0123abcd0123abcd:" + ms + tx, "sk1:0123abcd0123abcd:" + ms + ":" + tx[len(tx)-nonceLen:], "sk1:0123abcd0123abcd:" + ms + ":0" + tx,
+		"sk1:0123abcd0123abcd:" + ms + ":" + strings.ToUpper(tx), "sk1:0123abcd0123abcd:" + ms + ":" + tx + ":x",
+		"sk1:0123abcd0123abcd:zzzzzzzzzz:" + tx,                                  // time past maxMillis
+		"sk1:0123abcd0123abcd:" + ms + ":zzzzzzzzzzzzzz" + tx[len(tx)-nonceLen:], // id overflows int64
+		"sk1:0123abcd0123abcd:" + ms + ":1zzzzzzzzzz",                            // nonce ≥ 2^48
 		good + ":ds0", "xid-from-someone-else",
 	}
 	for _, s := range bad {
@@ -57,24 +57,28 @@ func TestParseGTRIDRefusesOtherFormats(t *testing.T) {
 	}
 }
 
-func TestLogTagIsEightHexDigitsAndSeparatesLogs(t *testing.T) {
-	a, b := LogTag("app", "shardkey_xa_log"), LogTag("app2", "shardkey_xa_log")
-	if len(a) != tagLen || !isLowerHex(a) || a == b {
-		t.Fatalf("tags %q, %q", a, b)
+func TestLogIDsAreSixteenRandomHexDigits(t *testing.T) {
+	a, err := newLogID()
+	if err != nil {
+		t.Fatal(err)
 	}
-	if LogTag("app", "shardkey_xa_log") != a {
-		t.Fatal("LogTag is not a function of its input")
+	b, _ := newLogID()
+	if len(a) != tagLen || !isLowerHex(a) || a == b {
+		t.Fatalf("log ids %q, %q", a, b)
+	}
+	if _, err := parseGTRID(formatGTRID(a, 1, 1, 1)); err != nil {
+		t.Fatalf("a GTRID under log id %s: %v", a, err)
 	}
 }
 
 func TestPGGIDRoundTripsAndRejectsForeignGIDs(t *testing.T) {
-	g := formatGTRID("deadbeef", 1795000000000, 5, 6)
+	g := formatGTRID("deadbeefdeadbeef", 1795000000000, 5, 6)
 	gid := pgGID(g, "ds_0.a-b")
 	gt, p, src, ok := parsePGGID(gid)
 	if !ok || gt != g || src != "ds_0.a-b" || p.ID != 5 {
 		t.Fatalf("parsePGGID(%q) = %q %+v %q %v", gid, gt, p, src, ok)
 	}
-	for _, s := range []string{g, g + ":", g + ":bad name", "other:gid:ds0", "sk1:deadbeef:1:x:ds0"} {
+	for _, s := range []string{g, g + ":", g + ":bad name", "other:gid:ds0", "sk1:deadbeefdeadbeef:1:x:ds0"} {
 		if _, _, _, ok := parsePGGID(s); ok {
 			t.Errorf("parsePGGID(%q) accepted", s)
 		}
@@ -82,7 +86,7 @@ func TestPGGIDRoundTripsAndRejectsForeignGIDs(t *testing.T) {
 }
 
 func TestMySQLXIDIsHexLiteralsAndRecoverRowRoundTrips(t *testing.T) {
-	g := formatGTRID("deadbeef", 1795000000000, 5, 6)
+	g := formatGTRID("deadbeefdeadbeef", 1795000000000, 5, 6)
 	xid := mysqlXID(g, "ds1")
 	want := "X'" + hex.EncodeToString([]byte(g)) + "',X'" + hex.EncodeToString([]byte("ds1")) + "',7564081"
 	if xid != want {
@@ -120,10 +124,10 @@ func TestValidSourceName(t *testing.T) {
 // FuzzParseGTRID: whatever parses formats back to the same text, and
 // never panics.
 func FuzzParseGTRID(f *testing.F) {
-	f.Add(formatGTRID("0123abcd", 1, 1, 0))
-	f.Add(formatGTRID("ffffffff", maxMillis-1, math.MaxInt64, 1<<nonceBits-1))
-	f.Add("sk1:00000000:1:")
-	f.Add("sk1:0123abcd:1:00000000000")
+	f.Add(formatGTRID("0123abcd0123abcd", 1, 1, 0))
+	f.Add(formatGTRID("ffffffffffffffff", maxMillis-1, math.MaxInt64, 1<<nonceBits-1))
+	f.Add("sk1:0000000000000000:1:")
+	f.Add("sk1:0123abcd0123abcd:1:00000000000")
 	f.Fuzz(func(t *testing.T, s string) {
 		p, err := parseGTRID(s)
 		if err != nil {
@@ -139,8 +143,8 @@ func FuzzParseGTRID(f *testing.F) {
 }
 
 func FuzzParsePGGID(f *testing.F) {
-	f.Add(pgGID(formatGTRID("0123abcd", 1, 1, 0), "ds0"))
-	f.Add("sk1:0123abcd:1:1:ds0")
+	f.Add(pgGID(formatGTRID("0123abcd0123abcd", 1, 1, 0), "ds0"))
+	f.Add("sk1:0123abcd0123abcd:1:1:ds0")
 	f.Fuzz(func(t *testing.T, s string) {
 		g, p, src, ok := parsePGGID(s)
 		if !ok {

@@ -78,7 +78,9 @@ var errNotLogged = errors.New("xa: the decision was not logged")
 
 // isDBClosed tells database/sql's error for a closed *sql.DB (unexported
 // there): nothing was sent.
-func isDBClosed(err error) bool { return err != nil && strings.Contains(err.Error(), "sql: database is closed") }
+func isDBClosed(err error) bool {
+	return err != nil && strings.Contains(err.Error(), "sql: database is closed")
+}
 
 // readDecision reads gtrid's logged outcome; found is false without a row.
 func (c *Coordinator) readDecision(ctx context.Context, gtrid string) (outcome byte, found bool, err error) {

@@ -36,14 +36,12 @@ func xaRollback(xid string) string       { return "XA ROLLBACK " + xid }
 const (
 	pgListPrepared = `SELECT gid FROM pg_catalog.pg_prepared_xacts WHERE database OPERATOR(pg_catalog.=) pg_catalog.current_database() AND gid OPERATOR(pg_catalog.~~) $1`
 	pgMaxPrepared  = `SELECT pg_catalog.current_setting('max_prepared_transactions')`
-	pgLogLocation  = `SELECT pg_catalog.current_database(), pg_catalog.current_schema()`
 	mysqlRecover   = `XA RECOVER`
-	mysqlLocation  = `SELECT DATABASE()`
 )
 
 // logSQL holds the decision log's statements in one dialect.
 type logSQL struct {
-	create, insert, read, readC, deleteC, deleteA string
+	create, insert, read, readID, readC, deleteC, deleteA string
 }
 
 // newLogSQL spells the decision log's statements for d and table (a
@@ -59,6 +57,7 @@ func newLogSQL(d dialect.Name, table string) logSQL {
 		insert: "INSERT INTO " + table + " (gtrid, outcome, branches, created_at) VALUES (" +
 			strings.Join([]string{ph(1), ph(2), ph(3), ph(4)}, ", ") + ")",
 		read:    "SELECT outcome FROM " + table + " WHERE gtrid = " + ph(1),
+		readID:  "SELECT branches FROM " + table + " WHERE gtrid = " + ph(1) + " AND outcome = 'I'",
 		readC:   "SELECT gtrid, branches FROM " + table + " WHERE outcome = 'C'",
 		deleteC: "DELETE FROM " + table + " WHERE gtrid = " + ph(1) + " AND outcome = 'C'",
 		deleteA: "DELETE FROM " + table + " WHERE outcome = 'A' AND created_at < " + ph(1),

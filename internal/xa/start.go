@@ -3,6 +3,7 @@ package xa
 import (
 	"context"
 	"database/sql"
+	"errors"
 	"fmt"
 	"strings"
 	"time"
@@ -11,10 +12,10 @@ import (
 )
 
 // Start makes the coordinator ready: it creates the decision log table
-// when missing, reads the log's location (its logtag), checks every
-// PostgreSQL source can prepare (an *UnavailableError if not), runs a
-// first Recover and GC (their errors are logged, not returned) and starts
-// the recovery timer. A second Start does nothing.
+// and the log's id (its logtag) when missing, checks every PostgreSQL
+// source can prepare (an *UnavailableError if not), runs a first Recover
+// and GC (their errors are logged, not returned) and starts the recovery
+// timer. A second Start does nothing.
 func (c *Coordinator) Start(ctx context.Context) error {
 	c.startMu.Lock()
 	defer c.startMu.Unlock()
@@ -27,10 +28,11 @@ func (c *Coordinator) Start(ctx context.Context) error {
 	if started {
 		return nil
 	}
-	if err := c.attach(ctx); err != nil {
+	if err := c.createLog(ctx); err != nil {
 		return err
 	}
-	if err := c.createLog(ctx); err != nil {
+	tag, err := c.createLogID(ctx)
+	if err != nil {
 		return err
 	}
 	for _, name := range c.order {
@@ -40,6 +42,7 @@ func (c *Coordinator) Start(ctx context.Context) error {
 			}
 		}
 	}
+	c.setTag(tag)
 	c.logReport(c.Recover(ctx))
 	if _, err := c.GC(ctx); err != nil {
 		c.logger.Warn("xa: decision log garbage collection", "err", err)
@@ -54,60 +57,71 @@ func (c *Coordinator) Start(ctx context.Context) error {
 	return nil
 }
 
-// Attach only reads where the decision log is (its logtag), so that
-// List, Recover and GC work: no table is created, nothing is checked or
+// Attach only reads the decision log's id (the logtag), so that List,
+// Recover and GC work: no table is created, nothing is checked or
 // recovered, no timer runs. For tools that must change nothing unasked
-// (shardkey xa list). NewTx still needs Start.
+// (shardkey xa list). Without a log table or id, an error wrapping
+// ErrNoLog: no prepared branch can be this deployment's. NewTx still
+// needs Start.
 func (c *Coordinator) Attach(ctx context.Context) error {
 	c.startMu.Lock()
 	defer c.startMu.Unlock()
-	return c.attach(ctx)
-}
-
-func (c *Coordinator) attach(ctx context.Context) error {
 	if _, err := c.ready(); err != ErrNotStarted {
 		return err // nil when attached; ErrClosed when closed
 	}
-	tag, err := c.locateLog(ctx)
-	if err != nil {
+	tag, ok, err := c.readLogID(ctx)
+	switch {
+	case err != nil && classify(err) == errNoTable:
+		return fmt.Errorf("%w: no table %s on data source %q", ErrNoLog, c.table, c.log.Name)
+	case err != nil:
 		return err
+	case !ok:
+		return fmt.Errorf("%w: table %s on data source %q has no log id (never started)", ErrNoLog, c.table, c.log.Name)
 	}
-	c.mu.Lock()
-	c.tag = tag
-	c.mu.Unlock()
+	c.setTag(tag)
 	return nil
 }
 
-// locateLog computes the logtag from the log table's full name:
-// database.schema.table on PostgreSQL (unquoted names fold to lower
-// case), database.table on MySQL.
-func (c *Coordinator) locateLog(ctx context.Context) (string, error) {
-	db := c.log.DB
-	if c.log.Dialect == dialect.Postgres {
-		var name, schema sql.NullString
-		if err := db.QueryRowContext(ctx, pgLogLocation).Scan(&name, &schema); err != nil {
-			return "", fmt.Errorf("xa: locating the decision log on %q: %w", c.log.Name, err)
-		}
-		table := strings.ToLower(c.table)
-		if !strings.Contains(table, ".") {
-			if !schema.Valid {
-				return "", fmt.Errorf("xa: data source %q has no current schema for the decision log %q (qualify it, or set search_path)", c.log.Name, c.table)
-			}
-			table = schema.String + "." + table
-		}
-		return LogTag(name.String, table), nil
+func (c *Coordinator) setTag(tag string) {
+	c.mu.Lock()
+	c.tag = tag
+	c.mu.Unlock()
+}
+
+// createLogID returns the log's id, writing a random one if it has none:
+// the primary key lets one writer win, whose id everyone then reads.
+func (c *Coordinator) createLogID(ctx context.Context) (string, error) {
+	if id, ok, err := c.readLogID(ctx); err != nil || ok {
+		return id, err
 	}
-	if i := strings.IndexByte(c.table, '.'); i >= 0 {
-		return LogTag(c.table[:i], c.table[i+1:]), nil
+	fresh, err := newLogID()
+	if err != nil {
+		return "", err
 	}
-	var name sql.NullString
-	if err := db.QueryRowContext(ctx, mysqlLocation).Scan(&name); err != nil {
-		return "", fmt.Errorf("xa: locating the decision log on %q: %w", c.log.Name, err)
+	insErr := c.inLogTx(ctx, func(tx *sql.Tx) error {
+		_, err := tx.ExecContext(ctx, c.logSQL.insert, logIDKey, "I", fresh, c.now().UTC())
+		return err
+	})
+	id, ok, err := c.readLogID(ctx)
+	if err == nil && !ok {
+		err = fmt.Errorf("xa: writing the id of decision log %s on %q: %w", c.table, c.log.Name, insErr)
 	}
-	if !name.Valid {
-		return "", fmt.Errorf("xa: data source %q has no current database for the decision log %q (qualify it as database.table)", c.log.Name, c.table)
+	return id, err
+}
+
+// readLogID reads the log's id; ok is false when the log has none.
+func (c *Coordinator) readLogID(ctx context.Context) (id string, ok bool, err error) {
+	err = c.inLogTx(ctx, func(tx *sql.Tx) error { return tx.QueryRowContext(ctx, c.logSQL.readID, logIDKey).Scan(&id) })
+	if errors.Is(err, sql.ErrNoRows) {
+		return "", false, nil
 	}
-	return LogTag(name.String, c.table), nil
+	if err != nil {
+		return "", false, fmt.Errorf("xa: reading the id of decision log %s on %q: %w", c.table, c.log.Name, err)
+	}
+	if id = strings.TrimSpace(id); len(id) != tagLen || !isLowerHex(id) {
+		return "", false, fmt.Errorf("xa: decision log %s on %q holds a malformed log id %q", c.table, c.log.Name, id)
+	}
+	return id, true, nil
 }
 
 // createLog creates the log table; another process creating it at the
