@@ -3,6 +3,7 @@ package coretest
 import (
 	"context"
 	"errors"
+	"sync"
 	"testing"
 
 	"github.com/shardkey/shardkey/internal/xa"
@@ -133,5 +134,39 @@ func TestXARecoveryNeverCountsARolledBackReadOnlyXABranchAsCommitted(t *testing.
 	e.wantNothingPrepared()
 	if e.rows(0, 1) != 1 {
 		t.Error("ds0's row missing")
+	}
+}
+
+// Coordinators starting at once on a fresh log agree on its id: one
+// writer wins, everyone reads its id.
+func TestXACoordinatorsStartingAtOnceAgreeOnTheLogID(t *testing.T) {
+	for _, pair := range xaPairs[:2] {
+		t.Run(pair.name, func(t *testing.T) {
+			e := newXAEnv(t, pair, "startrace")
+			const n = 8
+			cs := make([]*xa.Coordinator, n)
+			for i := range cs {
+				c, err := xa.New(xa.Config{Interval: -1, Now: e.clock.Now}, e.sources())
+				if err != nil {
+					t.Fatal(err)
+				}
+				t.Cleanup(func() { c.Close() })
+				cs[i] = c
+			}
+			errs := make([]error, n)
+			var wg sync.WaitGroup
+			for i, c := range cs {
+				wg.Go(func() { errs[i] = c.Start(context.Background()) })
+			}
+			wg.Wait()
+			for i, c := range cs {
+				if errs[i] != nil {
+					t.Fatalf("Start %d: %v", i, errs[i])
+				}
+				if c.BranchPrefix() != cs[0].BranchPrefix() || len(c.BranchPrefix()) != len("sk1:")+16+1 {
+					t.Fatalf("prefixes %q and %q", c.BranchPrefix(), cs[0].BranchPrefix())
+				}
+			}
+		})
 	}
 }
