@@ -458,6 +458,30 @@ func TestXAForeignPreparedTransactionsAreNeitherListedNorTouched(t *testing.T) {
 	}
 }
 
+// TestXAWithoutTheDecisionLogTouchesNothingAndExitsOne: with the decision
+// log gone (or -log-table naming another table), no branch can be told to
+// be ours: list and recover exit 1 naming the table and the flags, print
+// nothing on stdout, and every branch stays prepared.
+func TestXAWithoutTheDecisionLogTouchesNothingAndExitsOne(t *testing.T) {
+	e := newXAEnv(t, "xa_cli_nolog")
+	g := gtrid(t, e.old)
+	e.prepareBoth(t, g, 1)
+	for _, args := range [][]string{{"-log-table", "no_such_log"}, {}} {
+		if len(args) == 0 {
+			e.exec(t, 0, "DROP TABLE "+xa.DefaultLogTable)
+		}
+		for _, sub := range []string{"list", "recover"} {
+			code, out, errs := runXA(append([]string{sub, e.rules}, args...)...)
+			if code != 1 || out != "" || !strings.Contains(errs, e.rules) || !strings.Contains(errs, "-log-table") {
+				t.Errorf("xa %s %q without its log: exit %d, stdout %q, stderr %q; want exit 1 naming the file and -log-table", sub, args, code, out, errs)
+			}
+		}
+	}
+	if pg, my := e.prepared(t, g); !pg || !my {
+		t.Errorf("after xa without a log, prepared on ds_0 %v, ds_1 %v; want both", pg, my)
+	}
+}
+
 // TestXARecoverReportsWhatItDidAndExitsOneWhenABranchCannotBeEnded: a
 // transaction logged C whose PostgreSQL branch the command's user may not
 // finish (PostgreSQL lets only the preparing user or a superuser end it):
