@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"errors"
 	"testing"
+	"time"
 
 	"github.com/shardkey/shardkey/internal/xa"
 )
@@ -140,4 +141,39 @@ func TestXACommitRollsBackWhenTheLogPoolIsClosed(t *testing.T) {
 			e.wantNothingPrepared()
 		})
 	}
+}
+
+// A MariaDB XA branch chosen as a deadlock victim is rolled back by the
+// server; rolling the transaction back then succeeds (XA_RBDEADLOCK means
+// done), and the survivor commits.
+func TestXARollbackOfADeadlockVictimSucceeds(t *testing.T) {
+	e := newXAEnv(t, xaPairs[1], "deadlock")
+	c := e.coordinator(xa.Config{})
+	if _, err := e.nodes[1].src.DB.Exec("INSERT INTO acct (id, v) VALUES (1, 0), (2, 0)"); err != nil {
+		t.Fatal(err)
+	}
+	ta, tb := e.newTx(c), e.newTx(c)
+	a := e.begin(ta, 1, "UPDATE acct SET v = 1 WHERE id = 1")
+	b := e.begin(tb, 1, "UPDATE acct SET v = 2 WHERE id = 2")
+	ctx := context.Background()
+	errA := make(chan error, 1)
+	go func() { errA <- a.Exec(ctx, "UPDATE acct SET v = 1 WHERE id = 2") }()
+	time.Sleep(100 * time.Millisecond) // let A wait for B's lock first (not a timing assertion)
+	errB := b.Exec(ctx, "UPDATE acct SET v = 2 WHERE id = 1")
+	ea := <-errA
+	if (ea == nil) == (errB == nil) {
+		t.Fatalf("want exactly one deadlock victim: A %v, B %v", ea, errB)
+	}
+	victim, victimTx, survivor, survivorTx := a, ta, b, tb
+	if errB != nil {
+		victim, victimTx, survivor, survivorTx = b, tb, a, ta
+	}
+	if err := victimTx.Rollback(ctx, []xa.Branch{victim}); err != nil {
+		t.Errorf("Rollback of the deadlock victim: %v", err)
+	}
+	if err := survivorTx.Commit(ctx, []xa.Branch{survivor}); err != nil {
+		t.Errorf("Commit of the survivor: %v", err)
+	}
+	e.release(false)
+	e.wantNothingPrepared()
 }

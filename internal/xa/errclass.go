@@ -17,7 +17,7 @@ const (
 	errGone              // no such prepared branch (PG 42704, MySQL XAER_NOTA 1397)
 	errBusy              // another session is finishing it (PG 55000 "is busy")
 	errDuplicate         // unique violation (PG 23505, MySQL 1062)
-	// errRolledBack: MySQL XA_RBROLLBACK (1402), the branch was rolled back
+	// errRolledBack: MySQL XA_RB* (1402, 1613, 1614), the branch was rolled back
 	// (MariaDB ends so a prepared branch that wrote nothing once its
 	// session is gone). Done, for a rollback; never taken as a commit.
 	errRolledBack
@@ -56,7 +56,7 @@ func classify(err error) errKind {
 			return errGone
 		case "1062":
 			return errDuplicate
-		case "1402":
+		case "1402", "1613", "1614": // XA_RBROLLBACK, XA_RBTIMEOUT, XA_RBDEADLOCK
 			return errRolledBack
 		case "1146":
 			return errNoTable

@@ -70,7 +70,11 @@ func (t *Tx) rollbackOne(ctx context.Context, b *branch) error {
 		// An active XA branch must be ended before it can be rolled back;
 		// if that fails the rollback below says why.
 		_ = b.Exec(ctx, xaEnd(mysqlXID(t.gtrid, b.Source)))
-		return wrapBranch(b.Source, "XA ROLLBACK", b.Exec(ctx, xaRollback(mysqlXID(t.gtrid, b.Source))))
+		err := b.Exec(ctx, xaRollback(mysqlXID(t.gtrid, b.Source)))
+		if classify(err) == errRolledBack {
+			err = nil // the server rolled it back already (a deadlock, a timeout)
+		}
+		return wrapBranch(b.Source, "XA ROLLBACK", err)
 	}
 	_, err := t.finish(ctx, b, false)
 	return err
