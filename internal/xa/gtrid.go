@@ -39,11 +39,11 @@ const (
 
 var errBadGTRID = errors.New("not a shardkey GTRID")
 
-// LogTag is the 8 hex digits of FNV-32a of "<database>.<table>".
-//
-// Deprecated: it was the logtag until the tag became the random id the
-// log holds (two logs of one name on two servers shared it); use
-// (*Coordinator).BranchPrefix. Kept while callers migrate.
+// LogTag is the 8 hex digits of FNV-32a of "<database>.<table>". It is
+// no longer a log's tag: that is the random id the log holds (two logs of
+// one name on two servers shared the hash). Callers that look for a
+// deployment's branches use (*Coordinator).BranchPrefix; LogTag stays
+// only while they move, and will be removed.
 func LogTag(database, table string) string {
 	h := fnv.New32a()
 	h.Write([]byte(database + "." + table))
