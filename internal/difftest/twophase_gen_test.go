@@ -296,15 +296,16 @@ func tpBuild(seed uint64, n int, m tpModel, o tpGen) tpTx {
 		}
 	}
 	x := tpTx{n: n, items: g.items, commit: g.rng.IntN(4) != 0, victim: g.rng.IntN(2), killAt: g.rng.IntN(len(g.items))}
-	switch f := g.rng.IntN(16); {
-	case f < 2:
-		x.fault = tpKill
-	case f < 3:
-		x.fault = tpKillMid
+	// a refusing log costs recovery's timeout (1s) per transaction: rare
+	switch f := g.rng.IntN(32); {
 	case f < 4:
+		x.fault = tpKill
+	case f < 6:
+		x.fault = tpKillMid
+	case f < 7:
 		x.fault = tpLogFails
-	case f < 7 && g.hooks:
-		x.fault = []tpFault{tpHookPrepared, tpHookDecided, tpHookCommittedOne}[f-4]
+	case f < 13 && g.hooks:
+		x.fault = []tpFault{tpHookPrepared, tpHookDecided, tpHookCommittedOne}[(f-7)/2]
 	}
 	return x
 }

@@ -294,7 +294,10 @@ func (r *tpRun) prepared(ctx context.Context) ([]string, error) {
 		}
 		return out, rows.Err()
 	}
-	prefix := "sk1:" + xa.LogTag(r.logDB[0], "shardkey_xa_log") + ":"
+	prefix := r.rec.BranchPrefix() // "sk1:<the log's id>:": this run's branches
+	if prefix == "" {
+		return nil, errors.New("xa BranchPrefix is empty after Start")
+	}
 	rows, err := r.w.ds[0].QueryContext(ctx, "XA RECOVER")
 	if err != nil {
 		return nil, err

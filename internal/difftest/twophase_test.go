@@ -38,7 +38,7 @@ import (
 // gives the transactions per database and client.
 
 const (
-	tpDefaultTxs = 120
+	tpDefaultTxs = 80
 	tpTimeout    = time.Second // xa's Timeout: an undecided branch older than this is aborted by recovery
 )
 
