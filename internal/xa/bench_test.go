@@ -8,7 +8,7 @@ import (
 func BenchmarkFormatParseGTRID(b *testing.B) {
 	b.ReportAllocs()
 	for i := range b.N {
-		g := formatGTRID("0123abcd", 1795000000000, int64(i+1), uint64(i))
+		g := formatGTRID("0123abcd0123abcd", 1795000000000, int64(i+1), uint64(i))
 		if _, err := parseGTRID(g); err != nil {
 			b.Fatal(err)
 		}
