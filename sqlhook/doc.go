@@ -384,7 +384,10 @@
 //
 // The decision log is a table (shardkey_xa_log, created when missing) on
 // the first data source in the rules' order, or where WithTwoPhaseLog
-// says; every process sharing data sources must name the same log. Open
+// says; every process sharing data sources must name the same log. A
+// statement of a transaction naming the log's table on that data source
+// is refused (ErrUnsupported): a lock on it, held by a prepared branch,
+// would keep every decision from being logged. Open
 // and OpenWith recover at once what an earlier process left prepared and
 // then every 30 seconds until the *sql.DB is closed (WithTwoPhaseRecovery
 // sets the timeout and the interval); several processes recovering at

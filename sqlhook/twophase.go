@@ -1,11 +1,13 @@
 package sqlhook
 
 import (
+	"cmp"
 	"context"
 	"database/sql"
 	"database/sql/driver"
 	"errors"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/shardkey/shardkey/internal/dialect"
@@ -83,6 +85,10 @@ func withTwoPhaseHook(h func(stage xa.Stage, gtrid string) error) Option {
 type twoPhase struct {
 	coord *xa.Coordinator
 	dbs   []*sql.DB
+	// logSource and logName: the decision log's data source and its
+	// table's name (unqualified, lower case), which transactions may not
+	// name (see refuseLogTable).
+	logSource, logName string
 }
 
 // noCloseConnector hides a data source connector's Close from the pool
@@ -111,6 +117,11 @@ func newTwoPhase(r *shardconf.Router, sources map[string]driver.Connector, d Dia
 	logSource := o.twoPhase.logSource
 	if logSource == "" {
 		logSource = order[0]
+	}
+	tp.logSource = logSource
+	tp.logName = strings.ToLower(cmp.Or(o.twoPhase.logTable, xa.DefaultLogTable))
+	if i := strings.LastIndexByte(tp.logName, '.'); i >= 0 {
+		tp.logName = tp.logName[i+1:]
 	}
 	coord, err := xa.New(xa.Config{
 		LogSource: logSource, LogTable: o.twoPhase.logTable,

@@ -18,6 +18,7 @@ import (
 	"gorm.io/gorm"
 
 	"github.com/shardkey/shardkey/internal/dbtest"
+	"github.com/shardkey/shardkey/internal/dialect"
 	"github.com/shardkey/shardkey/internal/xa"
 	"github.com/shardkey/shardkey/keygen"
 	"github.com/shardkey/shardkey/keygen/keygentest"
@@ -103,11 +104,10 @@ func noBranchesLeft(t *testing.T, b txBackend) {
 		}
 		return
 	}
-	var logDB string
-	if err := dbs[0].QueryRow(`SELECT DATABASE()`).Scan(&logDB); err != nil {
-		t.Fatal(err)
+	prefix := branchPrefix(t, dbs)
+	if prefix == "" {
+		return // no decision log: nothing was prepared
 	}
-	prefix := "sk1:" + xa.LogTag(logDB, xa.DefaultLogTable) + ":"
 	rows, err := dbs[0].Query(`XA RECOVER`)
 	if err != nil {
 		t.Fatal(err)
@@ -131,6 +131,25 @@ func noBranchesLeft(t *testing.T, b txBackend) {
 			t.Errorf("XA ROLLBACK %s: %v", xid, err)
 		}
 	}
+}
+
+// branchPrefix is how the GTRIDs of the decision log on MariaDB pools
+// dbs (ds_0 holding it) begin, read by a coordinator attached to the log;
+// "" when there is no log.
+func branchPrefix(t *testing.T, dbs [2]*sql.DB) string {
+	t.Helper()
+	c, err := xa.New(xa.Config{Interval: -1}, []xa.Source{
+		{Name: "ds_0", Dialect: dialect.MySQL, DB: dbs[0]}, {Name: "ds_1", Dialect: dialect.MySQL, DB: dbs[1]}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	if err := c.Attach(context.Background()); errors.Is(err, xa.ErrNoLog) {
+		return ""
+	} else if err != nil {
+		t.Fatal(err)
+	}
+	return c.BranchPrefix()
 }
 
 func strings64(t *testing.T, db *sql.DB, q string) []string {
@@ -663,4 +682,43 @@ func TestTwoPhaseBadOptionsAreOpenErrors(t *testing.T) {
 		}
 	}
 	goleak.VerifyNone(t, ignore)
+}
+
+// A transaction may not name the decision log's table on the log's data
+// source (ds_0): a lock its branch took there, held once prepared, would
+// keep every decision, its own included, from being logged, for good.
+// The statement is refused before it is sent (ErrUnsupported), and the
+// transaction goes on; outside a transaction the table can be read.
+func TestTwoPhaseTransactionCannotUseTheDecisionLog(t *testing.T) {
+	for _, b := range tpBackends(t, "uselog") {
+		t.Run(b.name, func(t *testing.T) {
+			db := tpOpen(t, b)
+			tx, err := db.Begin()
+			if err != nil {
+				t.Fatal(err)
+			}
+			b.insertOrder(t, tx, 1, 1)
+			for _, q := range []string{
+				`LOCK TABLE shardkey_xa_log IN EXCLUSIVE MODE`,
+				`DELETE FROM Shardkey_XA_Log WHERE created_at < '2000-01-01'`,
+				`SELECT gtrid FROM "shardkey_xa_log" FOR UPDATE`,
+			} {
+				if b.name == "mariadb" {
+					q = strings.ReplaceAll(q, `"`, "`")
+				}
+				if _, err := tx.Exec(q); !errors.Is(err, sqlhook.ErrUnsupported) {
+					t.Errorf("%s: %v, want ErrUnsupported", q, err)
+				}
+			}
+			b.insertOrder(t, tx, 2, 2)
+			if err := tx.Commit(); err != nil {
+				t.Fatal(err)
+			}
+			wantOrders(t, b, []int64{2}, []int64{1})
+			var n int
+			if err := db.QueryRow(`SELECT count(*) FROM shardkey_xa_log WHERE outcome = 'X'`).Scan(&n); err != nil {
+				t.Errorf("reading the log outside a transaction: %v", err)
+			}
+		})
+	}
 }

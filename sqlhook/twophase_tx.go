@@ -6,6 +6,7 @@ import (
 	"database/sql/driver"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/shardkey/shardkey/internal/xa"
@@ -41,6 +42,33 @@ func (t *tx) admitTwoPhase(query string, span map[string]bool) error {
 			ErrCrossSourceTx, strings.Join(names, ", "), ue)}
 	}
 	return nil
+}
+
+// refuseLogTable refuses a statement of the transaction that names the
+// decision log's table and reaches the log's data source: a lock it takes
+// there (LOCK TABLE, a locking read, the gap locks of a DELETE) would be
+// held by the prepared branch, while what finishes the branch is a row
+// written to that table: Commit and recovery would wait on it for good.
+// Nothing is sent.
+func (t *tx) refuseLogTable(query string, units []unit) error {
+	tp := t.c.cn.tp
+	if tp == nil || !slices.ContainsFunc(units, func(u unit) bool { return u.ds == tp.logSource }) ||
+		!strings.Contains(strings.ToLower(query), tp.logName) {
+		return nil
+	}
+	toks, err := sessLex(t.c.cn.h.Dialect, query)
+	named := err != nil // unreadable: assume it does
+	for _, tok := range toks {
+		if (tok.kind == slWord || tok.kind == slQuoted) && strings.EqualFold(tok.text, tp.logName) {
+			named = true
+		}
+	}
+	if !named {
+		return nil
+	}
+	return &StatementError{SQL: query, Err: fmt.Errorf(
+		"%w: a transaction cannot use %s, the two-phase commit decision log: a lock on it would keep its own decision, and every other, from being logged",
+		ErrUnsupported, tp.logName)}
 }
 
 // beginsXA reports whether a branch begins with XA START: MySQL under

@@ -89,9 +89,12 @@ func (t *tx) usable(query string) error {
 // admit refuses a statement that would make the transaction span several
 // data sources unless WithTwoPhaseCommit or WithMultiSourceTx was given;
 // with WithTwoPhaseCommit, a span two-phase commit cannot commit is
-// refused too.
+// refused too, and so is a statement naming the decision log.
 func (t *tx) admit(query string, units []unit) error {
 	if err := t.usable(query); err != nil {
+		return err
+	}
+	if err := t.refuseLogTable(query, units); err != nil {
 		return err
 	}
 	tpOn := t.c.cn.opts.twoPhase.on
