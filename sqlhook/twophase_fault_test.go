@@ -6,7 +6,6 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
-	"hash/fnv"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -15,7 +14,7 @@ import (
 	"testing"
 	"time"
 
-	_ "github.com/go-sql-driver/mysql"
+	"github.com/go-sql-driver/mysql"
 	_ "github.com/jackc/pgx/v5/stdlib"
 
 	"github.com/shardkey/shardkey/internal/dbtest"
@@ -117,17 +116,27 @@ func (p tpPair) setup(t testing.TB) {
 	})
 }
 
-// logTag is the tag in every GTRID of a deployment whose decision log is
-// tpLogTable in ds_0's database: FNV-32a of the table's full name
-// (database.schema.table on PostgreSQL, database.table on MySQL).
-func (p tpPair) logTag() string {
-	table := tpLogTable
-	if p.driver == "pgx" {
-		table = "public." + table
+// branchPrefix is how every GTRID of this pair's deployment begins:
+// "sk1:" and the log's id, which the first deployment to open writes into
+// the decision log (tpLogTable in ds_0) as the row "sk1:log-id". ok is
+// false while there is no log (no deployment has opened yet: no branch
+// can be ours).
+func (p tpPair) branchPrefix() (prefix string, ok bool, err error) {
+	db, err := p.rawOpen(0)
+	if err != nil {
+		return "", false, err
 	}
-	h := fnv.New32a()
-	h.Write([]byte(p.db[0] + "." + table))
-	return fmt.Sprintf("%08x", h.Sum32())
+	defer db.Close()
+	var id string
+	err = db.QueryRow(`SELECT branches FROM ` + tpLogTable + ` WHERE gtrid = 'sk1:log-id'`).Scan(&id)
+	var me *mysql.MySQLError
+	switch {
+	case errors.Is(err, sql.ErrNoRows), errors.As(err, &me) && me.Number == 1146: // no row, no table
+		return "", false, nil
+	case err != nil:
+		return "", false, fmt.Errorf("reading the decision log's id: %w", err)
+	}
+	return "sk1:" + id + ":", true, nil
 }
 
 // config is the rules with ds_i at dsns[i] (direct or through a proxy).
@@ -194,7 +203,11 @@ func (p tpPair) listPrepared(i int) ([]tpBranch, error) {
 		return tpPreparedPG(db)
 	}
 	// XA RECOVER lists the whole server's: keep data source i's.
-	all, err := tpPreparedMySQL(db, "sk1:"+p.logTag()+":")
+	prefix, ok, err := p.branchPrefix()
+	if err != nil || !ok {
+		return nil, err
+	}
+	all, err := tpPreparedMySQL(db, prefix)
 	var bs []tpBranch
 	for _, b := range all {
 		if b.bqual == fmt.Sprintf("ds_%d", i) {
@@ -394,7 +407,29 @@ const (
 	tpEnvDSN0   = "SHARDKEY_TP_CHILD_DSN0"
 	tpEnvDSN1   = "SHARDKEY_TP_CHILD_DSN1"
 	tpChildExit = 3
+	// tpEnvReadDS1 makes the child's transaction only read on ds_1
+	// (a branch with nothing to commit) and take 10 from account 0.
+	tpEnvReadDS1 = "SHARDKEY_TP_CHILD_READ_DS1"
 )
+
+// tpWriteDS0ReadDS1 takes 10 from account 0 and reads account 1, in one
+// transaction.
+func tpWriteDS0ReadDS1(ctx context.Context, p tpPair, db *sql.DB) error {
+	tx, err := db.BeginTx(ctx, nil)
+	if err != nil {
+		return err
+	}
+	if _, err := tx.ExecContext(ctx, p.q(`UPDATE t_account SET balance = balance - 10 WHERE id = ?`), 0); err != nil {
+		tx.Rollback()
+		return err
+	}
+	var bal int64
+	if err := tx.QueryRowContext(ctx, p.q(`SELECT balance FROM t_account WHERE id = ?`), 1).Scan(&bal); err != nil {
+		tx.Rollback()
+		return err
+	}
+	return tx.Commit()
+}
 
 var tpStages = map[string]xa.Stage{
 	"prepared":      xa.StagePrepared,
@@ -422,7 +457,12 @@ func TestTwoPhaseFaultChildProcess(t *testing.T) {
 		return nil
 	}
 	db := p.open(t, p.dsn, tpHookOption(die), sqlhook.WithTwoPhaseRecovery(time.Hour, -1))
-	err := tpTransfer(context.Background(), p, db, 0, 1, 10)
+	var err error
+	if os.Getenv(tpEnvReadDS1) != "" {
+		err = tpWriteDS0ReadDS1(context.Background(), p, db)
+	} else {
+		err = tpTransfer(context.Background(), p, db, 0, 1, 10)
+	}
 	t.Fatalf("the transfer returned (%v) instead of the process exiting at stage %s", err, name)
 }
 
@@ -472,11 +512,12 @@ func tpTransferWith(ctx context.Context, p tpPair, db *sql.DB, from, to, amount 
 }
 
 // runChild runs the child at stage over p and returns the GTRID it died in.
-func (p tpPair) runChild(t *testing.T, stage string) string {
+func (p tpPair) runChild(t *testing.T, stage string, env ...string) string {
 	t.Helper()
 	cmd := exec.Command(os.Args[0], "-test.run=^TestTwoPhaseFaultChildProcess$", "-test.count=1")
 	cmd.Env = append(os.Environ(), tpEnvStage+"="+stage, tpEnvDriver+"="+p.driver,
 		tpEnvDSN0+"="+p.dsn[0], tpEnvDSN1+"="+p.dsn[1])
+	cmd.Env = append(cmd.Env, env...)
 	out, err := cmd.CombinedOutput()
 	var ee *exec.ExitError
 	if !errors.As(err, &ee) || ee.ExitCode() != tpChildExit {
@@ -512,8 +553,8 @@ func TestTwoPhaseFaultProcessKilled(t *testing.T) {
 				t.Run(c.stage, func(t *testing.T) {
 					p.seed(t, map[int64]int64{0: 100, 1: 100})
 					gtrid := p.runChild(t, c.stage)
-					if want := "sk1:" + p.logTag() + ":"; !strings.HasPrefix(gtrid, want) {
-						t.Errorf("GTRID %q does not begin with %q (log tag of %s.%s)", gtrid, want, p.db[0], tpLogTable)
+					if want, _, err := p.branchPrefix(); err != nil || !strings.HasPrefix(gtrid, want) {
+						t.Errorf("GTRID %q does not begin with %q (the decision log's id; %v)", gtrid, want, err)
 					}
 					left := tpBranchesOf(append(p.prepared(t, 0), p.prepared(t, 1)...), gtrid)
 					if len(left) != c.preparedIn {
@@ -842,6 +883,41 @@ func TestTwoPhaseFaultCoordinatorFailingAfterTheDecisionIsCommittedByRecovery(t 
 					}
 					if got, want := p.balances(t), map[int64]int64{0: 130, 1: 70}; !tpSameBalances(got, want) {
 						t.Errorf("balances after more transfers %v, want %v", got, want)
+					}
+				})
+			}
+		})
+	}
+}
+
+// TestTwoPhaseFaultProcessKilledWithABranchThatOnlyRead kills the
+// coordinating process of a transaction that wrote on ds_0 and only read
+// on ds_1 (a prepared branch with nothing to commit, which MariaDB
+// forgets oddly once its session is gone): recovery still resolves both
+// branches, committing the write after the decision and rolling it back
+// before.
+func TestTwoPhaseFaultProcessKilledWithABranchThatOnlyRead(t *testing.T) {
+	for _, p := range tpPairs(t, "killro") {
+		t.Run(p.name, func(t *testing.T) {
+			for _, c := range []struct {
+				stage      string
+				preparedIn int
+				want       map[int64]int64
+			}{
+				{"prepared", 2, map[int64]int64{0: 100, 1: 100}},
+				{"decided", 2, map[int64]int64{0: 90, 1: 100}},
+				{"committed_one", 1, map[int64]int64{0: 90, 1: 100}},
+			} {
+				t.Run(c.stage, func(t *testing.T) {
+					p.seed(t, map[int64]int64{0: 100, 1: 100})
+					gtrid := p.runChild(t, c.stage, tpEnvReadDS1+"=1")
+					left := tpBranchesOf(append(p.prepared(t, 0), p.prepared(t, 1)...), gtrid)
+					if len(left) != c.preparedIn {
+						t.Errorf("after the child died: prepared branches %v, want %d", left, c.preparedIn)
+					}
+					p.tpRecover(t, time.Second)
+					if got := p.balances(t); !tpSameBalances(got, c.want) {
+						t.Errorf("after recovery: balances %v, want %v", got, c.want)
 					}
 				})
 			}
