@@ -7,6 +7,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"io"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -569,28 +570,22 @@ func snowflakeIDs(t *testing.T) sqlhook.Option {
 // A PostgreSQL data source whose max_prepared_transactions is 0 cannot
 // prepare: Open refuses it with an error matching ErrTwoPhaseUnavailable
 // that names the data source and the setting, and leaves no goroutine
-// behind. (The servers here allow prepared transactions: the data sources
-// are sqlmock databases answering what the coordinator's Start asks.)
+// behind. (The server here allows prepared transactions: ds_1's
+// connections answer the setting's query with 0, as a server left at the
+// default does, and pass everything else on.)
 func TestTwoPhaseOpenRefusesPostgresWithoutPreparedTransactions(t *testing.T) {
-	sources := map[string]driver.Connector{}
-	for ds, max := range map[string]string{"ds_0": "100", "ds_1": "0"} {
-		dsn := t.Name() + "/" + ds
-		db, mock, err := sqlmock.NewWithDSN(dsn, sqlmock.QueryMatcherOption(sqlmock.QueryMatcherRegexp))
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() { db.Close() })
-		mock.MatchExpectationsInOrder(false)
-		if ds == "ds_0" {
-			mock.ExpectQuery(`current_database\(\)`).WillReturnRows(sqlmock.NewRows([]string{"db", "schema"}).AddRow("db0", "public"))
-			mock.ExpectExec(`CREATE TABLE IF NOT EXISTS shardkey_xa_log`).WillReturnResult(sqlmock.NewResult(0, 0))
-		}
-		mock.ExpectQuery(`max_prepared_transactions`).WillReturnRows(sqlmock.NewRows([]string{"v"}).AddRow(max))
-		sources[ds] = dsnConnector{db.Driver(), dsn}
+	dsn := [2]string{dbtest.Postgres(t, "sqlhook_tp_noprep_0"), dbtest.Postgres(t, "sqlhook_tp_noprep_1")}
+	cfg, err := shardconf.Parse(fmt.Appendf(nil, txRules, "pgx", dsn[0], "pgx", dsn[1]))
+	if err != nil {
+		t.Fatal(err)
 	}
-	ignore := goleak.IgnoreCurrent() // the mocks' own pools
-	db, err := sqlhook.OpenWith(mockRouter(t, keygentest.NewClock(time.Now())), sources,
-		sqlhook.WithDialect(sqlhook.PostgreSQL), sqlhook.WithTwoPhaseCommit(), snowflakeIDs(t))
+	r, err := shardconf.NewRouter(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ignore := goleak.IgnoreCurrent()
+	sources := map[string]driver.Connector{"ds_0": pgxConnector(t, dsn[0]), "ds_1": noPreparedConnector{pgxConnector(t, dsn[1])}}
+	db, err := sqlhook.OpenWith(r, sources, sqlhook.WithTwoPhaseCommit())
 	if err == nil {
 		db.Close()
 		t.Fatal("Open accepted a data source that cannot prepare")
@@ -600,6 +595,65 @@ func TestTwoPhaseOpenRefusesPostgresWithoutPreparedTransactions(t *testing.T) {
 		t.Fatalf("Open: %v, want ErrTwoPhaseUnavailable naming ds_1 and max_prepared_transactions", err)
 	}
 	goleak.VerifyNone(t, ignore)
+}
+
+// pgxConnector is the pgx driver's connector for dsn.
+func pgxConnector(t *testing.T, dsn string) driver.Connector {
+	t.Helper()
+	db, err := sql.Open("pgx", dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	c, err := db.Driver().(driver.DriverContext).OpenConnector(dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return c
+}
+
+// noPreparedConnector's connections report max_prepared_transactions = 0.
+type noPreparedConnector struct{ driver.Connector }
+
+func (c noPreparedConnector) Connect(ctx context.Context) (driver.Conn, error) {
+	dc, err := c.Connector.Connect(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return noPreparedConn{dc}, nil
+}
+
+type noPreparedConn struct{ driver.Conn }
+
+func (c noPreparedConn) QueryContext(ctx context.Context, q string, args []driver.NamedValue) (driver.Rows, error) {
+	if strings.Contains(q, "max_prepared_transactions") {
+		return &settingRows{v: "0"}, nil
+	}
+	return c.Conn.(driver.QueryerContext).QueryContext(ctx, q, args)
+}
+
+func (c noPreparedConn) ExecContext(ctx context.Context, q string, args []driver.NamedValue) (driver.Result, error) {
+	return c.Conn.(driver.ExecerContext).ExecContext(ctx, q, args)
+}
+
+func (c noPreparedConn) BeginTx(ctx context.Context, opts driver.TxOptions) (driver.Tx, error) {
+	return c.Conn.(driver.ConnBeginTx).BeginTx(ctx, opts)
+}
+
+// settingRows is one row of one text column.
+type settingRows struct {
+	v    string
+	done bool
+}
+
+func (r *settingRows) Columns() []string { return []string{"current_setting"} }
+func (r *settingRows) Close() error      { return nil }
+func (r *settingRows) Next(dest []driver.Value) error {
+	if r.done {
+		return io.EOF
+	}
+	r.done, dest[0] = true, r.v
+	return nil
 }
 
 // On PostgreSQL a branch whose transaction failed where sqlhook cannot
