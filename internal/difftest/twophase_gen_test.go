@@ -68,7 +68,7 @@ func (x tpTx) String() string {
 	fmt.Fprintf(&b, "\n    %s", end)
 	if x.fault != tpNoFault {
 		fmt.Fprintf(&b, " (fault: %s", x.fault)
-		if x.fault == tpKill || x.fault == tpKillMid {
+		if x.fault == tpKill || x.fault == tpKillMid || x.fault == tpKillAtPrepared || x.fault == tpKillAtDecided {
 			fmt.Fprintf(&b, " ds_%d", x.victim)
 		}
 		if x.fault == tpKillMid {
@@ -90,10 +90,14 @@ const (
 	tpHookCommittedOne
 	tpKillMid  // a branch's session is killed after statement killAt
 	tpLogFails // the decision log refuses the INSERT (a trigger)
+	// a data source's sessions (the branch's and pooled ones) are killed
+	// at a stage of xa's Commit
+	tpKillAtPrepared
+	tpKillAtDecided
 )
 
 func (f tpFault) String() string {
-	return [...]string{"none", "kill", "hook:prepared", "hook:decided", "hook:committed-one", "kill:mid", "log-fails"}[f]
+	return [...]string{"none", "kill", "hook:prepared", "hook:decided", "hook:committed-one", "kill:mid", "log-fails", "kill:at-prepared", "kill:at-decided"}[f]
 }
 
 // tpModel is what the generator knows of the rows: the oracle's keys and
@@ -306,6 +310,8 @@ func tpBuild(seed uint64, n int, m tpModel, o tpGen) tpTx {
 		x.fault = tpLogFails
 	case f < 13 && g.hooks:
 		x.fault = []tpFault{tpHookPrepared, tpHookDecided, tpHookCommittedOne}[(f-7)/2]
+	case f < 17 && g.hooks:
+		x.fault = []tpFault{tpKillAtPrepared, tpKillAtDecided}[(f-13)/2]
 	}
 	return x
 }

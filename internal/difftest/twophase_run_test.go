@@ -18,6 +18,7 @@ import (
 type tpHooks struct {
 	mu     sync.Mutex
 	break_ xa.Stage
+	kill   func() // at stage break_: kill sessions instead of failing
 	seen   []xa.Stage
 	broke  bool
 	gtrid  string
@@ -30,6 +31,10 @@ func (h *tpHooks) hook(stage xa.Stage, gtrid string) error {
 	h.gtrid = gtrid
 	if stage == h.break_ && !h.broke {
 		h.broke = true
+		if h.kill != nil {
+			h.kill()
+			return nil
+		}
 		return errInjected
 	}
 	return nil
@@ -43,6 +48,10 @@ func (f tpFault) stage() (xa.Stage, bool) {
 		return xa.StageDecided, true
 	case tpHookCommittedOne:
 		return xa.StageCommittedOne, true
+	case tpKillAtPrepared:
+		return xa.StagePrepared, true
+	case tpKillAtDecided:
+		return xa.StageDecided, true
 	}
 	return 0, false
 }
@@ -55,6 +64,9 @@ func (r *tpRun) runTx(x tpTx) []string {
 	hooks := &tpHooks{break_: -1}
 	if st, ok := x.fault.stage(); ok {
 		hooks.break_ = st
+		if x.fault == tpKillAtPrepared || x.fault == tpKillAtDecided {
+			hooks.kill = func() { r.killAll(x.victim) }
+		}
 		ctx = tpWithHook(ctx, hooks.hook)
 	}
 	var problems []string
@@ -169,8 +181,10 @@ func (r *tpRun) settle(ctx context.Context, x tpTx, hooks *tpHooks, cerr error, 
 		problems = append(problems, fmt.Sprintf("Commit's error matches ErrInDoubt %v but is an *InDoubtError %v: %v",
 			errors.Is(cerr, xa.ErrInDoubt), inDoubt, cerr))
 	}
-	// what the hook broke says what Commit must answer
+	// what the hook broke says what Commit must answer (a kill at a
+	// stage may end any way; the tables say whether it was right)
 	switch {
+	case hooks.kill != nil:
 	case hooks.broke && hooks.break_ == xa.StagePrepared && (cerr == nil || inDoubt):
 		problems = append(problems, fmt.Sprintf("an error before the decision was logged: Commit returned %v (want an error, not in doubt)", cerr))
 	case hooks.broke && hooks.break_ != xa.StagePrepared && !(inDoubt && doubt.Decided):
@@ -371,6 +385,56 @@ BEGIN RAISE EXCEPTION 'difftest: the decision log refuses'; END $$`,
 	}
 }
 
+// killAll disconnects every session of data source ds: a prepared
+// branch's (it stays prepared), and those of the pools xa logs and
+// commits through.
+func (r *tpRun) killAll(ds int) {
+	ctx := context.Background()
+	admin := r.w.ds[1-ds]
+	q, killQ := `SELECT pid FROM pg_stat_activity WHERE datname = $1 AND pid <> pg_backend_pid()`, "SELECT pg_terminate_backend(%d)"
+	if r.w.b.mysql {
+		q, killQ = `SELECT ID FROM information_schema.PROCESSLIST WHERE DB = ? AND ID <> CONNECTION_ID()`, "KILL %d"
+	}
+	rows, err := admin.QueryContext(ctx, q, r.logDB[ds])
+	if err != nil {
+		r.t.Errorf("listing sessions: %v", err)
+		return
+	}
+	var ids []int64
+	for rows.Next() {
+		var id int64
+		if rows.Scan(&id) == nil {
+			ids = append(ids, id)
+		}
+	}
+	rows.Close()
+	for _, id := range ids {
+		admin.ExecContext(ctx, fmt.Sprintf(killQ, id)) // a session may end by itself meanwhile
+	}
+	r.gone(ids)
+}
+
+// gone waits until PostgreSQL has ended the sessions (pg_terminate_backend
+// only signals them) and drops this test's own idle connections to the
+// data sources, which the kill may have ended: the pools under test
+// (sqlhook's, gormplugin's) keep theirs.
+func (r *tpRun) gone(ids []int64) {
+	if !r.w.b.mysql && len(ids) > 0 {
+		for range 200 {
+			var n int
+			r.w.oracle.QueryRow("SELECT count(*) FROM pg_stat_activity WHERE pid = ANY($1)", tpInt64Array(ids)).Scan(&n)
+			if n == 0 {
+				break
+			}
+			time.Sleep(5 * time.Millisecond)
+		}
+	}
+	for _, db := range r.w.ds {
+		db.SetMaxIdleConns(0)
+		db.SetMaxIdleConns(2)
+	}
+}
+
 // kill disconnects the sessions of data source ds that are inside a
 // transaction (the branch) and returns how many it killed.
 func (r *tpRun) kill(ds int) int {
@@ -405,17 +469,7 @@ func (r *tpRun) kill(ds int) int {
 			r.t.Logf("kill %d: %v", id, err)
 		}
 	}
-	if !r.w.b.mysql && len(ids) > 0 {
-		// pg_terminate_backend signals; wait until the sessions are gone
-		for range 100 {
-			var n int
-			admin.QueryRowContext(ctx, "SELECT count(*) FROM pg_stat_activity WHERE pid = ANY($1)", tpInt64Array(ids)).Scan(&n)
-			if n == 0 {
-				break
-			}
-			time.Sleep(5 * time.Millisecond)
-		}
-	}
+	r.gone(ids)
 	return len(ids)
 }
 
