@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"context"
 	"database/sql"
+	"database/sql/driver"
 	"errors"
 	"fmt"
 	"os"
@@ -920,6 +921,63 @@ func TestTwoPhaseFaultProcessKilledWithABranchThatOnlyRead(t *testing.T) {
 						t.Errorf("after recovery: balances %v, want %v", got, c.want)
 					}
 				})
+			}
+		})
+	}
+}
+
+// TestTwoPhaseFaultPostgresBranchSpoiledBehindSqlhooksBackIsNeverReportedCommitted
+// breaks a PostgreSQL branch with statements sqlhook does not see (on the
+// raw connection): a failed statement (the branch is aborted, and
+// PREPARE TRANSACTION would roll it back while reporting success) or a
+// COMMIT (the branch is no longer a transaction, and PREPARE TRANSACTION
+// would do nothing). Commit must fail, not report the transaction
+// committed, and leave no branch prepared.
+func TestTwoPhaseFaultPostgresBranchSpoiledBehindSqlhooksBackIsNeverReportedCommitted(t *testing.T) {
+	p := tpPostgresPair(t, "spoiled")
+	for _, c := range []struct {
+		name, raw string
+		want      map[int64]int64 // the raw COMMIT made ds_1's write stay
+	}{
+		{"failed_statement", `SELECT no_such_column FROM t_account`, map[int64]int64{0: 100, 1: 100}},
+		{"commit", `COMMIT`, map[int64]int64{0: 100, 1: 110}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			p.seed(t, map[int64]int64{0: 100, 1: 100})
+			db := p.open(t, p.dsn, sqlhook.WithTwoPhaseRecovery(time.Hour, -1))
+			ctx := context.Background()
+			conn, err := db.Conn(ctx)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer conn.Close()
+			tx, err := conn.BeginTx(ctx, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			tpExec(t, tx, p.q(`UPDATE t_account SET balance = balance - 10 WHERE id = ?`), 0)
+			tpExec(t, tx, p.q(`UPDATE t_account SET balance = balance + 10 WHERE id = ?`), 1)
+			rawErr := conn.Raw(func(dc any) error {
+				rc, err := sqlhook.UnwrapDataSource(ctx, dc, "ds_1")
+				if err != nil {
+					return err
+				}
+				_, err = rc.(driver.ExecerContext).ExecContext(ctx, c.raw, nil)
+				return err
+			})
+			t.Logf("raw %s: %v", c.raw, rawErr)
+			err = tx.Commit()
+			if err == nil {
+				t.Fatalf("Commit after a raw %q on ds_1 reported the transaction committed", c.raw)
+			}
+			if errors.Is(err, sqlhook.ErrTxInDoubt) {
+				t.Errorf("Commit: %v; nothing was decided, want an error that is not ErrTxInDoubt", err)
+			}
+			if left := append(p.prepared(t, 0), p.prepared(t, 1)...); len(left) > 0 {
+				t.Errorf("prepared branches left: %v", left)
+			}
+			if got := p.balances(t); !tpSameBalances(got, c.want) {
+				t.Errorf("balances %v, want %v", got, c.want)
 			}
 		})
 	}
