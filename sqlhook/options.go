@@ -56,6 +56,9 @@ func buildOptions(opts []Option) options {
 	for _, f := range opts {
 		f(&o)
 	}
+	// Recovery runs in the background, where nobody gets its errors:
+	// without WithLogger it logs to slog.Default() (xa's default).
+	o.twoPhase.logger = o.logger
 	if o.logger == nil {
 		o.logger = slog.New(slog.DiscardHandler)
 	}

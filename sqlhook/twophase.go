@@ -7,6 +7,7 @@ import (
 	"database/sql/driver"
 	"errors"
 	"fmt"
+	"log/slog"
 	"strings"
 	"time"
 
@@ -23,6 +24,7 @@ type twoPhaseOptions struct {
 	logTable          string
 	timeout, interval time.Duration
 	ids               keygen.IDGenerator
+	logger            *slog.Logger                 // WithLogger's, or nil
 	hook              func(xa.Stage, string) error // tests only
 }
 
@@ -38,18 +40,20 @@ type twoPhaseOptions struct {
 // check that every data source can prepare transactions (PostgreSQL's
 // max_prepared_transactions > 0) and recover what an earlier process
 // left prepared; recovery then runs in the background until the *sql.DB
-// is closed. With a single data source it changes nothing; with SQLite
-// data sources (which cannot prepare) it only refuses a transaction that
-// would span them (ErrTwoPhaseUnavailable). WithMultiSourceTx is ignored
-// beside it: a transaction is atomic or refused, never committed in part.
+// is closed, logging what it does and fails to do to WithLogger's logger,
+// or slog.Default() without it. With a single data source it changes
+// nothing; with SQLite data sources (which cannot prepare) it only
+// refuses a transaction that would span them (ErrTwoPhaseUnavailable).
+// WithMultiSourceTx is ignored beside it: a transaction is atomic or
+// refused, never committed in part.
 func WithTwoPhaseCommit() Option { return func(o *options) { o.twoPhase.on = true } }
 
 // WithTwoPhaseLog names the data source holding the decision log of
 // WithTwoPhaseCommit and the log's table; "" keeps the default (the first
 // data source in the rules' order; shardkey_xa_log). Every process
-// sharing data sources must name the same log, whose name also tags the
-// transactions: two logs never touch each other's transactions. It has no
-// effect without WithTwoPhaseCommit.
+// sharing data sources must name the same log; a log tags the
+// transactions it decides, so two logs never touch each other's. It has
+// no effect without WithTwoPhaseCommit.
 func WithTwoPhaseLog(dataSource, table string) Option {
 	return func(o *options) { o.twoPhase.logSource, o.twoPhase.logTable = dataSource, table }
 }
@@ -126,7 +130,7 @@ func newTwoPhase(r *shardconf.Router, sources map[string]driver.Connector, d Dia
 	coord, err := xa.New(xa.Config{
 		LogSource: logSource, LogTable: o.twoPhase.logTable,
 		Timeout: o.twoPhase.timeout, Interval: o.twoPhase.interval,
-		IDs: o.twoPhase.ids, Logger: o.logger, Hook: o.twoPhase.hook,
+		IDs: o.twoPhase.ids, Logger: o.twoPhase.logger, Hook: o.twoPhase.hook,
 	}, srcs)
 	if err != nil {
 		tp.closeDBs()
