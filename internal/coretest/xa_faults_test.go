@@ -20,10 +20,12 @@ func cutAt(e *xaEnv, s xa.Stage) func(xa.Stage, string) error {
 	}
 }
 
-// The log's data source lost before the decision is written: Commit
-// cannot know whether it was, says so (not decided), and recovery settles
-// every branch one way once the source is back.
-func TestXACommitIsInDoubtUndecidedWhenTheLogIsLostAndRecoveryRollsItBack(t *testing.T) {
+// The log's data source lost before the decision is written: the insert
+// never reached its COMMIT, so the decision is certainly not logged and
+// Commit rolls back (not in doubt). What it cannot roll back on the lost
+// source stays prepared, undecided, until recovery rolls it back after
+// Timeout.
+func TestXACommitRollsBackWhenTheLogIsLostBeforeTheDecision(t *testing.T) {
 	for _, pair := range xaPairs {
 		t.Run(pair.name, func(t *testing.T) {
 			e := newXAEnvProxied(t, pair, "loglost", true)
@@ -31,19 +33,18 @@ func TestXACommitIsInDoubtUndecidedWhenTheLogIsLostAndRecoveryRollsItBack(t *tes
 			tx := e.newTx(c)
 			err := tx.Commit(context.Background(), e.insertAll(tx, 1))
 			e.release(err != nil)
-			var ide *xa.InDoubtError
-			if !errors.As(err, &ide) || ide.Decided || len(ide.Pending) != 2 {
-				t.Fatalf("Commit = %v, want an undecided *InDoubtError with both branches pending", err)
+			if !errors.Is(err, xa.ErrRolledBack) || errors.Is(err, xa.ErrInDoubt) {
+				t.Fatalf("Commit = %v, want ErrRolledBack, not in doubt", err)
 			}
 			e.proxy.Resume()
 			rep, err := c.Recover(context.Background())
-			if err != nil || len(rep.Errors) > 0 || len(rep.Left) != 2 {
-				t.Fatalf("young: Recover = %+v, %v; want both branches left", rep, err)
+			if err != nil || len(rep.Errors) > 0 || len(rep.Left) != 1 || rep.Left[0].Source != "ds0" {
+				t.Fatalf("young: Recover = %+v, %v; want ds0's branch (unreachable at rollback) left", rep, err)
 			}
 			e.clock.pastTimeout(1)
 			rep, err = c.Recover(context.Background())
-			if err != nil || len(rep.Errors) > 0 || len(rep.RolledBack) != 2 {
-				t.Fatalf("old: Recover = %+v, %v; want both branches rolled back", rep, err)
+			if err != nil || len(rep.Errors) > 0 || len(rep.RolledBack) != 1 {
+				t.Fatalf("old: Recover = %+v, %v; want ds0's branch rolled back", rep, err)
 			}
 			e.wantRows(1, 0)
 			e.wantNothingPrepared()

@@ -23,9 +23,10 @@ type responder func(query string, args []driver.NamedValue) (fakeResult, error)
 
 // fakeDB opens a pool whose every statement r answers, and logs them.
 type fakeDB struct {
-	mu  sync.Mutex
-	log []string
-	r   responder
+	mu     sync.Mutex
+	log    []string
+	r      responder
+	commit func() error // a transaction's COMMIT; nil succeeds
 }
 
 func (f *fakeDB) open() *sql.DB { return sql.OpenDB(fakeConnector{f}) }
@@ -64,12 +65,18 @@ type fakeConn struct{ f *fakeDB }
 
 func (c fakeConn) Prepare(q string) (driver.Stmt, error) { return fakeStmt{c.f, q}, nil }
 func (c fakeConn) Close() error                          { return nil }
-func (c fakeConn) Begin() (driver.Tx, error)             { return fakeTx{}, nil }
+func (c fakeConn) Begin() (driver.Tx, error)             { return fakeTx(c), nil }
 
-// fakeTx is a transaction the responder never hears of.
-type fakeTx struct{}
+// fakeTx is a transaction the responder never hears of; its COMMIT does
+// what fakeDB.commit says.
+type fakeTx struct{ f *fakeDB }
 
-func (fakeTx) Commit() error   { return nil }
+func (t fakeTx) Commit() error {
+	if t.f.commit != nil {
+		return t.f.commit()
+	}
+	return nil
+}
 func (fakeTx) Rollback() error { return nil }
 
 func (c fakeConn) QueryContext(_ context.Context, q string, args []driver.NamedValue) (driver.Rows, error) {
@@ -142,7 +149,7 @@ func fakeServer(maxPrepared string) responder {
 			return one("id", fakeLogID), nil
 		case strings.HasPrefix(q, "SELECT gtrid, branches FROM"):
 			return fakeResult{cols: []string{"gtrid", "branches"}}, nil
-		case strings.HasPrefix(q, "CREATE TABLE IF NOT EXISTS"), strings.HasPrefix(q, "DELETE FROM"):
+		case strings.HasPrefix(q, "CREATE TABLE IF NOT EXISTS"), strings.HasPrefix(q, "DELETE FROM"), strings.HasPrefix(q, "INSERT INTO"):
 			return fakeResult{}, nil
 		}
 		return fakeResult{}, errors.New("fake: unexpected statement " + q)

@@ -62,7 +62,7 @@ func (c *Coordinator) logDelete(ctx context.Context, q string, arg any) (int64, 
 // data sources this coordinator lists (others' it cannot judge).
 func (c *Coordinator) decidedC(ctx context.Context, tag string) (map[string]bool, error) {
 	done := map[string]bool{}
-	err := c.inLogTx(ctx, func(tx *sql.Tx) error {
+	err := c.inReadTx(ctx, func(tx *sql.Tx) error {
 		rows, err := tx.QueryContext(ctx, c.logSQL.readC)
 		if err != nil {
 			return err

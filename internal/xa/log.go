@@ -38,9 +38,13 @@ func (s *source) checkCapable(ctx context.Context) error {
 
 // writeDecision logs outcome want ('C' or 'A') for gtrid unless a row is
 // there already, and returns the outcome the log holds. The primary key
-// makes the first writer win; after any failure the row is read back on
-// a fresh connection, since the insert may have landed. An error means
-// the log's content is unknown.
+// makes the first writer win. The insert runs in a transaction of its
+// own: when it fails before its COMMIT is sent, the row certainly is not
+// there (errNotLogged, unless a read shows another writer's); when the
+// COMMIT's outcome is unknown, the row is read back on a fresh
+// connection and, if absent, the insert is tried once more (a COMMIT
+// still in flight makes it wait on the key). An error other than
+// errNotLogged means the log's content is unknown.
 func (c *Coordinator) writeDecision(ctx context.Context, gtrid string, want byte, branches []string) (byte, error) {
 	fresh, cancel := context.WithTimeout(context.WithoutCancel(ctx), c.timeout)
 	defer cancel()
@@ -57,35 +61,32 @@ func (c *Coordinator) writeDecision(ctx context.Context, gtrid string, want byte
 		if err == nil {
 			return want, nil
 		}
-		if attempt == 0 && isDBClosed(err) {
-			return 0, fmt.Errorf("%w: %w", errNotLogged, err)
-		}
 		last = err
 		got, found, rerr := c.readDecision(fresh, gtrid)
-		if rerr != nil {
-			return 0, fmt.Errorf("xa: logging decision %c for %s failed (%v), and reading it back failed: %w", want, gtrid, err, rerr)
-		}
-		if found {
+		switch {
+		case rerr == nil && found:
 			return got, nil
+		case attempt == 0 && !errors.Is(err, errCommitUnknown):
+			return 0, fmt.Errorf("%w: %w", errNotLogged, err)
+		case rerr != nil:
+			return 0, fmt.Errorf("xa: logging decision %c for %s failed (%v), and reading it back failed: %w", want, gtrid, err, rerr)
 		}
 	}
 	return 0, fmt.Errorf("xa: logging decision %c for %s: %w", want, gtrid, last)
 }
 
-// errNotLogged: the decision certainly was not written (the statement
-// never left the process), so the transaction can still be rolled back.
+// errNotLogged: the decision certainly was not written (no COMMIT of it
+// was sent), so the transaction can still be rolled back.
 var errNotLogged = errors.New("xa: the decision was not logged")
 
-// isDBClosed tells database/sql's error for a closed *sql.DB (unexported
-// there): nothing was sent.
-func isDBClosed(err error) bool {
-	return err != nil && strings.Contains(err.Error(), "sql: database is closed")
-}
+// errCommitUnknown wraps the error of a log transaction's COMMIT: it may
+// have been applied.
+var errCommitUnknown = errors.New("xa: outcome of the log's COMMIT unknown")
 
 // readDecision reads gtrid's logged outcome; found is false without a row.
 func (c *Coordinator) readDecision(ctx context.Context, gtrid string) (outcome byte, found bool, err error) {
 	var s string
-	err = c.inLogTx(ctx, func(tx *sql.Tx) error { return tx.QueryRowContext(ctx, c.logSQL.read, gtrid).Scan(&s) })
+	err = c.inReadTx(ctx, func(tx *sql.Tx) error { return tx.QueryRowContext(ctx, c.logSQL.read, gtrid).Scan(&s) })
 	if errors.Is(err, sql.ErrNoRows) {
 		return 0, false, nil
 	}
@@ -117,7 +118,23 @@ func (c *Coordinator) inLogTx(ctx context.Context, f func(*sql.Tx) error) error 
 		_ = tx.Rollback()
 		return err
 	}
-	return tx.Commit()
+	if err := tx.Commit(); err != nil {
+		return fmt.Errorf("%w: %w", errCommitUnknown, err)
+	}
+	return nil
+}
+
+// inReadTx runs the reads of f in an explicit transaction of the log's
+// pool (not a stale snapshot a session with autocommit off kept open),
+// ended by ROLLBACK: there is nothing to commit, and its reply cannot
+// change what was read.
+func (c *Coordinator) inReadTx(ctx context.Context, f func(*sql.Tx) error) error {
+	tx, err := c.log.DB.BeginTx(ctx, nil)
+	if err != nil {
+		return err
+	}
+	defer func() { _ = tx.Rollback() }()
+	return f(tx)
 }
 
 // poolExec runs q on a connection of s's pool. On MySQL it first ends

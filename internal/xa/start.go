@@ -111,7 +111,7 @@ func (c *Coordinator) createLogID(ctx context.Context) (string, error) {
 
 // readLogID reads the log's id; ok is false when the log has none.
 func (c *Coordinator) readLogID(ctx context.Context) (id string, ok bool, err error) {
-	err = c.inLogTx(ctx, func(tx *sql.Tx) error { return tx.QueryRowContext(ctx, c.logSQL.readID, logIDKey).Scan(&id) })
+	err = c.inReadTx(ctx, func(tx *sql.Tx) error { return tx.QueryRowContext(ctx, c.logSQL.readID, logIDKey).Scan(&id) })
 	if errors.Is(err, sql.ErrNoRows) {
 		return "", false, nil
 	}
