@@ -44,9 +44,11 @@
 //     and reports success, so each prepare is checked in
 //     pg_prepared_xacts first.) The
 //     primary key makes the first decision for a GTRID the only one: if
-//     recovery wrote 'A' first, Commit rolls back. When the insert's
-//     outcome is unknown the row is read back; if even that fails,
-//     Commit returns an *InDoubtError with Decided false.
+//     recovery wrote 'A' first, Commit rolls back. The insert has a
+//     transaction of its own: failing before its COMMIT, it logged
+//     nothing, and Commit rolls back. When the COMMIT's outcome is
+//     unknown the row is read back on a fresh connection; if even that
+//     fails, Commit returns an *InDoubtError with Decided false.
 //  4. Every branch is committed in parallel. A branch that is no longer
 //     prepared was committed by recovery (nobody rolls back a C-decided
 //     branch). Any other failure returns an *InDoubtError with Decided
