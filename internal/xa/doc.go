@@ -39,14 +39,14 @@
 //  2. A transaction older than Timeout is rolled back: recovery may
 //     already be aborting it.
 //  3. The decision is logged: one row (gtrid, 'C', branches, created_at)
-//     inserted in its own autocommit statement into the log table. (A
+//     inserted into the log table by a transaction of its own on the log
+//     source's pool (explicit: sessions may default to autocommit off). (A
 //     PostgreSQL PREPARE TRANSACTION in a failed transaction rolls back
 //     and reports success, so each prepare is checked in
 //     pg_prepared_xacts first.) The
 //     primary key makes the first decision for a GTRID the only one: if
-//     recovery wrote 'A' first, Commit rolls back. The insert has a
-//     transaction of its own: failing before its COMMIT, it logged
-//     nothing, and Commit rolls back. When the COMMIT's outcome is
+//     recovery wrote 'A' first, Commit rolls back. An insert failing
+//     before its COMMIT logged nothing, and Commit rolls back. When the COMMIT's outcome is
 //     unknown the row is read back on a fresh connection; if even that
 //     fails, Commit returns an *InDoubtError with Decided false.
 //  4. Every branch is committed in parallel. A branch that is no longer
