@@ -6,6 +6,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"time"
 
 	"gorm.io/gorm"
 )
@@ -53,6 +54,7 @@ type tpTx struct {
 	fault  tpFault
 	victim int // the data source a tpKill fault disconnects
 	killAt int // tpKillMid: the statement after which it does
+	stall  time.Duration
 }
 
 func (x tpTx) String() string {
@@ -74,6 +76,9 @@ func (x tpTx) String() string {
 		if x.fault == tpKillMid {
 			fmt.Fprintf(&b, " after statement %d", x.killAt+1)
 		}
+		if x.fault == tpSlowAtPrepared || x.fault == tpSlowAtDecided {
+			fmt.Fprintf(&b, " %v", x.stall)
+		}
 		b.WriteString(")")
 	}
 	return b.String()
@@ -94,10 +99,15 @@ const (
 	// at a stage of xa's Commit
 	tpKillAtPrepared
 	tpKillAtDecided
+	// xa's Commit stalls at a stage for about recovery's timeout while
+	// recovery runs over and over: the coordinator and recovery race for
+	// the decision
+	tpSlowAtPrepared
+	tpSlowAtDecided
 )
 
 func (f tpFault) String() string {
-	return [...]string{"none", "kill", "hook:prepared", "hook:decided", "hook:committed-one", "kill:mid", "log-fails", "kill:at-prepared", "kill:at-decided"}[f]
+	return [...]string{"none", "kill", "hook:prepared", "hook:decided", "hook:committed-one", "kill:mid", "log-fails", "kill:at-prepared", "kill:at-decided", "slow:at-prepared", "slow:at-decided"}[f]
 }
 
 // tpModel is what the generator knows of the rows: the oracle's keys and
@@ -312,6 +322,10 @@ func tpBuild(seed uint64, n int, m tpModel, o tpGen) tpTx {
 		x.fault = []tpFault{tpHookPrepared, tpHookDecided, tpHookCommittedOne}[(f-7)/2]
 	case f < 17 && g.hooks:
 		x.fault = []tpFault{tpKillAtPrepared, tpKillAtDecided}[(f-13)/2]
+	case f < 18 && g.hooks:
+		x.fault = []tpFault{tpSlowAtPrepared, tpSlowAtDecided}[g.rng.IntN(2)]
 	}
+	// around the timeout: before it, at it, after it
+	x.stall = tpTimeout - 300*time.Millisecond + time.Duration(g.rng.IntN(600))*time.Millisecond
 	return x
 }

@@ -52,6 +52,10 @@ func (f tpFault) stage() (xa.Stage, bool) {
 		return xa.StagePrepared, true
 	case tpKillAtDecided:
 		return xa.StageDecided, true
+	case tpSlowAtPrepared:
+		return xa.StagePrepared, true
+	case tpSlowAtDecided:
+		return xa.StageDecided, true
 	}
 	return 0, false
 }
@@ -64,8 +68,11 @@ func (r *tpRun) runTx(x tpTx) []string {
 	hooks := &tpHooks{break_: -1}
 	if st, ok := x.fault.stage(); ok {
 		hooks.break_ = st
-		if x.fault == tpKillAtPrepared || x.fault == tpKillAtDecided {
+		switch x.fault {
+		case tpKillAtPrepared, tpKillAtDecided:
 			hooks.kill = func() { r.killAll(x.victim) }
+		case tpSlowAtPrepared, tpSlowAtDecided:
+			hooks.kill = func() { r.stall(x.stall) }
 		}
 		ctx = tpWithHook(ctx, hooks.hook)
 	}
@@ -195,6 +202,16 @@ func (r *tpRun) settle(ctx context.Context, x tpTx, hooks *tpHooks, cerr error, 
 			problems = append(problems, fmt.Sprintf("Rollback: %v", cerr))
 		}
 	}
+	if x.fault != tpNoFault && x.commit {
+		out := "nil"
+		switch {
+		case inDoubt:
+			out = fmt.Sprintf("in doubt (decided %v)", doubt.Decided)
+		case cerr != nil:
+			out = "error"
+		}
+		r.stats.errs[fmt.Sprintf("Commit with fault %s: %s", x.fault, out)]++
+	}
 	switch {
 	case x.commit && cerr == nil:
 		r.stats.committed++
@@ -202,7 +219,6 @@ func (r *tpRun) settle(ctx context.Context, x tpTx, hooks *tpHooks, cerr error, 
 		r.stats.rolledBack++
 	case inDoubt:
 		r.stats.inDoubt++
-		r.stats.errs[fmt.Sprintf("in doubt (decided %v) after fault %s: %s", doubt.Decided, x.fault, tpReason(cerr))]++
 	default:
 		r.stats.commitErrs++
 	}
@@ -383,6 +399,30 @@ BEGIN RAISE EXCEPTION 'difftest: the decision log refuses'; END $$`,
 	for _, s := range q {
 		r.w.exec(r.t, r.w.ds[0], s)
 	}
+}
+
+// stall waits d while recovery runs every 20ms, as recovery in another
+// process would while this one's Commit is stuck.
+func (r *tpRun) stall(d time.Duration) {
+	done := make(chan struct{})
+	var wg sync.WaitGroup
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		tick := time.NewTicker(20 * time.Millisecond)
+		defer tick.Stop()
+		for {
+			select {
+			case <-done:
+				return
+			case <-tick.C:
+				r.rec.Recover(context.Background()) // errors: branches busy in the stalled Commit
+			}
+		}
+	}()
+	time.Sleep(d)
+	close(done)
+	wg.Wait()
 }
 
 // killAll disconnects every session of data source ds: a prepared
