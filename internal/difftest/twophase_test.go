@@ -21,21 +21,39 @@ import (
 )
 
 // The two-phase-commit tester: seeded random transactions through
-// sqlhook.WithTwoPhaseCommit over two data sources (and, in the gorm
-// run, gormplugin.WithTwoPhaseCommit), the same statements in one
-// transaction on the unsharded oracle, committed or rolled back, with
-// faults at commit: a branch's session killed, PostgreSQL's deferred
-// trigger refusing an amount at PREPARE, and errors from xa's stages
-// through its test hook. After each transaction (and recovery, when its
-// outcome was in doubt) the oracle has applied it iff Commit returned nil
-// or recovery committed it, the union of the physical tables equals the
-// oracle, and no prepared branch is left.
+// sqlhook.WithTwoPhaseCommit over two data sources (and, in the gorm run,
+// gormplugin.WithTwoPhaseCommit), on a PostgreSQL pair and a MariaDB
+// pair, and the same statements in one transaction on the unsharded
+// oracle. A transaction is one to six writes (inserts of one row or of
+// rows on both data sources, updates, deletes, a row moved to the other
+// data source, an amount transferred between rows, broadcast writes,
+// duplicate keys, a savepoint rolled back to or released), then COMMIT or
+// ROLLBACK. Faults: a branch's session killed before Commit or between
+// statements; PostgreSQL's deferred trigger refusing an amount at
+// PREPARE; the decision log refusing its INSERT; and, through
+// xa.WithTestHook on BeginTx's context, an error at xa's prepared, decided
+// or first-committed stage, every session of a data source killed at the
+// prepared or decided stage, or Commit stalled there for about recovery's
+// timeout while recovery runs every 20ms.
 //
-//	SHARDKEY_REQUIRE_DB=1 go test ./internal/difftest/ -run TestTwoPhase -v \
-//	    -difftest.steps=5000 -difftest.seed=7 -timeout 0
+// After each transaction (and recovery, when its outcome was in doubt):
+// the oracle has applied it iff Commit returned nil or recovery committed
+// it; an error before the decision is logged is a plain error, after it
+// an *InDoubtError{Decided: true} that recovery commits; the union of the
+// physical tables equals the oracle row for row (and every row sits where
+// it routes, every broadcast copy equals the oracle's); no prepared
+// branch is left, as read directly and through xa's List; every accepted
+// statement affected as many rows as on the oracle.
+//
+//	SHARDKEY_REQUIRE_DB=1 go test ./internal/difftest/ -run TestTwoPhaseCommitAgreesWithOracle -v \
+//	    -difftest.steps=5000 -difftest.seed=7 -difftest.keepgoing -timeout 0
 //
 // Without -difftest.steps, SHARDKEY_DIFF2PC_TXS (default tpDefaultTxs)
-// gives the transactions per database and client.
+// gives the transactions per database and client; -difftest.db,
+// -difftest.client, -difftest.seed, -difftest.keepgoing and
+// -difftest.name work as for the write tester. A failing seed replays
+// with the -difftest.seed and -difftest.steps it prints (the kills and
+// stalls aside, whose timing may differ).
 
 const (
 	tpDefaultTxs = 80
