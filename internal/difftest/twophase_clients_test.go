@@ -48,6 +48,13 @@ func (x tpSQLTx) exec(ctx context.Context, it tpItem, text string) (int64, error
 	return res.RowsAffected()
 }
 
+func (x tpSQLTx) read(ctx context.Context, it tpItem, text string) (int64, string, error) {
+	var n int64
+	var sum sql.NullString
+	err := x.tx.QueryRowContext(ctx, text, it.sql.args...).Scan(&n, &sum)
+	return n, sum.String, err
+}
+
 func (x tpSQLTx) commit() error   { return x.tx.Commit() }
 func (x tpSQLTx) rollback() error { return x.tx.Rollback() }
 
@@ -112,6 +119,15 @@ func (x tpGormTx) exec(ctx context.Context, it tpItem, text string) (int64, erro
 		res = x.tx.Exec(it.sql.text, it.sql.args...)
 	}
 	return res.RowsAffected, res.Error
+}
+
+func (x tpGormTx) read(ctx context.Context, it tpItem, text string) (int64, string, error) {
+	var out struct {
+		N int64
+		S sql.NullString
+	}
+	err := x.tx.Model(&Order{}).Select("count(*) AS n, sum(amount) AS s").Where("user_id IN ?", it.users).Scan(&out).Error
+	return out.N, out.S.String, err
 }
 
 func (x tpGormTx) commit() error   { return x.tx.Commit().Error }

@@ -36,6 +36,9 @@ type tpItem struct {
 	sql  cell
 	gorm func(db *gorm.DB) *gorm.DB
 	raw  bool // a savepoint statement: no rows affected compared
+	// read: a query of a count and a sum, over users (for GORM)
+	read  bool
+	users []int64
 }
 
 func (it tpItem) String() string {
@@ -202,6 +205,10 @@ func (g *tpGen) insert(keys ...int64) {
 
 // statement draws one or two statements (a move and a transfer are two).
 func (g *tpGen) statement() {
+	if g.rng.IntN(6) == 0 {
+		g.extra()
+		return
+	}
 	switch g.rng.IntN(12) {
 	case 0, 1:
 		g.insert(g.fresh(-1))
@@ -274,6 +281,27 @@ func (g *tpGen) statement() {
 			return db.Model(&Order{}).Where("order_id = ? AND user_id = ?", k, tpUser(k)).Update("amount", a)
 		}, "UPDATE t_order SET amount = ? WHERE order_id = ? AND user_id = ?", a, k, tpUser(k))
 	}
+}
+
+// extra draws a read (counts and sums over users, which must see the
+// transaction's own writes on every branch) or an UPDATE of the sharding
+// column (to another data source: refused, and the transaction with it;
+// within the data source: allowed).
+func (g *tpGen) extra() {
+	users := []int64{g.rng.Int64N(5), g.rng.Int64N(5)}
+	if g.rng.IntN(3) != 0 {
+		g.items = append(g.items, tpItem{kind: "read", read: true, users: users,
+			sql: cell{text: "SELECT count(*), sum(amount) FROM t_order WHERE user_id IN (?, ?)", args: []any{users[0], users[1]}}})
+		return
+	}
+	k := g.some()
+	to := tpUser(k) + 2*(1+g.rng.Int64N(2)) - 2*g.rng.Int64N(3) // same parity: same data source
+	if g.rng.IntN(2) == 0 {
+		to = tpUser(k) + 1 // the other data source
+	}
+	g.addGorm("update.user", func(db *gorm.DB) *gorm.DB {
+		return db.Model(&Order{}).Where("order_id = ? AND user_id = ?", k, tpUser(k)).Update("user_id", to)
+	}, "UPDATE t_order SET user_id = ? WHERE order_id = ? AND user_id = ?", to, k, tpUser(k))
 }
 
 func (g *tpGen) deleteOrder(kind string, k int64) {

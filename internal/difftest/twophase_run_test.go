@@ -140,6 +140,9 @@ func (r *tpRun) runItem(ctx context.Context, g *sqlGen, stx tpShardTx, otx *sql.
 		}
 		return nil
 	}
+	if it.read {
+		return r.runRead(ctx, text, stx, otx, it, failed)
+	}
 	r.stats.stmts++
 	if _, err := otx.ExecContext(ctx, "SAVEPOINT tp_stmt"); err != nil {
 		r.t.Fatalf("oracle: %v", err)
@@ -167,6 +170,41 @@ func (r *tpRun) runItem(ctx context.Context, g *sqlGen, stx tpShardTx, otx *sql.
 		}
 	}
 	return problems
+}
+
+// runRead compares a read's count and sum with the oracle's, in their
+// transactions. A read shardkey refuses is no divergence (it may refuse
+// after a failed statement); it is counted.
+func (r *tpRun) runRead(ctx context.Context, text string, stx tpShardTx, otx *sql.Tx, it tpItem, failed *bool) []string {
+	r.stats.reads++
+	n, sum, serr := stx.read(ctx, it, text)
+	var on int64
+	var osum sql.NullString
+	if err := otx.QueryRowContext(ctx, text, it.sql.args...).Scan(&on, &osum); err != nil {
+		r.t.Fatalf("oracle: %s: %v", text, err)
+	}
+	if serr != nil {
+		r.stats.readErrs++
+		if !*failed {
+			r.stats.errs["read: "+tpReason(serr)]++
+		}
+		return nil
+	}
+	if n != on || tpNum(sum) != tpNum(osum.String) {
+		if r.gorm && *failed { // TestTwoPhaseStatementsAfterAPartlyFailedWriteSeeNoneOfIt
+			return nil
+		}
+		return []string{fmt.Sprintf("%s: count %d, sum %q through shardkey; count %d, sum %q on the oracle", it, n, sum, on, osum.String)}
+	}
+	return nil
+}
+
+// tpNum is a number's text without a fraction of zeros ("12.000" is 12).
+func tpNum(s string) string {
+	if i := strings.IndexByte(s, '.'); i >= 0 && strings.Trim(s[i+1:], "0") == "" {
+		return s[:i]
+	}
+	return s
 }
 
 func tpExecRows(ctx context.Context, tx *sql.Tx, text string, args []any) (int64, error) {

@@ -116,6 +116,8 @@ type tpClient interface {
 
 type tpShardTx interface {
 	exec(ctx context.Context, it tpItem, text string) (int64, error)
+	// read runs a read item: a count and a sum ("" for NULL)
+	read(ctx context.Context, it tpItem, text string) (int64, string, error)
 	commit() error
 	rollback() error
 }
@@ -136,6 +138,7 @@ type tpRun struct {
 }
 
 type tpStats struct {
+	reads, readErrs                                                                               int
 	txs, stmts, stmtErrs, committed, rolledBack, commitErrs, inDoubt, recCommitted, recRolledBack int
 	faults                                                                                        map[string]int
 	errs                                                                                          map[string]int // first failed statement of a transaction, by kind and reason
@@ -238,8 +241,8 @@ func (r *tpRun) run(n int) {
 		}
 	}
 	s := r.stats
-	t.Logf("%d transactions (%d statements, %d failed) in %v: %d committed, %d rolled back, %d commits failed, %d in doubt (recovery: %d committed, %d rolled back); faults %v; %d divergences",
-		s.txs, s.stmts, s.stmtErrs, time.Since(start).Round(time.Millisecond), s.committed, s.rolledBack, s.commitErrs,
+	t.Logf("%d transactions (%d statements, %d failed; %d reads, %d failed) in %v: %d committed, %d rolled back, %d commits failed, %d in doubt (recovery: %d committed, %d rolled back); faults %v; %d divergences",
+		s.txs, s.stmts, s.stmtErrs, s.reads, s.readErrs, time.Since(start).Round(time.Millisecond), s.committed, s.rolledBack, s.commitErrs,
 		s.inDoubt, s.recCommitted, s.recRolledBack, s.faults, r.divs)
 	if testing.Verbose() {
 		for _, k := range slices.Sorted(maps.Keys(s.errs)) {
