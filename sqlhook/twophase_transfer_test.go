@@ -7,6 +7,8 @@ import (
 	"fmt"
 	"maps"
 	"math/rand/v2"
+	"os"
+	"os/exec"
 	"strings"
 	"sync"
 	"testing"
@@ -203,4 +205,79 @@ func tpErrKind(err error) string {
 		s = s[:60]
 	}
 	return s
+}
+
+// tpEnvTransfers makes TestTwoPhaseTransferChildProcess run transfers
+// until it is killed.
+const tpEnvTransfers = "SHARDKEY_TP_CHILD_TRANSFERS"
+
+// TestTwoPhaseTransferChildProcess is the process the next test kills:
+// workers transfer between the data sources until then.
+func TestTwoPhaseTransferChildProcess(t *testing.T) {
+	if os.Getenv(tpEnvTransfers) == "" {
+		t.Skip("runs as the child of TestTwoPhaseTransferSurvivesTheProcessKilledAnywhere")
+	}
+	p := tpPair{driver: os.Getenv(tpEnvDriver), dsn: [2]string{os.Getenv(tpEnvDSN0), os.Getenv(tpEnvDSN1)}}
+	db := p.open(t, p.dsn, sqlhook.WithTwoPhaseRecovery(time.Hour, -1))
+	var wg sync.WaitGroup
+	for range tpWorkers {
+		wg.Go(func() {
+			for {
+				a, b := 2*rand.Int64N(tpAccounts/2), 2*rand.Int64N(tpAccounts/2)+1
+				if rand.IntN(2) == 0 {
+					a, b = b, a
+				}
+				if err := tpTransfer(context.Background(), p, db, a, b, 1+rand.Int64N(50)); err == nil {
+					fmt.Println("committed")
+				}
+			}
+		})
+	}
+	wg.Wait()
+}
+
+// TestTwoPhaseTransferSurvivesTheProcessKilledAnywhere kills (SIGKILL) a
+// process running concurrent transfers at a random moment, wherever its
+// transactions are, and lets a new process recover: no money is created
+// or lost, and no branch stays prepared.
+func TestTwoPhaseTransferSurvivesTheProcessKilledAnywhere(t *testing.T) {
+	for _, p := range tpPairs(t, "killany") {
+		t.Run(p.name, func(t *testing.T) {
+			accounts := map[int64]int64{}
+			for id := range int64(tpAccounts) {
+				accounts[id] = tpInitial
+			}
+			p.seed(t, accounts)
+			p.open(t, p.dsn).Close() // creates the decision log, as a deployment's first start
+			committed := 0
+			for round := range 4 {
+				cmd := exec.Command(os.Args[0], "-test.run=^TestTwoPhaseTransferChildProcess$", "-test.count=1")
+				cmd.Env = append(os.Environ(), tpEnvTransfers+"=1", tpEnvDriver+"="+p.driver,
+					tpEnvDSN0+"="+p.dsn[0], tpEnvDSN1+"="+p.dsn[1])
+				var out strings.Builder
+				cmd.Stdout = &out
+				if err := cmd.Start(); err != nil {
+					t.Fatal(err)
+				}
+				time.Sleep(time.Duration(800+rand.IntN(1200)) * time.Millisecond)
+				cmd.Process.Kill()
+				cmd.Wait()
+				n := strings.Count(out.String(), "committed")
+				committed += n
+				left := len(p.prepared(t, 0)) + len(p.prepared(t, 1))
+				p.tpRecover(t, time.Second)
+				var total int64
+				for _, b := range p.balances(t) {
+					total += b
+				}
+				t.Logf("round %d: %d transfers committed before the kill, %d branches left prepared by it, total after recovery %d", round, n, left, total)
+				if total != tpAccounts*tpInitial {
+					t.Fatalf("round %d: total balance %d after recovery, want %d", round, total, tpAccounts*tpInitial)
+				}
+			}
+			if committed == 0 {
+				t.Errorf("no transfer committed before the kills: the test tested nothing")
+			}
+		})
+	}
 }
