@@ -433,26 +433,30 @@ func TestTwoPhaseBeginTxOptions(t *testing.T) {
 			wantOrders(t, b, []int64{2}, []int64{1, 5})
 			mustExecDB(t, b.direct(t, 1), `DELETE FROM t_order WHERE order_id = 5`)
 
-			tx, err = db.BeginTx(ctx, &sql.TxOptions{ReadOnly: true})
-			if err != nil {
-				t.Fatal(err)
-			}
-			var n int
-			for _, u := range []int64{1, 2} {
-				if err := tx.QueryRowContext(ctx, b.q(`SELECT count(*) FROM t_order WHERE user_id = ?`), u).Scan(&n); err != nil || n != 1 {
-					t.Fatalf("user %d: %d orders, %v", u, n, err)
+			for _, write := range []bool{false, true} {
+				tx, err = db.BeginTx(ctx, &sql.TxOptions{ReadOnly: true})
+				if err != nil {
+					t.Fatal(err)
 				}
-			}
-			if _, err := tx.ExecContext(ctx, b.q(`INSERT INTO t_order (order_id, user_id, status) VALUES (?, ?, 'ro')`), 3, 1); err == nil {
-				t.Error("a read-only transaction wrote")
-			}
-			if b.name == "postgres" {
-				err = tx.Rollback() // the failed INSERT aborted it
-			} else {
-				err = tx.Commit()
-			}
-			if err != nil {
-				t.Fatal(err)
+				var n int
+				for _, u := range []int64{1, 2} {
+					if err := tx.QueryRowContext(ctx, b.q(`SELECT count(*) FROM t_order WHERE user_id = ?`), u).Scan(&n); err != nil || n != 1 {
+						t.Fatalf("user %d: %d orders, %v", u, n, err)
+					}
+				}
+				if write {
+					if _, err := tx.ExecContext(ctx, b.q(`INSERT INTO t_order (order_id, user_id, status) VALUES (?, ?, 'ro')`), 3, 1); err == nil {
+						t.Error("a read-only transaction wrote")
+					}
+				}
+				if write && b.name == "postgres" {
+					err = tx.Rollback() // the failed INSERT aborted it
+				} else {
+					err = tx.Commit()
+				}
+				if err != nil {
+					t.Fatalf("read-only transaction (write %v): %v", write, err)
+				}
 			}
 			wantOrders(t, b, []int64{2}, []int64{1})
 		})
