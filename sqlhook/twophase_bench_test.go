@@ -83,7 +83,7 @@ func BenchmarkTwoPhaseCommit(b *testing.B) {
 func tpBenchFloor(b *testing.B, p tpPair, update string) {
 	ctx := context.Background()
 	logDB := p.direct(b, 0)
-	if _, err := logDB.Exec(`CREATE TABLE tp_bench_log (gtrid VARCHAR(64) PRIMARY KEY, outcome CHAR(1) NOT NULL, branches VARCHAR(1000) NOT NULL, created_at TIMESTAMP NOT NULL)`); err != nil {
+	if _, err := logDB.Exec(`CREATE TABLE IF NOT EXISTS tp_bench_log (gtrid VARCHAR(64) PRIMARY KEY, outcome CHAR(1) NOT NULL, branches VARCHAR(1000) NOT NULL, created_at TIMESTAMP NOT NULL)`); err != nil {
 		b.Fatal(err)
 	}
 	var conns [2]*sql.Conn
