@@ -203,8 +203,12 @@ func (t *tx) endTwoPhase(op string) error {
 }
 
 // commitBranches commits the reached branches: one in one phase, several
-// by two-phase commit.
+// by two-phase commit. A lone local transaction (PostgreSQL, read-only
+// MySQL) commits as without two-phase commit: no id is drawn.
 func (t *tx) commitBranches(bs []xa.Branch) error {
+	if len(bs) == 1 && bs[0].Local != nil && t.xt == nil {
+		return bs[0].Local(true)
+	}
 	xt, err := t.xaTx()
 	if err != nil {
 		// Nothing is prepared: roll back, and say why.
