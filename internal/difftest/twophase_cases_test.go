@@ -23,7 +23,7 @@ func TestTwoPhaseStatementsAfterAPartlyFailedWriteSeeNoneOfIt(t *testing.T) {
 	for _, name := range tpDBs() {
 		t.Run(name+"/gorm", func(t *testing.T) {
 			w := newWorld(t, openBackendNamed(t, name, "d2pc_case1"))
-			c := newTPGormClient(t, w).(*tpGormClient)
+			c := newTPGormClient(t, w, -1).(*tpGormClient)
 			// order 3 (user 3, ds_1) exists; order 10 (user 0, ds_0) does not
 			if _, err := w.ds[1].Exec("INSERT INTO t_order_0 (order_id, user_id, note) VALUES (3, 3, 'old')"); err != nil {
 				t.Fatal(err)
@@ -53,7 +53,7 @@ func TestTwoPhaseStatementsAfterAPartlyFailedWriteSeeNoneOfIt(t *testing.T) {
 		})
 		t.Run(name+"/sqlhook", func(t *testing.T) {
 			w := newWorld(t, openBackendNamed(t, name, "d2pc_case1s"))
-			c := newTPSQLClient(t, w)
+			c := newTPSQLClient(t, w, -1)
 			if _, err := w.ds[1].Exec("INSERT INTO t_order_0 (order_id, user_id, note) VALUES (3, 3, 'old')"); err != nil {
 				t.Fatal(err)
 			}

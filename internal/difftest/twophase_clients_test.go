@@ -3,8 +3,10 @@ package difftest
 import (
 	"context"
 	"database/sql"
+	"log/slog"
 	"strings"
 	"testing"
+	"time"
 
 	"gorm.io/gorm"
 	"gorm.io/gorm/logger"
@@ -18,14 +20,14 @@ import (
 // naming users but no order reaches every table of their data sources).
 type tpSQLClient struct{ db *sql.DB }
 
-func newTPSQLClient(t testing.TB, w *world) *tpSQLClient {
+func newTPSQLClient(t testing.TB, w *world, interval time.Duration) *tpSQLClient {
 	t.Helper()
 	db, err := sqlhook.Open(w.b.config(t), sqlhook.WithTwoPhaseCommit(), sqlhook.WithScatter(),
-		sqlhook.WithTwoPhaseRecovery(tpTimeout, -1))
+		sqlhook.WithTwoPhaseRecovery(tpTimeout, interval), sqlhook.WithLogger(slog.New(slog.DiscardHandler)))
 	if err != nil {
 		t.Fatal(err)
 	}
-	db.SetMaxOpenConns(4)
+	db.SetMaxOpenConns(8)
 	t.Cleanup(func() { db.Close() })
 	return &tpSQLClient{db: db}
 }
@@ -63,7 +65,7 @@ func (x tpSQLTx) rollback() error { return x.tx.Rollback() }
 // Delete), savepoints SavePoint/RollbackTo/Exec.
 type tpGormClient struct{ db *gorm.DB }
 
-func newTPGormClient(t testing.TB, w *world) tpClient {
+func newTPGormClient(t testing.TB, w *world, interval time.Duration) tpClient {
 	t.Helper()
 	open := func(dsn string) (*gorm.DB, *sql.DB) {
 		db, err := gorm.Open(w.b.dialector(dsn), &gorm.Config{Logger: logger.Discard})
@@ -74,7 +76,7 @@ func newTPGormClient(t testing.TB, w *world) tpClient {
 		if err != nil {
 			t.Fatal(err)
 		}
-		pool.SetMaxOpenConns(4)
+		pool.SetMaxOpenConns(16) // a transaction's branches, and room for xa's log and recovery
 		t.Cleanup(func() { pool.Close() })
 		return db, pool
 	}
@@ -87,7 +89,8 @@ func newTPGormClient(t testing.TB, w *world) tpClient {
 	t.Cleanup(func() { r.Close() })
 	err = db.Use(gormplugin.New(nil, gormplugin.WithRules(r), gormplugin.WithScatter(),
 		gormplugin.WithDataSources(map[string]gorm.ConnPool{"ds_0": pool0, "ds_1": pool1}),
-		gormplugin.WithTwoPhaseCommit(), gormplugin.WithTwoPhaseRecovery(tpTimeout, -1)))
+		gormplugin.WithTwoPhaseCommit(), gormplugin.WithTwoPhaseRecovery(tpTimeout, interval),
+		gormplugin.WithLogger(slog.New(slog.DiscardHandler))))
 	if err != nil {
 		t.Fatal(err)
 	}

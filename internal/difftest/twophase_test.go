@@ -146,7 +146,14 @@ type tpStats struct {
 
 func newTPRun(t *testing.T, name, client string) *tpRun {
 	t.Helper()
-	b := openBackendNamed(t, name, "d2pc_"+*flagName+client)
+	return newTPRunWith(t, name, client, "d2pc_", -1)
+}
+
+// newTPRunWith opens a run in databases named prefix..., whose clients'
+// own recovery runs every interval (negative: never).
+func newTPRunWith(t *testing.T, name, client, prefix string, interval time.Duration) *tpRun {
+	t.Helper()
+	b := openBackendNamed(t, name, prefix+*flagName+client)
 	w := newWorld(t, b)
 	r := &tpRun{t: t, w: w, seed: *flagSeed, hookers: tpHookAvailable, stats: tpStats{faults: map[string]int{}, errs: map[string]int{}}}
 	r.logDB = tpDBNames(t, w)
@@ -155,9 +162,9 @@ func newTPRun(t *testing.T, name, client string) *tpRun {
 	}
 	switch client {
 	case "sqlhook":
-		r.client = newTPSQLClient(t, w)
+		r.client = newTPSQLClient(t, w, interval)
 	case "gorm":
-		r.client, r.gorm = newTPGormClient(t, w), true
+		r.client, r.gorm = newTPGormClient(t, w, interval), true
 	}
 	r.rec = r.recoverer()
 	r.model = tpModel{orders: map[int64]int64{}, dict: map[string]bool{}}
