@@ -987,3 +987,83 @@ func TestTwoPhaseFaultPostgresBranchSpoiledBehindSqlhooksBackIsNeverReportedComm
 		})
 	}
 }
+
+// TestTwoPhaseFaultTransactionOpenLongerThanTheTimeoutIsWhole commits a
+// transaction that stayed open longer than the recovery timeout. Its age
+// is its GTRID's: on MariaDB the GTRID names the branches from XA START,
+// so the transaction is older than the timeout at commit, when recovery
+// may be rolling prepared branches of that age back, and Commit must roll
+// back (not in doubt); on PostgreSQL the GTRID is made at commit, and the
+// transaction commits. Either way, all or nothing, as Commit says.
+func TestTwoPhaseFaultTransactionOpenLongerThanTheTimeoutIsWhole(t *testing.T) {
+	for _, p := range tpPairs(t, "old") {
+		t.Run(p.name, func(t *testing.T) {
+			p.seed(t, map[int64]int64{0: 100, 1: 100})
+			db := p.open(t, p.dsn, sqlhook.WithTwoPhaseRecovery(time.Second, -1))
+			tx, err := db.Begin()
+			if err != nil {
+				t.Fatal(err)
+			}
+			tpExec(t, tx, p.q(`UPDATE t_account SET balance = balance - 10 WHERE id = ?`), 0)
+			tpExec(t, tx, p.q(`UPDATE t_account SET balance = balance + 10 WHERE id = ?`), 1)
+			time.Sleep(1200 * time.Millisecond)
+			err = tx.Commit()
+			t.Logf("commit after 1.2s open, timeout 1s: %v", err)
+			want := map[int64]int64{0: 90, 1: 110}
+			switch {
+			case err == nil && p.driver == "mysql":
+				t.Errorf("commit of XA branches older than the timeout succeeded; want it rolled back")
+			case errors.Is(err, sqlhook.ErrTxInDoubt):
+				t.Errorf("commit: %v; nothing was decided, want no ErrTxInDoubt", err)
+			case err != nil:
+				want = map[int64]int64{0: 100, 1: 100}
+			}
+			if left := append(p.prepared(t, 0), p.prepared(t, 1)...); len(left) > 0 {
+				t.Errorf("prepared branches left: %v", left)
+			}
+			if got := p.balances(t); !tpSameBalances(got, want) {
+				t.Errorf("balances %v, want %v", got, want)
+			}
+		})
+	}
+}
+
+// TestTwoPhaseFaultContextCancelledDuringCommitStillFinishesIt cancels
+// the transaction's context after the decision is logged: phase 2 must
+// not stop half-way, so every branch commits and Commit says so.
+func TestTwoPhaseFaultContextCancelledDuringCommitStillFinishesIt(t *testing.T) {
+	for _, p := range tpPairs(t, "cancel") {
+		t.Run(p.name, func(t *testing.T) {
+			for _, stage := range []xa.Stage{xa.StagePrepared, xa.StageDecided, xa.StageCommittedOne} {
+				t.Run(stage.String(), func(t *testing.T) {
+					p.seed(t, map[int64]int64{0: 100, 1: 100})
+					x := p.proxied(t, nil)
+					ctx, cancel := context.WithCancel(context.Background())
+					defer cancel()
+					x.hook.set(func(s xa.Stage, gtrid string) error {
+						if s == stage {
+							cancel()
+						}
+						return nil
+					})
+					err := tpTransfer(ctx, p, x.db, 0, 1, 10)
+					want := map[int64]int64{0: 90, 1: 110}
+					if err != nil {
+						// Before the decision a cancelled context may
+						// still roll back; never after it.
+						if stage != xa.StagePrepared || errors.Is(err, sqlhook.ErrTxInDoubt) {
+							t.Fatalf("commit with its context cancelled at %s: %v", stage, err)
+						}
+						want = map[int64]int64{0: 100, 1: 100}
+					}
+					if left := append(p.prepared(t, 0), p.prepared(t, 1)...); len(left) > 0 {
+						t.Errorf("prepared branches left: %v", left)
+					}
+					if got := p.balances(t); !tpSameBalances(got, want) {
+						t.Errorf("balances %v, want %v (commit: %v)", got, want, err)
+					}
+				})
+			}
+		})
+	}
+}
