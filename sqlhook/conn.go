@@ -125,8 +125,10 @@ func (c *conn) BeginTx(ctx context.Context, opts driver.TxOptions) (driver.Tx, e
 		// An XA branch begun here might never be reached, and one XA
 		// transaction cannot roll back a branch and commit the others:
 		// check the options sqlhook itself will send instead.
-		if _, err := mysqlIsolation(opts.Isolation); opts.Isolation != 0 && err != nil {
-			return nil, err
+		if opts.Isolation != 0 {
+			if _, err := mysqlIsolation(opts.Isolation); err != nil {
+				return nil, err
+			}
 		}
 	default:
 		// Options the driver may not support: begin on the default data
