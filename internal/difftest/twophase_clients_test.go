@@ -32,8 +32,15 @@ func newTPSQLClient(t testing.TB, w *world, interval time.Duration) *tpSQLClient
 	return &tpSQLClient{db: db}
 }
 
-func (c *tpSQLClient) begin(ctx context.Context) (tpShardTx, error) {
-	tx, err := c.db.BeginTx(ctx, nil)
+func tpTxOptions(iso sql.IsolationLevel) *sql.TxOptions {
+	if iso == sql.LevelDefault {
+		return nil
+	}
+	return &sql.TxOptions{Isolation: iso}
+}
+
+func (c *tpSQLClient) begin(ctx context.Context, iso sql.IsolationLevel) (tpShardTx, error) {
+	tx, err := c.db.BeginTx(ctx, tpTxOptions(iso))
 	if err != nil {
 		return nil, err
 	}
@@ -97,8 +104,12 @@ func newTPGormClient(t testing.TB, w *world, interval time.Duration) tpClient {
 	return &tpGormClient{db: db}
 }
 
-func (c *tpGormClient) begin(ctx context.Context) (tpShardTx, error) {
-	tx := c.db.WithContext(ctx).Begin()
+func (c *tpGormClient) begin(ctx context.Context, iso sql.IsolationLevel) (tpShardTx, error) {
+	var opts []*sql.TxOptions
+	if o := tpTxOptions(iso); o != nil {
+		opts = append(opts, o)
+	}
+	tx := c.db.WithContext(ctx).Begin(opts...)
 	if tx.Error != nil {
 		return nil, tx.Error
 	}

@@ -2,6 +2,7 @@ package difftest
 
 import (
 	"context"
+	"database/sql"
 	"errors"
 	"fmt"
 	"math/rand/v2"
@@ -118,7 +119,7 @@ func (r *tpRun) transfer(ctx context.Context, rng *rand.Rand) (tpTransfer, strin
 		hooks.kill = func() { time.Sleep(d) }
 	}
 	txCtx := tpWithHook(ctx, hooks.hook)
-	tx, err := r.client.begin(txCtx)
+	tx, err := r.client.begin(txCtx, sql.LevelDefault)
 	if err != nil {
 		return tr, "begin failed"
 	}

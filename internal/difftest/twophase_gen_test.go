@@ -1,6 +1,7 @@
 package difftest
 
 import (
+	"database/sql"
 	"fmt"
 	"math/rand/v2"
 	"slices"
@@ -58,11 +59,15 @@ type tpTx struct {
 	victim int // the data source a tpKill fault disconnects
 	killAt int // tpKillMid: the statement after which it does
 	stall  time.Duration
+	iso    sql.IsolationLevel // BeginTx's (0: the default, no option)
 }
 
 func (x tpTx) String() string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "tx %d: BEGIN", x.n)
+	if x.iso != sql.LevelDefault {
+		fmt.Fprintf(&b, " (isolation %s)", x.iso)
+	}
 	for _, it := range x.items {
 		fmt.Fprintf(&b, "\n    %s", it)
 	}
@@ -352,6 +357,9 @@ func tpBuild(seed uint64, n int, m tpModel, o tpGen) tpTx {
 		x.fault = []tpFault{tpKillAtPrepared, tpKillAtDecided}[(f-13)/2]
 	case f < 18 && g.hooks:
 		x.fault = []tpFault{tpSlowAtPrepared, tpSlowAtDecided}[g.rng.IntN(2)]
+	}
+	if g.rng.IntN(3) == 0 {
+		x.iso = pick(g.rng, []sql.IsolationLevel{sql.LevelReadCommitted, sql.LevelRepeatableRead, sql.LevelSerializable})
 	}
 	// around the timeout: before it, at it, after it
 	x.stall = tpTimeout - 300*time.Millisecond + time.Duration(g.rng.IntN(600))*time.Millisecond

@@ -82,7 +82,7 @@ func (r *tpRun) runTx(x tpTx) []string {
 		r.t.Fatalf("oracle: %v", err)
 	}
 	defer otx.Rollback()
-	stx, err := r.client.begin(ctx)
+	stx, err := r.client.begin(ctx, x.iso)
 	if err != nil {
 		return []string{fmt.Sprintf("BEGIN through shardkey: %v", err)}
 	}
@@ -249,6 +249,10 @@ func (r *tpRun) settle(ctx context.Context, x tpTx, hooks *tpHooks, cerr error, 
 			out = "error"
 		}
 		r.stats.errs[fmt.Sprintf("Commit with fault %s: %s", x.fault, out)]++
+	}
+	if inDoubt && (x.fault == tpNoFault || x.fault == tpKill || x.fault == tpKillMid) {
+		// nothing failed at or after PREPARE: the outcome was known
+		problems = append(problems, fmt.Sprintf("Commit is in doubt, yet no fault was injected at or after PREPARE: %v", cerr))
 	}
 	switch {
 	case x.commit && cerr == nil:

@@ -111,7 +111,7 @@ func TestTwoPhaseCommitAgreesWithOracle(t *testing.T) {
 
 // tpClient begins transactions through shardkey.
 type tpClient interface {
-	begin(ctx context.Context) (tpShardTx, error)
+	begin(ctx context.Context, iso sql.IsolationLevel) (tpShardTx, error) // iso 0: no TxOptions
 }
 
 type tpShardTx interface {
