@@ -3,6 +3,7 @@ package xa
 import (
 	"context"
 	"fmt"
+	"time"
 
 	"github.com/shardkey/shardkey/internal/dialect"
 )
@@ -87,33 +88,58 @@ func (t *Tx) rollbackOne(ctx context.Context, b *branch) error {
 func (t *Tx) finish(ctx context.Context, b *branch, commit bool) (gone bool, err error) {
 	q := finishSQL(b.src.Dialect, t.gtrid, b.Source, commit)
 	own := b.Exec(ctx, q)
-	switch k := classify(own); {
-	case own == nil, k == errRolledBack && !commit:
-		return false, nil
-	case k == errRolledBack:
-		return false, fmt.Errorf("xa: %s on data source %q: the server rolled the prepared branch back: %w", q, b.Source, own)
-	case k == errGone || k == errBusy:
-		return true, nil
+	if done, gone, err := t.judge(ctx, b, q, commit, own, false); done {
+		return gone, err
 	}
 	pool := poolExec(ctx, b.src, q)
-	switch k := classify(pool); {
-	case pool == nil, k == errRolledBack && !commit:
-		return false, nil
+	if done, gone, err := t.judge(ctx, b, q, commit, pool, true); done {
+		return gone, err
+	}
+	return false, fmt.Errorf("xa: %s on data source %q: %w (on the branch's own connection: %v)", q, b.Source, pool, own)
+}
+
+// judge reads the error of q on b (onPool: sent through the pool): done
+// when it settles the branch's end, with the error to report.
+func (t *Tx) judge(ctx context.Context, b *branch, q string, commit bool, err error, onPool bool) (done, gone bool, _ error) {
+	switch k := classify(err); {
+	case err == nil, k == errRolledBack && !commit, k == errBusy && !commit:
+		return true, false, nil
 	case k == errRolledBack:
-		return false, fmt.Errorf("xa: %s on data source %q: the server rolled the prepared branch back: %w", q, b.Source, pool)
+		return true, false, fmt.Errorf("xa: %s on data source %q: the server rolled the prepared branch back: %w", q, b.Source, err)
+	case k == errBusy:
+		// Recovery is committing it right now: done once it is gone.
+		return true, true, t.waitFinished(ctx, b)
+	case k == errGone && onPool && b.src.Dialect == dialect.MySQL:
+		// A prepared MySQL branch stays attached to its session while that
+		// lives, and other sessions get XAER_NOTA for it: gone only if XA
+		// RECOVER no longer lists it.
+		if still, lerr := t.c.listed(ctx, b.src, t.gtrid); lerr != nil || still {
+			return true, false, fmt.Errorf("xa: %s on data source %q: the branch is still prepared, attached to its own connection (listing: %v)", q, b.Source, lerr)
+		}
+		return true, true, nil
+	case k == errGone:
+		return true, true, nil
 	}
-	if k := classify(pool); k != errGone && k != errBusy {
-		return false, fmt.Errorf("xa: %s on data source %q: %w (on the branch's own connection: %v)", q, b.Source, pool, own)
-	}
-	// A prepared MySQL branch stays attached to its session while that
-	// lives, and other sessions get XAER_NOTA for it: gone only if XA
-	// RECOVER no longer lists it.
-	if b.src.Dialect == dialect.MySQL {
-		if still, err := t.c.listed(ctx, b.src, t.gtrid); err != nil || still {
-			return false, fmt.Errorf("xa: %s on data source %q: the branch is still prepared, attached to its own connection, where it failed: %w (listing: %v)", q, b.Source, own, err)
+	return false, false, nil
+}
+
+// waitFinished waits until another session has finished b's PostgreSQL
+// branch (it leaves pg_prepared_xacts), so that Commit returns only once
+// every branch's commit is visible.
+func (t *Tx) waitFinished(ctx context.Context, b *branch) error {
+	gid := pgGID(t.gtrid, b.Source)
+	for {
+		var n int
+		err := b.src.DB.QueryRowContext(ctx, pgIsPrepared, gid).Scan(&n)
+		if err == nil && n == 0 {
+			return nil
+		}
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("xa: branch %s on data source %q is still being finished by another session: %w (%v)", gid, b.Source, ctx.Err(), err)
+		case <-time.After(5 * time.Millisecond):
 		}
 	}
-	return true, nil
 }
 
 // listed tells whether gtrid's branch on s is prepared.

@@ -36,6 +36,7 @@ func xaRollback(xid string) string       { return "XA ROLLBACK " + xid }
 const (
 	pgListPrepared = `SELECT gid FROM pg_catalog.pg_prepared_xacts WHERE database OPERATOR(pg_catalog.=) pg_catalog.current_database() AND gid OPERATOR(pg_catalog.~~) $1`
 	pgMaxPrepared  = `SELECT pg_catalog.current_setting('max_prepared_transactions')`
+	pgIsPrepared   = `SELECT pg_catalog.count(*) FROM pg_catalog.pg_prepared_xacts WHERE gid OPERATOR(pg_catalog.=) $1`
 	mysqlRecover   = `XA RECOVER`
 )
 
