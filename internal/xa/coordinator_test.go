@@ -1,8 +1,12 @@
 package xa
 
 import (
+	"bytes"
 	"context"
+	"database/sql/driver"
 	"errors"
+	"io"
+	"log/slog"
 	"strings"
 	"sync"
 	"testing"
@@ -190,4 +194,45 @@ func TestCommitRefusesToSpanSQLiteAndRollsBackTheOthers(t *testing.T) {
 	if err := tx.Rollback(context.Background(), nil); !errors.Is(err, ErrTxDone) {
 		t.Errorf("Rollback after Commit = %v", err)
 	}
+}
+
+// Start warns about a MySQL source that may lose acknowledged commits or
+// prepared branches in a crash.
+func TestStartWarnsAboutAMySQLSourceThatIsNotDurable(t *testing.T) {
+	base := fakeServer("10")
+	my := &fakeDB{r: func(q string, args []driver.NamedValue) (fakeResult, error) {
+		if q == mysqlDurability {
+			return fakeResult{cols: []string{"f", "b", "s"}, rows: [][]driver.Value{{"2", "1", "0"}}}, nil
+		}
+		return base(q, args)
+	}}
+	db := my.open()
+	defer db.Close()
+	var buf bytes.Buffer
+	var mu sync.Mutex
+	logger := slog.New(slog.NewTextHandler(lockedWriter{&mu, &buf}, nil))
+	c, err := New(Config{Interval: -1, Logger: logger}, []Source{{Name: "my0", Dialect: dialect.MySQL, DB: db}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	if err := c.Start(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if out := buf.String(); !strings.Contains(out, "level=WARN") || !strings.Contains(out, "innodb_flush_log_at_trx_commit=2") || !strings.Contains(out, "source=my0") {
+		t.Errorf("no durability warning naming the source and the setting:\n%s", out)
+	}
+}
+
+type lockedWriter struct {
+	mu *sync.Mutex
+	w  io.Writer
+}
+
+func (l lockedWriter) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.w.Write(p)
 }

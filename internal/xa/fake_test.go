@@ -143,13 +143,16 @@ func fakeServer(maxPrepared string) responder {
 			return one("m", maxPrepared), nil
 		case strings.HasPrefix(q, "SELECT gid FROM pg_catalog.pg_prepared_xacts"):
 			return fakeResult{cols: []string{"gid"}}, nil
+		case q == mysqlDurability:
+			return fakeResult{cols: []string{"f", "b", "s"}, rows: [][]driver.Value{{"1", "0", "0"}}}, nil
 		case q == "XA RECOVER":
 			return fakeResult{cols: []string{"formatID", "gtrid_length", "bqual_length", "data"}}, nil
 		case strings.HasPrefix(q, "SELECT branches FROM") && strings.Contains(q, "outcome = 'I'"):
 			return one("id", fakeLogID), nil
 		case strings.HasPrefix(q, "SELECT gtrid, branches FROM"):
 			return fakeResult{cols: []string{"gtrid", "branches"}}, nil
-		case strings.HasPrefix(q, "CREATE TABLE IF NOT EXISTS"), strings.HasPrefix(q, "DELETE FROM"), strings.HasPrefix(q, "INSERT INTO"):
+		case strings.HasPrefix(q, "CREATE TABLE IF NOT EXISTS"), strings.HasPrefix(q, "DELETE FROM"), strings.HasPrefix(q, "INSERT INTO"),
+			q == pgSyncCommit:
 			return fakeResult{}, nil
 		}
 		return fakeResult{}, errors.New("fake: unexpected statement " + q)

@@ -34,10 +34,12 @@ func xaCommitOnePhase(xid string) string { return "XA COMMIT " + xid + " ONE PHA
 func xaRollback(xid string) string       { return "XA ROLLBACK " + xid }
 
 const (
-	pgListPrepared = `SELECT gid FROM pg_catalog.pg_prepared_xacts WHERE database OPERATOR(pg_catalog.=) pg_catalog.current_database() AND gid OPERATOR(pg_catalog.~~) $1`
-	pgMaxPrepared  = `SELECT pg_catalog.current_setting('max_prepared_transactions')`
-	pgIsPrepared   = `SELECT pg_catalog.count(*) FROM pg_catalog.pg_prepared_xacts WHERE gid OPERATOR(pg_catalog.=) $1`
-	mysqlRecover   = `XA RECOVER`
+	pgListPrepared  = `SELECT gid FROM pg_catalog.pg_prepared_xacts WHERE database OPERATOR(pg_catalog.=) pg_catalog.current_database() AND gid OPERATOR(pg_catalog.~~) $1`
+	pgMaxPrepared   = `SELECT pg_catalog.current_setting('max_prepared_transactions')`
+	pgIsPrepared    = `SELECT pg_catalog.count(*) FROM pg_catalog.pg_prepared_xacts WHERE gid OPERATOR(pg_catalog.=) $1`
+	pgSyncCommit    = `SET LOCAL synchronous_commit = on`
+	mysqlRecover    = `XA RECOVER`
+	mysqlDurability = `SELECT @@innodb_flush_log_at_trx_commit, @@log_bin, @@sync_binlog`
 )
 
 // logSQL holds the decision log's statements in one dialect.

@@ -42,6 +42,7 @@ func (c *Coordinator) Start(ctx context.Context) error {
 			}
 		}
 	}
+	c.warnNotDurable(ctx)
 	c.setTag(tag)
 	c.logReport(c.Recover(ctx))
 	if _, err := c.GC(ctx); err != nil {
@@ -98,7 +99,7 @@ func (c *Coordinator) createLogID(ctx context.Context) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	insErr := c.inLogTx(ctx, func(tx *sql.Tx) error {
+	insErr := c.inLogTx(ctx, true, func(tx *sql.Tx) error {
 		_, err := tx.ExecContext(ctx, c.logSQL.insert, logIDKey, "I", fresh, c.now().UTC())
 		return err
 	})
@@ -166,5 +167,27 @@ func (c *Coordinator) logReport(rep Report, err error) {
 	}
 	if len(rep.Left) > 0 {
 		c.logger.Info("xa recovery: undecided branches left to their coordinators", "count", len(rep.Left))
+	}
+}
+
+// warnNotDurable warns about MySQL sources that may lose what they
+// acknowledged in a crash (innodb_flush_log_at_trx_commit != 1, or a
+// binary log not synced at each commit): a prepared branch or the
+// decision lost after another source committed is a half commit.
+func (c *Coordinator) warnNotDurable(ctx context.Context) {
+	for _, name := range c.order {
+		s := c.sources[name]
+		if s.Dialect != dialect.MySQL {
+			continue
+		}
+		var flush, logBin, syncBinlog sql.NullString
+		if err := s.DB.QueryRowContext(ctx, mysqlDurability).Scan(&flush, &logBin, &syncBinlog); err != nil {
+			c.logger.Debug("xa: reading durability settings", "source", name, "err", err)
+			continue
+		}
+		if flush.String != "1" || logBin.String == "1" && syncBinlog.String != "1" {
+			c.logger.Warn("xa: data source may lose committed or prepared transactions in a crash, which can leave a two-phase commit half done: set innodb_flush_log_at_trx_commit = 1 (and sync_binlog = 1 with the binary log on)",
+				"source", name, "innodb_flush_log_at_trx_commit", flush.String, "log_bin", logBin.String, "sync_binlog", syncBinlog.String)
+		}
 	}
 }

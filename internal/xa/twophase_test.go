@@ -99,6 +99,9 @@ func TestCommitIsInDoubtOnlyWhenTheLogsCommitOutcomeIsUnknown(t *testing.T) {
 			if got != tc.want {
 				t.Fatalf("Commit = %v (%s), want %s", err, got, tc.want)
 			}
+			if pg.count(pgSyncCommit) < 1 { // the decision's transaction
+				t.Errorf("the log's writes did not set synchronous_commit on: %d times", pg.count(pgSyncCommit))
+			}
 			for _, f := range []*fakeBranch{fa, fb} {
 				if tc.want == "rolled back" && !f.sent("ROLLBACK PREPARED") || tc.want == "committed" && !f.sent("COMMIT PREPARED") {
 					t.Errorf("%s: branch statements %q", tc.want, f.stmts)
