@@ -3,7 +3,9 @@ package xa
 import (
 	"bytes"
 	"context"
+	"crypto/sha256"
 	"database/sql/driver"
+	"encoding/hex"
 	"errors"
 	"io"
 	"log/slog"
@@ -120,7 +122,8 @@ func TestCoordinatorLifecycleAndTimerStopOnClose(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if want := "sk1:" + fakeLogID + ":"; !strings.HasPrefix(tx.GTRID(), want) || c.BranchPrefix() != want {
+	sum := sha256.Sum256([]byte(fakeLogID + "\x00app.public.shardkey_xa_log"))
+	if want := "sk1:" + hex.EncodeToString(sum[:8]) + ":"; !strings.HasPrefix(tx.GTRID(), want) || c.BranchPrefix() != want {
 		t.Errorf("GTRID %s, BranchPrefix %s, want prefix %s", tx.GTRID(), c.BranchPrefix(), want)
 	}
 	if tx.XAStart("my0") != "XA START "+mysqlXID(tx.GTRID(), "my0") || tx.XAStart("pg0") != "" || tx.XAStart("nope") != "" {

@@ -6,28 +6,33 @@
 //
 // # Identifiers
 //
-// A transaction's GTRID is "sk1:<logtag>:<ms>:<txid>". The logtag is the
-// decision log's id: 16 random hex digits written into the log table, as
-// the row with gtrid "sk1:log-id" and outcome 'I', by the first Start on
-// it (the primary key lets one writer win). A branch thus names the one
-// log that decides it, and two deployments never take each other's
-// branches for their own, even when their logs have the same name on two
-// servers and their data sources share one. ms is the base36 Unix
-// millisecond the transaction began (by Config.Now): recovery measures a
-// transaction's age from it. The txid is the base36 of a keygen id
-// followed by 10 base36 digits of a 48-bit random nonce, so ids stay
+// A transaction's GTRID is "sk1:<logtag>:<ms>:<txid>". The logtag is 16
+// hex digits of SHA-256 of the decision log's id and location. The id is
+// 16 random hex digits written into the log table, as the row with gtrid
+// "sk1:log-id" and outcome 'I', by the first Start on it (the primary key
+// lets one writer win); the location is database.schema.table on
+// PostgreSQL (the schema the name resolves to), database.table on MySQL.
+// A branch thus names the one log that decides it: two deployments never
+// take each other's branches for their own, even when their logs have the
+// same name on two servers, or one log is a copy of the other under
+// another name (a restored dump, CREATE DATABASE ... TEMPLATE). ms is the
+// base36 Unix millisecond the transaction began (by Config.Now): recovery
+// measures a transaction's age from it. The txid is the base36 of a keygen
+// id followed by 10 base36 digits of a 48-bit random nonce, so ids stay
 // unique across processes and restarts. A PostgreSQL branch's gid is
 // GTRID ":" data source name (unique in the cluster even when two data
 // sources share it); a MySQL branch's xid is X'hex(GTRID)', X'hex(data
 // source name)', formatID 0x736b31.
 //
-// Dropping or recreating the log table (or its id row) gives the log a new
-// id: branches prepared under the old one are no one's, and recovery never
-// touches them. They stay visible in pg_prepared_xacts and XA RECOVER
-// (gtrid "sk1:<old id>:…"), to be ended by hand — ROLLBACK PREPARED /
-// XA ROLLBACK, or COMMIT if the old log said 'C'. A log restored from
-// another deployment's backup shares that deployment's id: delete its id
-// row before the first Start.
+// Dropping or recreating the log table (or its id row), or renaming its
+// database or schema, changes the tag: branches prepared under the old
+// one are no one's, and recovery never touches them. They stay visible in
+// pg_prepared_xacts and XA RECOVER (gtrid "sk1:<old tag>:…"), to be ended
+// by hand — ROLLBACK PREPARED / XA ROLLBACK, or COMMIT if the old log said
+// 'C'. One case is left to operators: a MySQL log copied under the same
+// database name to another server, for a deployment whose MySQL data
+// sources share a server with the original's under the same names; give
+// the copy a new id (delete its id row) before its first Start.
 //
 // # Commit
 //

@@ -143,6 +143,10 @@ func fakeServer(maxPrepared string) responder {
 			return one("m", maxPrepared), nil
 		case strings.HasPrefix(q, "SELECT gid FROM pg_catalog.pg_prepared_xacts"):
 			return fakeResult{cols: []string{"gid"}}, nil
+		case q == pgLogLocation:
+			return fakeResult{cols: []string{"d", "s", "t"}, rows: [][]driver.Value{{"app", "public", "shardkey_xa_log"}}}, nil
+		case q == mysqlLocation:
+			return one("d", "app"), nil
 		case q == mysqlDurability:
 			return fakeResult{cols: []string{"f", "b", "s"}, rows: [][]driver.Value{{"1", "0", "0"}}}, nil
 		case q == "XA RECOVER":

@@ -34,10 +34,13 @@ func xaCommitOnePhase(xid string) string { return "XA COMMIT " + xid + " ONE PHA
 func xaRollback(xid string) string       { return "XA ROLLBACK " + xid }
 
 const (
-	pgListPrepared  = `SELECT gid FROM pg_catalog.pg_prepared_xacts WHERE database OPERATOR(pg_catalog.=) pg_catalog.current_database() AND gid OPERATOR(pg_catalog.~~) $1`
-	pgMaxPrepared   = `SELECT pg_catalog.current_setting('max_prepared_transactions')`
-	pgIsPrepared    = `SELECT pg_catalog.count(*) FROM pg_catalog.pg_prepared_xacts WHERE gid OPERATOR(pg_catalog.=) $1`
-	pgSyncCommit    = `SET LOCAL synchronous_commit = on`
+	pgListPrepared = `SELECT gid FROM pg_catalog.pg_prepared_xacts WHERE database OPERATOR(pg_catalog.=) pg_catalog.current_database() AND gid OPERATOR(pg_catalog.~~) $1`
+	pgMaxPrepared  = `SELECT pg_catalog.current_setting('max_prepared_transactions')`
+	pgIsPrepared   = `SELECT pg_catalog.count(*) FROM pg_catalog.pg_prepared_xacts WHERE gid OPERATOR(pg_catalog.=) $1`
+	pgSyncCommit   = `SET LOCAL synchronous_commit = on`
+	pgLogLocation  = `SELECT pg_catalog.current_database(), n.nspname, c.relname FROM pg_catalog.pg_class c ` +
+		`JOIN pg_catalog.pg_namespace n ON n.oid OPERATOR(pg_catalog.=) c.relnamespace WHERE c.oid OPERATOR(pg_catalog.=) pg_catalog.to_regclass($1)`
+	mysqlLocation   = `SELECT DATABASE()`
 	mysqlRecover    = `XA RECOVER`
 	mysqlDurability = `SELECT @@innodb_flush_log_at_trx_commit, @@log_bin, @@sync_binlog`
 )

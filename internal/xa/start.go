@@ -2,7 +2,9 @@ package xa
 
 import (
 	"context"
+	"crypto/sha256"
 	"database/sql"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"strings"
@@ -31,7 +33,11 @@ func (c *Coordinator) Start(ctx context.Context) error {
 	if err := c.createLog(ctx); err != nil {
 		return err
 	}
-	tag, err := c.createLogID(ctx)
+	id, err := c.createLogID(ctx)
+	if err != nil {
+		return err
+	}
+	tag, err := c.tagOf(ctx, id)
 	if err != nil {
 		return err
 	}
@@ -79,8 +85,50 @@ func (c *Coordinator) Attach(ctx context.Context) error {
 	case !ok:
 		return fmt.Errorf("%w: table %s on data source %q has no log id (never started)", ErrNoLog, c.table, c.log.Name)
 	}
+	if tag, err = c.tagOf(ctx, tag); err != nil {
+		return err
+	}
 	c.setTag(tag)
 	return nil
+}
+
+// tagOf is the logtag of the log with id at its location: 16 hex digits
+// of SHA-256 of both. A copy of the log (a dump restored under another
+// database name, CREATE DATABASE ... TEMPLATE) carries the id but lives
+// elsewhere, so it gets a tag of its own and never takes the original's
+// branches for its own.
+func (c *Coordinator) tagOf(ctx context.Context, id string) (string, error) {
+	loc, err := c.logLocation(ctx)
+	if err != nil {
+		return "", err
+	}
+	sum := sha256.Sum256([]byte(id + "\x00" + loc))
+	return hex.EncodeToString(sum[:tagLen/2]), nil
+}
+
+// logLocation names where the log table is: database.schema.table on
+// PostgreSQL (the schema the name resolves to), database.table on MySQL.
+func (c *Coordinator) logLocation(ctx context.Context) (string, error) {
+	var db, schema, table sql.NullString
+	var err error
+	if c.log.Dialect == dialect.Postgres {
+		err = c.log.DB.QueryRowContext(ctx, pgLogLocation, c.table).Scan(&db, &schema, &table)
+	} else if i := strings.IndexByte(c.table, '.'); i >= 0 {
+		db.String, db.Valid, table.String = c.table[:i], true, c.table[i+1:]
+	} else {
+		err = c.log.DB.QueryRowContext(ctx, mysqlLocation).Scan(&db)
+		table.String = c.table
+	}
+	if err != nil {
+		return "", fmt.Errorf("xa: locating the decision log %s on %q: %w", c.table, c.log.Name, err)
+	}
+	if !db.Valid {
+		return "", fmt.Errorf("xa: data source %q has no current database for the decision log %s (qualify it as database.table)", c.log.Name, c.table)
+	}
+	if schema.Valid {
+		return db.String + "." + schema.String + "." + table.String, nil
+	}
+	return db.String + "." + table.String, nil
 }
 
 func (c *Coordinator) setTag(tag string) {
