@@ -112,10 +112,13 @@ const (
 	// the decision
 	tpSlowAtPrepared
 	tpSlowAtDecided
+	// recovery runs flat out from the decision on, racing phase 2 for
+	// the branches (a branch another session is committing is "busy")
+	tpRaceAtDecided
 )
 
 func (f tpFault) String() string {
-	return [...]string{"none", "kill", "hook:prepared", "hook:decided", "hook:committed-one", "kill:mid", "log-fails", "kill:at-prepared", "kill:at-decided", "slow:at-prepared", "slow:at-decided"}[f]
+	return [...]string{"none", "kill", "hook:prepared", "hook:decided", "hook:committed-one", "kill:mid", "log-fails", "kill:at-prepared", "kill:at-decided", "slow:at-prepared", "slow:at-decided", "race:at-decided"}[f]
 }
 
 // tpModel is what the generator knows of the rows: the oracle's keys and
@@ -357,6 +360,8 @@ func tpBuild(seed uint64, n int, m tpModel, o tpGen) tpTx {
 		x.fault = []tpFault{tpKillAtPrepared, tpKillAtDecided}[(f-13)/2]
 	case f < 18 && g.hooks:
 		x.fault = []tpFault{tpSlowAtPrepared, tpSlowAtDecided}[g.rng.IntN(2)]
+	case f < 20 && g.hooks:
+		x.fault = tpRaceAtDecided
 	}
 	if g.rng.IntN(3) == 0 {
 		x.iso = pick(g.rng, []sql.IsolationLevel{sql.LevelReadCommitted, sql.LevelRepeatableRead, sql.LevelSerializable})

@@ -54,7 +54,7 @@ func (f tpFault) stage() (xa.Stage, bool) {
 		return xa.StageDecided, true
 	case tpSlowAtPrepared:
 		return xa.StagePrepared, true
-	case tpSlowAtDecided:
+	case tpSlowAtDecided, tpRaceAtDecided:
 		return xa.StageDecided, true
 	}
 	return 0, false
@@ -73,6 +73,8 @@ func (r *tpRun) runTx(x tpTx) []string {
 			hooks.kill = func() { r.killAll(x.victim) }
 		case tpSlowAtPrepared, tpSlowAtDecided:
 			hooks.kill = func() { r.stall(x.stall) }
+		case tpRaceAtDecided:
+			hooks.kill = func() { r.race() }
 		}
 		ctx = tpWithHook(ctx, hooks.hook)
 	}
@@ -106,6 +108,10 @@ func (r *tpRun) runTx(x tpTx) []string {
 		cerr = stx.commit()
 	} else {
 		cerr = stx.rollback()
+	}
+	if r.stopLoop != nil {
+		r.stopLoop()
+		r.stopLoop = nil
 	}
 	if x.fault == tpLogFails {
 		r.logRefuses(false)
@@ -247,6 +253,9 @@ func (r *tpRun) settle(ctx context.Context, x tpTx, hooks *tpHooks, cerr error, 
 			out = fmt.Sprintf("in doubt (decided %v)", doubt.Decided)
 		case cerr != nil:
 			out = "error"
+		}
+		if _, hooked := x.fault.stage(); hooked && !hooks.broke {
+			out += " (stage not reached)"
 		}
 		r.stats.errs[fmt.Sprintf("Commit with fault %s: %s", x.fault, out)]++
 	}
@@ -443,8 +452,9 @@ BEGIN RAISE EXCEPTION 'difftest: the decision log refuses'; END $$`,
 	}
 }
 
-// stall waits d while recovery runs every 20ms, as recovery in another
-// process would while this one's Commit is stuck.
+// stall starts recovery every 20ms, as recovery in another process would
+// run while this one's Commit is stuck, and waits d. Recovery goes on
+// until Commit has returned (stopLoop), so that it races with phase 2.
 func (r *tpRun) stall(d time.Duration) {
 	done := make(chan struct{})
 	var wg sync.WaitGroup
@@ -462,9 +472,30 @@ func (r *tpRun) stall(d time.Duration) {
 			}
 		}
 	}()
+	r.stopLoop = func() { close(done); wg.Wait() }
 	time.Sleep(d)
-	close(done)
-	wg.Wait()
+}
+
+// race starts two recoverers in a loop without pause until Commit has
+// returned (stopLoop).
+func (r *tpRun) race() {
+	done := make(chan struct{})
+	var wg sync.WaitGroup
+	for range 2 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for {
+				select {
+				case <-done:
+					return
+				default:
+					r.rec.Recover(context.Background())
+				}
+			}
+		}()
+	}
+	r.stopLoop = func() { close(done); wg.Wait() }
 }
 
 // killAll disconnects every session of data source ds: a prepared

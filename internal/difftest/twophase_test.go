@@ -135,6 +135,8 @@ type tpRun struct {
 	divs    int
 	hookers bool
 	gorm    bool
+	// stopLoop ends the recovery loop a stalled Commit started
+	stopLoop func()
 }
 
 type tpStats struct {
