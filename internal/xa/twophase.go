@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"sync"
+	"time"
 
 	"github.com/shardkey/shardkey/internal/dialect"
 )
@@ -58,6 +59,9 @@ func (t *Tx) commitTwoPhase(ctx context.Context, bs []*branch) error {
 	if t.hook = c.hook; t.hook == nil {
 		t.hook = testHook(ctx)
 	}
+	if err := t.checkAge(born); err != nil {
+		return t.abort(ctx, bs, err)
+	}
 	// Nothing may be decided once the transaction is Timeout old, so
 	// phase 1 and the log write share that deadline.
 	dctx, cancel := context.WithTimeout(ctx, c.timeout-c.now().Sub(born))
@@ -68,8 +72,8 @@ func (t *Tx) commitTwoPhase(ctx context.Context, bs []*branch) error {
 	if err := t.hookAt(StagePrepared); err != nil {
 		return t.abort(ctx, bs, err)
 	}
-	if age := c.now().Sub(born); age > c.timeout {
-		return t.abort(ctx, bs, fmt.Errorf("transaction is %v old, past the %v timeout (recovery may be rolling it back)", age, c.timeout))
+	if err := t.checkAge(born); err != nil {
+		return t.abort(ctx, bs, err)
 	}
 	outcome, err := c.writeDecision(dctx, t.gtrid, 'C', branchNames(bs))
 	if errors.Is(err, errNotLogged) {
@@ -87,6 +91,15 @@ func (t *Tx) commitTwoPhase(ctx context.Context, bs []*branch) error {
 		return &InDoubtError{GTRID: t.gtrid, Decided: true, Pending: branchNames(bs), Err: err}
 	}
 	return t.commitAll(ctx, bs)
+}
+
+// checkAge refuses a transaction older than Timeout: recovery may be
+// rolling it back.
+func (t *Tx) checkAge(born time.Time) error {
+	if age := t.c.now().Sub(born); age > t.c.timeout {
+		return fmt.Errorf("transaction is %v old, past the %v timeout (recovery may be rolling it back)", age.Round(time.Millisecond), t.c.timeout)
+	}
+	return nil
 }
 
 func (t *Tx) hookAt(s Stage) error {
