@@ -2,9 +2,14 @@ package difftest
 
 import (
 	"context"
+	"database/sql"
+	"fmt"
 	"testing"
+	"time"
 
 	"gorm.io/gorm"
+
+	"github.com/shardkey/shardkey/internal/dbtest"
 )
 
 // Divergences the two-phase-commit tester found, each in its smallest
@@ -76,5 +81,52 @@ func TestTwoPhaseStatementsAfterAPartlyFailedWriteSeeNoneOfIt(t *testing.T) {
 				t.Error("Commit after a write that failed in part returned nil")
 			}
 		})
+	}
+}
+
+// TestTwoPhaseCommitAfterABranchWasKilledLeavesNothingPrepared: a
+// transaction over both data sources whose ds_0 session was killed before
+// Commit must fail to commit, and leave no branch prepared (nothing to
+// recover: the outcome is known). Found by the tester (seed 12, tx 570 on
+// PostgreSQL through sqlhook: Commit said "two-phase commit rolled back:
+// PREPARE TRANSACTION on data source ds_0: FATAL: terminating connection",
+// yet both branches were left prepared, with no decision).
+func TestTwoPhaseCommitAfterABranchWasKilledLeavesNothingPrepared(t *testing.T) {
+	dbtest.SkipShort(t, "two-phase commit")
+	for _, name := range tpDBs() {
+		for _, client := range []string{"sqlhook", "gorm"} {
+			t.Run(name+"/"+client, func(t *testing.T) {
+				r := newTPRunWith(t, name, client, "d2pc_case2", -1)
+				ctx := context.Background()
+				for _, k := range []int64{2, 3} { // ds_0 and ds_1
+					r.w.exec(t, r.w.dsOf(r.target(k)), fmt.Sprintf("INSERT INTO %s (order_id, user_id, amount) VALUES (%d, %d, 100)", r.target(k).Table, k, tpUser(k)))
+				}
+				g := &tpGen{}
+				g.addAmount("debit", -1, 2)
+				g.addAmount("credit", 1, 3)
+				d := &sqlGen{b: r.w.b}
+				for i := range 40 {
+					tx, err := r.client.begin(ctx, sql.LevelDefault)
+					if err != nil {
+						t.Fatal(err)
+					}
+					for _, it := range g.items {
+						if _, err := tx.exec(ctx, it, d.final(it.sql.text)); err != nil {
+							t.Fatal(err)
+						}
+					}
+					killed := r.kill(i % 2)
+					err = tx.commit()
+					if killed > 0 && err == nil {
+						t.Errorf("try %d: Commit returned nil after the ds_%d branch's session was killed", i, i%2)
+					}
+					if left, lerr := r.prepared(ctx); lerr != nil || len(left) > 0 {
+						t.Errorf("try %d (killed %d sessions of ds_%d; Commit: %v): prepared branches left: %v %v", i, killed, i%2, err, left, lerr)
+						time.Sleep(tpTimeout)
+						r.rec.Recover(ctx)
+					}
+				}
+			})
+		}
 	}
 }
