@@ -118,3 +118,57 @@ func TestXARecoveryNeverTouchesAnotherDeploymentsBranchesOnASharedServer(t *test
 		}
 	}
 }
+
+// A copy of a database is a common way to make another deployment
+// (staging from a dump of production, restored next to it on the same
+// server): the copy holds the decision log too, and whatever identifies
+// the log in it. B's log is copied from A's before B first starts; their
+// data sources share the server and the names. B's recovery must never
+// roll back A's transaction that A's log decided to commit.
+func TestXARecoveryNeverTouchesTheBranchesOfTheDeploymentItsLogWasCopiedFrom(t *testing.T) {
+	leaks := goleak.IgnoreCurrent()
+	t.Cleanup(func() { goleak.VerifyNone(t, leaks) })
+	a := newDeployment(t, "xa_copied_from")
+	b := newDeployment(t, "xa_copied_to")
+	ca := a.coordinator(t, xa.Config{Hook: failAt(xa.StageDecided)})
+	for _, q := range []string{
+		"CREATE TABLE shardkey_xa_copied_to.shardkey_xa_log LIKE shardkey_xa_copied_from.shardkey_xa_log",
+		"INSERT INTO shardkey_xa_copied_to.shardkey_xa_log SELECT * FROM shardkey_xa_copied_from.shardkey_xa_log",
+	} {
+		if _, err := b.srcs[0].DB.Exec(q); err != nil {
+			t.Fatalf("%s: %v", q, err)
+		}
+	}
+	clock := new(xaClock)
+	rb := b.coordinator(t, xa.Config{Now: clock.Now})
+	tx, err := ca.NewTx()
+	if err != nil {
+		t.Fatal(err)
+	}
+	open := newBranches(t)
+	bs := []xa.Branch{
+		open.open(tx, a.srcs[0], "INSERT INTO acct (id, v) VALUES (1, 1)"),
+		open.open(tx, a.srcs[1], "INSERT INTO acct (id, v) VALUES (1, 1)"),
+	}
+	err = tx.Commit(context.Background(), bs)
+	var ide *xa.InDoubtError
+	if !errors.As(err, &ide) || !ide.Decided {
+		t.Fatalf("A's Commit = %v, want a decided *InDoubtError", err)
+	}
+	open.drop()
+	clock.pastTimeout(2)
+	rep, err := rb.Recover(context.Background())
+	t.Logf("B's recovery: %+v, %v", rep, err)
+	if n := len(rep.Committed) + len(rep.RolledBack); n > 0 {
+		t.Errorf("B's recovery finished %d of A's branches", n)
+	}
+	rep, err = a.coordinator(t, xa.Config{}).Recover(context.Background())
+	if err != nil || len(rep.Errors) > 0 {
+		t.Errorf("A's recovery: %+v, %v", rep, err)
+	}
+	for i := range a.srcs {
+		if n := a.rows(t, i); n != 1 {
+			t.Errorf("A's decided commit: %d rows on %s, want 1", n, a.srcs[i].Name)
+		}
+	}
+}
