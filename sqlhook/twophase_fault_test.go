@@ -16,10 +16,11 @@ import (
 	"testing"
 	"time"
 
-	"github.com/go-sql-driver/mysql"
+	_ "github.com/go-sql-driver/mysql"
 	_ "github.com/jackc/pgx/v5/stdlib"
 
 	"github.com/shardkey/shardkey/internal/dbtest"
+	"github.com/shardkey/shardkey/internal/dialect"
 	"github.com/shardkey/shardkey/internal/xa"
 	"github.com/shardkey/shardkey/shardconf"
 	"github.com/shardkey/shardkey/sqlhook"
@@ -118,27 +119,37 @@ func (p tpPair) setup(t testing.TB) {
 	})
 }
 
-// branchPrefix is how every GTRID of this pair's deployment begins:
-// "sk1:" and the log's id, which the first deployment to open writes into
-// the decision log (tpLogTable in ds_0) as the row "sk1:log-id". ok is
-// false while there is no log (no deployment has opened yet: no branch
-// can be ours).
+// branchPrefix is how every GTRID of this pair's deployment begins
+// ("sk1:<logtag>:"), as the engine reads it from the decision log
+// (tpLogTable in ds_0) without changing anything: the tests do not
+// compute the logtag, whose recipe is the engine's. ok is false while
+// there is no log (no deployment has opened yet: no branch can be ours).
 func (p tpPair) branchPrefix() (prefix string, ok bool, err error) {
-	db, err := p.rawOpen(0)
+	d := dialect.Postgres
+	if p.driver == "mysql" {
+		d = dialect.MySQL
+	}
+	var srcs []xa.Source
+	for i := range 2 {
+		db, err := p.rawOpen(i)
+		if err != nil {
+			return "", false, err
+		}
+		defer db.Close()
+		srcs = append(srcs, xa.Source{Name: fmt.Sprintf("ds_%d", i), Dialect: d, DB: db})
+	}
+	c, err := xa.New(xa.Config{LogTable: tpLogTable, Interval: -1, Logger: slog.New(slog.DiscardHandler)}, srcs)
 	if err != nil {
 		return "", false, err
 	}
-	defer db.Close()
-	var id string
-	err = db.QueryRow(`SELECT branches FROM ` + tpLogTable + ` WHERE gtrid = 'sk1:log-id'`).Scan(&id)
-	var me *mysql.MySQLError
-	switch {
-	case errors.Is(err, sql.ErrNoRows), errors.As(err, &me) && me.Number == 1146: // no row, no table
+	defer c.Close()
+	switch err := c.Attach(context.Background()); {
+	case errors.Is(err, xa.ErrNoLog):
 		return "", false, nil
 	case err != nil:
-		return "", false, fmt.Errorf("reading the decision log's id: %w", err)
+		return "", false, err
 	}
-	return "sk1:" + id + ":", true, nil
+	return c.BranchPrefix(), true, nil
 }
 
 // config is the rules with ds_i at dsns[i] (direct or through a proxy).

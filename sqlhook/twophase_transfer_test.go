@@ -219,7 +219,20 @@ func TestTwoPhaseTransferChildProcess(t *testing.T) {
 	}
 	p := tpPair{driver: os.Getenv(tpEnvDriver), dsn: [2]string{os.Getenv(tpEnvDSN0), os.Getenv(tpEnvDSN1)}}
 	db := p.open(t, p.dsn, sqlhook.WithTwoPhaseRecovery(time.Hour, -1))
-	var wg sync.WaitGroup
+	// Each transfer is told on stdout before it commits (T n from to
+	// amount) and after (C n committed, R n rolled back, D n 1|0 in
+	// doubt and decided or not), so the parent can tell which it must
+	// find applied, which not, and which are unknown (cut by the kill).
+	var (
+		wg  sync.WaitGroup
+		mu  sync.Mutex
+		seq int
+	)
+	say := func(format string, args ...any) {
+		mu.Lock()
+		defer mu.Unlock()
+		fmt.Printf(format+"\n", args...)
+	}
 	for range tpWorkers {
 		wg.Go(func() {
 			for {
@@ -227,13 +240,96 @@ func TestTwoPhaseTransferChildProcess(t *testing.T) {
 				if rand.IntN(2) == 0 {
 					a, b = b, a
 				}
-				if err := tpTransfer(context.Background(), p, db, a, b, 1+rand.Int64N(50)); err == nil {
-					fmt.Println("committed")
+				amount := 1 + rand.Int64N(50)
+				mu.Lock()
+				seq++
+				n := seq
+				mu.Unlock()
+				say("T %d %d %d %d", n, a, b, amount)
+				err := tpTransfer(context.Background(), p, db, a, b, amount)
+				var doubt *sqlhook.TxInDoubtError
+				switch {
+				case err == nil:
+					say("C %d", n)
+				case errors.As(err, &doubt):
+					say("D %d %t", n, doubt.Decided)
+				default:
+					say("R %d", n)
 				}
 			}
 		})
 	}
 	wg.Wait()
+}
+
+// tpChildLog is what the child said of its transfers.
+type tpChildLog struct {
+	transfers map[int]tpOutcome
+	status    map[int]string // "C", "R", "D true", "D false"; none: cut by the kill
+}
+
+func tpParseChild(out string) tpChildLog {
+	l := tpChildLog{transfers: map[int]tpOutcome{}, status: map[int]string{}}
+	lines := strings.Split(out, "\n")
+	for _, line := range lines[:len(lines)-1] { // the last may be cut short
+		var (
+			n            int
+			from, to, am int64
+			decided      bool
+		)
+		switch {
+		case strings.HasPrefix(line, "T "):
+			if _, err := fmt.Sscanf(line, "T %d %d %d %d", &n, &from, &to, &am); err == nil {
+				l.transfers[n] = tpOutcome{from: from, to: to, amount: am}
+			}
+		case strings.HasPrefix(line, "D "):
+			if _, err := fmt.Sscanf(line, "D %d %t", &n, &decided); err == nil {
+				l.status[n] = fmt.Sprintf("D %t", decided)
+			}
+		case strings.HasPrefix(line, "C "), strings.HasPrefix(line, "R "):
+			if _, err := fmt.Sscanf(line[2:], "%d", &n); err == nil {
+				l.status[n] = line[:1]
+			}
+		}
+	}
+	return l
+}
+
+// tpExplain checks balances got against before plus the transfers the
+// child reported committed (or decided), the difference being made of
+// some of the transfers whose outcome it could not report; it returns
+// what is wrong, or "".
+func tpExplain(before, got map[int64]int64, l tpChildLog) (string, int) {
+	want := maps.Clone(before)
+	var unknown []tpOutcome
+	committed := 0
+	for n, tr := range l.transfers {
+		switch l.status[n] {
+		case "C", "D true":
+			committed++
+			want[tr.from] -= tr.amount
+			want[tr.to] += tr.amount
+		case "", "D false":
+			unknown = append(unknown, tr)
+		}
+	}
+	if len(unknown) > 16 {
+		return "", committed // too many to try every subset: the total is checked alone
+	}
+	for mask := 0; mask < 1<<len(unknown); mask++ {
+		try := maps.Clone(want)
+		for i, tr := range unknown {
+			if mask&(1<<i) != 0 {
+				try[tr.from] -= tr.amount
+				try[tr.to] += tr.amount
+			}
+		}
+		if tpSameBalances(try, got) {
+			return "", committed
+		}
+	}
+	return fmt.Sprintf("balances %v are not those before %v plus the %d transfers reported committed and some of the %d unknown %v",
+		got, before, committed, len(unknown), unknown), committed
 }
 
 // TestTwoPhaseTransferSurvivesTheProcessKilledAnywhere kills (SIGKILL) a
@@ -250,6 +346,7 @@ func TestTwoPhaseTransferSurvivesTheProcessKilledAnywhere(t *testing.T) {
 			p.seed(t, accounts)
 			p.open(t, p.dsn).Close() // creates the decision log, as a deployment's first start
 			committed := 0
+			before := p.balances(t)
 			for round := range 4 {
 				cmd := exec.Command(os.Args[0], "-test.run=^TestTwoPhaseTransferChildProcess$", "-test.count=1")
 				cmd.Env = append(os.Environ(), tpEnvTransfers+"=1", tpEnvDriver+"="+p.driver,
@@ -262,18 +359,23 @@ func TestTwoPhaseTransferSurvivesTheProcessKilledAnywhere(t *testing.T) {
 				time.Sleep(time.Duration(800+rand.IntN(1200)) * time.Millisecond)
 				cmd.Process.Kill()
 				cmd.Wait()
-				n := strings.Count(out.String(), "committed")
-				committed += n
 				left := len(p.prepared(t, 0)) + len(p.prepared(t, 1))
 				p.tpRecover(t, time.Second)
+				got := p.balances(t)
 				var total int64
-				for _, b := range p.balances(t) {
+				for _, b := range got {
 					total += b
 				}
-				t.Logf("round %d: %d transfers committed before the kill, %d branches left prepared by it, total after recovery %d", round, n, left, total)
+				wrong, n := tpExplain(before, got, tpParseChild(out.String()))
+				committed += n
+				t.Logf("round %d: %d transfers reported committed before the kill, %d branches left prepared by it, total after recovery %d", round, n, left, total)
 				if total != tpAccounts*tpInitial {
 					t.Fatalf("round %d: total balance %d after recovery, want %d", round, total, tpAccounts*tpInitial)
 				}
+				if wrong != "" {
+					t.Fatalf("round %d: %s", round, wrong)
+				}
+				before = got
 			}
 			if committed == 0 {
 				t.Errorf("no transfer committed before the kills: the test tested nothing")
