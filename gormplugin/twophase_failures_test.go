@@ -303,3 +303,31 @@ func TestTwoPhaseCommitAfterCloseRollsBackEveryBranch(t *testing.T) {
 		}
 	})
 }
+
+// Raw SQL that ends or reshapes a transaction would act on one branch
+// (a raw COMMIT on PostgreSQL commits that data source's rows at once):
+// refused before it runs, and the transaction still commits or rolls back
+// whole.
+func TestTwoPhaseRawTransactionControlIsRefusedAndTheTransactionStaysWhole(t *testing.T) {
+	eachTwoPhase(t, "rawcontrol", func(t *testing.T, e *tpEnv) {
+		for _, q := range []string{"COMMIT", "ROLLBACK", "END", "BEGIN", "START TRANSACTION", "SAVEPOINT x", "RELEASE SAVEPOINT x", "XA END 'x'", "SET autocommit = 1", "PREPARE TRANSACTION 'x'", "SELECT 1; COMMIT"} {
+			var execErr error
+			err := e.db.Transaction(func(tx *gorm.DB) error {
+				if err := tx.Create(&[]ShardedOrder{{UserID: 0, Amount: 1}, {UserID: 1, Amount: 2}}).Error; err != nil {
+					return err
+				}
+				execErr = tx.Exec(q).Error
+				return errors.New("changed my mind")
+			})
+			if !strings.Contains(fmt.Sprint(err), "changed my mind") {
+				t.Fatalf("%s: transaction = %v", q, err)
+			}
+			if (q != "SET autocommit = 1" || e.be == "mariadb") && !errors.Is(execErr, gormplugin.ErrUnsupported) {
+				t.Errorf("raw %q in a two-phase transaction = %v, want ErrUnsupported", q, execErr)
+			}
+			if s := e.snapshot(t); s != "" {
+				t.Fatalf("after raw %q and a rollback, stored: %s", q, s)
+			}
+		}
+	})
+}

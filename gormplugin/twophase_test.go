@@ -51,14 +51,21 @@ func newTwoPhaseOf(t *testing.T, be, name, rules string, models []any, cfg func(
 	t.Cleanup(func() {
 		goleak.VerifyNone(t, ignore, goleak.IgnoreTopFunction("gorm.io/gorm/internal/lru.NewLRU[...].func1"))
 	})
+	d0, d1 := dialectorFor(t, be, "tp_"+name+"_ds0"), dialectorFor(t, be, "tp_"+name+"_ds1")
+	return newTwoPhaseOn(t, be, [2]gorm.Dialector{d0, d1}, d1, rules, models, cfg, opts...)
+}
+
+// newTwoPhaseOn is newTwoPhaseOf on given databases; chk1 reaches ds_1's
+// database without the plugin (the same as ds[1], or around a proxy).
+func newTwoPhaseOn(t *testing.T, be string, ds [2]gorm.Dialector, chk1 gorm.Dialector, rules string, models []any, cfg func() *gorm.Config, opts ...gormplugin.Option) *tpEnv {
+	t.Helper()
 	if cfg == nil {
 		cfg = func() *gorm.Config { return &gorm.Config{} }
 	}
-	d0, d1 := dialectorFor(t, be, "tp_"+name+"_ds0"), dialectorFor(t, be, "tp_"+name+"_ds1")
 	e := &tpEnv{twoDS: &twoDS{be: be, rules: rulesOf(t, rules)}}
-	e.db = reopen(t, d0, cfg())
-	e.db1 = reopen(t, d1, nil) // ds_1's pool; it has no plugin
-	e.chk = [2]*gorm.DB{reopen(t, d0, nil), reopen(t, d1, nil)}
+	e.db = reopen(t, ds[0], cfg())
+	e.db1 = reopen(t, ds[1], nil) // ds_1's pool; it has no plugin
+	e.chk = [2]*gorm.DB{reopen(t, ds[0], nil), reopen(t, chk1, nil)}
 	p0, _ := e.db.DB()
 	p1, _ := e.db1.DB()
 	all := append([]gormplugin.Option{gormplugin.WithRules(e.rules),
@@ -97,29 +104,11 @@ func txIDs(t *testing.T) keygen.IDGenerator {
 // other tests.
 func (e *tpEnv) noBranchLeft(t *testing.T) {
 	t.Helper()
-	// A coordinator of the test's own over the same log: the plugin's may
-	// be closed already.
-	d := dialect.Postgres
-	if e.be == "mariadb" {
-		d = dialect.MySQL
-	}
-	var sources []xa.Source
-	for i, chk := range e.chk {
-		pool, err := chk.DB()
-		if err != nil {
-			t.Fatal(err)
-		}
-		sources = append(sources, xa.Source{Name: fmt.Sprintf("ds_%d", i), Dialect: d, DB: pool})
-	}
-	c, err := xa.New(xa.Config{Interval: -1}, sources)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer c.Close()
-	if err := c.Attach(context.Background()); err != nil {
-		t.Errorf("attach to the decision log: %v", err)
+	c := e.ownCoordinator(t)
+	if c == nil {
 		return
 	}
+	defer c.Close()
 	left, err := c.List(context.Background())
 	if err != nil {
 		t.Errorf("list prepared branches: %v", err)
@@ -139,6 +128,36 @@ func (e *tpEnv) noBranchLeft(t *testing.T) {
 			t.Errorf("%s: %v", q, err)
 		}
 	}
+}
+
+// ownCoordinator is a coordinator of the test's own, attached to the
+// plugin's decision log through the databases without the plugin (the
+// plugin's may be closed already); nil after reporting a failure.
+func (e *tpEnv) ownCoordinator(t *testing.T) *xa.Coordinator {
+	t.Helper()
+	d := dialect.Postgres
+	if e.be == "mariadb" {
+		d = dialect.MySQL
+	}
+	var sources []xa.Source
+	for i, chk := range e.chk {
+		pool, err := chk.DB()
+		if err != nil {
+			t.Fatal(err)
+		}
+		sources = append(sources, xa.Source{Name: fmt.Sprintf("ds_%d", i), Dialect: d, DB: pool})
+	}
+	c, err := xa.New(xa.Config{Interval: -1}, sources)
+	if err != nil {
+		t.Errorf("coordinator: %v", err)
+		return nil
+	}
+	if err := c.Attach(context.Background()); err != nil {
+		_ = c.Close()
+		t.Errorf("attach to the decision log: %v", err)
+		return nil
+	}
+	return c
 }
 
 // eachTwoPhase runs f on PostgreSQL and MariaDB.

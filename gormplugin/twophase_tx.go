@@ -375,7 +375,18 @@ func (t *tpTx) rollbackTo(ctx context.Context, name string) error {
 
 // The gorm.ConnPool of one data source: the statement runs on its branch.
 
+// refuse is refuseTxControl for the data source's dialect.
+func (c *tpConn) refuse(query string) error {
+	if src := c.tx.p.tp.sources[c.ds]; src != nil {
+		return refuseTxControl(query, src.dialect)
+	}
+	return nil
+}
+
 func (c *tpConn) PrepareContext(ctx context.Context, query string) (*sql.Stmt, error) {
+	if err := c.refuse(query); err != nil {
+		return nil, err
+	}
 	b, err := c.tx.branch(ctx, c.ds)
 	if err != nil {
 		return nil, err
@@ -387,6 +398,9 @@ func (c *tpConn) PrepareContext(ctx context.Context, query string) (*sql.Stmt, e
 }
 
 func (c *tpConn) ExecContext(ctx context.Context, query string, args ...any) (sql.Result, error) {
+	if err := c.refuse(query); err != nil {
+		return nil, err
+	}
 	b, err := c.tx.branch(ctx, c.ds)
 	if err != nil {
 		return nil, err
@@ -397,6 +411,9 @@ func (c *tpConn) ExecContext(ctx context.Context, query string, args ...any) (sq
 }
 
 func (c *tpConn) QueryContext(ctx context.Context, query string, args ...any) (*sql.Rows, error) {
+	if err := c.refuse(query); err != nil {
+		return nil, err
+	}
 	b, err := c.tx.branch(ctx, c.ds)
 	if err != nil {
 		return nil, err
@@ -415,6 +432,9 @@ func (c *tpConn) QueryContext(ctx context.Context, query string, args ...any) (*
 // cannot see it; a PostgreSQL branch aborted that way is caught by the
 // coordinator before it prepares (its PREPARE would fail).
 func (c *tpConn) QueryRowContext(ctx context.Context, query string, args ...any) *sql.Row {
+	if err := c.refuse(query); err != nil {
+		return errRow(ctx, err)
+	}
 	b, err := c.tx.branch(ctx, c.ds)
 	if err != nil {
 		return errRow(ctx, err)

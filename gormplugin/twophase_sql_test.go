@@ -1,0 +1,45 @@
+package gormplugin
+
+import (
+	"testing"
+
+	"github.com/shardkey/shardkey/internal/dialect"
+)
+
+func TestTwoPhaseTxControlFindsEveryStatementThatEndsOrReshapesATransaction(t *testing.T) {
+	for _, c := range []struct {
+		d     dialect.Name
+		query string
+		want  string
+	}{
+		{dialect.Postgres, "COMMIT", "COMMIT"},
+		{dialect.Postgres, "  /* x */ commit work", "COMMIT"},
+		{dialect.Postgres, "end", "END"},
+		{dialect.Postgres, "ABORT", "ABORT"},
+		{dialect.Postgres, "rollback to savepoint a", "ROLLBACK"},
+		{dialect.Postgres, "SAVEPOINT a", "SAVEPOINT"},
+		{dialect.Postgres, "release savepoint a", "RELEASE"},
+		{dialect.Postgres, "PREPARE TRANSACTION 'x'", "PREPARE TRANSACTION"},
+		{dialect.Postgres, "COMMIT PREPARED 'x'", "COMMIT"},
+		{dialect.Postgres, "START TRANSACTION", "START"},
+		{dialect.Postgres, "INSERT INTO t VALUES (1); COMMIT; INSERT INTO t VALUES (2)", "COMMIT"},
+		{dialect.Postgres, "UPDATE t SET a = 1 -- ; COMMIT\n", ""},
+		{dialect.Postgres, "SELECT 'COMMIT; ROLLBACK'", ""},
+		{dialect.Postgres, "PREPARE q AS SELECT 1", ""},
+		{dialect.Postgres, "SELECT commit FROM t", ""},
+		{dialect.Postgres, "INSERT INTO notes (note) VALUES ($1)", ""},
+		{dialect.MySQL, "XA END 'x'", "XA"},
+		{dialect.MySQL, "SET autocommit = 1", "SET autocommit"},
+		{dialect.MySQL, "SET @@session.autocommit = 1", "SET autocommit"},
+		{dialect.MySQL, "SET NAMES utf8mb4, autocommit = 1", "SET autocommit"},
+		{dialect.MySQL, "SET @x = 1", ""},
+		{dialect.MySQL, "/*!COMMIT*/", "COMMIT"},
+		{dialect.MySQL, "BEGIN", "BEGIN"},
+		{dialect.SQLite, "END TRANSACTION", "END"},
+		{dialect.SQLite, "SELECT 1", ""},
+	} {
+		if got := txControl(c.query, c.d); got != c.want {
+			t.Errorf("%s %q: %q, want %q", c.d, c.query, got, c.want)
+		}
+	}
+}
