@@ -448,7 +448,11 @@
 // (PostgreSQL aborts the transaction, and PREPARE would silently roll it
 // back), or a write over several tables failed after writing some. A
 // refused statement runs nothing: returning its error from db.Transaction
-// rolls every data source back.
+// rolls every data source back. Raw SQL that would end or reshape the
+// transaction on one branch (COMMIT, ROLLBACK, BEGIN, SAVEPOINT, RELEASE,
+// PREPARE TRANSACTION, XA, MySQL's SET autocommit) is refused
+// (ErrUnsupported): use the transaction's Commit, Rollback, SavePoint and
+// RollbackTo.
 //
 // What it costs:
 //   - A transaction holds one connection per data source it reaches, for
@@ -456,7 +460,9 @@
 //     connections from the same *sql.DB pools. Leave room above
 //     SetMaxOpenConns for them: when transactions waiting to commit hold
 //     every connection, their commits wait out the timeout and fail or
-//     end in doubt (ErrTxInDoubt; recovery then rolls them back).
+//     end in doubt (ErrTxInDoubt; recovery then rolls them back). A log
+//     data source whose pool allows one connection refuses such commits
+//     at once (ErrTwoPhaseUnavailable, rolled back).
 //   - A transaction must commit within the timeout of WithTwoPhaseRecovery
 //     (default 60s) from its begin: an older one is rolled back at commit,
 //     since recovery may already be rolling its branches back.

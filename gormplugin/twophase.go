@@ -299,3 +299,23 @@ func (p *Plugin) failedPartWay(db *gorm.DB, r routed, written int64) {
 		tx.fail(fmt.Errorf("gormplugin: a write to %s failed after writing %d rows in other tables: %w", r.logic, written, db.Error))
 	}
 }
+
+// logRoom: a commit over several branches writes its decision on a
+// connection of the log data source's pool besides the branch this
+// transaction holds there. A pool limited to one connection would make
+// the commit wait out the timeout; it is refused at once instead.
+func (p *Plugin) logRoom(bs []*tpBranch) error {
+	if len(bs) < 2 {
+		return nil
+	}
+	name := p.tp.logSource
+	if name == "" {
+		name = p.rules.DataSources()[0]
+	}
+	for _, b := range bs {
+		if b.src.name == name && b.src.db.Stats().MaxOpenConnections == 1 {
+			return fmt.Errorf("%w: the pool of data source %s, which holds the two-phase decision log, allows one connection, which the transaction's branch holds: the decision needs another (SetMaxOpenConns(2) or more); rolled back", ErrTwoPhaseUnavailable, name)
+		}
+	}
+	return nil
+}

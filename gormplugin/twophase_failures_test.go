@@ -331,3 +331,26 @@ func TestTwoPhaseRawTransactionControlIsRefusedAndTheTransactionStaysWhole(t *te
 		}
 	})
 }
+
+// The decision log needs a connection beside the transaction's branch on
+// the log's data source: with a pool of one, the commit is refused at
+// once (rolled back) instead of waiting out the timeout.
+func TestTwoPhaseCommitWithALogPoolOfOneConnectionIsRefusedAtOnce(t *testing.T) {
+	eachTwoPhase(t, "logpool1", func(t *testing.T, e *tpEnv) {
+		p0, _ := e.db.DB()
+		p0.SetMaxOpenConns(1)
+		defer p0.SetMaxOpenConns(0)
+		rows := batch()
+		err := e.db.Create(&rows).Error
+		if !errors.Is(err, gormplugin.ErrTwoPhaseUnavailable) || errors.Is(err, gormplugin.ErrTxInDoubt) {
+			t.Fatalf("Create over both data sources with ds_0's pool at one connection = %v, want ErrTwoPhaseUnavailable", err)
+		}
+		if s := e.snapshot(t); s != "" {
+			t.Fatalf("stored: %s", s)
+		}
+		one := []ShardedOrder{{UserID: 0}, {UserID: 2}} // ds_0 only: one branch, no decision log
+		if err := e.db.Create(&one).Error; err != nil {
+			t.Fatalf("Create on ds_0 alone with a pool of one connection: %v", err)
+		}
+	})
+}

@@ -289,6 +289,11 @@ func (t *tpTx) commit() error {
 		release(bs, rerr != nil)
 		return errors.Join(fmt.Errorf("gormplugin: the transaction was rolled back instead of committed: %w", failed), rerr)
 	}
+	if err := t.p.logRoom(bs); err != nil {
+		rerr := t.x.Rollback(ctx, xaBranches(bs))
+		release(bs, rerr != nil)
+		return errors.Join(err, rerr)
+	}
 	err = t.x.Commit(ctx, xaBranches(bs))
 	release(bs, err != nil)
 	if err != nil {
