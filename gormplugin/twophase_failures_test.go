@@ -1,11 +1,13 @@
 package gormplugin_test
 
 import (
+	"context"
 	"database/sql"
 	"errors"
 	"fmt"
 	"strings"
 	"testing"
+	"time"
 
 	"gorm.io/gorm"
 
@@ -351,6 +353,43 @@ func TestTwoPhaseCommitWithALogPoolOfOneConnectionIsRefusedAtOnce(t *testing.T) 
 		one := []ShardedOrder{{UserID: 0}, {UserID: 2}} // ds_0 only: one branch, no decision log
 		if err := e.db.Create(&one).Error; err != nil {
 			t.Fatalf("Create on ds_0 alone with a pool of one connection: %v", err)
+		}
+	})
+}
+
+// A statement its context cancels mid-way (here waiting for a row lock
+// on ds_1): PostgreSQL aborts the branch, MySQL's driver drops the
+// branch's connection. Either way a commit that ignores the error rolls
+// every data source back.
+func TestTwoPhaseStatementCancelledMidTransactionLeavesNothingCommitted(t *testing.T) {
+	eachTwoPhase(t, "cancelled", func(t *testing.T, e *tpEnv) {
+		seeded := e.seed(t)
+		before := e.snapshot(t)
+		lock := e.chk[1].Begin() // holds user 1's row in ds_1
+		if err := lock.Table(e.targetOf(t, 1, seeded[1].ID).Table).Where("id = ?", seeded[1].ID).Update("amount", 999).Error; err != nil {
+			t.Fatal(err)
+		}
+		var cancelled error
+		err := e.db.Transaction(func(tx *gorm.DB) error {
+			if err := tx.Model(&ShardedOrder{}).Where("user_id = ? AND id = ?", 0, seeded[0].ID).Update("amount", 7).Error; err != nil {
+				return err
+			}
+			ctx, cancel := context.WithTimeout(context.Background(), 300*time.Millisecond)
+			defer cancel()
+			cancelled = tx.WithContext(ctx).Model(&ShardedOrder{}).Where("user_id = ? AND id = ?", 1, seeded[1].ID).Update("amount", 8).Error
+			return nil // the error ignored
+		})
+		if err := lock.Rollback().Error; err != nil {
+			t.Fatal(err)
+		}
+		if cancelled == nil {
+			t.Fatal("the update waiting for the lock was not cancelled")
+		}
+		if err == nil || errors.Is(err, gormplugin.ErrTxInDoubt) {
+			t.Fatalf("commit after a cancelled statement = %v, want an error that is not in doubt", err)
+		}
+		if after := e.snapshot(t); after != before {
+			t.Fatalf("committed in part:\nbefore %s\nafter  %s", before, after)
 		}
 	})
 }
