@@ -73,8 +73,9 @@ type tpSource struct {
 // TRANSACTION, MySQL/MariaDB XA). See the package documentation's "Two-
 // phase commit" section for what it costs. Every data source must be
 // given as a *sql.DB (or a *gorm.PreparedStmtDB over one) in
-// WithDataSources. Without it a write or transaction reaching a second
-// data source is ErrUnsupported.
+// WithDataSources. With one data source it changes nothing (local
+// transactions are atomic there). Without it a write or transaction
+// reaching a second data source is ErrUnsupported.
 func WithTwoPhaseCommit() Option { return func(p *Plugin) { p.tp.on = true } }
 
 // WithTwoPhaseLog sets where the commit decisions of WithTwoPhaseCommit
