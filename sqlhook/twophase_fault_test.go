@@ -635,62 +635,69 @@ func TestTwoPhaseFaultCutDuringPhaseOneRollsBackEveryBranch(t *testing.T) {
 	for _, p := range tpPairs(t, "cut1") {
 		t.Run(p.name, func(t *testing.T) {
 			for _, cut := range []int{0, 1} {
-				t.Run(fmt.Sprintf("before_prepare_ds_%d", cut), func(t *testing.T) {
-					p.seed(t, map[int64]int64{0: 100, 1: 100})
-					x := p.proxied(t, nil)
-					ctx := context.Background()
-					tx, err := x.db.BeginTx(ctx, nil)
-					if err != nil {
-						t.Fatal(err)
-					}
-					tpExec(t, tx, p.q(`UPDATE t_account SET balance = balance - 10 WHERE id = ?`), 0)
-					tpExec(t, tx, p.q(`UPDATE t_account SET balance = balance + 10 WHERE id = ?`), 1)
-					x.proxy[cut].Cut()
-					err = tx.Commit()
-					if err == nil || errors.Is(err, sqlhook.ErrTxInDoubt) {
-						t.Errorf("commit with ds_%d cut: %v, want an error that is not sqlhook.ErrTxInDoubt", cut, err)
-					}
-					// The other branch, prepared or not, is rolled back
-					// at once: nothing waits for recovery.
-					if left := append(p.prepared(t, 0), p.prepared(t, 1)...); len(left) > 0 {
-						t.Errorf("prepared branches left by a failed prepare: %v", left)
-					}
-					x.proxy[cut].Resume()
-					p.tpRecover(t, time.Second)
-					if got, want := p.balances(t), map[int64]int64{0: 100, 1: 100}; !tpSameBalances(got, want) {
-						t.Errorf("balances %v, want %v", got, want)
-					}
-				})
-				t.Run(fmt.Sprintf("prepared_then_ds_%d_cut", cut), func(t *testing.T) {
-					p.seed(t, map[int64]int64{0: 100, 1: 100})
-					x := p.proxied(t, nil)
-					x.hook.set(func(s xa.Stage, gtrid string) error {
-						if s != xa.StagePrepared {
-							return nil
-						}
-						x.proxy[cut].Cut()
-						return errors.New("injected: coordinator gives up after phase 1")
-					})
-					err := tpTransfer(context.Background(), p, x.db, 0, 1, 10)
-					if err == nil || errors.Is(err, sqlhook.ErrTxInDoubt) {
-						t.Errorf("commit failing after phase 1 with ds_%d cut: %v, want an error that is not sqlhook.ErrTxInDoubt", cut, err)
-					}
-					// Only the cut data source's branch is left for
-					// recovery; the other was rolled back at once.
-					if left := p.prepared(t, cut); len(left) != 1 {
-						t.Errorf("prepared branches on the cut ds_%d: %v, want 1", cut, left)
-					}
-					if left := p.prepared(t, 1-cut); len(left) != 0 {
-						t.Errorf("prepared branches on ds_%d: %v, want none", 1-cut, left)
-					}
-					x.proxy[cut].Resume()
-					p.tpRecover(t, time.Second)
-					if got, want := p.balances(t), map[int64]int64{0: 100, 1: 100}; !tpSameBalances(got, want) {
-						t.Errorf("balances %v, want %v", got, want)
-					}
-				})
+				t.Run(fmt.Sprintf("before_prepare_ds_%d", cut), func(t *testing.T) { tpCutBeforePrepare(t, p, cut) })
+				t.Run(fmt.Sprintf("prepared_then_ds_%d_cut", cut), func(t *testing.T) { tpCutAfterPrepare(t, p, cut) })
 			}
 		})
+	}
+}
+
+// tpCutBeforePrepare cuts data source cut after the transaction's writes,
+// before Commit.
+func tpCutBeforePrepare(t *testing.T, p tpPair, cut int) {
+	p.seed(t, map[int64]int64{0: 100, 1: 100})
+	x := p.proxied(t, nil)
+	tx, err := x.db.Begin()
+	if err != nil {
+		t.Fatal(err)
+	}
+	tpExec(t, tx, p.q(`UPDATE t_account SET balance = balance - 10 WHERE id = ?`), 0)
+	tpExec(t, tx, p.q(`UPDATE t_account SET balance = balance + 10 WHERE id = ?`), 1)
+	x.proxy[cut].Cut()
+	err = tx.Commit()
+	if err == nil || errors.Is(err, sqlhook.ErrTxInDoubt) {
+		t.Errorf("commit with ds_%d cut: %v, want an error that is not sqlhook.ErrTxInDoubt", cut, err)
+	}
+	// The other branch, prepared or not, is rolled back at once:
+	// nothing waits for recovery.
+	if left := append(p.prepared(t, 0), p.prepared(t, 1)...); len(left) > 0 {
+		t.Errorf("prepared branches left by a failed prepare: %v", left)
+	}
+	x.proxy[cut].Resume()
+	p.tpRecover(t, time.Second)
+	if got, want := p.balances(t), map[int64]int64{0: 100, 1: 100}; !tpSameBalances(got, want) {
+		t.Errorf("balances %v, want %v", got, want)
+	}
+}
+
+// tpCutAfterPrepare cuts data source cut once every branch is prepared,
+// and the coordinator gives up before the decision.
+func tpCutAfterPrepare(t *testing.T, p tpPair, cut int) {
+	p.seed(t, map[int64]int64{0: 100, 1: 100})
+	x := p.proxied(t, nil)
+	x.hook.set(func(s xa.Stage, gtrid string) error {
+		if s != xa.StagePrepared {
+			return nil
+		}
+		x.proxy[cut].Cut()
+		return errors.New("injected: coordinator gives up after phase 1")
+	})
+	err := tpTransfer(context.Background(), p, x.db, 0, 1, 10)
+	if err == nil || errors.Is(err, sqlhook.ErrTxInDoubt) {
+		t.Errorf("commit failing after phase 1 with ds_%d cut: %v, want an error that is not sqlhook.ErrTxInDoubt", cut, err)
+	}
+	// Only the cut data source's branch is left for recovery; the other
+	// was rolled back at once.
+	if left := p.prepared(t, cut); len(left) != 1 {
+		t.Errorf("prepared branches on the cut ds_%d: %v, want 1", cut, left)
+	}
+	if left := p.prepared(t, 1-cut); len(left) != 0 {
+		t.Errorf("prepared branches on ds_%d: %v, want none", 1-cut, left)
+	}
+	x.proxy[cut].Resume()
+	p.tpRecover(t, time.Second)
+	if got, want := p.balances(t), map[int64]int64{0: 100, 1: 100}; !tpSameBalances(got, want) {
+		t.Errorf("balances %v, want %v", got, want)
 	}
 }
 

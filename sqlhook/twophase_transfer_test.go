@@ -64,36 +64,14 @@ func tpTransfers(t *testing.T, p tpPair) {
 		return nil
 	})
 	want := maps.Clone(accounts)
-	var counts struct{ ok, failed, doubt, doubtCommitted int }
-	kinds := map[string]int{}
+	var tally tpTally
 	for round := range tpRounds {
 		outs := tpRound(x)
 		x.proxy[0].Resume()
 		x.proxy[1].Resume()
 		p.tpRecover(t, time.Second)
 		for _, o := range outs {
-			var doubt *sqlhook.TxInDoubtError
-			applied := false
-			switch {
-			case o.err == nil:
-				counts.ok++
-				applied = true
-			case errors.As(o.err, &doubt):
-				counts.doubt++
-				// After recovery the log says: a rollback decision
-				// ('A', kept) or a commit ('C', or no row once its
-				// branches are all committed and the row collected).
-				applied = doubt.Decided || p.decision(t, doubt.GTRID) != "A"
-				if applied {
-					counts.doubtCommitted++
-				}
-			case errors.Is(o.err, sqlhook.ErrTxInDoubt):
-				t.Errorf("transfer error matches ErrTxInDoubt but is no *TxInDoubtError: %v", o.err)
-			default:
-				counts.failed++
-				kinds[tpErrKind(o.err)]++
-			}
-			if applied {
+			if tally.applied(t, p, o) {
 				want[o.from] -= o.amount
 				want[o.to] += o.amount
 			}
@@ -113,12 +91,47 @@ func tpTransfers(t *testing.T, p tpPair) {
 			break
 		}
 	}
-	t.Logf("%s: %d transfers committed, %d failed and rolled back, %d in doubt (%d of them committed by recovery)",
-		p.name, counts.ok, counts.failed, counts.doubt, counts.doubtCommitted)
-	t.Logf("%s: failures by kind: %v", p.name, kinds)
-	if counts.ok == 0 || counts.failed == 0 {
-		t.Errorf("faults and transfers did not both happen: %+v", counts)
+	t.Logf("%s: %d transfers committed, %d failed and rolled back, %d in doubt (%d of them committed by recovery); failures by kind: %v",
+		p.name, tally.ok, tally.failed, tally.doubt, tally.doubtCommitted, tally.kinds)
+	if tally.ok == 0 || tally.failed == 0 {
+		t.Errorf("faults and transfers did not both happen: %+v", tally)
 	}
+}
+
+// tpTally counts the transfers' outcomes.
+type tpTally struct {
+	ok, failed, doubt, doubtCommitted int
+	kinds                             map[string]int
+}
+
+// applied tells, once recovery has run, whether o's transfer must be in
+// the balances: committed, or in doubt and committed by recovery.
+func (c *tpTally) applied(t *testing.T, p tpPair, o tpOutcome) bool {
+	var doubt *sqlhook.TxInDoubtError
+	switch {
+	case o.err == nil:
+		c.ok++
+		return true
+	case errors.As(o.err, &doubt):
+		c.doubt++
+		// The log says: a rollback decision ('A', kept) or a commit
+		// ('C', or no row once its branches are all committed and the
+		// row collected).
+		if doubt.Decided || p.decision(t, doubt.GTRID) != "A" {
+			c.doubtCommitted++
+			return true
+		}
+		return false
+	case errors.Is(o.err, sqlhook.ErrTxInDoubt):
+		t.Errorf("transfer error matches ErrTxInDoubt but is no *TxInDoubtError: %v", o.err)
+		return false
+	}
+	c.failed++
+	if c.kinds == nil {
+		c.kinds = map[string]int{}
+	}
+	c.kinds[tpErrKind(o.err)]++
+	return false
 }
 
 // tpRound runs the workers' transfers while a goroutine cuts and resumes
@@ -130,42 +143,16 @@ func tpRound(x *tpProxied) []tpOutcome {
 		wg   sync.WaitGroup
 	)
 	stop := make(chan struct{})
-	faults := sync.WaitGroup{}
-	faults.Go(func() {
-		for {
-			select {
-			case <-stop:
-				return
-			case <-time.After(time.Duration(300+rand.IntN(300)) * time.Millisecond):
-			}
-			i := rand.IntN(2)
-			x.proxy[i].Cut()
-			time.Sleep(time.Duration(10+rand.IntN(40)) * time.Millisecond)
-			x.proxy[i].Resume()
-		}
-	})
+	var faults sync.WaitGroup
+	faults.Go(func() { tpCutNowAndThen(x, stop) })
 	for range tpWorkers {
 		wg.Go(func() {
 			for range tpPerWorkerRound {
-				// One account on each data source, either direction.
-				a := 2 * rand.Int64N(tpAccounts/2)
-				b := 2*rand.Int64N(tpAccounts/2) + 1
-				if rand.IntN(2) == 0 {
-					a, b = b, a
-				}
-				amount := 1 + rand.Int64N(50)
-				// Some at stricter isolation: their serialization
-				// failures (on PostgreSQL possibly at PREPARE
-				// TRANSACTION) must roll back every branch too.
-				var opts *sql.TxOptions
-				if lvl := tpLevels[rand.IntN(len(tpLevels))]; lvl != sql.LevelDefault {
-					opts = &sql.TxOptions{Isolation: lvl}
-				}
-				err := tpTransferWith(context.Background(), x.tpPair, x.db, a, b, amount, opts)
+				o := tpRandomTransfer(x)
 				mu.Lock()
-				outs = append(outs, tpOutcome{from: a, to: b, amount: amount, err: err})
+				outs = append(outs, o)
 				mu.Unlock()
-				if err != nil {
+				if o.err != nil {
 					// Back off as a client would, or a cut spends
 					// every transfer of the round in a few ms.
 					time.Sleep(time.Duration(20+rand.IntN(30)) * time.Millisecond)
@@ -177,6 +164,41 @@ func tpRound(x *tpProxied) []tpOutcome {
 	close(stop)
 	faults.Wait()
 	return outs
+}
+
+// tpCutNowAndThen cuts one data source's proxy for a few ms every few
+// hundred ms, until stop is closed.
+func tpCutNowAndThen(x *tpProxied, stop <-chan struct{}) {
+	for {
+		select {
+		case <-stop:
+			return
+		case <-time.After(time.Duration(300+rand.IntN(300)) * time.Millisecond):
+		}
+		i := rand.IntN(2)
+		x.proxy[i].Cut()
+		time.Sleep(time.Duration(10+rand.IntN(40)) * time.Millisecond)
+		x.proxy[i].Resume()
+	}
+}
+
+// tpRandomTransfer moves a random amount between an account of each data
+// source, either way; some at stricter isolation, whose serialization
+// failures (on PostgreSQL possibly at PREPARE TRANSACTION) must roll back
+// every branch too.
+func tpRandomTransfer(x *tpProxied) tpOutcome {
+	a := 2 * rand.Int64N(tpAccounts/2)
+	b := 2*rand.Int64N(tpAccounts/2) + 1
+	if rand.IntN(2) == 0 {
+		a, b = b, a
+	}
+	amount := 1 + rand.Int64N(50)
+	var opts *sql.TxOptions
+	if lvl := tpLevels[rand.IntN(len(tpLevels))]; lvl != sql.LevelDefault {
+		opts = &sql.TxOptions{Isolation: lvl}
+	}
+	err := tpTransferWith(context.Background(), x.tpPair, x.db, a, b, amount, opts)
+	return tpOutcome{from: a, to: b, amount: amount, err: err}
 }
 
 // tpLockTimeout makes a statement waiting on a row lock fail after a
