@@ -1085,3 +1085,47 @@ func TestTwoPhaseFaultContextCancelledDuringCommitStillFinishesIt(t *testing.T) 
 		})
 	}
 }
+
+// TestTwoPhaseFaultConnectionsDroppedInPhaseTwoAreCommittedOnFreshOnes
+// drops every connection of a data source after the decision and lets
+// new ones in at once: phase 2 finishes the branch whose own connection
+// died through a fresh one. Commit reports success only if every branch
+// is committed when it returns; in doubt, recovery commits them.
+func TestTwoPhaseFaultConnectionsDroppedInPhaseTwoAreCommittedOnFreshOnes(t *testing.T) {
+	for _, p := range tpPairs(t, "blip") {
+		t.Run(p.name, func(t *testing.T) {
+			for _, cut := range []int{0, 1} {
+				t.Run(fmt.Sprintf("ds_%d", cut), func(t *testing.T) {
+					p.seed(t, map[int64]int64{0: 100, 1: 100})
+					x := p.proxied(t, nil)
+					x.hook.set(func(s xa.Stage, gtrid string) error {
+						if s == xa.StageDecided {
+							x.proxy[cut].Cut()
+							x.proxy[cut].Resume()
+						}
+						return nil
+					})
+					err := tpTransfer(context.Background(), p, x.db, 0, 1, 10)
+					t.Logf("commit: %v", err)
+					want := map[int64]int64{0: 90, 1: 110}
+					switch {
+					case err == nil:
+						if left := append(p.prepared(t, 0), p.prepared(t, 1)...); len(left) > 0 {
+							t.Errorf("Commit returned nil with branches still prepared: %v", left)
+						}
+						if got := p.balances(t); !tpSameBalances(got, want) {
+							t.Errorf("Commit returned nil; balances right after %v, want %v", got, want)
+						}
+					case errors.Is(err, sqlhook.ErrTxInDoubt):
+						p.tpRecover(t, time.Second)
+						if got := p.balances(t); !tpSameBalances(got, want) {
+							t.Errorf("after recovery: balances %v, want %v", got, want)
+						}
+					default:
+						t.Errorf("commit after the decision: %v, want nil or ErrTxInDoubt", err)
+					}
+				})
+			}
+		})
+	}
+}
