@@ -259,6 +259,7 @@ func (p *Plugin) routeCreate(db *gorm.DB) {
 	if table == "" {
 		p.refuseShardedReferences(db)
 		p.refuseUnroutedHint(db)
+		p.unroutedHome(db)
 		p.beginOwnTx(db, true)
 		return
 	}
@@ -628,6 +629,7 @@ func (p *Plugin) checkUnsharded(db *gorm.DB, kind stmtKind) {
 		}
 	}
 	p.refuseUnroutedHint(db)
+	p.unroutedHome(db)
 	if kind == kindUpdate {
 		p.beginOwnTx(db, false)
 	}
@@ -1130,6 +1132,7 @@ func (p *Plugin) routeRaw(db *gorm.DB) {
 		return
 	}
 	p.refuseRawHint(db, sql)
+	p.unroutedHome(db)
 }
 
 var wordRE = regexp.MustCompile(`[A-Za-z_][A-Za-z0-9_$]*`)

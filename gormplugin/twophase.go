@@ -320,3 +320,24 @@ func (p *Plugin) logRoom(bs []*tpBranch) error {
 	}
 	return nil
 }
+
+// unroutedHome points a statement the plugin does not route (an
+// unsharded table, raw SQL) in a two-phase transaction at the branch of
+// the *gorm.DB's own data source, where such tables live, whichever data
+// source the statement that issued it (a hook's parent) was routed to.
+func (p *Plugin) unroutedHome(db *gorm.DB) {
+	tx := tpOf(db.Statement.ConnPool)
+	if tx == nil || db.Error != nil {
+		return
+	}
+	home := p.txDataSource(db)
+	if home == "" {
+		return
+	}
+	c, err := tx.use(db.Statement.Context, home)
+	if err != nil {
+		p.fail(db, err)
+		return
+	}
+	db.Statement.ConnPool = c
+}

@@ -5,6 +5,8 @@ import (
 	"strings"
 	"testing"
 
+	"gorm.io/gorm"
+
 	"github.com/shardkey/shardkey/gormplugin"
 	"github.com/shardkey/shardkey/internal/xa"
 )
@@ -83,5 +85,58 @@ func TestTwoPhaseCreateWithChildrenInTheOtherDataSource(t *testing.T) {
 				t.Fatalf("after the failed create: parents %v, items %v per data source", p, i)
 			}
 		})
+	}
+}
+
+// TPLogEntry is an unsharded table (in both databases, as after the same
+// migrations): its rows belong to the *gorm.DB's own data source, ds_0.
+type TPLogEntry struct {
+	ID   int64
+	Note string
+}
+
+// TPLoggedItem is tp_items whose AfterCreate hook writes a TPLogEntry in
+// the create's transaction.
+type TPLoggedItem struct {
+	ID       int64
+	ParentID int64
+	UserID   int64
+	Name     string
+}
+
+func (TPLoggedItem) TableName() string { return "tp_items" }
+
+func (i *TPLoggedItem) AfterCreate(tx *gorm.DB) error {
+	return tx.Create(&TPLogEntry{Note: i.Name}).Error
+}
+
+// A statement the plugin does not route runs on the *gorm.DB's own data
+// source in a two-phase transaction, also when a hook of a row routed to
+// the other data source issues it.
+func TestTwoPhaseUnroutedStatementOfAHookRunsOnTheGormDBsDataSource(t *testing.T) {
+	for _, be := range twoPhaseBackends {
+		t.Run(be, func(t *testing.T) {
+			testUnroutedHome(t, newTwoPhaseOf(t, be, "unrouted_"+be, tpAssocRules, []any{&TPParent{}, &TPItem{}}, nil))
+		})
+	}
+}
+
+func testUnroutedHome(t *testing.T, e *tpEnv) {
+	for _, chk := range e.chk {
+		if err := chk.AutoMigrate(&TPLogEntry{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := e.db.Create(&TPLoggedItem{UserID: 1, Name: "default transaction"}).Error; err != nil {
+		t.Fatal(err)
+	}
+	err := e.db.Transaction(func(tx *gorm.DB) error {
+		return tx.Create(&[]TPLoggedItem{{UserID: 1, Name: "a"}, {UserID: 0, Name: "b"}}).Error
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := e.counts(t, "tp_log_entries"); got != [2]int64{3, 0} {
+		t.Fatalf("log entries per data source %v, want all three in ds_0", got)
 	}
 }

@@ -16,9 +16,14 @@ import (
 // Commit, Rollback, SavePoint and RollbackTo act on every branch.
 
 // txControl returns the statement of query that controls transactions
-// ("" when none does). Every statement of a text with several is looked
-// at: PostgreSQL runs them all when the text has no arguments.
+// ("" when none does). A text of several statements is refused whole:
+// where one ends depends on how the session reads strings (PostgreSQL with
+// standard_conforming_strings off takes a backslash in '...' for an
+// escape), which the text itself does not say. GORM never sends one.
 func txControl(query string, d dialect.Name) string {
+	if i := strings.IndexByte(query, ';'); i >= 0 && strings.TrimRight(query[i:], "; \t\r\n") != "" {
+		return "a text of several statements"
+	}
 	mode := sqltok.PostgreSQL
 	switch d {
 	case dialect.MySQL:
