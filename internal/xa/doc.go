@@ -24,8 +24,11 @@
 // sources share it); a MySQL branch's xid is X'hex(GTRID)', X'hex(data
 // source name)', formatID 0x736b31.
 //
-// Dropping or recreating the log table (or its id row), or renaming its
-// database or schema, changes the tag: branches prepared under the old
+// Rows of the log are deleted by GC only. A log that has rows but lost its
+// id row (an age-based purge: the id row is dated 9999 to stay out of
+// reach) makes Start fail with ErrLogIDLost rather than mint a new id.
+// Dropping or recreating the log table, or renaming its database or
+// schema, changes the tag: branches prepared under the old
 // one are no one's, and recovery never touches them. They stay visible in
 // pg_prepared_xacts and XA RECOVER (gtrid "sk1:<old tag>:…"), to be ended
 // by hand — ROLLBACK PREPARED / XA ROLLBACK, or COMMIT if the old log said

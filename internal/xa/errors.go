@@ -24,6 +24,9 @@ var (
 	// ErrNoLog is wrapped by Attach's error when the decision log table or
 	// its id is missing: nothing prepared can be this deployment's.
 	ErrNoLog = errors.New("shardkey: two-phase commit decision log not found")
+	// ErrLogIDLost is wrapped by Start's error when the decision log has
+	// rows but its id row is gone (see Start).
+	ErrLogIDLost = errors.New("shardkey: two-phase commit decision log lost its id")
 	// ErrNotStarted is returned by NewTx before Start succeeded.
 	ErrNotStarted = errors.New("shardkey: two-phase commit coordinator not started")
 	// ErrClosed is returned after Close.

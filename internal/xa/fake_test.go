@@ -153,6 +153,8 @@ func fakeServer(maxPrepared string) responder {
 			return fakeResult{cols: []string{"formatID", "gtrid_length", "bqual_length", "data"}}, nil
 		case strings.HasPrefix(q, "SELECT branches FROM") && strings.Contains(q, "outcome = 'I'"):
 			return one("id", fakeLogID), nil
+		case strings.HasPrefix(q, "SELECT count(*) FROM shardkey_xa_log"):
+			return one("n", int64(0)), nil
 		case strings.HasPrefix(q, "SELECT gtrid, branches FROM"):
 			return fakeResult{cols: []string{"gtrid", "branches"}}, nil
 		case strings.HasPrefix(q, "CREATE TABLE IF NOT EXISTS"), strings.HasPrefix(q, "DELETE FROM"), strings.HasPrefix(q, "INSERT INTO"),

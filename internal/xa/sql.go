@@ -47,7 +47,7 @@ const (
 
 // logSQL holds the decision log's statements in one dialect.
 type logSQL struct {
-	create, insert, read, readID, readC, deleteC, deleteA string
+	create, insert, read, readID, readC, count, deleteC, deleteA string
 }
 
 // newLogSQL spells the decision log's statements for d and table (a
@@ -65,6 +65,7 @@ func newLogSQL(d dialect.Name, table string) logSQL {
 		read:    "SELECT outcome FROM " + table + " WHERE gtrid = " + ph(1),
 		readID:  "SELECT branches FROM " + table + " WHERE gtrid = " + ph(1) + " AND outcome = 'I'",
 		readC:   "SELECT gtrid, branches FROM " + table + " WHERE outcome = 'C'",
+		count:   "SELECT count(*) FROM " + table + " WHERE gtrid <> '" + logIDKey + "'",
 		deleteC: "DELETE FROM " + table + " WHERE gtrid = " + ph(1) + " AND outcome = 'C'",
 		deleteA: "DELETE FROM " + table + " WHERE outcome = 'A' AND created_at < " + ph(1),
 	}

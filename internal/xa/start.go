@@ -14,7 +14,8 @@ import (
 )
 
 // Start makes the coordinator ready: it creates the decision log table
-// and the log's id (its logtag) when missing, checks every PostgreSQL
+// and, in an empty log, the log's id (see createLogID: a log that lost its
+// id is an error wrapping ErrLogIDLost), checks every PostgreSQL
 // source can prepare (an *UnavailableError if not), runs a first Recover
 // and GC (their errors are logged, not returned) and starts the recovery
 // timer. A second Start does nothing.
@@ -137,8 +138,12 @@ func (c *Coordinator) setTag(tag string) {
 	c.mu.Unlock()
 }
 
-// createLogID returns the log's id, writing a random one if it has none:
-// the primary key lets one writer win, whose id everyone then reads.
+// createLogID returns the log's id, writing a random one into an empty
+// log: the primary key lets one writer win, whose id everyone then reads.
+// A log with rows but no id lost it (a purge of old rows, a hand edit):
+// a new id would orphan every branch prepared under the old tag, so that
+// is an error wrapping ErrLogIDLost. The id row's created_at is in year
+// 9999, out of reach of purges by age.
 func (c *Coordinator) createLogID(ctx context.Context) (string, error) {
 	if id, ok, err := c.readLogID(ctx); err != nil || ok {
 		return id, err
@@ -148,15 +153,30 @@ func (c *Coordinator) createLogID(ctx context.Context) (string, error) {
 		return "", err
 	}
 	insErr := c.inLogTx(ctx, true, func(tx *sql.Tx) error {
-		_, err := tx.ExecContext(ctx, c.logSQL.insert, logIDKey, "I", fresh, c.now().UTC())
+		var n int
+		if err := tx.QueryRowContext(ctx, c.logSQL.count).Scan(&n); err != nil {
+			return err
+		}
+		if n > 0 {
+			return fmt.Errorf("%w: decision log %s on %q holds %d rows but no id row (gtrid %q): recovery cannot find the branches "+
+				"prepared under its old id. End them by hand (pg_prepared_xacts / XA RECOVER, gtrid sk1:<old tag>:...; COMMIT those "+
+				"whose gtrid has a 'C' row, roll back the others), then delete every row of the log", ErrLogIDLost, c.table, c.log.Name, n, logIDKey)
+		}
+		_, err := tx.ExecContext(ctx, c.logSQL.insert, logIDKey, "I", fresh, idRowTime)
 		return err
 	})
+	if errors.Is(insErr, ErrLogIDLost) {
+		return "", insErr
+	}
 	id, ok, err := c.readLogID(ctx)
 	if err == nil && !ok {
 		err = fmt.Errorf("xa: writing the id of decision log %s on %q: %w", c.table, c.log.Name, insErr)
 	}
 	return id, err
 }
+
+// idRowTime is the id row's created_at: no purge by age reaches it.
+var idRowTime = time.Date(9999, 12, 31, 0, 0, 0, 0, time.UTC)
 
 // readLogID reads the log's id; ok is false when the log has none.
 func (c *Coordinator) readLogID(ctx context.Context) (id string, ok bool, err error) {
