@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"maps"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -588,17 +589,7 @@ func TestTwoPhaseFaultProcessKilled(t *testing.T) {
 	}
 }
 
-func tpSameBalances(a, b map[int64]int64) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for k, v := range a {
-		if w, ok := b[k]; !ok || w != v {
-			return false
-		}
-	}
-	return true
-}
+func tpSameBalances(a, b map[int64]int64) bool { return maps.Equal(a, b) }
 
 // tpProxied is a pair opened through sqlhook with each data source behind
 // its own proxy, and a hook the test can set.
