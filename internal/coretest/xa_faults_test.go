@@ -178,3 +178,33 @@ func TestXARollbackOfADeadlockVictimSucceeds(t *testing.T) {
 	e.release(false)
 	e.wantNothingPrepared()
 }
+
+// A transaction that reaches Commit just before its Timeout ends one way
+// or the other, and leaves nothing prepared, even a moment later (a
+// PREPARE cut by a deadline could complete on the server after Commit had
+// reported the rollback).
+func TestXACommitAtTheTimeoutLeavesNothingPrepared(t *testing.T) {
+	for _, pair := range xaPairs {
+		t.Run(pair.name, func(t *testing.T) {
+			e := newXAEnv(t, pair, "attimeout")
+			c := e.coordinator(xa.Config{})
+			for id, left := range []time.Duration{1, 3, 5, 8, 13} {
+				tx := e.newTx(c)
+				bs := e.insertAll(tx, id)
+				e.clock.Advance(xaTimeout - left*time.Millisecond)
+				err := tx.Commit(context.Background(), bs)
+				e.release(err != nil)
+				want := 1
+				if err != nil {
+					if !errors.Is(err, xa.ErrRolledBack) || errors.Is(err, xa.ErrInDoubt) {
+						t.Fatalf("Commit %v before the timeout = %v, want nil or ErrRolledBack", left*time.Millisecond, err)
+					}
+					want = 0
+				}
+				e.wantRows(id, want)
+				time.Sleep(500 * time.Millisecond) // a late PREPARE would show by now
+				e.wantNothingPrepared()
+			}
+		})
+	}
+}

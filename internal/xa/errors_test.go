@@ -1,7 +1,10 @@
 package xa
 
 import (
+	"context"
+	"database/sql/driver"
 	"errors"
+	"io"
 	"fmt"
 	"strings"
 	"testing"
@@ -61,5 +64,20 @@ func TestInDoubtErrorMatchesErrInDoubtAndUnwrapsItsCause(t *testing.T) {
 	}
 	if errors.Is(&UnavailableError{Source: "s"}, ErrInDoubt) || !errors.Is(&UnavailableError{Source: "s"}, ErrUnavailable) {
 		t.Error("UnavailableError matching")
+	}
+}
+
+func TestIsLostTellsErrorsThatLeaveAStatementsOutcomeUnknown(t *testing.T) {
+	lost := []error{context.DeadlineExceeded, fmt.Errorf("x: %w", context.Canceled), driver.ErrBadConn, io.ErrUnexpectedEOF,
+		errors.New("invalid connection"), errors.New("FATAL: terminating connection due to administrator command (SQLSTATE 57P01)")}
+	for _, err := range lost {
+		if !isLost(err) {
+			t.Errorf("isLost(%v) = false", err)
+		}
+	}
+	for _, err := range []error{errors.New("ERROR: could not serialize access (SQLSTATE 40001)"), errors.New("Error 1614 (XA102): XA_RBDEADLOCK")} {
+		if isLost(err) {
+			t.Errorf("isLost(%v) = true", err)
+		}
 	}
 }

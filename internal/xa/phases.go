@@ -2,7 +2,12 @@ package xa
 
 import (
 	"context"
+	"database/sql/driver"
+	"errors"
 	"fmt"
+	"io"
+	"net"
+	"strings"
 	"time"
 
 	"github.com/shardkey/shardkey/internal/dialect"
@@ -18,6 +23,7 @@ func (t *Tx) prepare(ctx context.Context, b *branch) error {
 		gid := pgGID(t.gtrid, b.Source)
 		b.tried = true
 		if err := b.Exec(ctx, preparePG(gid)); err != nil {
+			b.lost = isLost(err)
 			return wrapBranch(b.Source, "PREPARE TRANSACTION", err)
 		}
 		// PREPARE TRANSACTION in a failed transaction rolls it back and
@@ -40,6 +46,7 @@ func (t *Tx) prepare(ctx context.Context, b *branch) error {
 	}
 	b.tried = true
 	if err := b.Exec(ctx, xaPrepare(xid)); err != nil {
+		b.lost = isLost(err)
 		return wrapBranch(b.Source, "XA PREPARE", err)
 	}
 	b.prepared = true
@@ -64,6 +71,9 @@ func (t *Tx) rollbackOne(ctx context.Context, b *branch) error {
 		return wrapBranch(b.Source, "rollback", b.Local(false))
 	case b.pg():
 		_, err := t.finish(ctx, b, false)
+		if err == nil && b.lost {
+			err = t.settleLost(ctx, b)
+		}
 		t.release([]*branch{b})
 		return err
 	}
@@ -78,7 +88,56 @@ func (t *Tx) rollbackOne(ctx context.Context, b *branch) error {
 		return wrapBranch(b.Source, "XA ROLLBACK", err)
 	}
 	_, err := t.finish(ctx, b, false)
+	if err == nil && b.lost {
+		err = t.settleLost(ctx, b)
+	}
 	return err
+}
+
+// lostWait is how long a branch whose prepare lost its connection is
+// watched: the server may still complete the PREPARE after the client
+// gave up (seen some 300 ms later on MariaDB).
+const lostWait = 2 * time.Second
+
+// settleLost watches b's branch for lostWait after its prepare lost the
+// connection, rolling it back if it appears prepared; an error when it
+// is still prepared at the end (recovery rolls it back after Timeout).
+func (t *Tx) settleLost(ctx context.Context, b *branch) error {
+	q := finishSQL(b.src.Dialect, t.gtrid, b.Source, false)
+	end := time.Now().Add(lostWait)
+	for {
+		listed, err := t.c.listed(ctx, b.src, t.gtrid)
+		if err == nil && listed {
+			if err = poolExec(ctx, b.src, q); err == nil || classify(err) == errRolledBack {
+				return nil
+			}
+		}
+		if time.Now().After(end) || ctx.Err() != nil {
+			if listed {
+				return fmt.Errorf("xa: data source %q: the branch prepared after its connection was lost, and rolling it back failed: %v", b.Source, err)
+			}
+			return nil
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+// isLost tells an error that leaves a statement's outcome on the server
+// unknown: the context ended or the connection broke while it ran.
+func isLost(err error) bool {
+	var ne net.Error
+	switch {
+	case errors.Is(err, context.DeadlineExceeded), errors.Is(err, context.Canceled), errors.Is(err, driver.ErrBadConn),
+		errors.Is(err, io.EOF), errors.Is(err, io.ErrUnexpectedEOF), errors.As(err, &ne):
+		return true
+	}
+	msg := err.Error()
+	for _, s := range []string{"invalid connection", "terminating connection", "conn closed", "connection reset", "broken pipe"} {
+		if strings.Contains(msg, s) {
+			return true
+		}
+	}
+	return false
 }
 
 // finish commits or rolls back b's (possibly) prepared branch on its own

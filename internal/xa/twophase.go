@@ -15,6 +15,7 @@ type branch struct {
 	Branch
 	src      *source
 	tried    bool // a prepare statement was sent: the branch may be prepared
+	lost     bool // the prepare statement lost its connection or context: it may complete later
 	prepared bool // known prepared
 	ended    bool // Local was called
 }
@@ -62,11 +63,12 @@ func (t *Tx) commitTwoPhase(ctx context.Context, bs []*branch) error {
 	if err := t.checkAge(born); err != nil {
 		return t.abort(ctx, bs, err)
 	}
-	// Nothing may be decided once the transaction is Timeout old, so
-	// phase 1 and the log write share that deadline.
-	dctx, cancel := context.WithTimeout(ctx, c.timeout-c.now().Sub(born))
-	defer cancel()
-	if err := errorsJoin(parallel(bs, func(b *branch) error { return t.prepare(dctx, b) })); err != nil {
+	// Phase 1 is bounded by Timeout, not by the time left: a PREPARE cut by
+	// the deadline may still complete on the server. The age check below
+	// refuses a transaction that got too old meanwhile.
+	pctx, pcancel := context.WithTimeout(ctx, c.timeout)
+	defer pcancel()
+	if err := errorsJoin(parallel(bs, func(b *branch) error { return t.prepare(pctx, b) })); err != nil {
 		return t.abort(ctx, bs, err)
 	}
 	if err := t.hookAt(StagePrepared); err != nil {
@@ -75,6 +77,10 @@ func (t *Tx) commitTwoPhase(ctx context.Context, bs []*branch) error {
 	if err := t.checkAge(born); err != nil {
 		return t.abort(ctx, bs, err)
 	}
+	// Nothing may be decided once the transaction is Timeout old: an
+	// insert cut by this deadline logged nothing, and Commit rolls back.
+	dctx, cancel := context.WithTimeout(ctx, c.timeout-c.now().Sub(born))
+	defer cancel()
 	outcome, err := c.writeDecision(dctx, t.gtrid, 'C', branchNames(bs))
 	if errors.Is(err, errNotLogged) {
 		return t.abort(ctx, bs, err)
