@@ -4,8 +4,8 @@ import (
 	"context"
 	"database/sql/driver"
 	"errors"
-	"io"
 	"fmt"
+	"io"
 	"strings"
 	"testing"
 )
