@@ -436,6 +436,9 @@ func (c *conn) execRouted(ctx context.Context, query string, r *routed, s *stmt)
 		}
 		return res.(driver.Result), nil
 	}
+	if c.implicitTwoPhase(r) {
+		return inImplicitTx(ctx, c, func() (driver.Result, error) { return c.execRouted(ctx, query, r, s) })
+	}
 	if err := c.prepareUnits(ctx, query, r.units); err != nil {
 		return nil, err
 	}
@@ -467,6 +470,11 @@ func (c *conn) queryRouted(ctx context.Context, query string, r *routed, s *stmt
 			return nil, err
 		}
 		return res.(driver.Rows), nil
+	}
+	if c.implicitTwoPhase(r) {
+		// A write's units are each read to the end (below), so its rows
+		// outlive the transaction.
+		return inImplicitTx(ctx, c, func() (driver.Rows, error) { return c.queryRouted(ctx, query, r, s) })
 	}
 	if err := c.prepareUnits(ctx, query, r.units); err != nil {
 		return nil, err

@@ -342,7 +342,11 @@
 // between shards, an order and its stock on different databases); keep
 // it off when transactions stay on one data source, and design the
 // sharding so that they mostly do: a transaction that reaches one data
-// source commits in one phase as without it.
+// source commits in one phase as without it. A write outside a
+// transaction that reaches several data sources (a multi-row INSERT, an
+// UPDATE or DELETE over several, a broadcast table's copies) runs in a
+// two-phase transaction of its own: it is stored whole or not at all,
+// and its error matches ErrTxInDoubt when its commit is in doubt.
 //
 // A transaction reaching several data sources costs, at Commit, four
 // round trips in sequence instead of one: on every data source in

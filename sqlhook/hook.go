@@ -81,6 +81,7 @@ func (h *hook) routeContext(ctx context.Context, query string, args []driver.Nam
 	if err != nil {
 		return nil, &StatementError{SQL: query, Err: err}
 	}
+	r.write = p.Kind == ir.KindInsert || p.Kind == ir.KindUpdate || p.Kind == ir.KindDelete
 	if h.opts.logger.Enabled(ctx, -4) {
 		for _, u := range r.units {
 			h.opts.logger.DebugContext(ctx, "sqlhook: routed", "dataSource", u.ds, "sql", u.sql)

@@ -780,3 +780,39 @@ func TestTwoPhaseTransactionCannotUseTheDecisionLog(t *testing.T) {
 		})
 	}
 }
+
+// A write outside a transaction reaching several data sources runs in a
+// two-phase transaction of its own: it is stored whole, or not at all
+// when any of its parts fails, whichever data source that part is on.
+func TestTwoPhaseStatementOutsideATransactionIsAtomicAcrossDataSources(t *testing.T) {
+	for _, b := range tpBackends(t, "implicit") {
+		t.Run(b.name, func(t *testing.T) {
+			st := &stages{}
+			db := tpOpen(t, b, sqlhook.WithTwoPhaseHook(st.hook))
+			insert := b.q(`INSERT INTO t_order (order_id, user_id, status) VALUES (?, ?, 'new'), (?, ?, 'new')`)
+			if _, err := db.Exec(insert, 1, 1, 2, 2); err != nil {
+				t.Fatalf("insert across data sources: %v", err)
+			}
+			if got := st.got(); len(got) == 0 || got[0] != xa.StagePrepared {
+				t.Errorf("stages %v: the statement did not commit by two-phase commit", got)
+			}
+			// The duplicate is on ds_1 (user 1), then on ds_0 (user 2):
+			// whichever part fails, the other's new row is not kept.
+			for _, dup := range [][4]any{{3, 2, 1, 1}, {4, 1, 2, 2}} {
+				if _, err := db.Exec(insert, dup[:]...); err == nil {
+					t.Fatalf("rows %v: a duplicate key was inserted", dup)
+				} else if errors.Is(err, sqlhook.ErrTxInDoubt) {
+					t.Fatalf("rows %v: %v, want a plain failure", dup, err)
+				}
+			}
+			res, err := db.Exec(b.q(`UPDATE t_order SET status = 'paid' WHERE user_id IN (?, ?)`), 1, 2)
+			if err != nil {
+				t.Fatalf("update across data sources: %v", err)
+			}
+			if n, _ := res.RowsAffected(); n != 2 {
+				t.Errorf("update: %d rows affected, want 2", n)
+			}
+			wantOrders(t, b, []int64{2}, []int64{1})
+		})
+	}
+}

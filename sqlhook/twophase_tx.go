@@ -249,3 +249,42 @@ func (t *tx) rollbackBranches(bs []xa.Branch) error {
 	}
 	return errors.Join(errs...)
 }
+
+// implicitTwoPhase reports whether r, run outside a transaction, must run
+// in a two-phase transaction of its own: a write reaching several data
+// sources that can all prepare. Without it each data source would commit
+// its part on its own, and a unit failing after others ran would leave
+// their changes (a statement committed in part).
+func (c *conn) implicitTwoPhase(r *routed) bool {
+	if c.tx != nil || c.cn.tp == nil || !r.write {
+		return false
+	}
+	for _, u := range r.units[1:] {
+		if u.ds != r.units[0].ds {
+			return true
+		}
+	}
+	return false
+}
+
+// inImplicitTx runs f, a statement reaching several data sources, in a
+// transaction of its own: committed if f succeeds (an in-doubt commit is
+// the statement's error, matching ErrTxInDoubt), rolled back if it fails.
+func inImplicitTx[T any](ctx context.Context, c *conn, f func() (T, error)) (T, error) {
+	var zero T
+	t, err := c.BeginTx(ctx, driver.TxOptions{})
+	if err != nil {
+		return zero, err
+	}
+	v, err := f()
+	if err != nil {
+		if rbErr := t.Rollback(); rbErr != nil {
+			err = fmt.Errorf("%w (rolling back the statement's transaction failed too: %w)", err, rbErr)
+		}
+		return zero, err
+	}
+	if err := t.Commit(); err != nil {
+		return zero, err
+	}
+	return v, nil
+}

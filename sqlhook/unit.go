@@ -38,6 +38,10 @@ type routed struct {
 	// txControl: SAVEPOINT, ROLLBACK TO or RELEASE; inside a transaction
 	// it runs on every data source the transaction has begun on.
 	txControl bool
+	// write: an INSERT, UPDATE or DELETE of a logic or broadcast table;
+	// under WithTwoPhaseCommit one reaching several data sources outside
+	// a transaction runs in a transaction of its own (twophase_tx.go).
+	write bool
 }
 
 // mergeSpec is how the rows of several units of one query combine: the
