@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"math/rand/v2"
 	"strings"
 	"testing"
 	"time"
@@ -224,6 +225,72 @@ func TestTwoPhaseStatementOutsideATransactionIsAtomicAcrossDataSources(t *testin
 				}
 				if n != 0 {
 					t.Errorf("the statement failed (%v), yet its ds_0 row is stored", err)
+				}
+			})
+		}
+	}
+}
+
+// TestTwoPhaseCommitNeverKeepsWorkRolledBackToASavepoint: a two-phase
+// transaction sets a savepoint, updates a ds_0 row, inserts a ds_0 row,
+// then reaches ds_1 through a connection whose session was killed (the
+// statement fails), and rolls back to the savepoint (which fails too).
+// Commit must not keep the ds_0 work the transaction rolled back: it must
+// fail (the transaction cannot commit whole), or commit without it. Found
+// by the tester (seed 41, tx 71 on MariaDB through sqlhook: Commit
+// returned nil and both ds_0 changes were committed).
+func TestTwoPhaseCommitNeverKeepsWorkRolledBackToASavepoint(t *testing.T) {
+	dbtest.SkipShort(t, "two-phase commit")
+	for _, name := range tpDBs() {
+		for _, client := range []string{"sqlhook", "gorm"} {
+			t.Run(name+"/"+client, func(t *testing.T) {
+				r := newTPRunWith(t, name, client, "d2pc_case5", -1)
+				ctx := context.Background()
+				// order 2 (user 2, ds_0) with amount 100; order 3 (user 3) on ds_1
+				for _, k := range []int64{2, 3} {
+					r.w.exec(t, r.w.dsOf(r.target(k)), fmt.Sprintf("INSERT INTO %s (order_id, user_id, amount) VALUES (%d, %d, 100)", r.target(k).Table, k, tpUser(k)))
+				}
+				if c, ok := r.client.(*tpSQLClient); ok {
+					c.db.SetMaxOpenConns(1) // one sqlhook connection: its ds_1 session is the one killed
+				}
+				g := &tpGen{rng: rand.New(rand.NewPCG(1, 2)), added: map[int64]bool{}}
+				g.items = append(g.items, tpItem{kind: "read", read: true, users: []int64{2, 3},
+					sql: cell{text: "SELECT count(*), sum(amount) FROM t_order WHERE user_id IN (?, ?)", args: []any{2, 3}}})
+				d := &sqlGen{b: r.w.b}
+				// open the connection's sessions on both data sources
+				if _, _, err := r.client.auto().read(ctx, g.items[0], d.final(g.items[0].sql.text)); err != nil {
+					t.Fatal(err)
+				}
+				g.items = nil
+				g.add("savepoint", "SAVEPOINT sp1")
+				g.items[0].raw = true
+				g.addAmount("update", -13, 2)
+				g.insert(12) // order 12, user 2: ds_0
+				tx, err := r.client.begin(ctx, sql.LevelDefault)
+				if err != nil {
+					t.Fatal(err)
+				}
+				for _, it := range g.items {
+					if _, err := tx.exec(ctx, it, d.final(it.sql.text)); err != nil {
+						t.Fatalf("%s: %v", it, err)
+					}
+				}
+				r.killAll(1) // every ds_1 session: the connection's idle one among them
+				g.items = nil
+				g.insert(13) // order 13, user 3: ds_1, through the killed session
+				_, ierr := tx.exec(ctx, g.items[0], d.final(g.items[0].sql.text))
+				_, rerr := tx.exec(ctx, tpItem{kind: "savepoint", raw: true, sql: cell{text: "ROLLBACK TO SAVEPOINT sp1"}}, "ROLLBACK TO SAVEPOINT sp1")
+				cerr := tx.commit()
+				t.Logf("INSERT on ds_1: %v; ROLLBACK TO: %v; Commit: %v", ierr, rerr, cerr)
+				var amount, n int64
+				if err := r.w.ds[0].QueryRow("SELECT amount FROM " + r.target(2).Table + " WHERE order_id = 2").Scan(&amount); err != nil {
+					t.Fatal(err)
+				}
+				if err := r.w.ds[0].QueryRow("SELECT count(*) FROM " + r.target(12).Table + " WHERE order_id = 12").Scan(&n); err != nil {
+					t.Fatal(err)
+				}
+				if amount != 100 || n != 0 {
+					t.Errorf("Commit returned %v and kept work rolled back to the savepoint: order 2's amount %d (want 100), order 12 stored %d times (want 0)", cerr, amount, n)
 				}
 			})
 		}

@@ -146,3 +146,53 @@ func (x tpGormTx) read(ctx context.Context, it tpItem, text string) (int64, stri
 
 func (x tpGormTx) commit() error   { return x.tx.Commit().Error }
 func (x tpGormTx) rollback() error { return x.tx.Rollback().Error }
+
+// tpSQLAuto runs statements on sqlhook's *sql.DB, outside a transaction.
+type tpSQLAuto struct {
+	db  *sql.DB
+	err error
+}
+
+func (c *tpSQLClient) auto() tpShardTx { return &tpSQLAuto{db: c.db} }
+
+func (x *tpSQLAuto) exec(ctx context.Context, it tpItem, text string) (int64, error) {
+	res, err := x.db.ExecContext(ctx, text, it.sql.args...)
+	if x.err = err; err != nil {
+		return 0, err
+	}
+	return res.RowsAffected()
+}
+
+func (x *tpSQLAuto) read(ctx context.Context, it tpItem, text string) (int64, string, error) {
+	var n int64
+	var sum sql.NullString
+	x.err = x.db.QueryRowContext(ctx, text, it.sql.args...).Scan(&n, &sum)
+	return n, sum.String, x.err
+}
+
+func (x *tpSQLAuto) commit() error   { return x.err }
+func (x *tpSQLAuto) rollback() error { return nil }
+
+// tpGormAuto runs GORM calls outside a transaction (gormplugin begins a
+// two-phase one for a write over several data sources).
+type tpGormAuto struct {
+	db  *gorm.DB
+	err error
+}
+
+func (c *tpGormClient) auto() tpShardTx { return &tpGormAuto{db: c.db} }
+
+func (x *tpGormAuto) exec(ctx context.Context, it tpItem, text string) (int64, error) {
+	res := it.gorm(x.db.WithContext(ctx))
+	x.err = res.Error
+	return res.RowsAffected, res.Error
+}
+
+func (x *tpGormAuto) read(ctx context.Context, it tpItem, text string) (int64, string, error) {
+	n, sum, err := tpGormTx{x.db.WithContext(ctx)}.read(ctx, it, text)
+	x.err = err
+	return n, sum, err
+}
+
+func (x *tpGormAuto) commit() error   { return x.err }
+func (x *tpGormAuto) rollback() error { return nil }

@@ -60,10 +60,20 @@ type tpTx struct {
 	killAt int // tpKillMid: the statement after which it does
 	stall  time.Duration
 	iso    sql.IsolationLevel // BeginTx's (0: the default, no option)
+	// auto: one statement outside a transaction (a write over several data
+	// sources must still be atomic)
+	auto bool
 }
 
 func (x tpTx) String() string {
 	var b strings.Builder
+	if x.auto {
+		fmt.Fprintf(&b, "tx %d: outside a transaction:\n    %s", x.n, x.items[0])
+		if x.fault != tpNoFault {
+			fmt.Fprintf(&b, " (fault: %s)", x.fault)
+		}
+		return b.String()
+	}
 	fmt.Fprintf(&b, "tx %d: BEGIN", x.n)
 	if x.iso != sql.LevelDefault {
 		fmt.Fprintf(&b, " (isolation %s)", x.iso)
@@ -372,6 +382,13 @@ func tpBuild(seed uint64, n int, m tpModel, o tpGen) tpTx {
 	}
 	if g.rng.IntN(3) == 0 {
 		x.iso = pick(g.rng, []sql.IsolationLevel{sql.LevelReadCommitted, sql.LevelRepeatableRead, sql.LevelSerializable})
+	}
+	if g.rng.IntN(8) == 0 {
+		x.auto, x.commit, x.iso = true, true, sql.LevelDefault
+		x.items = slices.DeleteFunc(x.items, func(it tpItem) bool { return it.raw })[:1]
+		if x.fault == tpKill || x.fault == tpKillMid || x.fault == tpLogFails {
+			x.fault = tpNoFault
+		}
 	}
 	// around the timeout: before it, at it, after it
 	x.stall = tpTimeout - 300*time.Millisecond + time.Duration(g.rng.IntN(600))*time.Millisecond

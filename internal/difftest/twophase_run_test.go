@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"os"
 	"slices"
 	"strconv"
 	"strings"
@@ -84,8 +85,10 @@ func (r *tpRun) runTx(x tpTx) []string {
 		r.t.Fatalf("oracle: %v", err)
 	}
 	defer otx.Rollback()
-	stx, err := r.client.begin(ctx, x.iso)
-	if err != nil {
+	var stx tpShardTx
+	if x.auto {
+		stx = r.client.auto()
+	} else if stx, err = r.client.begin(ctx, x.iso); err != nil {
 		return []string{fmt.Sprintf("BEGIN through shardkey: %v", err)}
 	}
 	g := &sqlGen{b: r.w.b}
@@ -120,7 +123,23 @@ func (r *tpRun) runTx(x tpTx) []string {
 	if hooks.broke {
 		r.stats.faults[x.fault.String()]++
 	}
+	if x.auto {
+		out := "nil"
+		if cerr != nil {
+			out = tpReason(cerr)
+		}
+		r.stats.errs["outside a transaction: "+out]++
+	}
 	problems = append(problems, r.settle(ctx, x, hooks, cerr, otx)...)
+	if len(problems) > 0 && x.auto && !r.gorm && cerr != nil && strings.Contains(cerr.Error(), "their changes stand") {
+		// sqlhook does not make a write outside a transaction atomic
+		// (TestTwoPhaseStatementOutsideATransactionIsAtomicAcrossDataSources):
+		// counted, and the tables start again empty
+		r.stats.knownPartial++
+		r.w.reset(r.t)
+		r.model = tpModel{orders: map[int64]int64{}, dict: map[string]bool{}}
+		return nil
+	}
 	if len(problems) > 0 {
 		problems = append(problems, fmt.Sprintf("(Commit/Rollback returned %v)", cerr))
 	}
@@ -138,6 +157,7 @@ func (r *tpRun) runItem(ctx context.Context, g *sqlGen, stx tpShardTx, otx *sql.
 	if it.raw {
 		_, serr := stx.exec(ctx, it, text)
 		_, oerr := otx.ExecContext(ctx, text)
+		r.trace(it, 0, serr)
 		if serr != nil && oerr == nil && *failed {
 			return nil
 		}
@@ -154,6 +174,7 @@ func (r *tpRun) runItem(ctx context.Context, g *sqlGen, stx tpShardTx, otx *sql.
 		r.t.Fatalf("oracle: %v", err)
 	}
 	n, serr := stx.exec(ctx, it, text)
+	r.trace(it, n, serr)
 	on, oerr := tpExecRows(ctx, otx, text, it.sql.args)
 	var problems []string
 	switch {
@@ -170,7 +191,9 @@ func (r *tpRun) runItem(ctx context.Context, g *sqlGen, stx tpShardTx, otx *sql.
 		// part: TestTwoPhaseStatementsAfterAPartlyFailedWriteSeeNoneOfIt)
 		problems = append(problems, fmt.Sprintf("%s: %d rows affected through shardkey, %d on the oracle", it, n, on))
 	}
-	if serr != nil || oerr != nil {
+	// (a write outside a transaction in doubt is settled with the
+	// transaction it ran in: recovery says whether the oracle keeps it)
+	if serr != nil && !errors.Is(serr, xa.ErrInDoubt) || oerr != nil {
 		if _, err := otx.ExecContext(ctx, "ROLLBACK TO SAVEPOINT tp_stmt"); err != nil {
 			r.t.Fatalf("oracle: %v", err)
 		}
@@ -615,4 +638,12 @@ func tpReason(err error) string {
 		msg = msg[:i]
 	}
 	return msg
+}
+
+// trace logs each statement's answer through shardkey when
+// SHARDKEY_DIFF2PC_TRACE=1 (to read a replayed divergence).
+func (r *tpRun) trace(it tpItem, n int64, err error) {
+	if os.Getenv("SHARDKEY_DIFF2PC_TRACE") == "1" {
+		r.t.Logf("  %s -> %d rows, %v", it, n, err)
+	}
 }
