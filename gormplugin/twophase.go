@@ -133,6 +133,9 @@ func (p *Plugin) startTwoPhase(db *gorm.DB) error {
 	if home == "" {
 		return fmt.Errorf("%w: WithTwoPhaseCommit: the *gorm.DB's own connection pool is none of WithDataSources' pools; open it on one of them", ErrUnsupported)
 	}
+	if err := makeDoneTx(); err != nil {
+		return err
+	}
 	if tp.coord == nil { // GORM initializes a plugin again for each *gorm.DB of one Config
 		if err := p.newCoordinator(db); err != nil {
 			return err

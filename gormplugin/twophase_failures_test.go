@@ -191,29 +191,50 @@ func TestTwoPhaseWithPrepareStmtCommitsBatchesAndTransactions(t *testing.T) {
 }
 
 // A session with PrepareStmt wraps the plugin's pool in GORM's
-// PreparedStmtDB, which can begin only its own kind of transaction:
-// db.Transaction there is refused (never a transaction on one data source
-// that then reaches another), and a routed write still begins the plugin's.
-func TestTwoPhaseInAPrepareStmtSessionTransactionIsRefusedAndWritesStayAtomic(t *testing.T) {
+// PreparedStmtDB, and one made from a transaction wraps the transaction in
+// a PreparedStmtTX: either way the session's transactions are two-phase
+// ones, and a transaction's session stays in it (its writes roll back
+// with it, its reads see the transaction's writes).
+func TestTwoPhasePrepareStmtSessionsStayInTwoPhaseTransactions(t *testing.T) {
 	failPrepared := gormplugin.WithTwoPhaseHook(func(s xa.Stage, _ string) error {
 		if s == xa.StagePrepared {
 			return errors.New("injected failure after every branch prepared")
 		}
 		return nil
 	})
-	e := newTwoPhase(t, "postgres", "prepsession", nil, failPrepared)
-	s := e.db.Session(&gorm.Session{PrepareStmt: true})
-	err := s.Transaction(func(tx *gorm.DB) error { return tx.Create(&ShardedOrder{UserID: 0}).Error })
-	if !errors.Is(err, gorm.ErrInvalidTransaction) {
-		t.Fatalf("Transaction in a PrepareStmt session = %v, want gorm.ErrInvalidTransaction", err)
-	}
-	rows := batch()
-	if err := s.Create(&rows).Error; err == nil || !strings.Contains(err.Error(), "injected failure") {
-		t.Fatalf("Create in a PrepareStmt session = %v, want the injected failure", err)
-	}
-	if snap := e.snapshot(t); snap != "" {
-		t.Fatalf("stored: %s", snap)
-	}
+	eachTwoPhase(t, "prepsession", func(t *testing.T, e *tpEnv) {
+		s := e.db.Session(&gorm.Session{PrepareStmt: true})
+		err := s.Transaction(func(tx *gorm.DB) error {
+			return tx.Create(&[]ShardedOrder{{UserID: 0}, {UserID: 1}}).Error
+		})
+		if err == nil || !strings.Contains(err.Error(), "injected failure") {
+			t.Fatalf("Transaction in a PrepareStmt session = %v, want the injected failure", err)
+		}
+		rows := batch()
+		if err := s.Create(&rows).Error; err == nil || !strings.Contains(err.Error(), "injected failure") {
+			t.Fatalf("Create in a PrepareStmt session = %v, want the injected failure", err)
+		}
+		var seen int64
+		err = e.db.Transaction(func(tx *gorm.DB) error {
+			if err := tx.Create(&ShardedOrder{UserID: 0, Amount: 1}).Error; err != nil {
+				return err
+			}
+			ps := tx.Session(&gorm.Session{PrepareStmt: true})
+			if err := ps.Create(&ShardedOrder{UserID: 1, Amount: 2}).Error; err != nil {
+				return err
+			}
+			if err := ps.Model(&ShardedOrder{}).Where("user_id IN ?", []int64{0, 1}).Count(&seen).Error; err != nil {
+				return err
+			}
+			return errors.New("the caller rolls back")
+		})
+		if !strings.Contains(fmt.Sprint(err), "the caller rolls back") || seen != 2 {
+			t.Fatalf("transaction with a PrepareStmt session = %v, counted %d of its 2 rows", err, seen)
+		}
+		if snap := e.snapshot(t); snap != "" {
+			t.Fatalf("stored: %s", snap)
+		}
+	}, failPrepared, gormplugin.WithScatter())
 }
 
 // TPNote is an unsharded table; its hook records whether the create runs

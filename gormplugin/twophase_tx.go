@@ -97,10 +97,18 @@ type tpConn struct {
 	ds string
 }
 
-// tpOf is the two-phase transaction a statement's pool belongs to.
+// tpOf is the two-phase transaction a statement's pool belongs to: a
+// tpConn, or GORM's PreparedStmtTX around one (a PrepareStmt session).
 func tpOf(pool gorm.ConnPool) *tpTx {
-	if c, ok := pool.(*tpConn); ok {
+	switch c := pool.(type) {
+	case *tpConn:
 		return c.tx
+	case *gorm.PreparedStmtTX:
+		if c != nil {
+			if t, ok := c.Tx.(*tpConn); ok {
+				return t.tx
+			}
+		}
 	}
 	return nil
 }
@@ -450,6 +458,20 @@ func (c *tpConn) QueryRowContext(ctx context.Context, query string, args ...any)
 	return b.conn.QueryRowContext(ctx, query, args...)
 }
 
+// StmtContext makes tpConn a gorm.Tx, so that a PrepareStmt session
+// keeps the transaction (GORM wraps it in a PreparedStmtTX; otherwise the
+// session's statements ran outside it). Routing points every statement
+// it sees at a tpConn again, unprepared; a statement that still comes here
+// runs on a PostgreSQL branch's transaction, prepared again there, and is
+// refused on a MySQL XA branch, which has no database/sql transaction.
+func (c *tpConn) StmtContext(ctx context.Context, stmt *sql.Stmt) *sql.Stmt {
+	b, err := c.tx.branch(ctx, c.ds)
+	if err == nil && b.tx != nil {
+		return b.tx.StmtContext(ctx, stmt)
+	}
+	return doneTx.StmtContext(ctx, stmt) // its Exec and Query fail with sql.ErrTxDone
+}
+
 // Commit implements gorm.TxCommitter for the whole transaction.
 func (c *tpConn) Commit() error { return c.tx.commit() }
 
@@ -472,3 +494,41 @@ func (e errConnector) Driver() driver.Driver                        { return err
 type errDriver struct{ err error }
 
 func (e errDriver) Open(string) (driver.Conn, error) { return nil, e.err }
+
+// doneTx is a finished *sql.Tx of an in-process driver: a statement
+// given to its StmtContext fails (sql.ErrTxDone) without reaching any
+// database. Made once by startTwoPhase (db.Use reports a failure); its
+// database is closed at once, so nothing runs in the background.
+var doneTx *sql.Tx
+
+var doneTxOnce sync.Once
+
+func makeDoneTx() error {
+	var err error
+	doneTxOnce.Do(func() {
+		db := sql.OpenDB(stubConnector{})
+		defer db.Close()
+		var tx *sql.Tx
+		if tx, err = db.Begin(); err == nil {
+			_ = tx.Rollback()
+			doneTx = tx
+		}
+	})
+	if err == nil && doneTx == nil {
+		err = errors.New("gormplugin: no finished transaction for refused prepared statements")
+	}
+	return err
+}
+
+type (
+	stubConnector struct{}
+	stubConn      struct{}
+)
+
+func (stubConnector) Connect(context.Context) (driver.Conn, error) { return stubConn{}, nil }
+func (stubConnector) Driver() driver.Driver                        { return errDriver{sql.ErrConnDone} }
+func (stubConn) Prepare(string) (driver.Stmt, error)               { return nil, sql.ErrConnDone }
+func (stubConn) Close() error                                      { return nil }
+func (stubConn) Begin() (driver.Tx, error)                         { return stubConn{}, nil }
+func (stubConn) Commit() error                                     { return nil }
+func (stubConn) Rollback() error                                   { return nil }
