@@ -48,7 +48,7 @@ func (c *Coordinator) GC(ctx context.Context) (int64, error) {
 // returns how many rows it deleted.
 func (c *Coordinator) logDelete(ctx context.Context, q string, arg any) (int64, error) {
 	var n int64
-	err := c.inLogTx(ctx, false, func(tx *sql.Tx) error {
+	err := c.inLogTx(ctx, func(tx *sql.Tx) error {
 		res, err := tx.ExecContext(ctx, q, arg)
 		if err == nil {
 			n, _ = res.RowsAffected()

@@ -54,7 +54,7 @@ func (c *Coordinator) writeDecision(ctx context.Context, gtrid string, want byte
 		if attempt > 0 {
 			ictx = fresh
 		}
-		err := c.inLogTx(ictx, true, func(tx *sql.Tx) error {
+		err := c.inLogTx(ictx, func(tx *sql.Tx) error {
 			_, err := tx.ExecContext(ictx, c.logSQL.insert, gtrid, string(want), strings.Join(branches, ","), c.now().UTC())
 			return err
 		})
@@ -108,20 +108,11 @@ func (c *Coordinator) aKeep() time.Duration {
 // inLogTx runs f in an explicit transaction of the log's pool and commits
 // it: a session whose autocommit is off (my.cnf, init_connect, a DSN
 // option) would otherwise keep a decision uncommitted, lost when the
-// session ends. On PostgreSQL a durable write first sets
-// synchronous_commit on for its transaction: with it off (a common
-// setting), COMMIT returns before the row is flushed, and a crash then
-// loses a decision whose branches were already committed.
-func (c *Coordinator) inLogTx(ctx context.Context, durable bool, f func(*sql.Tx) error) error {
+// session ends.
+func (c *Coordinator) inLogTx(ctx context.Context, f func(*sql.Tx) error) error {
 	tx, err := c.log.DB.BeginTx(ctx, nil)
 	if err != nil {
 		return err
-	}
-	if durable && c.log.Dialect == dialect.Postgres {
-		if _, err := tx.ExecContext(ctx, pgSyncCommit); err != nil {
-			_ = tx.Rollback()
-			return err
-		}
 	}
 	if err := f(tx); err != nil {
 		_ = tx.Rollback()

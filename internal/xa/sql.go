@@ -37,7 +37,6 @@ const (
 	pgListPrepared = `SELECT gid FROM pg_catalog.pg_prepared_xacts WHERE database OPERATOR(pg_catalog.=) pg_catalog.current_database() AND gid OPERATOR(pg_catalog.~~) $1`
 	pgMaxPrepared  = `SELECT pg_catalog.current_setting('max_prepared_transactions')`
 	pgIsPrepared   = `SELECT pg_catalog.count(*) FROM pg_catalog.pg_prepared_xacts WHERE gid OPERATOR(pg_catalog.=) $1`
-	pgSyncCommit   = `SET LOCAL synchronous_commit = on`
 	pgLogLocation  = `SELECT pg_catalog.current_database(), n.nspname, c.relname FROM pg_catalog.pg_class c ` +
 		`JOIN pg_catalog.pg_namespace n ON n.oid OPERATOR(pg_catalog.=) c.relnamespace WHERE c.oid OPERATOR(pg_catalog.=) pg_catalog.to_regclass($1)`
 	mysqlLocation   = `SELECT DATABASE()`
@@ -57,11 +56,20 @@ func newLogSQL(d dialect.Name, table string) logSQL {
 	if d == dialect.MySQL {
 		ts, ph = "datetime(6)", func(int) string { return "?" }
 	}
+	insert := "INSERT INTO " + table + " (gtrid, outcome, branches, created_at) VALUES (" +
+		strings.Join([]string{ph(1), ph(2), ph(3), ph(4)}, ", ") + ")"
+	if d == dialect.Postgres {
+		// synchronous_commit on for this transaction, in the same round
+		// trip: with it off (a common setting) COMMIT returns before the
+		// row is flushed, and a crash loses a decision whose branches
+		// were already committed.
+		insert = "WITH durable AS (SELECT pg_catalog.set_config('synchronous_commit', 'on', true)) INSERT INTO " + table +
+			" (gtrid, outcome, branches, created_at) SELECT $1::varchar, $2::char(1), $3::text, $4::timestamp FROM durable"
+	}
 	return logSQL{
 		create: "CREATE TABLE IF NOT EXISTS " + table + " (gtrid varchar(64) NOT NULL PRIMARY KEY, " +
 			"outcome char(1) NOT NULL, branches text NOT NULL, created_at " + ts + " NOT NULL)",
-		insert: "INSERT INTO " + table + " (gtrid, outcome, branches, created_at) VALUES (" +
-			strings.Join([]string{ph(1), ph(2), ph(3), ph(4)}, ", ") + ")",
+		insert:  insert,
 		read:    "SELECT outcome FROM " + table + " WHERE gtrid = " + ph(1),
 		readID:  "SELECT branches FROM " + table + " WHERE gtrid = " + ph(1) + " AND outcome = 'I'",
 		readC:   "SELECT gtrid, branches FROM " + table + " WHERE outcome = 'C'",

@@ -152,7 +152,7 @@ func (c *Coordinator) createLogID(ctx context.Context) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	insErr := c.inLogTx(ctx, true, func(tx *sql.Tx) error {
+	insErr := c.inLogTx(ctx, func(tx *sql.Tx) error {
 		var n int
 		if err := tx.QueryRowContext(ctx, c.logSQL.count).Scan(&n); err != nil {
 			return err
