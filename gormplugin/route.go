@@ -285,6 +285,10 @@ func (p *Plugin) routeCreate(db *gorm.DB) {
 	}
 	r.physical = phys
 	_, r.keys = p.rowKeys(db, table)
+	if err := keyInTwoTables(table, r); err != nil {
+		p.fail(db, err)
+		return
+	}
 	if err := p.checkCreate(db, table, r); err != nil {
 		p.fail(db, err)
 		return

@@ -414,3 +414,17 @@ func TestTwoPhaseStatementCancelledMidTransactionLeavesNothingCommitted(t *testi
 		}
 	})
 }
+
+// One primary key given to rows of two data sources in one batch: no
+// database sees both, so the plugin refuses it before anything runs.
+func TestTwoPhaseBatchWithOneKeyInTwoDataSourcesIsRefused(t *testing.T) {
+	eachTwoPhase(t, "dupkeybatch", func(t *testing.T, e *tpEnv) {
+		err := e.db.Create(&[]ShardedOrder{{ID: 70, UserID: 0}, {ID: 70, UserID: 1}}).Error
+		if !errors.Is(err, gorm.ErrDuplicatedKey) {
+			t.Fatalf("Create of key 70 in ds_0 and ds_1 = %v, want gorm.ErrDuplicatedKey", err)
+		}
+		if s := e.snapshot(t); s != "" {
+			t.Fatalf("stored: %s", s)
+		}
+	})
+}

@@ -246,3 +246,27 @@ func (p *Plugin) movedValue(db *gorm.DB, table string, pkCols []string, rowIdx [
 	}
 	return a
 }
+
+// keyInTwoTables refuses a batch that gives one primary key to rows of
+// two tables: no database sees both (over two data sources, or tables of
+// one not placed by the key), so each would store its row, and the key
+// would name two rows. Rows of one table are left to its primary key.
+func keyInTwoTables(table string, r routed) error {
+	if len(r.groups) < 2 {
+		return nil
+	}
+	seen := map[string]shardconf.Target{}
+	for _, g := range r.groups {
+		for _, i := range g.rows {
+			if i >= len(r.keys) || r.keys[i] == nil {
+				continue
+			}
+			k := fmt.Sprint(r.keys[i]...)
+			if at, ok := seen[k]; ok && at != g.target {
+				return fmt.Errorf("%w: gormplugin: the batch gives primary key %s to a row of %s in %s and to one in %s", gorm.ErrDuplicatedKey, k, table, at, g.target)
+			}
+			seen[k] = g.target
+		}
+	}
+	return nil
+}
