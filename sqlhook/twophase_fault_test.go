@@ -1120,3 +1120,50 @@ func TestTwoPhaseFaultConnectionsDroppedInPhaseTwoAreCommittedOnFreshOnes(t *tes
 		})
 	}
 }
+
+// TestTwoPhaseFaultRecoveryWhileADataSourceIsDownKeepsTheDecision leaves a
+// decided transaction in doubt with its ds_1 branch unreachable, and lets
+// recovery and the log's garbage collection run many times, past the
+// timeout, while ds_1 stays down: the commit decision must stay (without
+// it, recovery would later roll back a branch whose sibling committed),
+// and once ds_1 is back the branch is committed.
+func TestTwoPhaseFaultRecoveryWhileADataSourceIsDownKeepsTheDecision(t *testing.T) {
+	for _, p := range tpPairs(t, "down") {
+		t.Run(p.name, func(t *testing.T) {
+			p.seed(t, map[int64]int64{0: 100, 1: 100})
+			x := p.proxied(t, nil, sqlhook.WithTwoPhaseRecovery(time.Second, 50*time.Millisecond))
+			x.hook.set(func(s xa.Stage, gtrid string) error {
+				if s == xa.StageDecided {
+					x.proxy[1].Cut()
+				}
+				return nil
+			})
+			err := tpTransfer(context.Background(), p, x.db, 0, 1, 10)
+			var doubt *sqlhook.TxInDoubtError
+			if !errors.As(err, &doubt) || !doubt.Decided {
+				t.Fatalf("commit with ds_1 cut after the decision: %v, want a decided *TxInDoubtError", err)
+			}
+			time.Sleep(2500 * time.Millisecond) // ~50 recovery and GC passes, 2.5 timeouts
+			if got := p.decision(t, doubt.GTRID); got != "C" {
+				t.Errorf("decision of %s while ds_1 is down: %q, want C", doubt.GTRID, got)
+			}
+			if left := p.prepared(t, 1); len(left) != 1 {
+				t.Errorf("prepared branches on ds_1 while it is down: %v, want 1", left)
+			}
+			x.proxy[1].Resume()
+			p.awaitNoPrepared(t, 20*time.Second)
+			if got, want := p.balances(t), map[int64]int64{0: 90, 1: 110}; !tpSameBalances(got, want) {
+				t.Errorf("balances %v, want %v", got, want)
+			}
+			// The same collection drops the row once no branch is left:
+			// it did run while ds_1 was down.
+			deadline := time.Now().Add(10 * time.Second)
+			for p.decision(t, doubt.GTRID) != "" {
+				if time.Now().After(deadline) {
+					t.Fatalf("the C row of %s is still there 10s after its last branch committed: did garbage collection run?", doubt.GTRID)
+				}
+				time.Sleep(50 * time.Millisecond)
+			}
+		})
+	}
+}
