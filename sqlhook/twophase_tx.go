@@ -52,12 +52,18 @@ func (t *tx) admitTwoPhase(query string, span map[string]bool) error {
 // Nothing is sent.
 func (t *tx) refuseLogTable(query string, units []unit) error {
 	tp := t.c.cn.tp
-	if tp == nil || !slices.ContainsFunc(units, func(u unit) bool { return u.ds == tp.logSource }) ||
-		!strings.Contains(strings.ToLower(query), tp.logName) {
+	if tp == nil || !slices.ContainsFunc(units, func(u unit) bool { return u.ds == tp.logSource }) {
+		return nil
+	}
+	// A Unicode-escaped identifier (PostgreSQL's U&"...") can spell the
+	// log's name without its letters: not read, refused.
+	low := strings.ToLower(query)
+	escaped := t.c.cn.h.Dialect != MySQL && strings.Contains(low, `u&"`)
+	if !escaped && !strings.Contains(low, tp.logName) {
 		return nil
 	}
 	toks, err := sessLex(t.c.cn.h.Dialect, query)
-	named := err != nil // unreadable: assume it does
+	named := err != nil || escaped // unreadable: assume it does
 	for _, tok := range toks {
 		if (tok.kind == slWord || tok.kind == slQuoted) && strings.EqualFold(tok.text, tp.logName) {
 			named = true
@@ -67,7 +73,7 @@ func (t *tx) refuseLogTable(query string, units []unit) error {
 		return nil
 	}
 	return &StatementError{SQL: query, Err: fmt.Errorf(
-		"%w: a transaction cannot use %s, the two-phase commit decision log: a lock on it would keep its own decision, and every other, from being logged",
+		"%w: a transaction cannot use %s, the two-phase commit decision log (nor a Unicode-escaped identifier on its data source, which could name it): a lock on it would keep its own decision, and every other, from being logged",
 		ErrUnsupported, tp.logName)}
 }
 
@@ -194,7 +200,7 @@ func (t *tx) endTwoPhase(op string) error {
 		err = t.commitBranches(reached)
 	}
 	if err != nil {
-		t.c.bad = true
+		t.c.dropConns()
 		if errors.Is(err, ErrTxInDoubt) {
 			t.c.cn.opts.logger.Error("sqlhook: two-phase commit outcome in doubt; recovery will settle it", "error", err.Error())
 		}
@@ -287,4 +293,17 @@ func inImplicitTx[T any](ctx context.Context, c *conn, f func() (T, error)) (T, 
 		return zero, err
 	}
 	return v, nil
+}
+
+// dropConns closes every data source conn at once and retires the conn:
+// after a failed two-phase end a MySQL session may still hold a prepared
+// XA branch, which stays attached to it (recovery's XA COMMIT gets
+// XAER_NOTA, its locks stay) until the session ends, and an application
+// holding a *sql.Conn could keep it open for long. Later statements on
+// the conn get driver.ErrBadConn (database/sql then uses another conn).
+func (c *conn) dropConns() {
+	for _, dc := range c.conns {
+		dc.Close() // the branch may be in doubt; closing is what detaches it
+	}
+	c.conns, c.bad = nil, true
 }
