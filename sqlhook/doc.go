@@ -364,6 +364,13 @@
 // that commit implicitly (DDL) fail inside an XA branch; PostgreSQL
 // refuses to prepare a transaction that used temporary tables, cursors
 // WITH HOLD, LISTEN or NOTIFY (Commit then rolls back every data source).
+// Only transactional tables take part: on MySQL and MariaDB a write to a
+// MyISAM, Aria (non-transactional) or MEMORY table is not undone when
+// the transaction rolls back, as without two-phase commit. MySQL sessions
+// must run with autocommit on (the default): with it off (my.cnf,
+// init_connect, ?autocommit=0) a statement outside a transaction opens
+// one that stays open, and the next XA START on that session fails
+// (XAER_OUTSIDE).
 //
 // A transaction spanning data sources that is older than the recovery
 // timeout (60 seconds by default) when its decision would be logged is
