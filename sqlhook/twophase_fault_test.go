@@ -1167,3 +1167,40 @@ func TestTwoPhaseFaultRecoveryWhileADataSourceIsDownKeepsTheDecision(t *testing.
 		})
 	}
 }
+
+// TestTwoPhaseFaultRecoveryWithoutTheLogLeavesBranchesAlone leaves a
+// decided transaction's ds_1 branch prepared (its sibling on ds_0
+// committed), then takes the log's data source away and lets recovery
+// run past the timeout with ds_1 reachable: unable to read the decision,
+// recovery must neither roll the branch back nor decide; once the log is
+// back it commits it.
+func TestTwoPhaseFaultRecoveryWithoutTheLogLeavesBranchesAlone(t *testing.T) {
+	for _, p := range tpPairs(t, "nolog") {
+		t.Run(p.name, func(t *testing.T) {
+			p.seed(t, map[int64]int64{0: 100, 1: 100})
+			x := p.proxied(t, nil, sqlhook.WithTwoPhaseRecovery(time.Second, 50*time.Millisecond))
+			x.hook.set(func(s xa.Stage, gtrid string) error {
+				if s == xa.StageDecided {
+					x.proxy[1].Cut()
+				}
+				return nil
+			})
+			err := tpTransfer(context.Background(), p, x.db, 0, 1, 10)
+			var doubt *sqlhook.TxInDoubtError
+			if !errors.As(err, &doubt) || !doubt.Decided {
+				t.Fatalf("commit with ds_1 cut after the decision: %v, want a decided *TxInDoubtError", err)
+			}
+			x.proxy[0].Cut()
+			x.proxy[1].Resume()
+			time.Sleep(2500 * time.Millisecond) // recovery every 50ms, 2.5 timeouts
+			if left := p.prepared(t, 1); len(left) != 1 {
+				t.Fatalf("prepared branches on ds_1 while the log is unreachable: %v, want 1 (left alone)", left)
+			}
+			x.proxy[0].Resume()
+			p.awaitNoPrepared(t, 20*time.Second)
+			if got, want := p.balances(t), map[int64]int64{0: 90, 1: 110}; !tpSameBalances(got, want) {
+				t.Errorf("balances %v, want %v", got, want)
+			}
+		})
+	}
+}
