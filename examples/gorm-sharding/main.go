@@ -6,8 +6,9 @@
 // (shardconf.ErrMissingShardingKey) unless its *gorm.DB's plugin opted in
 // with WithScatter, which runs it on every table the other conditions
 // allow. A read may reach both databases (each on its own pool, merged);
-// a write reaching both is refused (gormplugin.ErrUnsupported): one
-// transaction cannot span two databases.
+// a write reaching both is refused (gormplugin.ErrUnsupported) unless the
+// plugin has WithTwoPhaseCommit (PostgreSQL, MariaDB), which commits it on
+// both atomically (see examples/twophase).
 //
 //	go run ./examples/gorm-sharding              # two SQLite files in a temporary directory
 //	go run ./examples/gorm-sharding -dir data    # ... or in a directory of yours (kept)
@@ -333,8 +334,9 @@ func readScattered(scatter *gorm.DB, router *shardconf.Router, stdout io.Writer)
 	}
 	fmt.Fprintf(stdout, "scatter user_id = 3, paid, largest: amounts %s\n", amounts(paid))
 	// A read may reach both databases: each runs on its own pool and the
-	// plugin merges. A write may not (one transaction cannot span two
-	// databases): gormplugin.ErrUnsupported, before anything runs.
+	// plugin merges. A write may not without WithTwoPhaseCommit (one local
+	// transaction cannot span two databases): gormplugin.ErrUnsupported,
+	// before anything runs.
 	var nPaid int64
 	if err := scatter.Model(&Order{}).Where("status = ?", "paid").Count(&nPaid).Error; err != nil {
 		return err

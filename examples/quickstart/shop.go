@@ -148,7 +148,8 @@ func (s *shop) migrate(ctx context.Context) error {
 }
 
 // insert creates n orders in batches, each batch of one data source's
-// users (a batch is one transaction, which cannot span two databases). It
+// users (a batch is one transaction, which spans two databases only with
+// gormplugin.WithTwoPhaseCommit, and SQLite has no two-phase commit). It
 // returns a few orders of each data source's last batch, read back later,
 // and the time taken.
 func (s *shop) insert(ctx context.Context, n, batch int, progress io.Writer) ([]Order, time.Duration, error) {
