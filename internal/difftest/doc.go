@@ -175,4 +175,15 @@
 // SHARDKEY_DIFFREAD_MAXREFUSED the share refused that fails the test;
 // SHARDKEY_DIFFREAD_NAME puts a word in the test databases' names
 // (diffread_...), so that two runs at the same time do not share them.
+//
+// # Two-phase commit
+//
+// The two-phase-commit tester (twophase_test.go: TestTwoPhaseCommitAgreesWithOracle,
+// TestTwoPhaseConcurrentTransfersApplyExactlyTheCommittedOnes) runs seeded
+// random transactions through sqlhook and gormplugin with WithTwoPhaseCommit
+// on a PostgreSQL pair and a MariaDB pair, and the same statements in one
+// transaction on the oracle, injecting faults at every stage of the commit.
+// After each transaction and recovery the oracle has applied it exactly when
+// Commit returned nil or recovery committed it, the physical tables equal
+// the oracle, and no prepared branch is left.
 package difftest
