@@ -1204,3 +1204,32 @@ func TestTwoPhaseFaultRecoveryWithoutTheLogLeavesBranchesAlone(t *testing.T) {
 		})
 	}
 }
+
+// TestTwoPhaseFaultRecoveryWithoutTheLogNeverRollsBackUndecidedBranches
+// kills the coordinator after phase 1 (no decision), then takes the log's
+// data source away from a running deployment's recovery, past the
+// timeout, with ds_1 reachable: recovery may roll back an undecided
+// branch only after logging the rollback, which it cannot, so it leaves
+// it; once the log is back it logs A and rolls every branch back.
+func TestTwoPhaseFaultRecoveryWithoutTheLogNeverRollsBackUndecidedBranches(t *testing.T) {
+	for _, p := range tpPairs(t, "nologa") {
+		t.Run(p.name, func(t *testing.T) {
+			p.seed(t, map[int64]int64{0: 100, 1: 100})
+			x := p.proxied(t, nil, sqlhook.WithTwoPhaseRecovery(time.Second, 50*time.Millisecond))
+			gtrid := p.runChild(t, "prepared")
+			x.proxy[0].Cut() // before the branches are a timeout old
+			time.Sleep(2500 * time.Millisecond)
+			if left := tpBranchesOf(p.prepared(t, 1), gtrid); len(left) != 1 {
+				t.Fatalf("ds_1 branch of %s while the log is unreachable: %v, want it left prepared", gtrid, left)
+			}
+			x.proxy[0].Resume()
+			p.awaitNoPrepared(t, 20*time.Second)
+			if got := p.decision(t, gtrid); got != "A" {
+				t.Errorf("decision of %s: %q, want A", gtrid, got)
+			}
+			if got, want := p.balances(t), map[int64]int64{0: 100, 1: 100}; !tpSameBalances(got, want) {
+				t.Errorf("balances %v, want %v", got, want)
+			}
+		})
+	}
+}
