@@ -344,3 +344,12 @@ func (p *Plugin) unroutedHome(db *gorm.DB) {
 	}
 	db.Statement.ConnPool = c
 }
+
+// txTimeout is the coordinator's timeout (WithTwoPhaseRecovery's, or
+// xa's default).
+func (tp *twoPhase) txTimeout() time.Duration {
+	if tp.timeout > 0 {
+		return tp.timeout
+	}
+	return xa.DefaultTimeout
+}

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"sync"
+	"time"
 
 	"gorm.io/gorm"
 
@@ -41,7 +42,7 @@ func (tp *tpPool) BeginTx(ctx context.Context, opts *sql.TxOptions) (gorm.ConnPo
 	if ctx == nil {
 		ctx = context.Background()
 	}
-	t := &tpTx{p: tp.p, x: x, ctx: ctx, opts: opts}
+	t := &tpTx{p: tp.p, x: x, ctx: ctx, opts: opts, deadline: time.Now().Add(tp.p.tp.txTimeout())}
 	return &tpConn{tx: t, ds: tp.home}, nil
 }
 
@@ -73,6 +74,31 @@ type tpTx struct {
 	failed   error
 	failedAt int
 	done     bool
+	// deadline: the transaction cannot commit after it (the coordinator
+	// rolls it back), so no statement of it waits longer: a lock wait
+	// across data sources (a deadlock neither database sees) ends there.
+	deadline time.Time
+	cancels  []context.CancelFunc // of queries' bounded contexts, called at the end
+}
+
+// bound is ctx ending at the transaction's deadline at the latest. The
+// cancel func of a query's context is kept until the transaction ends:
+// its rows are read after QueryContext returns.
+func (t *tpTx) bound(ctx context.Context, query bool) (context.Context, context.CancelFunc) {
+	if ctx == nil {
+		ctx = t.ctx
+	}
+	if d, ok := ctx.Deadline(); ok && !d.After(t.deadline) {
+		return ctx, func() {}
+	}
+	ctx, cancel := context.WithDeadline(ctx, t.deadline)
+	if !query {
+		return ctx, cancel
+	}
+	t.mu.Lock()
+	t.cancels = append(t.cancels, cancel)
+	t.mu.Unlock()
+	return ctx, func() {}
 }
 
 // tpBranch is the transaction's work on one data source.
@@ -281,6 +307,10 @@ func (t *tpTx) end() ([]*tpBranch, error, error) {
 		return nil, nil, sql.ErrTxDone
 	}
 	t.done = true
+	for _, cancel := range t.cancels {
+		cancel()
+	}
+	t.cancels = nil
 	return t.branches, t.failed, nil
 }
 
@@ -400,6 +430,8 @@ func (c *tpConn) PrepareContext(ctx context.Context, query string) (*sql.Stmt, e
 	if err := c.refuse(query); err != nil {
 		return nil, err
 	}
+	ctx, cancel := c.tx.bound(ctx, false)
+	defer cancel()
 	b, err := c.tx.branch(ctx, c.ds)
 	if err != nil {
 		return nil, err
@@ -414,6 +446,8 @@ func (c *tpConn) ExecContext(ctx context.Context, query string, args ...any) (sq
 	if err := c.refuse(query); err != nil {
 		return nil, err
 	}
+	ctx, cancel := c.tx.bound(ctx, false)
+	defer cancel()
 	b, err := c.tx.branch(ctx, c.ds)
 	if err != nil {
 		return nil, err
@@ -427,6 +461,7 @@ func (c *tpConn) QueryContext(ctx context.Context, query string, args ...any) (*
 	if err := c.refuse(query); err != nil {
 		return nil, err
 	}
+	ctx, _ = c.tx.bound(ctx, true)
 	b, err := c.tx.branch(ctx, c.ds)
 	if err != nil {
 		return nil, err
@@ -448,6 +483,7 @@ func (c *tpConn) QueryRowContext(ctx context.Context, query string, args ...any)
 	if err := c.refuse(query); err != nil {
 		return errRow(ctx, err)
 	}
+	ctx, _ = c.tx.bound(ctx, true)
 	b, err := c.tx.branch(ctx, c.ds)
 	if err != nil {
 		return errRow(ctx, err)
