@@ -89,8 +89,8 @@ func TestTwoPhaseStatementsAfterAPartlyFailedWriteSeeNoneOfIt(t *testing.T) {
 }
 
 // TestTwoPhaseCommitAfterABranchWasKilledLeavesNothingPrepared: a
-// transaction over both data sources whose ds_0 session was killed before
-// Commit must fail to commit, and leave no branch prepared (nothing to
+// transaction over both data sources whose ds_0 (or ds_1) session was
+// killed before Commit must fail to commit, and leave no branch prepared (nothing to
 // recover: the outcome is known). Found by the tester (seed 12, tx 570 on
 // PostgreSQL through sqlhook: Commit said "two-phase commit rolled back:
 // PREPARE TRANSACTION on data source ds_0: FATAL: terminating connection",
@@ -109,7 +109,9 @@ func TestTwoPhaseCommitAfterABranchWasKilledLeavesNothingPrepared(t *testing.T) 
 				g.addAmount("debit", -1, 2)
 				g.addAmount("credit", 1, 3)
 				d := &sqlGen{b: r.w.b}
-				for i := range 40 {
+				// (a Commit whose branch lost its session takes up to 2s: xa
+				// watches whether the PREPARE still lands)
+				for i := range 8 {
 					tx, err := r.client.begin(ctx, sql.LevelDefault)
 					if err != nil {
 						t.Fatal(err)
@@ -144,7 +146,8 @@ func TestTwoPhaseCommitAfterABranchWasKilledLeavesNothingPrepared(t *testing.T) 
 // XA START, so it can be brought near the timeout) each try waits until
 // the timeout minus a few milliseconds. Found by the tester (seed 12,
 // tx 570 on PostgreSQL: both branches left prepared after Commit said
-// "two-phase commit rolled back"); reported to H1.
+// "two-phase commit rolled back"); xa 5d911c7 bounds phase 1 by the
+// timeout and watches a branch whose PREPARE lost its connection.
 func TestTwoPhaseCommitRolledBackAtTheDeadlineLeavesNothingPrepared(t *testing.T) {
 	dbtest.SkipShort(t, "two-phase commit")
 	for _, client := range []string{"sqlhook", "gorm"} {
@@ -194,8 +197,9 @@ func TestTwoPhaseCommitRolledBackAtTheDeadlineLeavesNothingPrepared(t *testing.T
 // to both data sources, one of them a duplicate key, stores none of its
 // rows, as the statement does on one database (and as gormplugin's batch
 // Create does: it wraps a write over several data sources in a two-phase
-// transaction). Through sqlhook the ds_0 row stays ("1 earlier unit(s)
-// succeeded (on ds_0) and their changes stand"); reported to H2.
+// transaction). Through sqlhook the ds_0 row stayed ("1 earlier unit(s)
+// succeeded (on ds_0) and their changes stand") until sqlhook ran such a
+// write in a two-phase transaction of its own.
 func TestTwoPhaseStatementOutsideATransactionIsAtomicAcrossDataSources(t *testing.T) {
 	dbtest.SkipShort(t, "two-phase commit")
 	for _, name := range tpDBs() {

@@ -143,7 +143,7 @@ type tpRun struct {
 }
 
 type tpStats struct {
-	reads, readErrs, knownPartial                                                                 int
+	reads, readErrs                                                                               int
 	txs, stmts, stmtErrs, committed, rolledBack, commitErrs, inDoubt, recCommitted, recRolledBack int
 	faults                                                                                        map[string]int
 	errs                                                                                          map[string]int // first failed statement of a transaction, by kind and reason
@@ -256,9 +256,6 @@ func (r *tpRun) run(n int) {
 	t.Logf("%d transactions (%d statements, %d failed; %d reads, %d failed) in %v: %d committed, %d rolled back, %d commits failed, %d in doubt (recovery: %d committed, %d rolled back); faults %v; %d divergences",
 		s.txs, s.stmts, s.stmtErrs, s.reads, s.readErrs, time.Since(start).Round(time.Millisecond), s.committed, s.rolledBack, s.commitErrs,
 		s.inDoubt, s.recCommitted, s.recRolledBack, s.faults, r.divs)
-	if s.knownPartial > 0 {
-		t.Logf("%d writes outside a transaction applied in part (known: TestTwoPhaseStatementOutsideATransactionIsAtomicAcrossDataSources); tables emptied after each", s.knownPartial)
-	}
 	if testing.Verbose() {
 		for _, k := range slices.Sorted(maps.Keys(s.errs)) {
 			t.Logf("  %4d  %s", s.errs[k], k)
