@@ -46,3 +46,12 @@ func TestTwoPhaseTxControlFindsEveryStatementThatEndsOrReshapesATransaction(t *t
 		}
 	}
 }
+
+func TestTwoPhaseSavepointNamesAreIdentifiersOnly(t *testing.T) {
+	for name, ok := range map[string]bool{"sp1": true, "sp12345678901234567890": true, "_x": true,
+		"": false, "1sp": false, "sp1; COMMIT": false, "sp-1": false, `"sp"`: false} {
+		if err := savepointName(name); (err == nil) != ok {
+			t.Errorf("savepointName(%q) = %v", name, err)
+		}
+	}
+}

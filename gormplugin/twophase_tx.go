@@ -372,6 +372,9 @@ func release(bs []*tpBranch, broken bool) {
 // savePoint sets a savepoint on every branch begun; a branch begun later
 // gets it at its start (begin).
 func (t *tpTx) savePoint(ctx context.Context, name string) error {
+	if err := savepointName(name); err != nil {
+		return err
+	}
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	if t.done {
@@ -386,10 +389,28 @@ func (t *tpTx) savePoint(ctx context.Context, name string) error {
 	return nil
 }
 
+// savepointName refuses a savepoint name that is no plain identifier:
+// GORM writes it into the SQL as it is, so "sp1; COMMIT" would commit a
+// branch on its own.
+func savepointName(name string) error {
+	ok := name != "" && len(name) <= 63
+	for i := 0; ok && i < len(name); i++ {
+		c := name[i]
+		ok = c == '_' || c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || i > 0 && c >= '0' && c <= '9'
+	}
+	if !ok {
+		return fmt.Errorf("%w: savepoint name %q is not an identifier (letters, digits, _)", ErrUnsupported, name)
+	}
+	return nil
+}
+
 // rollbackTo rolls every branch back to the latest savepoint name. A
 // failure recorded after that savepoint is undone with it; a branch that
 // cannot roll back leaves the transaction unfit to commit.
 func (t *tpTx) rollbackTo(ctx context.Context, name string) error {
+	if err := savepointName(name); err != nil {
+		return err
+	}
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	if t.done {
