@@ -450,9 +450,10 @@
 // refused statement runs nothing: returning its error from db.Transaction
 // rolls every data source back. Raw SQL that would end or reshape the
 // transaction on one branch (COMMIT, ROLLBACK, BEGIN, SAVEPOINT, RELEASE,
-// PREPARE TRANSACTION, XA, MySQL's SET autocommit) is refused
+// PREPARE TRANSACTION, XA, MySQL's SET autocommit), a raw text of several
+// statements, and a savepoint name that is no identifier are refused
 // (ErrUnsupported): use the transaction's Commit, Rollback, SavePoint and
-// RollbackTo.
+// RollbackTo, and one statement per Exec.
 //
 // What it costs:
 //   - A transaction holds one connection per data source it reaches, for
@@ -465,7 +466,9 @@
 //     at once (ErrTwoPhaseUnavailable, rolled back).
 //   - A transaction must commit within the timeout of WithTwoPhaseRecovery
 //     (default 60s) from its begin: an older one is rolled back at commit,
-//     since recovery may already be rolling its branches back.
+//     since recovery may already be rolling its branches back. Its
+//     statements are cancelled at that time too, so a deadlock across
+//     data sources (which neither database sees) ends then.
 //   - A commit over several data sources adds a prepare round trip per
 //     branch (in parallel), one INSERT into the decision log on its own
 //     connection, and a commit round trip per branch (in parallel).
@@ -486,9 +489,8 @@
 //     committed in one data source and not yet in another. Two-phase
 //     commit makes writes atomic, not isolated across data sources.
 //   - The transaction's statements run unprepared on its branches
-//     (PrepareStmt applies outside transactions); a session made with
-//     db.Session(&gorm.Session{PrepareStmt: true}) cannot begin one
-//     (gorm.ErrInvalidTransaction).
+//     (PrepareStmt applies outside transactions; a PrepareStmt session
+//     begins and stays in two-phase transactions all the same).
 //
 // Without WithTwoPhaseCommit nothing of this runs, and a write or
 // transaction reaching a second data source is ErrUnsupported.
