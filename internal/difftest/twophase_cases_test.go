@@ -300,3 +300,57 @@ func TestTwoPhaseCommitNeverKeepsWorkRolledBackToASavepoint(t *testing.T) {
 		}
 	}
 }
+
+// TestTwoPhasePostgreSQLTransactionWithAFailedStatementDoesNotCommit: on
+// PostgreSQL a transaction with a failed statement cannot commit (COMMIT
+// rolls it back), and sqlhook and gormplugin promise the same of a
+// two-phase one. Here the failed statement is an INSERT whose ds_1
+// branch cannot begin (the connection's ds_1 session was killed); the
+// transaction had updated a ds_0 row. Commit must fail and the update
+// must not be stored. Through sqlhook Commit returned nil and the update
+// was committed (the same path as
+// TestTwoPhaseCommitNeverKeepsWorkRolledBackToASavepoint on MariaDB).
+func TestTwoPhasePostgreSQLTransactionWithAFailedStatementDoesNotCommit(t *testing.T) {
+	dbtest.SkipShort(t, "two-phase commit")
+	if !strings.Contains(*flagDB, "postgres") {
+		t.Skip("-difftest.db leaves PostgreSQL out")
+	}
+	for _, client := range []string{"sqlhook", "gorm"} {
+		t.Run("postgres/"+client, func(t *testing.T) {
+			r := newTPRunWith(t, "postgres", client, "d2pc_case6", -1)
+			ctx := context.Background()
+			for _, k := range []int64{2, 3} { // ds_0 and ds_1
+				r.w.exec(t, r.w.dsOf(r.target(k)), fmt.Sprintf("INSERT INTO %s (order_id, user_id, amount) VALUES (%d, %d, 100)", r.target(k).Table, k, tpUser(k)))
+			}
+			if c, ok := r.client.(*tpSQLClient); ok {
+				c.db.SetMaxOpenConns(1) // one sqlhook connection: its ds_1 session is the one killed
+			}
+			d := &sqlGen{b: r.w.b}
+			read := tpItem{kind: "read", read: true, users: []int64{2, 3},
+				sql: cell{text: "SELECT count(*), sum(amount) FROM t_order WHERE user_id IN (?, ?)", args: []any{2, 3}}}
+			if _, _, err := r.client.auto().read(ctx, read, d.final(read.sql.text)); err != nil {
+				t.Fatal(err)
+			}
+			g := &tpGen{rng: rand.New(rand.NewPCG(1, 2)), added: map[int64]bool{}}
+			g.addAmount("update", -13, 2) // order 2: ds_0
+			g.insert(13)                  // order 13, user 3: ds_1
+			tx, err := r.client.begin(ctx, sql.LevelDefault)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if _, err := tx.exec(ctx, g.items[0], d.final(g.items[0].sql.text)); err != nil {
+				t.Fatal(err)
+			}
+			r.killAll(1)
+			_, ierr := tx.exec(ctx, g.items[1], d.final(g.items[1].sql.text))
+			cerr := tx.commit()
+			var amount int64
+			if err := r.w.ds[0].QueryRow("SELECT amount FROM " + r.target(2).Table + " WHERE order_id = 2").Scan(&amount); err != nil {
+				t.Fatal(err)
+			}
+			if ierr != nil && (cerr == nil || amount != 100) {
+				t.Errorf("INSERT failed (%v), yet Commit returned %v and order 2's amount is %d (want an error and 100)", ierr, cerr, amount)
+			}
+		})
+	}
+}

@@ -12,7 +12,9 @@ import (
 	"sync"
 	"time"
 
+	"github.com/shardkey/shardkey/gormplugin"
 	"github.com/shardkey/shardkey/internal/xa"
+	"github.com/shardkey/shardkey/sqlhook"
 )
 
 // tpHooks records the stages xa's test hook saw and breaks the one asked.
@@ -93,8 +95,14 @@ func (r *tpRun) runTx(x tpTx) []string {
 	}
 	g := &sqlGen{b: r.w.b}
 	failed := false // a statement failed through shardkey: the transaction may be aborted
+	// pg: on PostgreSQL, a statement failed in the database (not refused)
+	// and no ROLLBACK TO a savepoint set before it followed: the
+	// transaction must not commit, as PostgreSQL's would not
+	pg := tpPGAbort{on: !r.w.b.mysql && !x.auto, sp: -1}
 	for i, it := range x.items {
+		r.lastErr = nil
 		problems = append(problems, r.runItem(ctx, g, stx, otx, it, &failed)...)
+		pg.saw(i, it, r.lastErr)
 		if x.fault == tpKillMid && i == x.killAt && r.kill(x.victim) > 0 {
 			r.stats.faults[x.fault.String()]++
 			failed = true // the branch is gone: shardkey may refuse what follows
@@ -130,6 +138,9 @@ func (r *tpRun) runTx(x tpTx) []string {
 		}
 		r.stats.errs["outside a transaction: "+out]++
 	}
+	if x.commit && cerr == nil && pg.aborted {
+		problems = append(problems, fmt.Sprintf("statement %d failed in the database (%v) and no ROLLBACK TO undid it, yet Commit returned nil (PostgreSQL rolls such a transaction back; sqlhook and gormplugin document the same)", pg.at+1, pg.err))
+	}
 	problems = append(problems, r.settle(ctx, x, hooks, cerr, otx)...)
 	if len(problems) > 0 {
 		problems = append(problems, fmt.Sprintf("(Commit/Rollback returned %v)", cerr))
@@ -149,6 +160,7 @@ func (r *tpRun) runItem(ctx context.Context, g *sqlGen, stx tpShardTx, otx *sql.
 		_, serr := stx.exec(ctx, it, text)
 		_, oerr := otx.ExecContext(ctx, text)
 		r.trace(it, 0, serr)
+		r.lastErr = serr
 		if serr != nil && oerr == nil && *failed {
 			return nil
 		}
@@ -166,6 +178,7 @@ func (r *tpRun) runItem(ctx context.Context, g *sqlGen, stx tpShardTx, otx *sql.
 	}
 	n, serr := stx.exec(ctx, it, text)
 	r.trace(it, n, serr)
+	r.lastErr = serr
 	on, oerr := tpExecRows(ctx, otx, text, it.sql.args)
 	var problems []string
 	switch {
@@ -198,6 +211,7 @@ func (r *tpRun) runItem(ctx context.Context, g *sqlGen, stx tpShardTx, otx *sql.
 func (r *tpRun) runRead(ctx context.Context, text string, stx tpShardTx, otx *sql.Tx, it tpItem, failed *bool) []string {
 	r.stats.reads++
 	n, sum, serr := stx.read(ctx, it, text)
+	r.lastErr = serr
 	var on int64
 	var osum sql.NullString
 	if err := otx.QueryRowContext(ctx, text, it.sql.args...).Scan(&on, &osum); err != nil {
@@ -225,6 +239,30 @@ func tpNum(s string) string {
 		return s[:i]
 	}
 	return s
+}
+
+// tpPGAbort follows whether a PostgreSQL transaction is aborted.
+type tpPGAbort struct {
+	on      bool
+	aborted bool
+	at, sp  int // the failed statement; where SAVEPOINT sp1 was set (-1: none)
+	err     error
+}
+
+// saw updates the state after item i ran (lastErr: its error through
+// shardkey). A refusal (ErrUnsupported) sends nothing: no abort.
+func (p *tpPGAbort) saw(i int, it tpItem, lastErr error) {
+	if !p.on {
+		return
+	}
+	switch {
+	case it.raw && strings.HasPrefix(it.sql.text, "SAVEPOINT") && lastErr == nil:
+		p.sp = i
+	case it.raw && strings.HasPrefix(it.sql.text, "ROLLBACK TO") && lastErr == nil && p.sp >= 0 && p.sp < p.at:
+		p.aborted = false
+	case !it.raw && lastErr != nil && !p.aborted && !errors.Is(lastErr, sqlhook.ErrUnsupported) && !errors.Is(lastErr, gormplugin.ErrUnsupported):
+		p.aborted, p.at, p.err = true, i, lastErr
+	}
 }
 
 func tpExecRows(ctx context.Context, tx *sql.Tx, text string, args []any) (int64, error) {

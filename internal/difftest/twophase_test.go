@@ -140,6 +140,7 @@ type tpRun struct {
 	gorm    bool
 	// stopLoop ends the recovery loop a stalled Commit started
 	stopLoop func()
+	lastErr  error // the last statement's error through shardkey
 }
 
 type tpStats struct {
