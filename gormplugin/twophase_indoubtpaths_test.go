@@ -46,7 +46,9 @@ func TestTwoPhaseInDoubtIsErrTxInDoubtThroughEveryWritePath(t *testing.T) {
 					}, func(p map[int64]placedRow) bool { return tpa2Amounts(p)[501] == 2 }},
 					{"Update", func() error {
 						return e.db.Model(&ShardedOrder{}).Where("user_id IN ?", []int64{0, 1}).Update("amount", 502).Error
-					}, func(p map[int64]placedRow) bool { return p[seeded[0].ID].Amount == 502 && p[seeded[1].ID].Amount == 502 }},
+					}, func(p map[int64]placedRow) bool {
+						return p[seeded[0].ID].Amount == 502 && p[seeded[1].ID].Amount == 502
+					}},
 					{"Delete", func() error {
 						return e.db.Where("user_id IN ?", []int64{2, 3}).Delete(&ShardedOrder{}).Error
 					}, func(p map[int64]placedRow) bool {
