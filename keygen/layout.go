@@ -190,10 +190,10 @@ func (l Layout) validate(now time.Time) error {
 }
 
 // LayoutFor returns the layout a built-in Snowflake-family type (SNOWFLAKE,
-// SNOWFLAKE_JS, UID, CACHED_UID) would use with props, for decoding IDs: worker ids
-// are not required (they are read from the IDs), and an expired layout is
-// accepted so that its old IDs can still be decoded. Other keys are
-// checked as New checks them.
+// SNOWFLAKE_JS, UID, CACHED_UID, LEAF_SNOWFLAKE) would use with props, for
+// decoding IDs: worker ids are not required (they are read from the IDs),
+// and an expired layout is accepted so that its old IDs can still be
+// decoded. Other keys are checked as New checks them.
 func LayoutFor(typ string, props Props) (Layout, error) {
 	var (
 		c   snowflakeConfig
@@ -221,6 +221,8 @@ func LayoutFor(typ string, props Props) (Layout, error) {
 		c, err = parseSnowflake(props, false)
 	case "UID":
 		c, err = parseUID(props, false)
+	case "LEAF_SNOWFLAKE":
+		c, err = parseLeafSnowflake(props, false)
 	case "CACHED_UID":
 		// UID's layout; the ring's own props do not change it.
 		layoutProps := Props{}
@@ -242,7 +244,7 @@ func LayoutFor(typ string, props Props) (Layout, error) {
 		if !known {
 			return Layout{}, fmt.Errorf("%w: %q (registered: %s)", ErrUnknownType, typ, strings.Join(Types(), ", "))
 		}
-		return Layout{}, fmt.Errorf("%w: %q (SNOWFLAKE, SNOWFLAKE_JS, UID and CACHED_UID have one)", ErrNoLayout, typ)
+		return Layout{}, fmt.Errorf("%w: %q (SNOWFLAKE, SNOWFLAKE_JS, UID, CACHED_UID and LEAF_SNOWFLAKE have one)", ErrNoLayout, typ)
 	}
 	if err != nil {
 		return Layout{}, err

@@ -96,12 +96,13 @@ var registry = struct {
 
 func init() {
 	for typ, f := range map[string]Factory{
-		"CACHED_UID":   newCachedUIDGenerator,
-		"SEGMENT":      newSegmentGenerator,
-		"SNOWFLAKE":    newSnowflakeGenerator,
-		"SNOWFLAKE_JS": newJSGenerator,
-		"UID":          newUIDGenerator,
-		"UUID":         newUUIDGenerator,
+		"CACHED_UID":     newCachedUIDGenerator,
+		"LEAF_SNOWFLAKE": newLeafSnowflakeGenerator,
+		"SEGMENT":        newSegmentGenerator,
+		"SNOWFLAKE":      newSnowflakeGenerator,
+		"SNOWFLAKE_JS":   newJSGenerator,
+		"UID":            newUIDGenerator,
+		"UUID":           newUUIDGenerator,
 	} {
 		if err := Register(typ, f); err != nil {
 			panic(err) // unreachable: the built-in names are distinct
