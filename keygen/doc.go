@@ -27,6 +27,11 @@
 //   - SNOWFLAKE_JS: a 53-bit JavaScript-safe layout with a backup
 //     worker id that takes over on clock steps and busy seconds.
 //   - UID: Baidu UidGenerator's DefaultUidGenerator (seconds-based).
+//   - LEAF_SNOWFLAKE: Meituan Leaf's SnowflakeIDGenImpl, for services
+//     joining a Leaf fleet (sign 1 | time 41 ms | worker 10 | sequence 12
+//     from LeafEpoch, Leaf's twepoch 1288834974657): each new millisecond,
+//     also after a used-up one, starts at a random sequence below 100. It
+//     shares its state with a SNOWFLAKE of the same layout and worker id.
 //   - UUID: string keys, version 4 or 7.
 //
 // # Custom generators
@@ -51,7 +56,9 @@
 // clock may step backwards: SNOWFLAKE waits out steps shorter than
 // max-tolerate-time-difference-milliseconds and at or beyond it returns a
 // *ClockBackwardsError, as ShardingSphere does (or bumps its clock-back
-// flag when the layout has clock-back bits); UID refuses any step, as
+// flag when the layout has clock-back bits); LEAF_SNOWFLAKE waits out a
+// step of at most 5 ms for twice its length and refuses a longer one, or a
+// clock still behind after the wait, as Leaf does; UID refuses any step, as
 // Baidu does.
 //
 // # Worker ids
