@@ -103,7 +103,9 @@ func (r *tpRun) runTx(x tpTx) []string {
 		r.lastErr = nil
 		problems = append(problems, r.runItem(ctx, g, stx, otx, it, &failed)...)
 		pg.saw(i, it, r.lastErr)
-		if x.fault == tpKillMid && i == x.killAt && r.kill(x.victim) > 0 {
+		// mid-transaction, every session of the data source: a branch
+		// begun there, and the idle session a later branch would begin on
+		if x.fault == tpKillMid && i == x.killAt && r.killAll(x.victim) > 0 {
 			r.stats.faults[x.fault.String()]++
 			failed = true // the branch is gone: shardkey may refuse what follows
 		}
@@ -553,7 +555,7 @@ func (r *tpRun) race() {
 // killAll disconnects every session of data source ds: a prepared
 // branch's (it stays prepared), and those of the pools xa logs and
 // commits through.
-func (r *tpRun) killAll(ds int) {
+func (r *tpRun) killAll(ds int) int {
 	ctx := context.Background()
 	admin := r.w.ds[1-ds]
 	q, killQ := `SELECT pid FROM pg_stat_activity WHERE datname = $1 AND pid <> pg_backend_pid()`, "SELECT pg_terminate_backend(%d)"
@@ -563,7 +565,7 @@ func (r *tpRun) killAll(ds int) {
 	rows, err := admin.QueryContext(ctx, q, r.logDB[ds])
 	if err != nil {
 		r.t.Errorf("listing sessions: %v", err)
-		return
+		return 0
 	}
 	var ids []int64
 	for rows.Next() {
@@ -577,6 +579,7 @@ func (r *tpRun) killAll(ds int) {
 		admin.ExecContext(ctx, fmt.Sprintf(killQ, id)) // a session may end by itself meanwhile
 	}
 	r.gone(ids)
+	return len(ids)
 }
 
 // gone waits until PostgreSQL has ended the sessions (pg_terminate_backend
