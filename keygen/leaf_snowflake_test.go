@@ -11,7 +11,9 @@ import (
 	"log/slog"
 	"math"
 	"math/rand/v2"
+	"os"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -613,6 +615,39 @@ func TestLeafSnowflakePropErrorsNameTheProp(t *testing.T) {
 			t.Errorf("%v: %v", p, err)
 		}
 	}
+}
+
+// TestLeafSnowflakeWorkerIDFromEnvAndHostname: worker-id takes SNOWFLAKE's
+// env:NAME and hostname forms; an unset variable is an error, never 0.
+func TestLeafSnowflakeWorkerIDFromEnvAndHostname(t *testing.T) {
+	t.Setenv("SHARDKEY_LEAF_TEST_WORKER", "1000")
+	g, err := NewID("LEAF_SNOWFLAKE", Props{"worker-id": "env:SHARDKEY_LEAF_TEST_WORKER"}, WithClock(keygentest.NewClock(leafT0)),
+		WithSequenceScope(NewSequenceScope()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p := leafParts(t, leafNext(t, g)); p.Worker != 1000 {
+		t.Fatalf("worker %d, want the variable's 1000", p.Worker)
+	}
+	if _, err := NewID("LEAF_SNOWFLAKE", Props{"worker-id": "env:SHARDKEY_LEAF_TEST_UNSET"}); err == nil {
+		t.Fatal("an unset worker id variable built a generator")
+	}
+	t.Setenv("SHARDKEY_LEAF_TEST_WORKER", "1024")
+	if _, err := NewID("LEAF_SNOWFLAKE", Props{"worker-id": "env:SHARDKEY_LEAF_TEST_WORKER"}); err == nil {
+		t.Fatal("worker id 1024 from the environment built a generator (Leaf's ids are 0..1023)")
+	}
+	_, err = newLeafWith(Props{"worker-id": "hostname"}, seededRandom(7), WithSequenceScope(NewSequenceScope()),
+		WithWorkerSource(nil))
+	if name, herr := os.Hostname(); herr == nil && !hasOrdinal(name) && err == nil {
+		t.Fatalf("host name %q has no ordinal, yet hostname built a generator", name)
+	}
+}
+
+// hasOrdinal reports whether a host name ends in -N.
+func hasOrdinal(name string) bool {
+	i := strings.LastIndexByte(name, '-')
+	_, err := strconv.ParseUint(name[i+1:], 10, 64)
+	return i >= 0 && err == nil
 }
 
 // BenchmarkLeafSnowflake: LEAF_SNOWFLAKE's NextID on the system clock,
