@@ -3,8 +3,11 @@ package difftest
 import (
 	"context"
 	"database/sql"
+	"errors"
+	"fmt"
 	"log/slog"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -70,7 +73,10 @@ func (x tpSQLTx) rollback() error { return x.tx.Rollback() }
 // tpGormClient: GORM with gormplugin's WithTwoPhaseCommit and
 // WithScatter; statements are GORM calls (Create, Updates, Update,
 // Delete), savepoints SavePoint/RollbackTo/Exec.
-type tpGormClient struct{ db *gorm.DB }
+type tpGormClient struct {
+	db *gorm.DB
+	n  atomic.Int64 // transactions begun (workers begin at once)
+}
 
 func newTPGormClient(t testing.TB, w *world, interval time.Duration) tpClient {
 	t.Helper()
@@ -108,6 +114,10 @@ func (c *tpGormClient) begin(ctx context.Context, iso sql.IsolationLevel) (tpSha
 	var opts []*sql.TxOptions
 	if o := tpTxOptions(iso); o != nil {
 		opts = append(opts, o)
+	}
+	if c.n.Add(1)%2 == 0 {
+		// every other transaction the idiomatic way: db.Transaction
+		return newTPGormCallbackTx(c.db.WithContext(ctx), opts), nil
 	}
 	tx := c.db.WithContext(ctx).Begin(opts...)
 	if tx.Error != nil {
@@ -196,3 +206,81 @@ func (x *tpGormAuto) read(ctx context.Context, it tpItem, text string) (int64, s
 
 func (x *tpGormAuto) commit() error   { return x.err }
 func (x *tpGormAuto) rollback() error { return nil }
+
+// tpGormCallbackTx runs a transaction through db.Transaction: the callback
+// runs on a goroutine of its own and takes the statements one at a time;
+// commit makes it return nil, rollback an error, and both wait for what
+// Transaction returns.
+type tpGormCallbackTx struct {
+	reqs chan func(tx *gorm.DB)
+	end  chan bool // true: commit
+	done chan error
+}
+
+var errTPRollback = errors.New("difftest: rolled back by the callback")
+
+func newTPGormCallbackTx(db *gorm.DB, opts []*sql.TxOptions) *tpGormCallbackTx {
+	x := &tpGormCallbackTx{reqs: make(chan func(*gorm.DB)), end: make(chan bool), done: make(chan error, 1)}
+	go func() {
+		x.done <- db.Transaction(func(tx *gorm.DB) error {
+			for {
+				select {
+				case f := <-x.reqs:
+					f(tx)
+				case commit := <-x.end:
+					if commit {
+						return nil
+					}
+					return errTPRollback
+				}
+			}
+		}, opts...)
+	}()
+	return x
+}
+
+// run runs f inside the callback; false when Transaction has already
+// returned (its Begin failed).
+func (x *tpGormCallbackTx) run(f func(tx *gorm.DB)) error {
+	ran := make(chan struct{})
+	select {
+	case x.reqs <- func(tx *gorm.DB) { f(tx); close(ran) }:
+		<-ran
+		return nil
+	case err := <-x.done:
+		x.done <- err
+		return fmt.Errorf("db.Transaction returned before its statements: %w", err)
+	}
+}
+
+func (x *tpGormCallbackTx) exec(ctx context.Context, it tpItem, text string) (n int64, err error) {
+	if rerr := x.run(func(tx *gorm.DB) { n, err = tpGormTx{tx}.exec(ctx, it, text) }); rerr != nil {
+		return 0, rerr
+	}
+	return n, err
+}
+
+func (x *tpGormCallbackTx) read(ctx context.Context, it tpItem, text string) (n int64, sum string, err error) {
+	if rerr := x.run(func(tx *gorm.DB) { n, sum, err = tpGormTx{tx}.read(ctx, it, text) }); rerr != nil {
+		return 0, "", rerr
+	}
+	return n, sum, err
+}
+
+func (x *tpGormCallbackTx) finish(commit bool) error {
+	select {
+	case x.end <- commit:
+		return <-x.done
+	case err := <-x.done:
+		return err
+	}
+}
+
+func (x *tpGormCallbackTx) commit() error { return x.finish(true) }
+
+func (x *tpGormCallbackTx) rollback() error {
+	if err := x.finish(false); err != nil && !errors.Is(err, errTPRollback) {
+		return err
+	}
+	return nil
+}
