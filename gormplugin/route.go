@@ -612,6 +612,11 @@ func (p *Plugin) routeByWhere(db *gorm.DB, kind stmtKind) {
 	}
 	r.joins = joins
 	r.aliased, r.kind = true, kind
+	if !query && len(r.targets) > 1 && hasLimit(db.Statement) {
+		// Sent to each table, LIMIT n would change up to n rows per table.
+		p.fail(db, fmt.Errorf("%w: an UPDATE or DELETE with LIMIT on %s reaches %d tables; each would take the limit", ErrUnsupported, table, len(r.targets)))
+		return
+	}
 	p.settle(db, r, query)
 	switch kind {
 	case kindUpdate:
@@ -1291,4 +1296,11 @@ func (p *Plugin) runOn(db *gorm.DB, t shardconf.Target, dest any, rv reflect.Val
 	db.RowsAffected = 0
 	f(db)
 	return db.Error
+}
+
+// hasLimit reports whether the statement has a LIMIT or OFFSET GORM will
+// write (Limit(-1) writes none).
+func hasLimit(stmt *gorm.Statement) bool {
+	l, ok := stmt.Clauses["LIMIT"].Expression.(clause.Limit)
+	return ok && (l.Limit != nil && *l.Limit >= 0 || l.Offset > 0)
 }

@@ -428,3 +428,20 @@ func TestTwoPhaseBatchWithOneKeyInTwoDataSourcesIsRefused(t *testing.T) {
 		}
 	})
 }
+
+// LIMIT on a write over several tables would be taken by each table: the
+// write is refused before anything runs.
+func TestTwoPhaseWriteWithLimitOverSeveralTablesIsRefused(t *testing.T) {
+	e := newTwoPhase(t, "mariadb", "limitwrite", nil, gormplugin.WithScatter())
+	e.seed(t)
+	before := e.snapshot(t)
+	if err := e.db.Model(&ShardedOrder{}).Where("user_id IN ?", []int64{0, 1}).Limit(1).Update("amount", 5).Error; !errors.Is(err, gormplugin.ErrUnsupported) {
+		t.Fatalf("Update with Limit over both data sources = %v, want ErrUnsupported", err)
+	}
+	if err := e.db.Where("user_id IN ?", []int64{0, 1}).Limit(1).Delete(&ShardedOrder{}).Error; !errors.Is(err, gormplugin.ErrUnsupported) {
+		t.Fatalf("Delete with Limit over both data sources = %v, want ErrUnsupported", err)
+	}
+	if after := e.snapshot(t); after != before {
+		t.Fatalf("changed:\nbefore %s\nafter  %s", before, after)
+	}
+}
