@@ -404,13 +404,25 @@ func (p tpPair) awaitNoPrepared(t testing.TB, d time.Duration) {
 // prepared branch. It stands for the process that restarts after a crash.
 func (p tpPair) tpRecover(t testing.TB, timeout time.Duration) {
 	t.Helper()
-	db := p.open(t, p.dsn, sqlhook.WithTwoPhaseRecovery(timeout, 50*time.Millisecond))
-	if err := db.Ping(); err != nil {
-		t.Fatalf("recovering deployment: %v", err)
+	p.tpRecoverBy(t, 1, timeout)
+}
+
+// tpRecoverBy is tpRecover with n deployments recovering at once (several
+// processes restarting together).
+func (p tpPair) tpRecoverBy(t testing.TB, n int, timeout time.Duration) {
+	t.Helper()
+	dbs := make([]*sql.DB, n)
+	for i := range dbs {
+		dbs[i] = p.open(t, p.dsn, sqlhook.WithTwoPhaseRecovery(timeout, 50*time.Millisecond))
+		if err := dbs[i].Ping(); err != nil {
+			t.Fatalf("recovering deployment: %v", err)
+		}
 	}
 	p.awaitNoPrepared(t, timeout+20*time.Second)
-	if err := db.Close(); err != nil {
-		t.Errorf("close recovering deployment: %v", err)
+	for _, db := range dbs {
+		if err := db.Close(); err != nil {
+			t.Errorf("close recovering deployment: %v", err)
+		}
 	}
 }
 
