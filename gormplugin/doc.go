@@ -119,8 +119,9 @@
 //     association JOIN of a sharded table), subqueries, aliased table
 //     expressions, raw SQL (Raw, Exec) naming a sharded table (reading SQL is
 //     sqlhook's job), writes to a broadcast table with several copies,
-//     writes that would move a row (see Writes below), a
-//     write or batch spanning data sources, a statement in a transaction
+//     writes that would move a row (see Writes below), an Update or
+//     Delete with Limit reaching several tables (each would take the
+//     limit), a write or batch spanning data sources, a statement in a transaction
 //     reaching a data source other than its own (both allowed with
 //     WithTwoPhaseCommit, see Two-phase commit), and the reads over several
 //     tables that no merge answers exactly (below).
