@@ -170,3 +170,44 @@ func TestXACoordinatorsStartingAtOnceAgreeOnTheLogID(t *testing.T) {
 		})
 	}
 }
+
+// Every log statement names the table the coordinator located at Start:
+// a pool session whose search_path finds another table of that name (a
+// tenant schema cloned from public) must not receive the decision, or
+// recovery, reading the located table, would roll back a decided commit.
+func TestXALogStatementsUseTheTableLocatedAtStartWhateverTheSearchPath(t *testing.T) {
+	e := newXAEnv(t, xaPairs[0], "logpath")
+	rec := e.coordinator(xa.Config{})
+	crash := e.coordinator(xa.Config{Hook: failAt(xa.StageDecided)}) // located public's table
+	n := e.nodes[0]
+	for _, q := range []string{
+		"CREATE SCHEMA tenant",
+		"CREATE TABLE tenant.shardkey_xa_log AS TABLE public.shardkey_xa_log",
+		"ALTER DATABASE " + n.dbName + " SET search_path = tenant, public",
+	} {
+		if _, err := n.direct.Exec(q); err != nil {
+			t.Fatalf("%s: %v", q, err)
+		}
+	}
+	n.src.DB.SetMaxIdleConns(0) // new sessions take the database's search_path
+	tx := e.newTx(crash)
+	err := tx.Commit(context.Background(), e.insertAll(tx, 1))
+	if !errors.Is(err, xa.ErrInDoubt) {
+		t.Fatalf("Commit = %v, want in doubt (decided)", err)
+	}
+	if _, err := n.direct.Exec("ALTER DATABASE " + n.dbName + " RESET search_path"); err != nil {
+		t.Fatal(err)
+	}
+	var inTenant int
+	if err := n.direct.QueryRow("SELECT count(*) FROM tenant.shardkey_xa_log WHERE gtrid = $1", tx.GTRID()).Scan(&inTenant); err != nil {
+		t.Fatal(err)
+	}
+	if inTenant != 0 || e.decision(tx.GTRID()) != "C" {
+		t.Fatalf("the decision went to the tenant's table (%d rows there; public: %q)", inTenant, e.decision(tx.GTRID()))
+	}
+	e.clock.pastTimeout(1)
+	if rep, err := rec.Recover(context.Background()); err != nil || len(rep.Committed) != 2 {
+		t.Fatalf("Recover = %+v, %v; want both branches committed", rep, err)
+	}
+	e.wantRows(1, 1)
+}

@@ -153,7 +153,7 @@ func fakeServer(maxPrepared string) responder {
 			return fakeResult{cols: []string{"formatID", "gtrid_length", "bqual_length", "data"}}, nil
 		case strings.HasPrefix(q, "SELECT branches FROM") && strings.Contains(q, "outcome = 'I'"):
 			return one("id", fakeLogID), nil
-		case strings.HasPrefix(q, "SELECT count(*) FROM shardkey_xa_log"):
+		case strings.HasPrefix(q, "SELECT count(*) FROM"):
 			return one("n", int64(0)), nil
 		case strings.HasPrefix(q, "SELECT gtrid, branches FROM"):
 			return fakeResult{cols: []string{"gtrid", "branches"}}, nil

@@ -34,14 +34,15 @@ func (c *Coordinator) Start(ctx context.Context) error {
 	if err := c.createLog(ctx); err != nil {
 		return err
 	}
+	loc, err := c.locate(ctx)
+	if err != nil {
+		return err
+	}
 	id, err := c.createLogID(ctx)
 	if err != nil {
 		return err
 	}
-	tag, err := c.tagOf(ctx, id)
-	if err != nil {
-		return err
-	}
+	tag := tagOf(id, loc)
 	for _, name := range c.order {
 		if s := c.sources[name]; s.Dialect == dialect.Postgres {
 			if err := s.checkCapable(ctx); err != nil {
@@ -77,7 +78,14 @@ func (c *Coordinator) Attach(ctx context.Context) error {
 	if _, err := c.ready(); err != ErrNotStarted {
 		return err // nil when attached; ErrClosed when closed
 	}
-	tag, ok, err := c.readLogID(ctx)
+	loc, err := c.locate(ctx)
+	if errors.Is(err, sql.ErrNoRows) {
+		return fmt.Errorf("%w: no table %s on data source %q", ErrNoLog, c.table, c.log.Name)
+	}
+	if err != nil {
+		return err
+	}
+	id, ok, err := c.readLogID(ctx)
 	switch {
 	case err != nil && classify(err) == errNoTable:
 		return fmt.Errorf("%w: no table %s on data source %q", ErrNoLog, c.table, c.log.Name)
@@ -86,37 +94,35 @@ func (c *Coordinator) Attach(ctx context.Context) error {
 	case !ok:
 		return fmt.Errorf("%w: table %s on data source %q has no log id (never started)", ErrNoLog, c.table, c.log.Name)
 	}
-	if tag, err = c.tagOf(ctx, tag); err != nil {
-		return err
-	}
-	c.setTag(tag)
+	c.setTag(tagOf(id, loc))
 	return nil
 }
 
-// tagOf is the logtag of the log with id at its location: 16 hex digits
-// of SHA-256 of both. A copy of the log (a dump restored under another
+// tagOf is the logtag of the log with id at loc: 16 hex digits of
+// SHA-256 of both. A copy of the log (a dump restored under another
 // database name, CREATE DATABASE ... TEMPLATE) carries the id but lives
 // elsewhere, so it gets a tag of its own and never takes the original's
 // branches for its own.
-func (c *Coordinator) tagOf(ctx context.Context, id string) (string, error) {
-	loc, err := c.logLocation(ctx)
-	if err != nil {
-		return "", err
-	}
+func tagOf(id, loc string) string {
 	sum := sha256.Sum256([]byte(id + "\x00" + loc))
-	return hex.EncodeToString(sum[:tagLen/2]), nil
+	return hex.EncodeToString(sum[:tagLen/2])
 }
 
-// logLocation names where the log table is: database.schema.table on
-// PostgreSQL (the schema the name resolves to), database.table on MySQL.
-func (c *Coordinator) logLocation(ctx context.Context) (string, error) {
+// locate finds the log table as this session resolves its name and
+// points every later log statement at it by its qualified name: a session
+// of the pool with another search_path (or default database) must not
+// read or write another table of that name. It returns the location
+// (database.schema.table on PostgreSQL, database.table on MySQL); an
+// error wrapping sql.ErrNoRows when PostgreSQL has no such table.
+func (c *Coordinator) locate(ctx context.Context) (string, error) {
 	var db, schema, table sql.NullString
 	var err error
-	if c.log.Dialect == dialect.Postgres {
+	switch i := strings.IndexByte(c.table, '.'); {
+	case c.log.Dialect == dialect.Postgres:
 		err = c.log.DB.QueryRowContext(ctx, pgLogLocation, c.table).Scan(&db, &schema, &table)
-	} else if i := strings.IndexByte(c.table, '.'); i >= 0 {
+	case i >= 0:
 		db.String, db.Valid, table.String = c.table[:i], true, c.table[i+1:]
-	} else {
+	default:
 		err = c.log.DB.QueryRowContext(ctx, mysqlLocation).Scan(&db)
 		table.String = c.table
 	}
@@ -126,11 +132,16 @@ func (c *Coordinator) logLocation(ctx context.Context) (string, error) {
 	if !db.Valid {
 		return "", fmt.Errorf("xa: data source %q has no current database for the decision log %s (qualify it as database.table)", c.log.Name, c.table)
 	}
-	if schema.Valid {
+	if c.log.Dialect == dialect.Postgres {
+		c.logSQL = newLogSQL(c.log.Dialect, quotePG(schema.String)+"."+quotePG(table.String))
 		return db.String + "." + schema.String + "." + table.String, nil
 	}
+	c.logSQL = newLogSQL(c.log.Dialect, quoteMySQL(db.String)+"."+quoteMySQL(table.String))
 	return db.String + "." + table.String, nil
 }
+
+func quotePG(s string) string    { return `"` + strings.ReplaceAll(s, `"`, `""`) + `"` }
+func quoteMySQL(s string) string { return "`" + strings.ReplaceAll(s, "`", "``") + "`" }
 
 func (c *Coordinator) setTag(tag string) {
 	c.mu.Lock()
