@@ -415,17 +415,33 @@ func (c *conn) prepareUnits(ctx context.Context, query string, units []unit) err
 			continue
 		}
 		dc, err := c.dsConn(ctx, u.ds)
-		if err != nil {
-			return err
-		}
-		if c.tx != nil {
-			if err := c.tx.begin(ctx, u.ds, dc); err != nil {
-				return err
+		if err == nil && c.tx != nil {
+			if err = c.tx.begin(ctx, u.ds, dc); err == nil {
+				c.tx.reached[u.ds] = true
 			}
-			c.tx.reached[u.ds] = true
+		}
+		if err != nil {
+			c.joinFailed(err)
+			return err
 		}
 	}
 	return nil
+}
+
+// joinFailed records, in the transaction in progress, that a data source
+// could not be reached or could not begin its part: the statement
+// failed, as if the database had failed it (on PostgreSQL the
+// transaction then fails until ROLLBACK TO), and if the conn was retired
+// on the way (an XA START that failed) only Rollback is left.
+func (c *conn) joinFailed(err error) {
+	if c.tx == nil {
+		return
+	}
+	if c.bad && c.tx.broken == nil {
+		c.tx.broken = fmt.Errorf("a data source could not begin its part of the transaction: %v", err)
+		return
+	}
+	c.statementFailed(err)
 }
 
 // execRouted runs the units of an Exec.
