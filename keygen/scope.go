@@ -24,9 +24,10 @@ import (
 //
 // What is shared, per space of a scope:
 //
-//   - SNOWFLAKE and UID: the last ID issued and the per-tick counters that
-//     Stats reports. The two types run the same engine, so a SNOWFLAKE
-//     whose props give UID's layout shares UID's state.
+//   - SNOWFLAKE, UID and LEAF_SNOWFLAKE: the last ID issued and the
+//     per-tick counters that Stats reports. The three types run the same
+//     engine, so a SNOWFLAKE whose props give UID's (or Leaf's) layout
+//     shares UID's (or LEAF_SNOWFLAKE's) state.
 //   - SNOWFLAKE_JS: the last ID issued and the latest second seen.
 //   - CACHED_UID: the next second not yet filled into any ring. A
 //     CACHED_UID and a SNOWFLAKE or UID of the same space would issue from

@@ -128,7 +128,7 @@ func (staticLease) Track(func() time.Time) {}
 func (staticLease) Close() error           { return nil }
 
 // WithWorkerSource gives Snowflake-family generators (SNOWFLAKE,
-// SNOWFLAKE_JS, UID) their worker id from src instead of the worker-id
+// SNOWFLAKE_JS, UID, LEAF_SNOWFLAKE) their worker id from src instead of the worker-id
 // prop, which must then be absent or "auto". A generator built with a
 // source that leases (workerlease) must be closed (io.Closer) to release
 // its worker id.

@@ -24,7 +24,7 @@ var genCmd = &command{
 one per line, or as a JSON array with -o json (int64 IDs as decimal
 strings, which JavaScript reads without losing digits).
 
-Every Snowflake-family type (SNOWFLAKE, SNOWFLAKE_JS, UID) requires
+Every Snowflake-family type (SNOWFLAKE, SNOWFLAKE_JS, UID, LEAF_SNOWFLAKE) requires
 worker-id: two processes sharing a worker id issue duplicate keys.
 -format applies to int64 keys: dec (decimal), base62 (compact, URL-safe;
 pass it to decode with a b62: prefix) or json (a quoted decimal string).
