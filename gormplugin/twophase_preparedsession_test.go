@@ -1,6 +1,7 @@
 package gormplugin_test
 
 import (
+	"context"
 	"errors"
 	"testing"
 
@@ -38,6 +39,39 @@ func TestTwoPhasePrepareStmtSessionOfATransactionNeverLeavesIt(t *testing.T) {
 		}
 		if readErr == nil && seen != 1 {
 			t.Fatalf("a read of the transaction's PrepareStmt session counted %d rows of user 0, want the transaction's 1 (or a refusal)", seen)
+		}
+	}, gormplugin.WithScatter())
+}
+
+// Every other kind of session taken from a two-phase transaction stays in
+// it too: its batch over both data sources is counted inside the
+// transaction and rolled back with it.
+func TestTwoPhaseSessionsOfATransactionStayInIt(t *testing.T) {
+	eachTwoPhase(t, "sessionstx", func(t *testing.T, e *tpEnv) {
+		for name, session := range map[string]func(tx *gorm.DB) *gorm.DB{
+			"NewDB":                  func(tx *gorm.DB) *gorm.DB { return tx.Session(&gorm.Session{NewDB: true}) },
+			"SkipDefaultTransaction": func(tx *gorm.DB) *gorm.DB { return tx.Session(&gorm.Session{SkipDefaultTransaction: true}) },
+			"Context":                func(tx *gorm.DB) *gorm.DB { return tx.Session(&gorm.Session{Context: context.Background()}) },
+			"WithContext":            func(tx *gorm.DB) *gorm.DB { return tx.WithContext(context.Background()) },
+			"Initialized":            func(tx *gorm.DB) *gorm.DB { return tx.Session(&gorm.Session{Initialized: true}) },
+			"FullSaveAssociations":   func(tx *gorm.DB) *gorm.DB { return tx.Session(&gorm.Session{FullSaveAssociations: true}) },
+			"CreateBatchSize":        func(tx *gorm.DB) *gorm.DB { return tx.Session(&gorm.Session{CreateBatchSize: 1}) },
+			"Unscoped":               func(tx *gorm.DB) *gorm.DB { return tx.Unscoped() },
+		} {
+			var writeErr, countErr error
+			var n int64
+			err := e.db.Transaction(func(tx *gorm.DB) error {
+				s := session(tx)
+				writeErr = s.Create(&[]ShardedOrder{{UserID: 0}, {UserID: 1}, {UserID: 2}, {UserID: 3}}).Error
+				countErr = s.Model(&ShardedOrder{}).Count(&n).Error
+				return errors.New("the caller rolls back")
+			})
+			if err == nil || writeErr != nil || countErr != nil || n != 4 {
+				t.Errorf("%s session: transaction %v, write %v, count %d (%v); want the 4 rows counted inside", name, err, writeErr, n, countErr)
+			}
+			if s := e.snapshot(t); s != "" {
+				t.Fatalf("%s session: its write outlived the rollback: %s", name, s)
+			}
 		}
 	}, gormplugin.WithScatter())
 }
