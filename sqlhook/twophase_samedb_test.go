@@ -30,7 +30,8 @@ func TestTwoPhaseCommitWithOneDatabaseUnderTwoNames(t *testing.T) {
 			st := &stages{}
 			t.Cleanup(func() { noBranchesLeft(t, same) })
 			db, err := sqlhook.Open(cfg, sqlhook.WithTwoPhaseCommit(), sqlhook.WithTwoPhaseHook(st.hook),
-				sqlhook.WithTwoPhaseRecovery(time.Minute, 100*time.Millisecond))
+				// every second: not racing the branch conns' close (see the held-conn test)
+				sqlhook.WithTwoPhaseRecovery(time.Minute, time.Second))
 			if err != nil {
 				t.Fatal(err)
 			}
