@@ -280,21 +280,7 @@ func (g *tpGen) statement() {
 			g.insert(g.fresh(-1))
 			return
 		}
-		d := fmt.Sprintf("d%d", g.rng.IntN(8))
-		switch g.rng.IntN(3) {
-		case 0:
-			v, n := "v", g.rng.Int64N(9)
-			g.addGorm("dict.insert", func(db *gorm.DB) *gorm.DB { return db.Create(&Dict{K: d, V: &v, N: &n}) },
-				"INSERT INTO t_dict (k, v, n) VALUES (?, ?, ?)", d, v, n)
-		case 1:
-			v := fmt.Sprintf("v%d", g.rng.IntN(9))
-			g.addGorm("dict.update", func(db *gorm.DB) *gorm.DB {
-				return db.Model(&Dict{}).Where("k = ?", d).Updates(map[string]any{"n": gorm.Expr("n + 1"), "v": v})
-			}, "UPDATE t_dict SET n = n + 1, v = ? WHERE k = ?", v, d)
-		default:
-			g.addGorm("dict.delete", func(db *gorm.DB) *gorm.DB { return db.Where("k = ?", d).Delete(&Dict{}) },
-				"DELETE FROM t_dict WHERE k = ?", d)
-		}
+		g.dict()
 	default:
 		k, a := g.some(), g.amount()
 		g.addGorm("update.amount", func(db *gorm.DB) *gorm.DB {
@@ -322,6 +308,26 @@ func (g *tpGen) extra() {
 	g.addGorm("update.user", func(db *gorm.DB) *gorm.DB {
 		return db.Model(&Order{}).Where("order_id = ? AND user_id = ?", k, tpUser(k)).Update("user_id", to)
 	}, "UPDATE t_order SET user_id = ? WHERE order_id = ? AND user_id = ?", to, k, tpUser(k))
+}
+
+// dict draws a write of the broadcast table: every copy, both data
+// sources.
+func (g *tpGen) dict() {
+	d := fmt.Sprintf("d%d", g.rng.IntN(8))
+	switch g.rng.IntN(3) {
+	case 0:
+		v, n := "v", g.rng.Int64N(9)
+		g.addGorm("dict.insert", func(db *gorm.DB) *gorm.DB { return db.Create(&Dict{K: d, V: &v, N: &n}) },
+			"INSERT INTO t_dict (k, v, n) VALUES (?, ?, ?)", d, v, n)
+	case 1:
+		v := fmt.Sprintf("v%d", g.rng.IntN(9))
+		g.addGorm("dict.update", func(db *gorm.DB) *gorm.DB {
+			return db.Model(&Dict{}).Where("k = ?", d).Updates(map[string]any{"n": gorm.Expr("n + 1"), "v": v})
+		}, "UPDATE t_dict SET n = n + 1, v = ? WHERE k = ?", v, d)
+	default:
+		g.addGorm("dict.delete", func(db *gorm.DB) *gorm.DB { return db.Where("k = ?", d).Delete(&Dict{}) },
+			"DELETE FROM t_dict WHERE k = ?", d)
+	}
 }
 
 func (g *tpGen) deleteOrder(kind string, k int64) {

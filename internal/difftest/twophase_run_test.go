@@ -67,20 +67,7 @@ func (f tpFault) stage() (xa.Stage, bool) {
 // returns its divergences.
 func (r *tpRun) runTx(x tpTx) []string {
 	r.stats.txs++
-	ctx := context.Background()
-	hooks := &tpHooks{break_: -1}
-	if st, ok := x.fault.stage(); ok {
-		hooks.break_ = st
-		switch x.fault {
-		case tpKillAtPrepared, tpKillAtDecided:
-			hooks.kill = func() { r.killAll(x.victim) }
-		case tpSlowAtPrepared, tpSlowAtDecided:
-			hooks.kill = func() { r.stall(x.stall) }
-		case tpRaceAtDecided:
-			hooks.kill = func() { r.race() }
-		}
-		ctx = tpWithHook(ctx, hooks.hook)
-	}
+	hooks, ctx := r.hooksFor(x)
 	var problems []string
 	otx, err := r.w.oracle.BeginTx(ctx, nil)
 	if err != nil {
@@ -110,11 +97,47 @@ func (r *tpRun) runTx(x tpTx) []string {
 			failed = true // the branch is gone: shardkey may refuse what follows
 		}
 	}
+	cerr := r.end(x, stx, hooks)
+	if x.commit && cerr == nil && pg.aborted {
+		problems = append(problems, fmt.Sprintf("statement %d failed in the database (%v) and no ROLLBACK TO undid it, yet Commit returned nil (PostgreSQL rolls such a transaction back; sqlhook and gormplugin document the same)", pg.at+1, pg.err))
+	}
+	problems = append(problems, r.settle(ctx, x, hooks, cerr, otx)...)
+	if len(problems) > 0 {
+		problems = append(problems, fmt.Sprintf("(Commit/Rollback returned %v)", cerr))
+	}
+	return problems
+}
+
+// hooksFor arms xa's test hook for x's fault at a stage, if it has one.
+func (r *tpRun) hooksFor(x tpTx) (*tpHooks, context.Context) {
+	ctx := context.Background()
+	hooks := &tpHooks{break_: -1}
+	st, ok := x.fault.stage()
+	if !ok {
+		return hooks, ctx
+	}
+	hooks.break_ = st
+	switch x.fault {
+	case tpKillAtPrepared, tpKillAtDecided:
+		hooks.kill = func() { r.killAll(x.victim) }
+	case tpSlowAtPrepared, tpSlowAtDecided:
+		hooks.kill = func() { r.stall(x.stall) }
+	case tpRaceAtDecided:
+		hooks.kill = func() { r.race() }
+	}
+	return hooks, tpWithHook(ctx, hooks.hook)
+}
+
+// end commits or rolls back x through shardkey, with the faults that act
+// at its end, and returns what Commit (or Rollback) returned.
+func (r *tpRun) end(x tpTx, stx tpShardTx, hooks *tpHooks) error {
 	if x.fault == tpKill && r.kill(x.victim) > 0 {
 		r.stats.faults[x.fault.String()]++
 	}
 	if x.fault == tpLogFails {
 		r.logRefuses(true)
+		defer r.logRefuses(false)
+		r.stats.faults[x.fault.String()]++
 	}
 	var cerr error
 	if x.commit {
@@ -126,10 +149,6 @@ func (r *tpRun) runTx(x tpTx) []string {
 		r.stopLoop()
 		r.stopLoop = nil
 	}
-	if x.fault == tpLogFails {
-		r.logRefuses(false)
-		r.stats.faults[x.fault.String()]++
-	}
 	if hooks.broke {
 		r.stats.faults[x.fault.String()]++
 	}
@@ -140,14 +159,7 @@ func (r *tpRun) runTx(x tpTx) []string {
 		}
 		r.stats.errs["outside a transaction: "+out]++
 	}
-	if x.commit && cerr == nil && pg.aborted {
-		problems = append(problems, fmt.Sprintf("statement %d failed in the database (%v) and no ROLLBACK TO undid it, yet Commit returned nil (PostgreSQL rolls such a transaction back; sqlhook and gormplugin document the same)", pg.at+1, pg.err))
-	}
-	problems = append(problems, r.settle(ctx, x, hooks, cerr, otx)...)
-	if len(problems) > 0 {
-		problems = append(problems, fmt.Sprintf("(Commit/Rollback returned %v)", cerr))
-	}
-	return problems
+	return cerr
 }
 
 // runItem runs one statement through shardkey and, inside a savepoint,
@@ -279,54 +291,10 @@ func tpExecRows(ctx context.Context, tx *sql.Tx, text string, args []any) (int64
 // recovery when the outcome is in doubt, and checks the tables and that no
 // branch is left prepared.
 func (r *tpRun) settle(ctx context.Context, x tpTx, hooks *tpHooks, cerr error, otx *sql.Tx) []string {
-	var problems []string
 	var doubt *xa.InDoubtError
 	inDoubt := errors.As(cerr, &doubt)
-	if inDoubt != errors.Is(cerr, xa.ErrInDoubt) {
-		problems = append(problems, fmt.Sprintf("Commit's error matches ErrInDoubt %v but is an *InDoubtError %v: %v",
-			errors.Is(cerr, xa.ErrInDoubt), inDoubt, cerr))
-	}
-	// what the hook broke says what Commit must answer (a kill at a
-	// stage may end any way; the tables say whether it was right)
-	switch {
-	case hooks.kill != nil:
-	case hooks.broke && hooks.break_ == xa.StagePrepared && (cerr == nil || inDoubt):
-		problems = append(problems, fmt.Sprintf("an error before the decision was logged: Commit returned %v (want an error, not in doubt)", cerr))
-	case hooks.broke && hooks.break_ != xa.StagePrepared && !(inDoubt && doubt.Decided):
-		problems = append(problems, fmt.Sprintf("an error after the commit decision was logged: Commit returned %v (want *InDoubtError{Decided: true})", cerr))
-	case !x.commit && cerr != nil && !errors.Is(cerr, errInjected):
-		// a rollback may fail only where a session was killed
-		if x.fault != tpKill && x.fault != tpKillMid {
-			problems = append(problems, fmt.Sprintf("Rollback: %v", cerr))
-		}
-	}
-	if x.fault != tpNoFault && x.commit {
-		out := "nil"
-		switch {
-		case inDoubt:
-			out = fmt.Sprintf("in doubt (decided %v)", doubt.Decided)
-		case cerr != nil:
-			out = "error"
-		}
-		if _, hooked := x.fault.stage(); hooked && !hooks.broke {
-			out += " (stage not reached)"
-		}
-		r.stats.errs[fmt.Sprintf("Commit with fault %s: %s", x.fault, out)]++
-	}
-	if inDoubt && (x.fault == tpNoFault || x.fault == tpKill || x.fault == tpKillMid) {
-		// nothing failed at or after PREPARE: the outcome was known
-		problems = append(problems, fmt.Sprintf("Commit is in doubt, yet no fault was injected at or after PREPARE: %v", cerr))
-	}
-	switch {
-	case x.commit && cerr == nil:
-		r.stats.committed++
-	case !x.commit:
-		r.stats.rolledBack++
-	case inDoubt:
-		r.stats.inDoubt++
-	default:
-		r.stats.commitErrs++
-	}
+	problems := tpCheckAnswer(x, hooks, cerr, doubt)
+	r.count(x, hooks, cerr, doubt)
 	if inDoubt {
 		p, committed := r.recoverDoubt(ctx, doubt)
 		problems = append(problems, p...)
@@ -362,6 +330,61 @@ func (r *tpRun) settle(ctx context.Context, x tpTx, hooks *tpHooks, cerr error, 
 	problems = append(problems, r.leftovers(ctx)...)
 	r.model = tpModelOf(s)
 	return problems
+}
+
+// tpCheckAnswer checks Commit's (or Rollback's) answer against what the
+// fault broke (doubt: cerr as an *InDoubtError, or nil).
+func tpCheckAnswer(x tpTx, hooks *tpHooks, cerr error, doubt *xa.InDoubtError) []string {
+	var problems []string
+	inDoubt := doubt != nil
+	if inDoubt != errors.Is(cerr, xa.ErrInDoubt) {
+		problems = append(problems, fmt.Sprintf("Commit's error matches ErrInDoubt %v but is an *InDoubtError %v: %v",
+			errors.Is(cerr, xa.ErrInDoubt), inDoubt, cerr))
+	}
+	// what the hook broke says what Commit must answer (a kill at a
+	// stage may end any way; the tables say whether it was right)
+	switch {
+	case hooks.kill != nil:
+	case hooks.broke && hooks.break_ == xa.StagePrepared && (cerr == nil || inDoubt):
+		problems = append(problems, fmt.Sprintf("an error before the decision was logged: Commit returned %v (want an error, not in doubt)", cerr))
+	case hooks.broke && hooks.break_ != xa.StagePrepared && !(inDoubt && doubt.Decided):
+		problems = append(problems, fmt.Sprintf("an error after the commit decision was logged: Commit returned %v (want *InDoubtError{Decided: true})", cerr))
+	case !x.commit && cerr != nil && !errors.Is(cerr, errInjected) && x.fault != tpKill && x.fault != tpKillMid:
+		// a rollback may fail only where a session was killed
+		problems = append(problems, fmt.Sprintf("Rollback: %v", cerr))
+	}
+	if inDoubt && (x.fault == tpNoFault || x.fault == tpKill || x.fault == tpKillMid) {
+		// nothing failed at or after PREPARE: the outcome was known
+		problems = append(problems, fmt.Sprintf("Commit is in doubt, yet no fault was injected at or after PREPARE: %v", cerr))
+	}
+	return problems
+}
+
+// count adds a transaction's end to the summary.
+func (r *tpRun) count(x tpTx, hooks *tpHooks, cerr error, doubt *xa.InDoubtError) {
+	if x.fault != tpNoFault && x.commit {
+		out := "nil"
+		switch {
+		case doubt != nil:
+			out = fmt.Sprintf("in doubt (decided %v)", doubt.Decided)
+		case cerr != nil:
+			out = "error"
+		}
+		if _, hooked := x.fault.stage(); hooked && !hooks.broke {
+			out += " (stage not reached)"
+		}
+		r.stats.errs[fmt.Sprintf("Commit with fault %s: %s", x.fault, out)]++
+	}
+	switch {
+	case x.commit && cerr == nil:
+		r.stats.committed++
+	case !x.commit:
+		r.stats.rolledBack++
+	case doubt != nil:
+		r.stats.inDoubt++
+	default:
+		r.stats.commitErrs++
+	}
 }
 
 // recoverDoubt runs recovery until no branch of the transaction is left
