@@ -20,6 +20,35 @@ import (
 // transaction that returned nil has its two rows, every other none, and
 // no rolled-back nested row survives.
 
+// nestedTransfer is the body of transaction id (goroutine g, round i):
+// its two rows over both data sources carry amount id, those of its
+// nested transaction (rolled back) -id; a third of them give up.
+func nestedTransfer(tx *gorm.DB, g, i, id int) error {
+	if err := tx.Create(&[]ShardedOrder{{UserID: int64(g % 2), Amount: id}, {UserID: int64(1 - g%2), Amount: id}}).Error; err != nil {
+		return err
+	}
+	nested := tx.Transaction(func(tx2 *gorm.DB) error {
+		if err := tx2.Create(&[]ShardedOrder{{UserID: 2, Amount: -id}, {UserID: 3, Amount: -id}}).Error; err != nil {
+			return err
+		}
+		return errors.New("undo the nested part")
+	})
+	if nested == nil {
+		return errors.New("the nested transaction did not fail")
+	}
+	var n int64
+	if err := tx.Model(&ShardedOrder{}).Where("amount IN ?", []int{id, -id}).Count(&n).Error; err != nil {
+		return err
+	}
+	if n != 2 {
+		return fmt.Errorf("read in the transaction: %d of its rows, want 2", n)
+	}
+	if i%3 == 2 {
+		return errors.New("give up")
+	}
+	return nil
+}
+
 func TestTwoPhaseConcurrentTransactionsWithNestedRollbacksEndAsTheyReport(t *testing.T) {
 	eachTwoPhase(t, "concnested", func(t *testing.T, e *tpEnv) {
 		stop, stopped := make(chan struct{}), make(chan struct{})
@@ -42,32 +71,8 @@ func TestTwoPhaseConcurrentTransactionsWithNestedRollbacksEndAsTheyReport(t *tes
 			go func() {
 				defer wg.Done()
 				for i := range 8 {
-					id := g*100 + i + 1 // the transaction's rows carry amount id; its undone rows -id
-					err := e.db.Transaction(func(tx *gorm.DB) error {
-						if err := tx.Create(&[]ShardedOrder{{UserID: int64(g % 2), Amount: id}, {UserID: int64(1 - g%2), Amount: id}}).Error; err != nil {
-							return err
-						}
-						nested := tx.Transaction(func(tx2 *gorm.DB) error {
-							if err := tx2.Create(&[]ShardedOrder{{UserID: 2, Amount: -id}, {UserID: 3, Amount: -id}}).Error; err != nil {
-								return err
-							}
-							return errors.New("undo the nested part")
-						})
-						if nested == nil {
-							return errors.New("the nested transaction did not fail")
-						}
-						var n int64
-						if err := tx.Model(&ShardedOrder{}).Where("amount IN ?", []int{id, -id}).Count(&n).Error; err != nil {
-							return err
-						}
-						if n != 2 {
-							return fmt.Errorf("read in the transaction: %d of its rows, want 2", n)
-						}
-						if i%3 == 2 {
-							return errors.New("give up")
-						}
-						return nil
-					})
+					id := g*100 + i + 1
+					err := e.db.Transaction(func(tx *gorm.DB) error { return nestedTransfer(tx, g, i, id) })
 					mu.Lock()
 					outcome[id] = err
 					mu.Unlock()

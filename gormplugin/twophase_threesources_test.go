@@ -33,6 +33,53 @@ rules:
     snowflake: {type: SNOWFLAKE, props: {worker-id: 7}}
 `
 
+// openThree opens three databases as ds_0..ds_2 and plugs the plugin
+// (two-phase commit, hook) into ds_0's *gorm.DB; counts reads the rows of
+// each database without the plugin.
+func openThree(t *testing.T, be string, hook gormplugin.Option) (db *gorm.DB, p *gormplugin.Plugin, counts func() [3]int64) {
+	t.Helper()
+	gormplugin.StartMergedDB()
+	ignore := goleak.IgnoreCurrent()
+	t.Cleanup(func() { goleak.VerifyNone(t, ignore) })
+	var chk [3]*gorm.DB // each database without the plugin
+	pools := map[string]gorm.ConnPool{}
+	for i := range chk {
+		d := dialectorFor(t, be, fmt.Sprintf("tp_three_%s_ds%d", be, i))
+		own := reopen(t, d, nil)
+		if i == 0 {
+			db = own
+		}
+		chk[i] = reopen(t, d, nil)
+		pool, err := own.DB()
+		if err != nil {
+			t.Fatal(err)
+		}
+		pools[fmt.Sprintf("ds_%d", i)] = pool
+	}
+	p = gormplugin.New(nil, gormplugin.WithRules(rulesOf(t, tpa2ThreeRules)), gormplugin.WithDataSources(pools),
+		gormplugin.WithTwoPhaseCommit(), gormplugin.WithTwoPhaseRecovery(0, -1), hook)
+	if err := db.Use(p); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		if left, err := p.TwoPhaseCoordinator().List(context.Background()); err != nil || len(left) > 0 {
+			t.Errorf("prepared branches left: %v %v", left, err)
+		}
+		_ = p.Close()
+	})
+	if err := db.AutoMigrate(&ShardedOrder{}); err != nil {
+		t.Fatal(err)
+	}
+	return db, p, func() (out [3]int64) {
+		for i := range chk {
+			if err := chk[i].Table("sharded_orders").Count(&out[i]).Error; err != nil {
+				t.Fatal(err)
+			}
+		}
+		return out
+	}
+}
+
 func TestTwoPhaseCommitOverThreeDataSources(t *testing.T) {
 	var failAt atomic.Int32 // xa.Stage+1 at which the hook fails; 0: none
 	hook := gormplugin.WithTwoPhaseHook(func(s xa.Stage, _ string) error {
@@ -41,48 +88,12 @@ func TestTwoPhaseCommitOverThreeDataSources(t *testing.T) {
 		}
 		return nil
 	})
+	batch := func() *[]ShardedOrder {
+		return &[]ShardedOrder{{UserID: 0}, {UserID: 1}, {UserID: 2}, {UserID: 3}, {UserID: 4}, {UserID: 5}}
+	}
 	for _, be := range twoPhaseBackends {
 		t.Run(be, func(t *testing.T) {
-			gormplugin.StartMergedDB()
-			ignore := goleak.IgnoreCurrent()
-			t.Cleanup(func() { goleak.VerifyNone(t, ignore) })
-			var dbs, chk [3]*gorm.DB // chk: each database without the plugin
-			pools := map[string]gorm.ConnPool{}
-			for i := range dbs {
-				d := dialectorFor(t, be, fmt.Sprintf("tp_three_%s_ds%d", be, i))
-				dbs[i], chk[i] = reopen(t, d, nil), reopen(t, d, nil)
-				pool, err := dbs[i].DB()
-				if err != nil {
-					t.Fatal(err)
-				}
-				pools[fmt.Sprintf("ds_%d", i)] = pool
-			}
-			p := gormplugin.New(nil, gormplugin.WithRules(rulesOf(t, tpa2ThreeRules)), gormplugin.WithDataSources(pools),
-				gormplugin.WithTwoPhaseCommit(), gormplugin.WithTwoPhaseRecovery(0, -1), hook)
-			db := dbs[0]
-			if err := db.Use(p); err != nil {
-				t.Fatal(err)
-			}
-			t.Cleanup(func() {
-				if left, err := p.TwoPhaseCoordinator().List(context.Background()); err != nil || len(left) > 0 {
-					t.Errorf("prepared branches left: %v %v", left, err)
-				}
-				_ = p.Close()
-			})
-			if err := db.AutoMigrate(&ShardedOrder{}); err != nil {
-				t.Fatal(err)
-			}
-			counts := func() (out [3]int64) {
-				for i := range chk {
-					if err := chk[i].Table("sharded_orders").Count(&out[i]).Error; err != nil {
-						t.Fatal(err)
-					}
-				}
-				return out
-			}
-			batch := func() *[]ShardedOrder {
-				return &[]ShardedOrder{{UserID: 0}, {UserID: 1}, {UserID: 2}, {UserID: 3}, {UserID: 4}, {UserID: 5}}
-			}
+			db, p, counts := openThree(t, be, hook)
 			if err := db.Create(batch()).Error; err != nil {
 				t.Fatal(err)
 			}
