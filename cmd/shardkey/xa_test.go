@@ -571,54 +571,17 @@ func TestXARecoverCommitsWhatACommitStoppedAfterItsDecisionLeft(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ctx := context.Background()
-	var branches []xa.Branch
-	var ends []func() error // close each branch's connection, then its pool
-	for i, drv := range []string{"pgx", "mysql"} {
-		// A pool of its own, closed after Commit: the branches' sessions end
-		// as a crashed process's would.
-		db, err := sql.Open(drv, e.dsn[i])
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() { db.Close() })
-		conn, err := db.Conn(ctx)
-		if err != nil {
-			t.Fatal(err)
-		}
-		ends = append(ends, conn.Close, db.Close)
-		if drv == "mysql" {
-			session := e.session(t, conn)
-			ends = append(ends, func() error { e.waitSessionEnd(t, session); return nil })
-		}
-		exec := func(ctx context.Context, q string) error { _, err := conn.ExecContext(ctx, q); return err }
-		b := xa.Branch{Source: fmt.Sprintf("ds_%d", i), Exec: exec}
-		if drv == "pgx" {
-			b.Local = func(commit bool) error { return exec(ctx, map[bool]string{true: "COMMIT", false: "ROLLBACK"}[commit]) }
-			err = exec(ctx, "BEGIN")
-		} else {
-			err = exec(ctx, tx.XAStart(b.Source))
-		}
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := exec(ctx, "INSERT INTO t_acct VALUES (21, 'both')"); err != nil {
-			t.Fatal(err)
-		}
-		branches = append(branches, b)
-	}
 	g := tx.GTRID()
 	t.Cleanup(func() {
 		e.db[0].Exec("ROLLBACK PREPARED '" + pgGID(g, "ds_0") + "'")
 		e.db[1].Exec("XA ROLLBACK " + myXID(g, "ds_1", xa.FormatID))
 	})
+	branches, end := e.branches(t, tx, "INSERT INTO t_acct VALUES (21, 'both')")
 	var ide *xa.InDoubtError
-	if err := tx.Commit(ctx, branches); !errors.As(err, &ide) || !ide.Decided {
+	if err := tx.Commit(context.Background(), branches); !errors.As(err, &ide) || !ide.Decided {
 		t.Fatalf("Commit stopped after its decision: %v, want a decided *xa.InDoubtError", err)
 	}
-	for _, end := range ends {
-		end()
-	}
+	end()
 	c.Close()
 
 	bs := listed(t, e)
@@ -633,5 +596,49 @@ func TestXARecoverCommitsWhatACommitStoppedAfterItsDecisionLeft(t *testing.T) {
 	}
 	if n0, n1 := e.rowCount(t, 21); n0 != 1 || n1 != 1 {
 		t.Errorf("after recover, row 21 on ds_0 %d, ds_1 %d; want 1 each", n0, n1)
+	}
+}
+
+// branches begins tx's branch on both data sources, as sqlhook does (BEGIN
+// on PostgreSQL, tx.XAStart on MariaDB), each on a pool of its own, and
+// runs stmt on each. end closes the branch sessions and their pools, as a
+// crashed process's would end, and waits until MariaDB has ended its one.
+func (e *xaEnv) branches(t *testing.T, tx *xa.Tx, stmt string) (bs []xa.Branch, end func()) {
+	t.Helper()
+	ctx := context.Background()
+	var ends []func() error
+	for i, drv := range []string{"pgx", "mysql"} {
+		db, err := sql.Open(drv, e.dsn[i])
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { db.Close() })
+		conn, err := db.Conn(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		ends = append(ends, conn.Close, db.Close)
+		exec := func(ctx context.Context, q string) error { _, err := conn.ExecContext(ctx, q); return err }
+		b := xa.Branch{Source: fmt.Sprintf("ds_%d", i), Exec: exec}
+		if drv == "pgx" {
+			b.Local = func(commit bool) error { return exec(ctx, map[bool]string{true: "COMMIT", false: "ROLLBACK"}[commit]) }
+			err = exec(ctx, "BEGIN")
+		} else {
+			session := e.session(t, conn)
+			ends = append(ends, func() error { e.waitSessionEnd(t, session); return nil })
+			err = exec(ctx, tx.XAStart(b.Source))
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := exec(ctx, stmt); err != nil {
+			t.Fatal(err)
+		}
+		bs = append(bs, b)
+	}
+	return bs, func() {
+		for _, f := range ends {
+			f()
+		}
 	}
 }
