@@ -310,6 +310,38 @@ func (g *tpGen) extra() {
 	}, "UPDATE t_order SET user_id = ? WHERE order_id = ? AND user_id = ?", to, k, tpUser(k))
 }
 
+// savepoint now and then adds a savepoint statement valid after stack
+// (the savepoints in force): SAVEPOINT of a new name (up to three), ROLLBACK
+// TO one in force (those set after it end), RELEASE one (it and those after
+// it end; not through GORM, which has no RELEASE).
+func (g *tpGen) savepoint(stack *[]string) {
+	if g.rng.IntN(4) != 0 {
+		return
+	}
+	st := *stack
+	add := func(text string) {
+		g.items = append(g.items, tpItem{kind: "savepoint", raw: true, sql: cell{text: text}})
+	}
+	switch op := g.rng.IntN(3); {
+	case op == 0 && len(st) < 3 || len(st) == 0:
+		for _, name := range []string{"sp1", "sp2", "sp3"} {
+			if !slices.Contains(st, name) {
+				add("SAVEPOINT " + name)
+				*stack = append(st, name)
+				return
+			}
+		}
+	case op == 1 || g.noDict:
+		i := g.rng.IntN(len(st))
+		add("ROLLBACK TO SAVEPOINT " + st[i])
+		*stack = st[:i+1]
+	default:
+		i := g.rng.IntN(len(st))
+		add("RELEASE SAVEPOINT " + st[i])
+		*stack = st[:i]
+	}
+}
+
 // dict draws a write of the broadcast table: every copy, both data
 // sources.
 func (g *tpGen) dict() {
@@ -348,26 +380,12 @@ func tpBuild(seed uint64, n int, m tpModel, o tpGen) tpTx {
 	g := &tpGen{rng: rand.New(rand.NewPCG(seed, uint64(n)*0x9e3779b97f4a7c15+2)), m: m, postgres: o.postgres,
 		hooks: o.hooks, noDict: o.noDict, added: map[int64]bool{}}
 	count := 1 + g.rng.IntN(6)
-	sp := -1
-	if g.rng.IntN(4) == 0 {
-		sp = g.rng.IntN(count)
-	}
-	for i := range count {
-		if i == sp {
-			g.items = append(g.items, tpItem{kind: "savepoint", raw: true, sql: cell{text: "SAVEPOINT sp1"}})
-		}
+	var stack []string // savepoints in force, oldest first
+	for range count {
+		g.savepoint(&stack)
 		g.statement()
-		if sp >= 0 && i > sp && (i == count-1 || g.rng.IntN(2) == 0) {
-			end := pick(g.rng, []string{"ROLLBACK TO SAVEPOINT sp1", "RELEASE SAVEPOINT sp1"})
-			if g.noDict {
-				// GORM has no RELEASE; gormplugin refuses it raw (it would
-				// reach one branch only)
-				end = "ROLLBACK TO SAVEPOINT sp1"
-			}
-			g.items = append(g.items, tpItem{kind: "savepoint", raw: true, sql: cell{text: end}})
-			sp = -1
-		}
 	}
+	g.savepoint(&stack)
 	x := tpTx{n: n, items: g.items, commit: g.rng.IntN(4) != 0, victim: g.rng.IntN(2), killAt: g.rng.IntN(len(g.items))}
 	// a refusing log costs recovery's timeout (1s) per transaction: rare
 	switch f := g.rng.IntN(32); {

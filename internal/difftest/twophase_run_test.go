@@ -85,7 +85,7 @@ func (r *tpRun) runTx(x tpTx) []string {
 	// pg: on PostgreSQL, a statement failed in the database (not refused)
 	// and no ROLLBACK TO a savepoint set before it followed: the
 	// transaction must not commit, as PostgreSQL's would not
-	pg := tpPGAbort{on: !r.w.b.mysql && !x.auto, sp: -1}
+	pg := tpPGAbort{on: !r.w.b.mysql && !x.auto}
 	for i, it := range x.items {
 		r.lastErr = nil
 		problems = append(problems, r.runItem(ctx, g, stx, otx, it, &failed)...)
@@ -259,7 +259,8 @@ func tpNum(s string) string {
 type tpPGAbort struct {
 	on      bool
 	aborted bool
-	at, sp  int // the failed statement; where SAVEPOINT sp1 was set (-1: none)
+	at      int            // the failed statement
+	sps     map[string]int // where each savepoint in force was set
 	err     error
 }
 
@@ -269,13 +270,36 @@ func (p *tpPGAbort) saw(i int, it tpItem, lastErr error) {
 	if !p.on {
 		return
 	}
+	name := it.sql.text[strings.LastIndexByte(it.sql.text, ' ')+1:]
 	switch {
-	case it.raw && strings.HasPrefix(it.sql.text, "SAVEPOINT") && lastErr == nil:
-		p.sp = i
-	case it.raw && strings.HasPrefix(it.sql.text, "ROLLBACK TO") && lastErr == nil && p.sp >= 0 && p.sp < p.at:
-		p.aborted = false
+	case it.raw && lastErr != nil:
+	case it.raw && strings.HasPrefix(it.sql.text, "SAVEPOINT"):
+		if p.sps == nil {
+			p.sps = map[string]int{}
+		}
+		p.sps[name] = i
+	case it.raw && strings.HasPrefix(it.sql.text, "ROLLBACK TO"):
+		at, ok := p.sps[name]
+		p.forgetAfter(at, ok)
+		if ok && p.aborted && at < p.at {
+			p.aborted = false
+		}
+	case it.raw && strings.HasPrefix(it.sql.text, "RELEASE"):
+		at, ok := p.sps[name]
+		p.forgetAfter(at, ok)
+		delete(p.sps, name)
 	case !it.raw && lastErr != nil && !p.aborted && !errors.Is(lastErr, sqlhook.ErrUnsupported) && !errors.Is(lastErr, gormplugin.ErrUnsupported):
 		p.aborted, p.at, p.err = true, i, lastErr
+	}
+}
+
+// forgetAfter drops the savepoints set after position at (they end with a
+// ROLLBACK TO or RELEASE of the one set there).
+func (p *tpPGAbort) forgetAfter(at int, ok bool) {
+	for n, i := range p.sps {
+		if ok && i > at {
+			delete(p.sps, n)
+		}
 	}
 }
 
