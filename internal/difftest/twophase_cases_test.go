@@ -111,7 +111,7 @@ func TestTwoPhaseCommitAfterABranchWasKilledLeavesNothingPrepared(t *testing.T) 
 				d := &sqlGen{b: r.w.b}
 				// (a Commit whose branch lost its session takes up to 2s: xa
 				// watches whether the PREPARE still lands)
-				for i := range 8 {
+				for i := range 4 {
 					tx, err := r.client.begin(ctx, sql.LevelDefault)
 					if err != nil {
 						t.Fatal(err)
@@ -161,7 +161,7 @@ func TestTwoPhaseCommitRolledBackAtTheDeadlineLeavesNothingPrepared(t *testing.T
 			g.addAmount("debit", -1, 2)
 			g.addAmount("credit", 1, 3)
 			d := &sqlGen{b: r.w.b}
-			for i := range 10 {
+			for i := range 6 {
 				start := time.Now()
 				tx, err := r.client.begin(ctx, sql.LevelDefault)
 				if err != nil {
