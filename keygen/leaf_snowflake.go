@@ -114,17 +114,7 @@ func (g *leafSnowflake) NextID(ctx context.Context) (int64, error) {
 }
 
 func (g *leafSnowflake) NextIDs(ctx context.Context, dst []int64) error {
-	for i := 0; i < len(dst); {
-		first, last, err := g.reserve(ctx, int64(len(dst)-i))
-		if err != nil {
-			return err
-		}
-		for k := range last - first + 1 {
-			dst[i] = first + k
-			i++
-		}
-	}
-	return nil
+	return fillReserved(ctx, dst, g.reserve)
 }
 
 // reserve claims up to n consecutive IDs of one millisecond, with CAS, or

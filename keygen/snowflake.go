@@ -411,8 +411,14 @@ func (g *snowflake) nextIDFrom(ctx context.Context, old, now int64) (int64, erro
 }
 
 func (g *snowflake) NextIDs(ctx context.Context, dst []int64) error {
+	return fillReserved(ctx, dst, g.reserve)
+}
+
+// fillReserved fills dst with the IDs of ranges reserve claims, each of
+// at most the n asked.
+func fillReserved(ctx context.Context, dst []int64, reserve func(ctx context.Context, n int64) (first, last int64, err error)) error {
 	for i := 0; i < len(dst); {
-		first, last, err := g.reserve(ctx, int64(len(dst)-i))
+		first, last, err := reserve(ctx, int64(len(dst)-i))
 		if err != nil {
 			return err
 		}
