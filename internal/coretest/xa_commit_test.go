@@ -184,6 +184,7 @@ func TestXACommitSucceedsOnlyWhenEveryBranchIsCommitted(t *testing.T) {
 					}
 				}
 				e.release(true)
+				e.clock.pastTimeout(1) // MySQL branches are finished only past Timeout
 				rep, rerr := c.Recover(context.Background())
 				if rerr != nil || len(rep.Errors) > 0 || len(rep.Committed) != len(ide.Pending) {
 					t.Fatalf("Recover = %+v, %v; want the pending branches %q committed", rep, rerr, ide.Pending)

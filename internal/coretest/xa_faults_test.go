@@ -74,6 +74,7 @@ func TestXACommitIsInDoubtDecidedWhenABranchIsLostInPhaseTwoAndRecoveryCommitsIt
 				t.Error("ds1's branch not committed")
 			}
 			e.proxy.Resume()
+			e.clock.pastTimeout(1) // MySQL branches are finished only past Timeout
 			rep, err := c.Recover(context.Background())
 			if err != nil || len(rep.Errors) > 0 || len(rep.Committed) != 1 || rep.Committed[0].Source != "ds0" {
 				t.Fatalf("Recover = %+v, %v; want ds0's branch committed", rep, err)

@@ -69,6 +69,7 @@ func TestXARecoverCommitsTheBranchesOfADecidedCommit(t *testing.T) {
 				if len(ide.Committed) != wantCommitted || len(ide.Committed)+len(ide.Pending) != 2 {
 					t.Fatalf("%s: committed %q, pending %q", stage, ide.Committed, ide.Pending)
 				}
+				e.clock.pastTimeout(1) // MySQL branches are finished only past Timeout
 				rep, err := rec.Recover(context.Background())
 				if err != nil || len(rep.Errors) > 0 {
 					t.Fatalf("Recover: %v %v", err, rep.Errors)

@@ -68,7 +68,13 @@
 // prepared branches that are ours (format, logtag and the data source's
 // own name) are settled: 'C' in the log commits, 'A' rolls back, none and
 // older than Timeout logs 'A' (first writer wins) and acts on the row,
-// none and younger is left to its coordinator. Any number of recoverers
+// none and younger is left to its coordinator. A MySQL branch is left
+// until its transaction is older than Timeout whatever the decision, and
+// phase 2 leaves to recovery a MySQL branch whose connection was lost:
+// MariaDB 10.11 can report an XA COMMIT sent from another session while
+// the owning session disconnects as done without doing it, leaving a
+// zombie that holds its locks until a restart; after Timeout the owner is
+// long gone. Any number of recoverers
 // may run at once, in any processes: each decision is one row under a
 // primary key, and each prepared branch can be finished once. GC deletes
 // 'C' rows with no branch left and 'A' rows after max(24h, 100×Timeout).

@@ -103,6 +103,10 @@ const lostWait = 2 * time.Second
 // connection, rolling it back if it appears prepared; an error when it
 // is still prepared at the end (recovery rolls it back after Timeout).
 func (t *Tx) settleLost(ctx context.Context, b *branch) error {
+	if b.src.Dialect == dialect.MySQL {
+		// Its session may be disconnecting: see Coordinator.tooYoung.
+		return fmt.Errorf("xa: data source %q: the branch's XA PREPARE lost its connection; if it completed, recovery rolls the branch back after the timeout", b.Source)
+	}
 	q := finishSQL(b.src.Dialect, t.gtrid, b.Source, false)
 	end := time.Now().Add(lostWait)
 	for {
@@ -149,6 +153,11 @@ func (t *Tx) finish(ctx context.Context, b *branch, commit bool) (gone bool, err
 	own := b.Exec(ctx, q)
 	if done, gone, err := t.judge(ctx, b, q, commit, own, false); done {
 		return gone, err
+	}
+	if b.src.Dialect == dialect.MySQL && isLost(own) {
+		// Its session may be disconnecting: see Coordinator.tooYoung.
+		// Recovery finishes the branch once the transaction is Timeout old.
+		return false, fmt.Errorf("xa: %s on data source %q: the branch's connection was lost; recovery finishes it after the timeout: %w", q, b.Source, own)
 	}
 	pool := poolExec(ctx, b.src, q)
 	if done, gone, err := t.judge(ctx, b, q, commit, pool, true); done {

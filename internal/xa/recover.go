@@ -4,6 +4,8 @@ import (
 	"context"
 	"fmt"
 	"time"
+
+	"github.com/shardkey/shardkey/internal/dialect"
 )
 
 // BranchID names one branch: a transaction's GTRID on a data source.
@@ -74,14 +76,26 @@ func (c *Coordinator) Recover(ctx context.Context) (Report, error) {
 		switch {
 		case err != nil:
 			rep.Errors = append(rep.Errors, err)
-		case o == 0:
-			rep.Left = append(rep.Left, InDoubt{Source: f.Source, GTRID: f.GTRID, Age: c.now().Sub(f.born)})
+		case o == 0 || c.tooYoung(f):
+			rep.Left = append(rep.Left, InDoubt{Source: f.Source, GTRID: f.GTRID, Age: c.now().Sub(f.born), Decision: decisionName(o)})
 		default:
 			c.act(ctx, f, o, &rep)
 		}
 	}
 	return rep, nil
 }
+
+// tooYoung: a MySQL branch is finished by recovery only once its
+// transaction is older than Timeout, whatever the decision. MariaDB 10.11
+// can report an XA COMMIT from another session as done without doing it
+// when it lands while the owning session disconnects (the transaction is
+// left a zombie holding its locks); by then the coordinator, and its
+// sessions, are long gone.
+func (c *Coordinator) tooYoung(f found) bool {
+	return c.sources[f.Source].Dialect == dialect.MySQL && c.now().Sub(f.born) <= c.timeout
+}
+
+func decisionName(o byte) string { return map[byte]string{'C': "commit", 'A': "rollback"}[o] }
 
 // outcomeFor returns the log's outcome for f's transaction, writing A when
 // there is none and the transaction is past Timeout; 0 means leave it.
@@ -150,8 +164,7 @@ func (c *Coordinator) List(ctx context.Context) ([]InDoubt, error) {
 		if err != nil && classify(err) != errNoTable {
 			errs = append(errs, err)
 		}
-		d := map[byte]string{'C': "commit", 'A': "rollback"}[o]
-		out = append(out, InDoubt{Source: f.Source, GTRID: f.GTRID, Age: c.now().Sub(f.born), Decision: d})
+		out = append(out, InDoubt{Source: f.Source, GTRID: f.GTRID, Age: c.now().Sub(f.born), Decision: decisionName(o)})
 	}
 	return out, errorsJoin(errs)
 }
