@@ -56,7 +56,7 @@ import (
 // stalls aside, whose timing may differ).
 
 const (
-	tpDefaultTxs = 80
+	tpDefaultTxs = 60
 	tpTimeout    = time.Second // xa's Timeout: an undecided branch older than this is aborted by recovery
 )
 
