@@ -334,8 +334,6 @@ func (t *tpTx) commit() error {
 		release(bs, rerr != nil)
 		return errors.Join(fmt.Errorf("gormplugin: the transaction was rolled back instead of committed: %w", failed), rerr)
 	}
-	bs, ended := t.endReadOnly(ctx, bs)
-	release(ended, false)
 	if err := t.p.logRoom(bs); err != nil {
 		rerr := t.x.Rollback(ctx, xaBranches(bs))
 		release(bs, rerr != nil)
@@ -347,43 +345,6 @@ func (t *tpTx) commit() error {
 		return fmt.Errorf("gormplugin: commit: %w", err)
 	}
 	return nil
-}
-
-// endReadOnly: of several branches, a MySQL XA branch that changed no
-// row (only read) has nothing to commit. It is ended now with XA END and
-// XA ROLLBACK, the usual read-only optimisation of two-phase commit, and
-// left out of the commit: prepared, MariaDB would end it on its own once
-// its session goes and a later XA COMMIT would fail (XA_RBROLLBACK). A
-// branch whose changes cannot be read, or that fails to end, stays in.
-func (t *tpTx) endReadOnly(ctx context.Context, bs []*tpBranch) (keep, ended []*tpBranch) {
-	if len(bs) < 2 {
-		return bs, nil
-	}
-	for _, b := range bs {
-		if b.tx != nil || b.src.dialect != dialect.MySQL || !b.wroteNothing(ctx) {
-			keep = append(keep, b)
-			continue
-		}
-		xid := xa.MySQLXID(t.x.GTRID(), b.src.name)
-		if _, err := b.conn.ExecContext(ctx, "XA END "+xid); err != nil {
-			keep = append(keep, b) // the coordinator deals with it
-			continue
-		}
-		if _, err := b.conn.ExecContext(ctx, "XA ROLLBACK "+xid); err != nil {
-			keep = append(keep, b) // ended (idle): the coordinator's prepare fails and rolls all back
-			continue
-		}
-		ended = append(ended, b)
-	}
-	return keep, ended
-}
-
-// wroteNothing reports whether the branch's InnoDB transaction changed
-// no row (false when that cannot be read).
-func (b *tpBranch) wroteNothing(ctx context.Context) bool {
-	var n sql.NullInt64
-	err := b.conn.QueryRowContext(ctx, "SELECT COALESCE(SUM(trx_rows_modified), 0) FROM information_schema.INNODB_TRX WHERE trx_mysql_thread_id = CONNECTION_ID()").Scan(&n)
-	return err == nil && n.Valid && n.Int64 == 0
 }
 
 func (t *tpTx) rollback() error {
