@@ -20,10 +20,11 @@ func TestTwoPhaseRecoveryFinishesAnInDoubtCommitWhileTheConnIsHeld(t *testing.T)
 	for _, b := range tpBackends(t, "heldconn") {
 		t.Run(b.name, func(t *testing.T) {
 			st := &stages{failAt: xa.StageDecided}
-			// Recovery runs every second, well after the failed end closed
-			// the branch conns: an XA COMMIT racing a MariaDB session's
-			// disconnect can be answered OK without committing (a1, requests.md).
-			db := tpOpen(t, b, sqlhook.WithTwoPhaseHook(st.hook), sqlhook.WithTwoPhaseRecovery(time.Minute, time.Second))
+			// Recovery runs every second and finishes a MariaDB branch only
+			// once its transaction is older than the timeout (2 s here):
+			// an XA COMMIT racing the branch session's disconnect can be
+			// answered OK without committing (a1, requests.md).
+			db := tpOpen(t, b, sqlhook.WithTwoPhaseHook(st.hook), sqlhook.WithTwoPhaseRecovery(2*time.Second, time.Second))
 			ctx := context.Background()
 			conn, err := db.Conn(ctx)
 			if err != nil {
