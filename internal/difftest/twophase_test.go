@@ -27,8 +27,10 @@ import (
 // oracle. A transaction is one to six writes (inserts of one row or of
 // rows on both data sources, updates, deletes, a row moved to the other
 // data source, an amount transferred between rows, broadcast writes,
-// duplicate keys, a savepoint rolled back to or released), then COMMIT or
-// ROLLBACK. Faults: a branch's session killed before Commit or between
+// duplicate keys, an UPDATE of the sharding column, reads of counts and
+// sums, up to three savepoints rolled back to or released), then COMMIT
+// or ROLLBACK (GORM: through Begin or inside db.Transaction); one in
+// eight is a single statement outside a transaction, atomic too. Faults: a branch's session killed before Commit or between
 // statements; PostgreSQL's deferred trigger refusing an amount at
 // PREPARE; the decision log refusing its INSERT; and, through
 // xa.WithTestHook on BeginTx's context, an error at xa's prepared, decided
@@ -43,7 +45,9 @@ import (
 // physical tables equals the oracle row for row (and every row sits where
 // it routes, every broadcast copy equals the oracle's); no prepared
 // branch is left, as read directly and through xa's List; every accepted
-// statement affected as many rows as on the oracle.
+// statement affected as many rows as on the oracle; on PostgreSQL a
+// transaction with a failed statement no ROLLBACK TO undid does not
+// commit.
 //
 //	SHARDKEY_REQUIRE_DB=1 go test ./internal/difftest/ -run TestTwoPhaseCommitAgreesWithOracle -v \
 //	    -difftest.steps=5000 -difftest.seed=7 -difftest.keepgoing -timeout 0
@@ -53,7 +57,8 @@ import (
 // -difftest.client, -difftest.seed, -difftest.keepgoing and
 // -difftest.name work as for the write tester. A failing seed replays
 // with the -difftest.seed and -difftest.steps it prints (the kills and
-// stalls aside, whose timing may differ).
+// stalls aside, whose timing may differ); SHARDKEY_DIFF2PC_TRACE=1 logs
+// each statement's answer through shardkey.
 
 const (
 	tpDefaultTxs = 60
