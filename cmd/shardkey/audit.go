@@ -9,6 +9,8 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"iter"
+	"maps"
 	"net/url"
 	"os"
 	"regexp"
@@ -282,12 +284,16 @@ func (a *auditor) close() {
 
 // scrub removes every data source's DSN and password from an error's
 // text: a driver may quote either.
-func (a *auditor) scrub(err error) error {
+func (a *auditor) scrub(err error) error { return scrubDSNs(err, maps.Values(a.dss)) }
+
+// scrubDSNs removes the DSN and the password of each of dss from err's
+// text (audit and xa print driver errors, which may quote either).
+func scrubDSNs(err error, dss iter.Seq[shardconf.DataSource]) error {
 	if err == nil {
 		return nil
 	}
 	msg := err.Error()
-	for _, ds := range a.dss {
+	for ds := range dss {
 		if ds.DSN != "" {
 			msg = strings.ReplaceAll(msg, ds.DSN, redactedDSN(ds))
 		}

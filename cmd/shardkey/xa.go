@@ -3,14 +3,13 @@ package main
 import (
 	"context"
 	"database/sql"
-	"errors"
 	"flag"
 	"fmt"
 	"io"
 	"log/slog"
 	"os"
 	"os/signal"
-	"strings"
+	"slices"
 	"text/tabwriter"
 	"time"
 
@@ -40,7 +39,9 @@ A branch's age is its transaction's, from the start time written in its id.
 whose transaction is logged as committed is committed, one logged as rolled back
 is rolled back, one without a decision older than -timeout is decided rolled back
 (in the log first, so a coordinator still running cannot then commit it) and
-rolled back; a younger one is left. It prints what it did to each branch.
+rolled back; a younger one is left, and so is a MySQL branch, decided or not,
+until its transaction is older than -timeout (MariaDB can lose an XA COMMIT sent
+while the owning session disconnects). It prints what it did to each branch.
 
 Every data source of the rules with driver pgx or mysql is connected to (its dsn);
 sqlite data sources cannot hold branches and are skipped. A data source without a
@@ -180,24 +181,7 @@ func (j *xaJob) close() {
 }
 
 // scrub removes every data source's DSN and password from an error's text.
-func (j *xaJob) scrub(err error) error {
-	if err == nil {
-		return nil
-	}
-	msg := err.Error()
-	for _, ds := range j.dss {
-		if ds.DSN != "" {
-			msg = strings.ReplaceAll(msg, ds.DSN, redactedDSN(ds))
-		}
-		if pw := dsnPassword(ds); pw != "" {
-			msg = strings.ReplaceAll(msg, pw, "xxxxx")
-		}
-	}
-	if msg == err.Error() {
-		return err
-	}
-	return errors.New(msg)
-}
+func (j *xaJob) scrub(err error) error { return scrubDSNs(err, slices.Values(j.dss)) }
 
 // xaBranch is one branch as printed.
 type xaBranch struct {
@@ -289,7 +273,9 @@ func (j *xaJob) leftReason(b xa.InDoubt) string {
 	if b.Decision == "" {
 		return "no decision logged and younger than -timeout: its coordinator may still commit it"
 	}
-	return "not ended (see errors)"
+	// xa finishes a MySQL branch only past Timeout: an XA COMMIT from
+	// another session while the owner's disconnects can be lost.
+	return "a MySQL branch is finished only once its transaction is older than -timeout"
 }
 
 func (r xaRecovery) writeText(w io.Writer) error {

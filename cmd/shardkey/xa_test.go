@@ -343,15 +343,66 @@ func TestXAListShowsEachPreparedBranchWithItsDecisionAndChangesNothing(t *testin
 // data sources), rolls back those logged A, decides an undecided
 // transaction older than -timeout rolled back (its A row is written) and
 // rolls it back, and leaves an undecided young one prepared, saying why.
+// Of a young transaction logged C it commits the PostgreSQL branch and
+// leaves the MariaDB one until the transaction is older than -timeout.
 func TestXARecoverEndsEachBranchAsTheLogSaysAndLeavesYoungOnes(t *testing.T) {
 	e := newXAEnv(t, "xa_cli_recover")
-	committed, aborted, stale, young := gtrid(t, e.coord), gtrid(t, e.coord), gtrid(t, e.old), gtrid(t, e.coord)
-	for i, g := range []string{committed, aborted, stale, young} {
+	committed, aborted, stale, young, youngC := gtrid(t, e.old), gtrid(t, e.old), gtrid(t, e.old), gtrid(t, e.coord), gtrid(t, e.coord)
+	all := []string{committed, aborted, stale, young, youngC}
+	for i, g := range all {
 		e.prepareBoth(t, g, int64(i+1))
 	}
 	e.decide(t, committed, 'C')
 	e.decide(t, aborted, 'A')
+	e.decide(t, youngC, 'C')
 
+	rep := recovered(t, e)
+	want := func(what string, got []xaBranch, n int, bs ...branchSpec) {
+		t.Helper()
+		if len(got) != n {
+			t.Errorf("%s: %d branches %+v, want %d", what, len(got), got, n)
+		}
+		for _, b := range bs {
+			if r, ok := find(got, b.source, b.gtrid); !ok || !strings.Contains(r.Reason, b.reason) {
+				t.Errorf("%s: %s on %s missing or not %q: %+v", what, b.gtrid, b.source, b.reason, got)
+			}
+		}
+	}
+	want("committed", rep.Committed, 3, branchSpec{"ds_0", committed, ""}, branchSpec{"ds_1", committed, ""}, branchSpec{"ds_0", youngC, ""})
+	want("rolled back", rep.RolledBack, 4, branchSpec{"ds_0", aborted, ""}, branchSpec{"ds_1", aborted, ""},
+		branchSpec{"ds_0", stale, ""}, branchSpec{"ds_1", stale, ""})
+	want("left", rep.Left, 3, branchSpec{"ds_0", young, "younger than -timeout"}, branchSpec{"ds_1", young, "younger than -timeout"},
+		branchSpec{"ds_1", youngC, "MySQL branch is finished only once its transaction is older than -timeout"})
+	if len(rep.Errors) != 0 {
+		t.Errorf("errors %q", rep.Errors)
+	}
+	for i, g := range all {
+		pg, my := e.prepared(t, g)
+		n0, n1 := e.rowCount(t, int64(i+1))
+		if wantPG, wantMy := g == young, g == young || g == youngC; pg != wantPG || my != wantMy {
+			t.Errorf("after recover, %s prepared on ds_0 %v, ds_1 %v; want %v, %v", g, pg, my, wantPG, wantMy)
+		}
+		if want0, want1 := b2i(g == committed || g == youngC), b2i(g == committed); n0 != want0 || n1 != want1 {
+			t.Errorf("after recover, row %d on ds_0 %d, ds_1 %d; want %d, %d", i+1, n0, n1, want0, want1)
+		}
+	}
+	if n := e.count(t, 0, "SELECT count(*) FROM "+xa.DefaultLogTable+" WHERE gtrid = $1 AND outcome = 'A'", stale); n != 1 {
+		t.Errorf("the stale transaction's decision rows (outcome A): %d, want 1 (written before its rollback)", n)
+	}
+	code, out, errs := runXA("recover", e.rules)
+	if sum := "recovery: 0 committed, 0 rolled back, 3 left, 0 errors\n"; code != 0 || errs != "" || !strings.HasSuffix(out, sum) || !strings.HasPrefix(out, "left ") {
+		t.Errorf("second xa recover: exit %d, stderr %q, stdout\n%s\nwant three left lines and %q", code, errs, out, sum)
+	}
+}
+
+// branchSpec is a branch a report should hold, with text its reason holds.
+type branchSpec struct{ source, gtrid, reason string }
+
+func b2i(b bool) int { return map[bool]int{true: 1}[b] }
+
+// recovered runs `xa recover -o json`, which must succeed, and returns its report.
+func recovered(t *testing.T, e *xaEnv) xaRecovery {
+	t.Helper()
 	code, out, errs := runXA("recover", "-o", "json", e.rules)
 	if code != 0 || errs != "" {
 		t.Fatalf("xa recover: exit %d, stderr %q, stdout\n%s", code, errs, out)
@@ -360,44 +411,7 @@ func TestXARecoverEndsEachBranchAsTheLogSaysAndLeavesYoungOnes(t *testing.T) {
 	if err := json.Unmarshal([]byte(out), &rep); err != nil {
 		t.Fatalf("xa recover -o json: %v\n%s", err, out)
 	}
-	has := func(bs []xaBranch, g string) bool {
-		_, ok0 := find(bs, "ds_0", g)
-		_, ok1 := find(bs, "ds_1", g)
-		return ok0 && ok1
-	}
-	if len(rep.Committed) != 2 || !has(rep.Committed, committed) {
-		t.Errorf("committed %+v, want both branches of %s", rep.Committed, committed)
-	}
-	if len(rep.RolledBack) != 4 || !has(rep.RolledBack, aborted) || !has(rep.RolledBack, stale) {
-		t.Errorf("rolled back %+v, want both branches of %s and %s", rep.RolledBack, aborted, stale)
-	}
-	if len(rep.Left) != 2 || !has(rep.Left, young) || !strings.Contains(rep.Left[0].Reason, "younger than -timeout") {
-		t.Errorf("left %+v, want both branches of %s, younger than -timeout", rep.Left, young)
-	}
-	if len(rep.Errors) != 0 {
-		t.Errorf("errors %q", rep.Errors)
-	}
-
-	for i, g := range []string{committed, aborted, stale, young} {
-		pg, my := e.prepared(t, g)
-		if want := g == young; pg != want || my != want {
-			t.Errorf("after recover, %s prepared on ds_0 %v, ds_1 %v; want %v", g, pg, my, want)
-		}
-		n0, n1 := e.rowCount(t, int64(i+1))
-		if want := map[bool]int{true: 1}[g == committed]; n0 != want || n1 != want {
-			t.Errorf("after recover, row %d on ds_0 %d, ds_1 %d; want %d each", i+1, n0, n1, want)
-		}
-	}
-	if n := e.count(t, 0, "SELECT count(*) FROM "+xa.DefaultLogTable+" WHERE gtrid = $1 AND outcome = 'A'", stale); n != 1 {
-		t.Errorf("the stale transaction's decision rows (outcome A): %d, want 1 (written before its rollback)", n)
-	}
-
-	// Text: one line per branch and a summary; a second run finds only the young one.
-	code, out, errs = runXA("recover", e.rules)
-	want := "recovery: 0 committed, 0 rolled back, 2 left, 0 errors\n"
-	if code != 0 || errs != "" || !strings.HasSuffix(out, want) || strings.Count(out, "\nleft ") != 1 || !strings.HasPrefix(out, "left ") {
-		t.Errorf("second xa recover: exit %d, stderr %q, stdout\n%s\nwant two left lines and %q", code, errs, out, want)
-	}
+	return rep
 }
 
 // TestXAForeignPreparedTransactionsAreNeitherListedNorTouched: prepared
@@ -498,7 +512,7 @@ func TestXARecoverReportsWhatItDidAndExitsOneWhenABranchCannotBeEnded(t *testing
 		e.db[0].Exec("DROP ROLE " + role)
 	})
 	e.exec(t, 0, "GRANT SELECT, INSERT, UPDATE, DELETE ON ALL TABLES IN SCHEMA public TO "+role)
-	g := gtrid(t, e.coord)
+	g := gtrid(t, e.old)
 	e.prepareBoth(t, g, 1)
 	e.decide(t, g, 'C')
 
@@ -566,7 +580,9 @@ func crashAfterDecision(stage xa.Stage, _ string) error {
 // and recover commits them, so both rows appear.
 func TestXARecoverCommitsWhatACommitStoppedAfterItsDecisionLeft(t *testing.T) {
 	e := newXAEnv(t, "xa_cli_crash")
-	c := e.coordinator(t, "", time.Now, crashAfterDecision)
+	// Its transaction started 2h ago: recovery finishes MySQL branches only
+	// past -timeout.
+	c := e.coordinator(t, "", func() time.Time { return time.Now().Add(-2 * time.Hour) }, crashAfterDecision)
 	tx, err := c.NewTx()
 	if err != nil {
 		t.Fatal(err)
