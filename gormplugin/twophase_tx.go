@@ -103,10 +103,9 @@ func (t *tpTx) bound(ctx context.Context, query bool) (context.Context, context.
 
 // tpBranch is the transaction's work on one data source.
 type tpBranch struct {
-	src     *tpSource
-	conn    *sql.Conn
-	tx      *sql.Tx // a local transaction on conn; nil for a MySQL XA branch
-	session int64   // MySQL XA branch: the server's id of conn's session
+	src  *tpSource
+	conn *sql.Conn
+	tx   *sql.Tx // a local transaction on conn; nil for a MySQL XA branch
 }
 
 func (b *tpBranch) exec(ctx context.Context, query string, args ...any) (sql.Result, error) {
@@ -240,12 +239,6 @@ func (t *tpTx) xaStart(ctx context.Context, b *tpBranch) error {
 			return err
 		}
 	}
-	// The session's id, to wait for its end when the branch is left to
-	// recovery (release): MariaDB keeps a prepared branch attached to its
-	// session, out of other sessions' reach, until the server ends it.
-	if err := b.conn.QueryRowContext(ctx, "SELECT CONNECTION_ID()").Scan(&b.session); err != nil {
-		return err
-	}
 	_, err := b.conn.ExecContext(ctx, t.x.XAStart(b.src.name))
 	return err
 }
@@ -373,30 +366,6 @@ func release(bs []*tpBranch, broken bool) {
 		} else {
 			_ = b.conn.Close()
 		}
-	}
-	if broken {
-		for _, b := range bs {
-			b.waitSessionEnd()
-		}
-	}
-}
-
-// waitSessionEnd waits (a little) until the server has ended the closed
-// session of a MySQL XA branch, so that a branch it left prepared can be
-// finished by recovery as soon as the caller learns of it.
-func (b *tpBranch) waitSessionEnd() {
-	if b.session == 0 {
-		return
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
-	defer cancel()
-	for ctx.Err() == nil {
-		var n int
-		err := b.src.db.QueryRowContext(ctx, "SELECT COUNT(*) FROM information_schema.PROCESSLIST WHERE ID = ?", b.session).Scan(&n)
-		if err != nil || n == 0 {
-			return
-		}
-		time.Sleep(10 * time.Millisecond)
 	}
 }
 
