@@ -69,7 +69,8 @@ func TestInDoubtErrorMatchesErrInDoubtAndUnwrapsItsCause(t *testing.T) {
 
 func TestIsLostTellsErrorsThatLeaveAStatementsOutcomeUnknown(t *testing.T) {
 	lost := []error{context.DeadlineExceeded, fmt.Errorf("x: %w", context.Canceled), driver.ErrBadConn, io.ErrUnexpectedEOF,
-		errors.New("invalid connection"), errors.New("FATAL: terminating connection due to administrator command (SQLSTATE 57P01)")}
+		errors.New("invalid connection"), errors.New("FATAL: terminating connection due to administrator command (SQLSTATE 57P01)"),
+		errors.New("Error 1927 (70100): Connection was killed"), errors.New("Error 2013: Lost connection to server during query")}
 	for _, err := range lost {
 		if !isLost(err) {
 			t.Errorf("isLost(%v) = false", err)

@@ -136,7 +136,8 @@ func isLost(err error) bool {
 		return true
 	}
 	msg := err.Error()
-	for _, s := range []string{"invalid connection", "terminating connection", "conn closed", "connection reset", "broken pipe"} {
+	for _, s := range []string{"invalid connection", "terminating connection", "conn closed", "connection reset", "broken pipe",
+		"Error 1927", "Connection was killed", "Error 2006", "gone away", "Error 2013", "Lost connection", "Error 1053"} {
 		if strings.Contains(msg, s) {
 			return true
 		}
