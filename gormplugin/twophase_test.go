@@ -399,10 +399,10 @@ func TestTwoPhaseCommitInDoubtIsErrTxInDoubtThroughGORM(t *testing.T) {
 		if !errors.As(err, &doubt) || !doubt.Decided || len(doubt.Pending) != 1 || len(doubt.Committed) != 1 {
 			t.Fatalf("in-doubt error %+v, want decided with one branch committed and one pending", doubt)
 		}
-		// Recovery commits the pending branch: the decision was logged.
-		// MariaDB keeps a prepared branch attached to its closing session
-		// for a moment (recovery then leaves it for its next round): run
-		// rounds until it is done, as the recovery timer would.
+		// Recovery commits the pending branch: the decision was logged. A
+		// MySQL branch is finished only once its transaction is older than
+		// the timeout (MariaDB keeps it attached to its closing session
+		// for a while): run rounds until it is done, as the timer would.
 		var rep xa.Report
 		for range 50 {
 			if rep, err = e.p.TwoPhaseCoordinator().Recover(context.Background()); err != nil || len(rep.Errors) > 0 || len(rep.Committed) == 1 {
@@ -416,7 +416,7 @@ func TestTwoPhaseCommitInDoubtIsErrTxInDoubtThroughGORM(t *testing.T) {
 		if p := e.placement(t); len(p) != 2 || p[a.ID].at.DataSource != "ds_0" || p[b.ID].at.DataSource != "ds_1" {
 			t.Fatalf("after recovery: %v", p)
 		}
-	}, committedOne)
+	}, committedOne, gormplugin.WithTwoPhaseRecovery(time.Second, -1)) // xa finishes a MySQL branch once older than the timeout
 }
 
 func TestTwoPhaseUpdateAndDeleteSpanningDataSources(t *testing.T) {
