@@ -152,24 +152,25 @@ func isLost(err error) bool {
 func (t *Tx) finish(ctx context.Context, b *branch, commit bool) (gone bool, err error) {
 	q := finishSQL(b.src.Dialect, t.gtrid, b.Source, commit)
 	own := b.Exec(ctx, q)
-	if done, gone, err := t.judge(ctx, b, q, commit, own, false); done {
+	if done, gone, err := t.judge(ctx, b, q, commit, own); done {
 		return gone, err
 	}
-	if b.src.Dialect == dialect.MySQL && isLost(own) {
-		// Its session may be disconnecting: see Coordinator.tooYoung.
-		// Recovery finishes the branch once the transaction is Timeout old.
-		return false, fmt.Errorf("xa: %s on data source %q: the branch's connection was lost; recovery finishes it after the timeout: %w", q, b.Source, own)
+	if b.src.Dialect == dialect.MySQL {
+		// Another session cannot finish the branch while its own session
+		// lives (XAER_NOTA), and must not while that session ends (see
+		// Coordinator.tooYoung): recovery finishes it after the timeout.
+		return false, fmt.Errorf("xa: %s on data source %q failed on the branch's own connection; recovery finishes it after the timeout: %w", q, b.Source, own)
 	}
 	pool := poolExec(ctx, b.src, q)
-	if done, gone, err := t.judge(ctx, b, q, commit, pool, true); done {
+	if done, gone, err := t.judge(ctx, b, q, commit, pool); done {
 		return gone, err
 	}
 	return false, fmt.Errorf("xa: %s on data source %q: %w (on the branch's own connection: %v)", q, b.Source, pool, own)
 }
 
-// judge reads the error of q on b (onPool: sent through the pool): done
-// when it settles the branch's end, with the error to report.
-func (t *Tx) judge(ctx context.Context, b *branch, q string, commit bool, err error, onPool bool) (done, gone bool, _ error) {
+// judge reads the error of q on b: done when it settles the branch's end,
+// with the error to report.
+func (t *Tx) judge(ctx context.Context, b *branch, q string, commit bool, err error) (done, gone bool, _ error) {
 	switch k := classify(err); {
 	case err == nil, k == errRolledBack && !commit, k == errBusy && !commit:
 		return true, false, nil
@@ -178,14 +179,6 @@ func (t *Tx) judge(ctx context.Context, b *branch, q string, commit bool, err er
 	case k == errBusy:
 		// Recovery is committing it right now: done once it is gone.
 		return true, true, t.waitFinished(ctx, b)
-	case k == errGone && onPool && b.src.Dialect == dialect.MySQL:
-		// A prepared MySQL branch stays attached to its session while that
-		// lives, and other sessions get XAER_NOTA for it: gone only if XA
-		// RECOVER no longer lists it.
-		if still, lerr := t.c.listed(ctx, b.src, t.gtrid); lerr != nil || still {
-			return true, false, fmt.Errorf("xa: %s on data source %q: the branch is still prepared, attached to its own connection (listing: %v)", q, b.Source, lerr)
-		}
-		return true, true, nil
 	case k == errGone:
 		return true, true, nil
 	}
