@@ -70,7 +70,8 @@
 // older than Timeout logs 'A' (first writer wins) and acts on the row,
 // none and younger is left to its coordinator. A MySQL branch is left
 // until its transaction is older than Timeout whatever the decision, and
-// phase 2 leaves to recovery a MySQL branch whose connection was lost:
+// Commit leaves to recovery a MySQL branch whose own connection failed
+// (it never sends XA statements for a branch from another session):
 // MariaDB 10.11 can report an XA COMMIT sent from another session while
 // the owning session disconnects as done without doing it, leaving a
 // zombie that holds its locks until a restart; after Timeout the owner is
