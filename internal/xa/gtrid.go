@@ -6,7 +6,6 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
-	"hash/fnv"
 	"strconv"
 	"strings"
 	"time"
@@ -38,17 +37,6 @@ const (
 )
 
 var errBadGTRID = errors.New("not a shardkey GTRID")
-
-// LogTag is the 8 hex digits of FNV-32a of "<database>.<table>". It is
-// no longer a log's tag: that is the random id the log holds (two logs of
-// one name on two servers shared the hash). Callers that look for a
-// deployment's branches use (*Coordinator).BranchPrefix; LogTag stays
-// only while they move, and will be removed.
-func LogTag(database, table string) string {
-	h := fnv.New32a()
-	h.Write([]byte(database + "." + table))
-	return fmt.Sprintf("%08x", h.Sum32())
-}
 
 // newLogID returns 16 random hex digits.
 func newLogID() (string, error) {
