@@ -191,7 +191,12 @@ func (t *tpTx) branch(ctx context.Context, ds string) (*tpBranch, error) {
 	}
 	b, err := t.begin(ctx, src)
 	if err != nil {
-		return nil, fmt.Errorf("gormplugin: begin the transaction's branch on data source %s: %w", ds, err)
+		// The statement failed, as if the database had failed it: on
+		// PostgreSQL that aborts the transaction, and committing the
+		// other branches would keep work of a failed transaction.
+		err = fmt.Errorf("gormplugin: begin the transaction's branch on data source %s: %w", ds, err)
+		t.failLocked(err, len(t.saves))
+		return nil, err
 	}
 	t.branches = append(t.branches, b)
 	return b, nil
@@ -439,8 +444,18 @@ func (t *tpTx) rollbackTo(ctx context.Context, name string) error {
 
 // The gorm.ConnPool of one data source: the statement runs on its branch.
 
-// refuse is refuseTxControl for the data source's dialect.
+// refuse refuses a statement before it runs: transaction control (see
+// refuseTxControl), and every statement once the transaction cannot
+// commit (tpTx.failed): it would see, or build on, the part of a failed
+// write that ran, which a database's own statement never leaves behind.
+// RollbackTo a savepoint older than the failure makes it usable again.
 func (c *tpConn) refuse(query string) error {
+	c.tx.mu.Lock()
+	failed := c.tx.failed
+	c.tx.mu.Unlock()
+	if failed != nil {
+		return fmt.Errorf("gormplugin: the two-phase transaction cannot commit (roll it back, or back to a savepoint before the failure): %w", failed)
+	}
 	if src := c.tx.p.tp.sources[c.ds]; src != nil {
 		return refuseTxControl(query, src.dialect)
 	}
@@ -546,7 +561,7 @@ func errRow(ctx context.Context, err error) *sql.Row {
 type errConnector struct{ err error }
 
 func (e errConnector) Connect(context.Context) (driver.Conn, error) { return nil, e.err }
-func (e errConnector) Driver() driver.Driver                        { return errDriver{e.err} }
+func (e errConnector) Driver() driver.Driver                        { return errDriver(e) }
 
 type errDriver struct{ err error }
 
