@@ -447,8 +447,10 @@
 // branch back and returns an error) unless rolled back to a savepoint set
 // before the failure: after a statement failed on a PostgreSQL branch
 // (PostgreSQL aborts the transaction, and PREPARE would silently roll it
-// back), or a write over several tables failed after writing some. A
-// refused statement runs nothing: returning its error from db.Transaction
+// back), a write over several tables failed after writing some, or a
+// data source could not begin its branch; until then every statement of
+// it fails too (it would see the failed write's part). A refused
+// statement runs nothing: returning its error from db.Transaction
 // rolls every data source back. Raw SQL that would end or reshape the
 // transaction on one branch (COMMIT, ROLLBACK, BEGIN, SAVEPOINT, RELEASE,
 // PREPARE TRANSACTION, XA, MySQL's SET autocommit), a raw text of several
