@@ -118,9 +118,15 @@ func (b txBackend) direct(t *testing.T, i int) *sql.DB {
 }
 
 // orders lists the order ids stored in ds_i.t_order.
+// It opens and closes its own pool: tests poll it.
 func (b txBackend) orders(t *testing.T, i int) []int64 {
 	t.Helper()
-	return int64s(t, b.direct(t, i), `SELECT order_id FROM t_order ORDER BY order_id`)
+	db, err := sql.Open(b.driver, b.dsn[i])
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	return int64s(t, db, `SELECT order_id FROM t_order ORDER BY order_id`)
 }
 
 func int64s(t *testing.T, db *sql.DB, q string) []int64 {
