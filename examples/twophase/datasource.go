@@ -2,17 +2,15 @@ package main
 
 import (
 	"context"
-	"database/sql"
 	"errors"
 	"fmt"
-	"net/url"
 	"strings"
 
 	gomysql "github.com/go-sql-driver/mysql"
-	"github.com/jackc/pgx/v5/pgconn"
 	_ "github.com/jackc/pgx/v5/stdlib" // registers "pgx"
 	_ "modernc.org/sqlite"             // registers "sqlite"
 
+	"github.com/shardkey/shardkey/examples/internal/exampledb"
 	"github.com/shardkey/shardkey/shardconf"
 )
 
@@ -56,66 +54,15 @@ func driverOf(dsn string) string {
 func ensureDatabase(ctx context.Context, ds shardconf.DataSource) (string, error) {
 	switch ds.Driver {
 	case "pgx":
-		name, err := ensurePostgres(ctx, ds.DSN)
+		name, err := exampledb.EnsurePostgres(ctx, ds.DSN)
 		return "PostgreSQL database " + name, err
 	case "mysql":
 		cfg, err := gomysql.ParseDSN(ds.DSN)
 		if err != nil {
 			return "", fmt.Errorf("data source %s: neither a postgres:// URL, a SQLite file nor a MySQL DSN: %w", ds.Name, err)
 		}
-		return "MySQL/MariaDB database " + cfg.DBName, ensureMySQL(ctx, *cfg)
+		return "MySQL/MariaDB database " + cfg.DBName, exampledb.EnsureMySQL(ctx, *cfg)
 	default:
 		return "SQLite file " + ds.DSN, nil
 	}
-}
-
-// ensurePostgres creates the database of dsn when the server says it does
-// not exist, through the server's postgres database.
-func ensurePostgres(ctx context.Context, dsn string) (string, error) {
-	u, err := url.Parse(dsn)
-	if err != nil {
-		return "", errors.New("-dsn is not a valid postgres:// URL") // url's error would quote the password
-	}
-	name := strings.TrimPrefix(u.Path, "/")
-	if name == "" {
-		return "", errors.New("-dsn names no database")
-	}
-	db, err := sql.Open("pgx", dsn)
-	if err != nil {
-		return "", err
-	}
-	defer db.Close()
-	err = db.PingContext(ctx)
-	var pgErr *pgconn.PgError
-	if err == nil || !errors.As(err, &pgErr) || pgErr.Code != "3D000" { // invalid_catalog_name
-		return name, err
-	}
-	u.Path = "/postgres"
-	admin, err := sql.Open("pgx", u.String())
-	if err != nil {
-		return "", err
-	}
-	defer admin.Close()
-	if _, err := admin.ExecContext(ctx, `CREATE DATABASE "`+strings.ReplaceAll(name, `"`, `""`)+`"`); err != nil {
-		return "", fmt.Errorf("create database %s: %w", name, err)
-	}
-	return name, nil
-}
-
-// ensureMySQL creates the database of cfg if it does not exist.
-func ensureMySQL(ctx context.Context, cfg gomysql.Config) error {
-	name := cfg.DBName
-	if name == "" {
-		return errors.New("-dsn names no database")
-	}
-	cfg.DBName = ""
-	admin, err := sql.Open("mysql", cfg.FormatDSN())
-	if err != nil {
-		return err
-	}
-	defer admin.Close()
-	if _, err := admin.ExecContext(ctx, "CREATE DATABASE IF NOT EXISTS `"+strings.ReplaceAll(name, "`", "``")+"`"); err != nil {
-		return fmt.Errorf("create database %s: %w", name, err)
-	}
-	return nil
 }
