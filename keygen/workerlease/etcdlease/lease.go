@@ -1,0 +1,241 @@
+package etcdlease
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"math"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/shardkey/shardkey/keygen"
+	"go.etcd.io/etcd/api/v3/v3rpc/rpctypes"
+	clientv3 "go.etcd.io/etcd/client/v3"
+)
+
+// lease is a claimed worker id whose etcd lease is kept alive until it is
+// closed or lost.
+type lease struct {
+	src     *Source
+	clock   keygen.Clock
+	owner   string // the token in the held key
+	logger  *slog.Logger
+	id      clientv3.LeaseID
+	started time.Time // wall time before the grant, for scheduling
+	worker  int64
+	heldKey string
+	lastKey string
+	// lastUsed is the id's last use by earlier holders; lastUsedMs the
+	// same in Unix milliseconds.
+	lastUsed   time.Time
+	lastUsedMs int64
+
+	valid    atomic.Int64 // ValidUntil; math.MinInt64 when lost or closed
+	lost     atomic.Bool
+	renewals atomic.Uint64
+	failures atomic.Uint64
+	track    atomic.Pointer[func() time.Time]
+	failing  int // consecutive failed renewals; renewal goroutine only
+
+	ctx      context.Context // cancelled by Close, ends a renewal in flight
+	cancel   context.CancelFunc
+	done     chan struct{} // closed when the renewal goroutine ended
+	close    sync.Once
+	closeErr error
+}
+
+var (
+	_ keygen.Lease      = (*lease)(nil)
+	_ keygen.LeaseStats = (*lease)(nil)
+)
+
+// Worker, LastUsed, ValidUntil, Renewals and Failures implement
+// keygen.Lease and keygen.LeaseStats; see the package documentation.
+func (l *lease) Worker() int64       { return l.worker }
+func (l *lease) LastUsed() time.Time { return l.lastUsed }
+func (l *lease) ValidUntil() int64   { return l.valid.Load() }
+func (l *lease) Renewals() uint64    { return l.renewals.Load() }
+func (l *lease) Failures() uint64    { return l.failures.Load() }
+
+// Track sets the function renewals and Close read the generator's latest
+// issued time from; last must be safe to call concurrently with key
+// generation.
+func (l *lease) Track(last func() time.Time) {
+	if last == nil {
+		l.track.Store(nil)
+		return
+	}
+	l.track.Store(&last)
+}
+
+// trackedMs is the tracked last-issued time in Unix milliseconds, rounded
+// up; 0 when unknown.
+func (l *lease) trackedMs() int64 {
+	f := l.track.Load()
+	if f == nil {
+		return 0
+	}
+	t := (*f)()
+	if t.IsZero() {
+		return 0
+	}
+	return ceilMs(t.UnixNano())
+}
+
+// owned is the condition that the id's held key is still this lease's:
+// it names the owner token and is attached to the etcd lease.
+func (l *lease) owned() []clientv3.Cmp {
+	return []clientv3.Cmp{
+		clientv3.Compare(clientv3.Value(l.heldKey), "=", l.owner),
+		clientv3.Compare(clientv3.LeaseValue(l.heldKey), "=", l.id),
+	}
+}
+
+// writeRecord stores the id's record with validity end until (Unix
+// nanoseconds on the lease's clock) while the held key is still the
+// lease's; ok is false when it is not.
+func (l *lease) writeRecord(ctx context.Context, until int64) (ok bool, err error) {
+	rec := record{LastMs: max(l.lastUsedMs, l.trackedMs()), UntilMs: ceilMs(until), Owner: l.owner}
+	tr, err := l.src.cli.Txn(clientv3.WithRequireLeader(ctx)).If(l.owned()...).Then(clientv3.OpPut(l.lastKey, rec.encode())).Commit()
+	if err != nil {
+		return false, err
+	}
+	return tr.Succeeded, nil
+}
+
+// run keeps the lease alive until it is closed or lost: every interval
+// after a success, sooner after a failure.
+func (l *lease) run() {
+	defer close(l.done)
+	s := l.src
+	wait := s.interval - time.Since(l.started)
+	retry := max(s.interval/4, 50*time.Millisecond)
+	t := time.NewTimer(max(wait, 0))
+	defer t.Stop()
+	for {
+		select {
+		case <-l.ctx.Done():
+			return
+		case <-t.C:
+		}
+		renewed, keep := l.renew()
+		if !keep {
+			return
+		}
+		if renewed {
+			t.Reset(s.interval)
+		} else {
+			t.Reset(retry)
+		}
+	}
+}
+
+// renew sends one keep-alive and records the new validity's end; only
+// then does the validity move. keep is false when the lease is lost or
+// closing, which ends the renewal goroutine.
+func (l *lease) renew() (renewed, keep bool) {
+	s := l.src
+	before := l.clock.Now().UnixNano()
+	until := before + int64(s.ttl-s.safeGuard)
+	ctx, cancel := context.WithTimeout(clientv3.WithRequireLeader(l.ctx), s.interval)
+	defer cancel()
+	_, err := s.cli.KeepAliveOnce(ctx, l.id)
+	ok := true
+	if err == nil {
+		ok, err = l.writeRecord(ctx, until)
+	}
+	switch {
+	case l.ctx.Err() != nil:
+		return false, false // closing
+	case errors.Is(err, rpctypes.ErrLeaseNotFound):
+		l.lose("etcd no longer has the lease (it expired or was revoked)")
+		return false, false
+	case err != nil:
+		l.failures.Add(1)
+		l.failing++
+		l.logger.Warn("etcdlease: renewal failed; retrying", "namespace", s.namespace, "worker", l.worker,
+			"consecutive_failures", l.failing, "valid_for", time.Duration(l.valid.Load()-l.clock.Now().UnixNano()), "err", err)
+		return false, true
+	case !ok:
+		l.lose("the worker id's key no longer names this lease (deleted, or taken over)")
+		return false, false
+	}
+	l.renewals.Add(1)
+	if l.failing > 0 {
+		l.logger.Info("etcdlease: renewal succeeded again", "namespace", s.namespace, "worker", l.worker,
+			"after_failures", l.failing)
+		l.failing = 0
+	}
+	for {
+		cur := l.valid.Load()
+		if until <= cur || cur == math.MinInt64 || l.valid.CompareAndSwap(cur, until) {
+			break
+		}
+	}
+	return true, true
+}
+
+// lose ends the lease for good: the generator stops issuing.
+func (l *lease) lose(why string) {
+	l.lost.Store(true)
+	l.valid.Store(math.MinInt64)
+	l.logger.Error("etcdlease: lease lost; the generator stops issuing", "namespace", l.src.namespace,
+		"worker", l.worker, "owner", l.owner, "lease", int64(l.id), "reason", why)
+}
+
+// Close stops renewing, ends the lease's validity and releases the worker
+// id: one transaction stores the tracked last-issued time in the id's
+// record and deletes its held key (while still the lease's), then the
+// etcd lease is revoked. The generator must have stopped issuing keys.
+// Close is idempotent. If etcd cannot be reached the id stays held until
+// the etcd lease expires, and the error is returned.
+func (l *lease) Close() error {
+	l.close.Do(func() {
+		l.cancel()
+		<-l.done
+		l.valid.Store(math.MinInt64)
+		if l.lost.Load() {
+			return
+		}
+		s := l.src
+		timeout := min(max(s.ttl, time.Second), 10*time.Second)
+		ctx, cancel := context.WithTimeout(context.Background(), timeout)
+		defer cancel()
+		last := max(l.lastUsedMs, l.trackedMs())
+		rec := record{LastMs: last, Owner: l.owner}
+		tr, err := s.cli.Txn(ctx).If(l.owned()...).
+			Then(clientv3.OpPut(l.lastKey, rec.encode()), clientv3.OpDelete(l.heldKey)).Commit()
+		rctx, rcancel := context.WithTimeout(context.Background(), timeout)
+		defer rcancel()
+		_, rerr := s.cli.Revoke(rctx, l.id)
+		if errors.Is(rerr, rpctypes.ErrLeaseNotFound) {
+			rerr = nil
+		}
+		switch {
+		case err != nil && rerr != nil:
+			// The id stays held until the etcd lease expires; the record's
+			// validity end still bounds the keys issued.
+			l.closeErr = fmt.Errorf("etcdlease: release worker %d in %s: %w", l.worker, s.namespace, errors.Join(err, rerr))
+			l.logger.Warn("etcdlease: release failed; the worker id frees when its lease expires",
+				"namespace", s.namespace, "worker", l.worker, "err", l.closeErr)
+		case err == nil && !tr.Succeeded:
+			l.logger.Warn("etcdlease: at release the worker id's key no longer named this lease",
+				"namespace", s.namespace, "worker", l.worker, "owner", l.owner)
+		case err != nil:
+			// Revoked: the held key went with the lease; the record keeps
+			// the validity end of the last renewal, a later bound.
+			l.logger.Info("etcdlease: worker id released by revoking its lease (last use not stored)",
+				"namespace", s.namespace, "worker", l.worker, "err", err)
+		default:
+			if rerr != nil {
+				l.logger.Warn("etcdlease: revoking the released lease failed; it expires by itself",
+					"namespace", s.namespace, "worker", l.worker, "err", rerr)
+			}
+			l.logger.Info("etcdlease: worker id released", "namespace", s.namespace, "worker", l.worker,
+				"last_used", msTime(last))
+		}
+	})
+	return l.closeErr
+}
