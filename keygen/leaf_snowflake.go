@@ -40,15 +40,14 @@ type leafSnowflake struct {
 	random func(n int64) int64 // [0, n); safe for concurrent use
 }
 
-// newLeafSnowflakeGenerator builds LEAF_SNOWFLAKE from props.
+// newLeafSnowflakeGenerator builds LEAF_SNOWFLAKE from props, drawing its
+// sequence starts from o.Random (WithRandom), math/rand/v2 when nil.
 func newLeafSnowflakeGenerator(props Props, o Options) (Generator, error) {
-	return newLeafSnowflake(props, o, rand.Int64N)
-}
-
-// newLeafSnowflake builds LEAF_SNOWFLAKE drawing its sequence starts from
-// random (tests make it deterministic).
-func newLeafSnowflake(props Props, o Options, random func(n int64) int64) (Generator, error) {
 	const typ = "LEAF_SNOWFLAKE"
+	random := o.Random
+	if random == nil {
+		random = rand.Int64N
+	}
 	props, src, err := workerSource(typ, props, o)
 	if err != nil {
 		return nil, err

@@ -1,9 +1,8 @@
 package keygen
 
-// LEAF_SNOWFLAKE's tests are internal so that they can give the generator a
-// deterministic random source; they build it through newLeafSnowflake with
-// the options New would fill in, and through New where the random numbers
-// do not matter.
+// LEAF_SNOWFLAKE's tests are internal so that they can build it with the
+// options New would fill in (newLeafWith) and share the package's helpers;
+// the deterministic random source goes in through the public WithRandom.
 
 import (
 	"context"
@@ -74,11 +73,11 @@ func newLeaf(t testing.TB, props Props, random func(int64) int64, opts ...Option
 
 func newLeafWith(props Props, random func(int64) int64, opts ...Option) (IDGenerator, error) {
 	o := Options{Logger: slog.New(slog.DiscardHandler), Clock: defaultClock()}
-	for _, opt := range opts {
+	for _, opt := range append([]Option{WithRandom(random)}, opts...) {
 		opt(&o)
 	}
 	o.SequenceScope = o.scope()
-	g, err := newLeafSnowflake(props, o, random)
+	g, err := newLeafSnowflakeGenerator(props, o)
 	if err != nil {
 		return nil, err
 	}
@@ -693,4 +692,44 @@ func BenchmarkLeafSnowflake(b *testing.B) {
 		})
 		b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "ids/s")
 	})
+}
+
+// TestLeafSnowflakeWithRandomGivesDeterministicSequenceStarts: through the
+// public New and WithRandom, two generators with the same seeded source and
+// the same fake clock issue the same keys, whose millisecond starts are the
+// source's draws; a source giving a number outside [0, 100) fails the key.
+func TestLeafSnowflakeWithRandomGivesDeterministicSequenceStarts(t *testing.T) {
+	run := func() []int64 {
+		clk := keygentest.NewClock(leafT0)
+		g, err := NewID("LEAF_SNOWFLAKE", Props{"worker-id": "3"}, WithClock(clk),
+			WithRandom(seededRandom(42)), WithSequenceScope(NewSequenceScope()))
+		if err != nil {
+			t.Fatal(err)
+		}
+		var ids []int64
+		for range 50 {
+			ids = append(ids, leafNext(t, g))
+			clk.Add(time.Millisecond)
+		}
+		return ids
+	}
+	a, b := run(), run()
+	if !slices.Equal(a, b) {
+		t.Fatalf("same seed, same clock, different keys:\n%v\n%v", a, b)
+	}
+	want := seededRandom(42)
+	for i, id := range a {
+		if p := leafParts(t, id); p.Sequence != want(100) {
+			t.Fatalf("key %d starts its millisecond at sequence %d, not the source's draw", i, p.Sequence)
+		}
+	}
+
+	bad, err := NewID("LEAF_SNOWFLAKE", Props{"worker-id": "3"}, WithClock(keygentest.NewClock(leafT0)),
+		WithRandom(func(int64) int64 { return 100 }), WithSequenceScope(NewSequenceScope()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if id, err := bad.NextID(context.Background()); err == nil {
+		t.Fatalf("a random source giving 100 issued %d, want an error", id)
+	}
 }

@@ -60,6 +60,11 @@ type Options struct {
 	// space share (see SequenceScope); nil means DefaultSequenceScope. Set
 	// it with WithSequenceScope.
 	SequenceScope *SequenceScope
+	// Random draws LEAF_SNOWFLAKE's sequence starts (Leaf's random number
+	// below 100 at each new millisecond): it returns a number in [0, n)
+	// and must be safe for concurrent use. nil means math/rand/v2's
+	// Int64N. Set it with WithRandom; tests make it deterministic.
+	Random func(n int64) int64
 }
 
 // scope is the generator's SequenceScope.
@@ -80,6 +85,12 @@ func WithClock(c Clock) Option { return func(o *Options) { o.Clock = c } }
 
 // WithLogger sets the logger for warnings such as clock steps.
 func WithLogger(l *slog.Logger) Option { return func(o *Options) { o.Logger = l } }
+
+// WithRandom sets the source of LEAF_SNOWFLAKE's sequence starts: f(n)
+// returns a number in [0, n) and must be safe for concurrent use; nil
+// means math/rand/v2. A number outside [0, n) fails that key with an
+// error, never a key. Other generator types ignore it.
+func WithRandom(f func(n int64) int64) Option { return func(o *Options) { o.Random = f } }
 
 // defaultClock is the one SystemClock of generators built without
 // WithClock: one clock adopts a wall-clock correction once for all of them.
