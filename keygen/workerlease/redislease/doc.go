@@ -1,0 +1,132 @@
+// Package redislease hands Snowflake-family generators their worker id
+// through leases kept in a single Redis server. It implements
+// keygen.WorkerSource:
+//
+//	rdb := redis.NewClient(&redis.Options{Addr: "127.0.0.1:6379"})
+//	src, err := redislease.New(redislease.Config{Client: rdb, Namespace: "orders"})
+//	gen, err := keygen.NewID("SNOWFLAKE", keygen.Props{}, keygen.WithWorkerSource(src))
+//	defer gen.(io.Closer).Close() // releases the worker id
+//
+// The caller opens and closes the client (github.com/redis/go-redis/v9;
+// Config.Client is a redis.Scripter, which *redis.Client is). Everything the
+// package writes, it writes in Lua scripts that run atomically on the
+// server and read the server's clock, never the client's. Written for Redis
+// 7 (tested with 7.0); scripts call INFO and TIME, which needs 5.0 or later.
+//
+// # Promise
+//
+// On a single Redis server that does not evict keys without expiry and
+// whose clock is not stepped, leases fail closed: two processes never
+// hold the same worker id at once, and a new holder of a worker id never
+// issues keys at or before a time the previous holder may have used.
+//
+//   - A claim is one script: it picks the lowest id in [0, MaxWorker]
+//     whose key is absent and whose record shows it released or run out,
+//     sets the key to the lease's owner token with PX TTL, and takes a
+//     fencing token from INCR (Lease.Fence). The owner token is
+//     Config.Instance followed by a random suffix drawn for each lease.
+//   - A lease is valid, on the generator's own clock, until the reading
+//     taken just before the claim or renewal was sent, plus TTL, minus
+//     SafeGuard. Redis runs the script after it was sent, so the key
+//     outlives the validity by at least SafeGuard, which absorbs
+//     clock-rate differences: the generator stops (keygen.ErrLeaseLost)
+//     before the key can expire and another process claim the id.
+//   - Renewal (every RenewInterval) extends the key only while it still
+//     holds the lease's own token. A lease whose key is gone or names
+//     another holder is lost for good and never renews again, even when
+//     the same instance took the id.
+//   - A lease whose renewals fail (Redis unreachable) stays valid until
+//     its last validity ends; the generator then stops issuing. If a
+//     renewal reaches Redis while the key is still the lease's, the
+//     generator resumes.
+//   - Each id has a record without expiry holding the last issued time
+//     the holder reported at each renewal and at Close. LastUsed is, for
+//     an id released by Close, that time; for an id whose holder ran out
+//     without release, no earlier than when its lease could have run out
+//     (the record's expiry, on the server's clock). The generator issues
+//     nothing at or before LastUsed, waiting within its clock tolerance
+//     and refusing to start beyond it, so a restart with the clock set
+//     back is refused or waits.
+//   - A record whose lease has not run out keeps its id held even if the
+//     key vanished (deleted by hand, evicted by a volatile-* policy); its
+//     holder, finding the key gone, stops.
+//   - Close releases the id: it deletes the key, only if it still holds
+//     the lease's token, and records the last issued time.
+//
+// # When Redis loses data
+//
+// Redis keeps leases in memory. A server restarted without persistence
+// forgets every lease, every last issued time and the fencing counter; one
+// restarted from an RDB snapshot or an AOF file may come back with older
+// state than it had; a replica promoted by failover may lack the latest
+// writes. The package does not let such a loss hand out a held id:
+//
+//   - A holder whose renewal reaches the new state finds its key gone and
+//     stops at once. A holder that cannot reach it stops when its validity
+//     ends, at most TTL - SafeGuard after its last renewal, which reached
+//     the old state before the loss.
+//   - Claims wait out a quarantine of TTL + SafeGuard. It starts when the
+//     server started (read from INFO's uptime, rounded up to the second)
+//     if the namespace has no state at all, and when a claim first runs
+//     if the namespace's state was written by another server (its
+//     recorded run_id is not the server's: a snapshot, an AOF file, a
+//     promoted replica). Every lease granted before has ended by then.
+//     Acquire waits, or fails with a *QuarantineError (ErrQuarantine)
+//     when its context would end first; a generator's construction gives
+//     up after 30 s, so with the default TTL the first generator after a
+//     restart may fail and must be built again.
+//   - The last issued times are gone or stale, so LastUsed after a loss
+//     is no earlier than the start of the quarantine plus TTL, by the
+//     server's clock: the latest a previous holder with a clock within
+//     SafeGuard of the server's could have issued. A previous holder whose
+//     clock ran ahead of the server's by more than SafeGuard may have
+//     issued later keys; keep hosts on NTP.
+//   - The fencing counter restarts above the server's clock in
+//     microseconds, so fencing tokens keep increasing across the loss.
+//
+// The first use of a namespace on a server that started less than
+// TTL + SafeGuard ago waits the same quarantine: Redis cannot tell a new
+// namespace from a forgotten one.
+//
+// # Caveats
+//
+// Single node only. What is promised above holds for one Redis server.
+//
+//   - Redis Cluster: all keys of a namespace share one hash tag,
+//     {prefix:namespace}, so they live in one slot and the scripts run
+//     there. But replication is asynchronous: a primary can acknowledge a
+//     claim and fail before its replica has it, and the promoted replica
+//     then hands the id out again. The run_id check above puts the
+//     namespace in quarantine on the promoted replica, which covers
+//     holders that reach it; a holder still talking to the old primary
+//     (a partition) keeps renewing there while the new primary hands its
+//     id to another. The same holds for Sentinel failover and for any
+//     client reading from replicas. min-replicas-to-write narrows the
+//     window; it does not close it.
+//   - Eviction: a server whose maxmemory-policy is an allkeys-* policy
+//     may evict the records that prove an id is held; every claim reads
+//     the policy and refuses such a server (ErrEvictingServer). Use
+//     noeviction (the default) or a volatile-* policy.
+//   - The server's clock: Redis expires keys, and reports its uptime, by
+//     its wall clock. A clock stepped forward frees keys early, as it
+//     does for any Redis lock; run NTP in slewing mode on the server.
+//   - Deleting a namespace's records (FLUSHALL, FLUSHDB, DEL of the rec
+//     keys) while generators run, on a server up for longer than the
+//     quarantine, is not detected: an id can be claimed again before its
+//     holder's next renewal finds its key gone.
+//   - Every process of a namespace should use the same TTL and SafeGuard:
+//     the quarantine after a loss is the claimant's own.
+//
+// # Keys
+//
+// With base = {Prefix:Namespace} (default {shardkey:worker:default}):
+//
+//	base:id:W    string: the holder's owner token, PX TTL; the lock
+//	base:rec:W   hash, no expiry: owner, exp, last, fence, prev (Unix ms)
+//	base:ids     sorted set of every id ever claimed (for List)
+//	base:fence   fencing token counter
+//	base:ns      hash: since, run (the quarantine's start and run_id)
+//
+// List (and Source.List) report every id ever claimed in a namespace:
+// holder, remaining TTL, expiry, fencing token and last issued time.
+package redislease

@@ -1,0 +1,28 @@
+module github.com/shardkey/shardkey/keygen/workerlease/redislease
+
+go 1.25.0
+
+require (
+	github.com/redis/go-redis/v9 v9.22.0
+	github.com/shardkey/shardkey v0.1.0
+	github.com/shardkey/shardkey/internal/dbtest v0.1.0
+	go.uber.org/goleak v1.3.0
+)
+
+require (
+	filippo.io/edwards25519 v1.2.0 // indirect
+	github.com/cespare/xxhash/v2 v2.3.0 // indirect
+	github.com/go-sql-driver/mysql v1.10.1 // indirect
+	github.com/jackc/pgpassfile v1.0.0 // indirect
+	github.com/jackc/pgservicefile v0.0.0-20240606120523-5a60cdf6a761 // indirect
+	github.com/jackc/pgx/v5 v5.12.0 // indirect
+	github.com/jackc/puddle/v2 v2.2.3 // indirect
+	go.uber.org/atomic v1.11.0 // indirect
+	golang.org/x/sync v0.22.0 // indirect
+	golang.org/x/sys v0.30.0 // indirect
+	golang.org/x/text v0.41.0 // indirect
+)
+
+replace github.com/shardkey/shardkey => ../../..
+
+replace github.com/shardkey/shardkey/internal/dbtest => ../../../internal/dbtest
