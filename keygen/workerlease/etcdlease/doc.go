@@ -29,9 +29,9 @@
 //
 // # Promise
 //
-// Leases fail closed. Two processes never hold the same worker id at once,
-// and a new holder of a worker id never issues keys at or before a time the
-// previous holder may have used:
+// Leases fail closed. Two processes never hold the same worker id at once
+// (within the caveats below), and a new holder of a worker id never issues
+// keys at or before a time the previous holder may have used:
 //
 //   - A lease is valid, on the generator's own clock, until the reading
 //     taken just before the grant or keep-alive request was sent, plus TTL,
@@ -72,11 +72,15 @@
 //
 // # Caveats
 //
-//   - Clock rates: validity assumes the generator's clock does not run
-//     slower than the etcd leader's by more than SafeGuard over a TTL
-//     (default TTL/5, 20%; real clocks differ by parts per million). A
-//     suspended process (a paused VM, SIGSTOP) does not break this: its
-//     clock keeps running while it sleeps, and it reads it before issuing.
+//   - Clock rates: exclusive use of the id assumes the generator's clock
+//     does not run slower than the etcd leader's by more than SafeGuard
+//     over a TTL (default TTL/5, 20%; real clocks differ by parts per
+//     million). A machine suspended with its clock stopped does not meet
+//     it. Keys stay unique even then: see the record above.
+//   - Hands off the keys: deleting a held key by hand frees the id at once,
+//     while its holder issues until its next renewal finds the key gone.
+//     The record still keeps the two holders' keys apart (the new holder
+//     waits, or refuses to start), but the id is held twice meanwhile.
 //   - A partitioned member: requests carry etcd's require-leader flag, so
 //     a member cut off from the quorum refuses them and the lease runs out
 //     on the holder's side; so do requests to a client cut off from etcd.
@@ -88,6 +92,17 @@
 //     case. etcd has had bugs where a stuck leader revoked leases early
 //     (etcd-io/etcd#15247): run a current patch release; the record above
 //     still keeps keys apart then.
+//   - Reconnecting: while etcd cannot be reached, the client's requests
+//     wait for a connection until each renewal's timeout ((TTL-SafeGuard)/3).
+//     After an outage grpc-go redials with a backoff that grows to 120s by
+//     default; a holder that gets through only after etcd expired its
+//     lease has lost it for good. Bound the backoff in the client
+//     (clientv3.Config.DialOptions with grpc.WithConnectParams, MaxDelay
+//     well under TTL) and set DialKeepAliveTime so that a silent network
+//     is noticed. A generator whose lease is lost keeps refusing: build a
+//     new one, which claims a worker id again.
+//   - The generator's clock must not step back (keygen.SystemClock never
+//     does): validity is a reading of it.
 //   - etcd's data: a cluster restored from an older snapshot, or replaced
 //     by an empty one, forgets held keys and records; no coordinator's
 //     lease survives losing its data.

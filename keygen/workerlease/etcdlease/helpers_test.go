@@ -19,6 +19,8 @@ import (
 	"github.com/shardkey/shardkey/keygen"
 	clientv3 "go.etcd.io/etcd/client/v3"
 	"go.uber.org/zap"
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/backoff"
 )
 
 // etcdClient returns a client of the etcd server at addr, closed when the
@@ -29,6 +31,13 @@ func etcdClient(t testing.TB, addr string) *clientv3.Client {
 		Endpoints:   []string{addr},
 		DialTimeout: 3 * time.Second,
 		Logger:      zap.NewNop(), // the cut and restart tests make it log every retry
+		// gRPC's default reconnect backoff grows to 120s; after a cut or a
+		// restart the holder must reach etcd before etcd expires its lease
+		// to keep it, so bound the backoff as a deployment should.
+		DialOptions: []grpc.DialOption{grpc.WithConnectParams(grpc.ConnectParams{
+			Backoff:           backoff.Config{BaseDelay: 100 * time.Millisecond, Multiplier: 1.6, Jitter: 0.2, MaxDelay: time.Second},
+			MinConnectTimeout: time.Second,
+		})},
 	})
 	if err != nil {
 		t.Fatalf("etcd client: %v", err)
@@ -159,6 +168,14 @@ func startIssuer(g keygen.IDGenerator) *issuer {
 		}
 	}()
 	return is
+}
+
+// mark forgets refusals so far: the checks that follow concern only
+// refusals from now on (a loaded machine may delay renewals before).
+func (is *issuer) mark() {
+	is.mu.Lock()
+	defer is.mu.Unlock()
+	is.refusedAt, is.issuedAfterRefusal = time.Time{}, 0
 }
 
 // halt stops the issuer and waits for it.
