@@ -11,7 +11,10 @@
 // Config.Client is a redis.Scripter, which *redis.Client is). Everything the
 // package writes, it writes in Lua scripts that run atomically on the
 // server and read the server's clock, never the client's. Written for Redis
-// 7 (tested with 7.0); scripts call INFO and TIME, which needs 5.0 or later.
+// 7 (tested with 7.0); scripts call INFO and TIME, which needs 5.0 or later
+// and a server that has not renamed or disabled INFO. LastUsed and the
+// record's times are the server's clock, so a generator's Clock must read
+// about the real time (a fake clock in tests starts at time.Now()).
 //
 // # Promise
 //
@@ -96,13 +99,15 @@
 //     {prefix:namespace}, so they live in one slot and the scripts run
 //     there. But replication is asynchronous: a primary can acknowledge a
 //     claim and fail before its replica has it, and the promoted replica
-//     then hands the id out again. The run_id check above puts the
-//     namespace in quarantine on the promoted replica, which covers
-//     holders that reach it; a holder still talking to the old primary
-//     (a partition) keeps renewing there while the new primary hands its
-//     id to another. The same holds for Sentinel failover and for any
-//     client reading from replicas. min-replicas-to-write narrows the
-//     window; it does not close it.
+//     then hands the id out again. When some of the namespace's state
+//     had reached the replica, the run_id check above puts the namespace
+//     in quarantine on it, which covers holders that reach the new
+//     primary; when none had (a namespace first used moments before),
+//     nothing tells the replica. And a holder still talking to the old
+//     primary (a partition) keeps renewing there while the new primary
+//     hands its id to another. The same holds for Sentinel failover and
+//     for any client reading from replicas. min-replicas-to-write narrows
+//     the window; it does not close it.
 //   - Eviction: a server whose maxmemory-policy is an allkeys-* policy
 //     may evict the records that prove an id is held; every claim reads
 //     the policy and refuses such a server (ErrEvictingServer). Use
@@ -129,4 +134,5 @@
 //
 // List (and Source.List) report every id ever claimed in a namespace:
 // holder, remaining TTL, expiry, fencing token and last issued time.
+// Namespaces finds the namespaces under a prefix.
 package redislease

@@ -310,7 +310,10 @@ var ErrNotHeld = errors.New("redislease: worker id no longer held by the lease")
 // after it. The generator must have stopped issuing keys. Close is
 // idempotent. If Redis cannot be reached the id stays claimed until its key
 // expires, and the error is returned; a lease already lost closes without
-// error.
+// error, and one whose key was no longer its own returns ErrNotHeld. Close
+// first waits for a renewal in flight: go-redis applies a context's
+// deadline to the network only with Options.ContextTimeoutEnabled, so
+// without it that wait can last the client's ReadTimeout times its tries.
 func (l *Lease) Close() error {
 	l.close.Do(func() {
 		l.stopRenewal()

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"sort"
 	"strings"
 	"time"
 
@@ -50,8 +51,8 @@ func List(ctx context.Context, cfg Config) ([]Slot, error) {
 	if namespace == "" {
 		namespace = DefaultNamespace
 	}
-	if strings.ContainsAny(prefix+namespace, "{}") {
-		return nil, fmt.Errorf("redislease: prefix %q or namespace %q holds '{' or '}'", prefix, namespace)
+	if strings.ContainsAny(prefix, "{}") || strings.ContainsAny(namespace, "{}:") {
+		return nil, fmt.Errorf("redislease: prefix %q holds '{' or '}', or namespace %q holds '{', '}' or ':'", prefix, namespace)
 	}
 	return list(ctx, cfg.Client, baseOf(prefix, namespace), namespace)
 }
@@ -93,4 +94,63 @@ func list(ctx context.Context, c redis.Scripter, base, namespace string) ([]Slot
 		out = append(out, sl)
 	}
 	return out, nil
+}
+
+// Scanner is the part of a go-redis client Namespaces needs (a
+// *redis.Client is one). On a Redis Cluster SCAN reads one node only.
+type Scanner interface {
+	Scan(ctx context.Context, cursor uint64, match string, count int64) *redis.ScanCmd
+}
+
+// Namespaces returns the namespaces under prefix ("" is DefaultPrefix) in
+// which an id was ever claimed, sorted, found by SCAN (which does not
+// block the server). For `shardkey workers` without a namespace.
+func Namespaces(ctx context.Context, c Scanner, prefix string) ([]string, error) {
+	if c == nil {
+		return nil, errors.New("redislease: nil client")
+	}
+	if prefix == "" {
+		prefix = DefaultPrefix
+	}
+	if strings.ContainsAny(prefix, "{}") {
+		return nil, fmt.Errorf("redislease: prefix %q holds '{' or '}'", prefix)
+	}
+	head, tail := "{"+prefix+":", "}:ids"
+	match := globEscape(head) + "*" + globEscape(tail)
+	seen := map[string]bool{}
+	var cursor uint64
+	for {
+		keys, next, err := c.Scan(ctx, cursor, match, 500).Result()
+		if err != nil {
+			return nil, fmt.Errorf("redislease: scan namespaces under %q: %w", prefix, err)
+		}
+		for _, k := range keys {
+			if ns, ok := strings.CutPrefix(k, head); ok {
+				if ns, ok = strings.CutSuffix(ns, tail); ok && ns != "" && !strings.ContainsAny(ns, "{}:") {
+					seen[ns] = true
+				}
+			}
+		}
+		if cursor = next; cursor == 0 {
+			break
+		}
+	}
+	out := make([]string, 0, len(seen))
+	for ns := range seen {
+		out = append(out, ns)
+	}
+	sort.Strings(out)
+	return out, nil
+}
+
+// globEscape quotes the characters SCAN's MATCH pattern treats specially.
+func globEscape(s string) string {
+	var b strings.Builder
+	for _, r := range s {
+		if strings.ContainsRune(`*?[]\`, r) {
+			b.WriteByte('\\')
+		}
+		b.WriteRune(r)
+	}
+	return b.String()
 }

@@ -76,7 +76,7 @@ type Config struct {
 	// hold '{' or '}': the package puts Prefix and Namespace in a hash tag.
 	Prefix string
 	// Namespace separates id spaces sharing a server (one per service,
-	// say); default "default". No '{' or '}'.
+	// say); default "default". No '{', '}' or ':'.
 	Namespace string
 	// Instance names this process in the holder keys; default host name,
 	// process id and a random suffix. Each lease appends its own random
@@ -151,6 +151,11 @@ func New(cfg Config) (*Source, error) {
 		}
 		if f.name != "Instance" && strings.ContainsAny(f.v, "{}") {
 			return nil, fmt.Errorf("redislease: Config.%s %q holds '{' or '}' (it goes in a hash tag)", f.name, f.v)
+		}
+		if f.name == "Namespace" && strings.Contains(f.v, ":") {
+			// The key's hash tag is {Prefix:Namespace}: a namespace
+			// without ':' is what follows its last ':'.
+			return nil, fmt.Errorf("redislease: Config.Namespace %q holds ':'", f.v)
 		}
 	}
 	if s.ttl == 0 {
