@@ -522,7 +522,8 @@ func (g *cachedUID) slow(ctx context.Context, dst []int64) error {
 // from the ring; SequenceWaits counts calls that found the
 // ring empty and waited for the filler (rejection-policy=wait);
 // LeaseRefusals counts calls refused with ErrLeaseLost; LeaseRenewals and
-// LeaseFailures come from a renewing lease. ClockWaits and ClockBackSteps
+// LeaseFailures come from a renewing lease, LeaseValidUntil from the lease
+// (0 with a fixed worker-id). ClockWaits and ClockBackSteps
 // stay 0: the filler never reads the clock after the start.
 func (g *cachedUID) Stats() Stats {
 	s := Stats{
@@ -530,9 +531,7 @@ func (g *cachedUID) Stats() Stats {
 		SequenceWaits: g.waits.Load(),
 		LeaseRefusals: g.refusals.Load(),
 	}
-	if ls, ok := g.lease.(LeaseStats); ok {
-		s.LeaseRenewals, s.LeaseFailures = ls.Renewals(), ls.Failures()
-	}
+	leaseStats(g.lease, &s)
 	return s
 }
 

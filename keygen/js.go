@@ -143,9 +143,7 @@ func (g *jsGenerator) Stats() Stats {
 	g.mu.Lock()
 	s := Stats{Issued: g.issued, ClockWaits: g.takeovers, SequenceWaits: g.borrowWaits, LeaseRefusals: g.leaseRefusals}
 	g.mu.Unlock()
-	if ls, ok := g.lease.(LeaseStats); ok {
-		s.LeaseRenewals, s.LeaseFailures = ls.Renewals(), ls.Failures()
-	}
+	leaseStats(g.lease, &s)
 	return s
 }
 

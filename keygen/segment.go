@@ -536,6 +536,7 @@ func (g *segmentGenerator) advance(ctx context.Context, r *segRange) error {
 // reserved in the database, LeaseFailures failed reservations,
 // SequenceWaits calls that waited for a range because both buffers were
 // empty, and LeaseRefusals calls refused with ErrSegmentUnavailable.
+// LeaseValidUntil stays 0: SEGMENT holds no worker id.
 func (g *segmentGenerator) Stats() Stats {
 	g.mu.Lock()
 	r := g.cur.Load()

@@ -246,9 +246,7 @@ func (g *snowflake) Stats() Stats {
 		SequenceWaits:  uint64(st.seqWaits.Load()),
 		LeaseRefusals:  uint64(st.leaseRefusals.Load()),
 	}
-	if ls, ok := g.lease.(LeaseStats); ok {
-		s.LeaseRenewals, s.LeaseFailures = ls.Renewals(), ls.Failures()
-	}
+	leaseStats(g.lease, &s)
 	return s
 }
 

@@ -257,9 +257,33 @@ type Stats struct {
 	LeaseRenewals  uint64 // successful worker-id lease renewals
 	LeaseFailures  uint64 // failed renewals
 	LeaseRefusals  uint64 // keys refused with ErrLeaseLost
+
+	// LeaseValidUntil is the worker-id lease's Lease.ValidUntil: the time
+	// on the generator's Clock, in Unix nanoseconds, up to which keys may
+	// be issued. math.MaxInt64 for a lease that never expires (a worker
+	// source without renewal), math.MinInt64 once the generator is closed,
+	// 0 without a lease (a fixed worker-id prop, SEGMENT). A collector
+	// subtracts its clock's now to report the time left; the generator
+	// itself reads the lease on every key and needs no help.
+	LeaseValidUntil int64
 }
 
-// StatsReporter is implemented by the Snowflake-family generators.
+// leaseStats fills s's lease fields from a generator's lease, nil for a
+// generator without one. Stats is not on the hot path: the type assertion
+// and the atomic reads cost a collector, not NextID.
+func leaseStats(lease Lease, s *Stats) {
+	if lease == nil {
+		return
+	}
+	s.LeaseValidUntil = lease.ValidUntil()
+	if ls, ok := lease.(LeaseStats); ok {
+		s.LeaseRenewals, s.LeaseFailures = ls.Renewals(), ls.Failures()
+	}
+}
+
+// StatsReporter is implemented by the Snowflake-family generators and
+// SEGMENT. Stats reads counters (atomics, or a short lock) and never
+// blocks on I/O, so a metrics collector may call it on every collection.
 type StatsReporter interface {
 	Stats() Stats
 }
