@@ -1,0 +1,191 @@
+package zklease
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"fmt"
+	"log/slog"
+	"math"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/shardkey/shardkey/keygen"
+)
+
+// cacheRecord is the cache file: Leaf's workerID.properties (its one key,
+// workerID) with zklease's keys beside it, which Leaf's Properties.load
+// ignores.
+type cacheRecord struct {
+	Worker     int64  // workerID
+	Timestamp  int64  // the last timestamp reported to the node, Unix ms
+	Name       string // Leaf's name
+	Addr       string // ip:port
+	Closed     bool   // written by a clean Close: Timestamp covers every key
+	ValidityMs int64  // the lease's validity past a report
+}
+
+func (r cacheRecord) encode() []byte {
+	var b bytes.Buffer
+	fmt.Fprintf(&b, "# zklease: Leaf's worker id cache for /snowflake/%s, ip:port %s\n", r.Name, r.Addr)
+	fmt.Fprintf(&b, "workerID=%d\n", r.Worker)
+	fmt.Fprintf(&b, "timestamp=%d\n", r.Timestamp)
+	fmt.Fprintf(&b, "name=%s\n", escapeProp(r.Name))
+	fmt.Fprintf(&b, "address=%s\n", escapeProp(r.Addr))
+	fmt.Fprintf(&b, "closed=%t\n", r.Closed)
+	fmt.Fprintf(&b, "validityMs=%d\n", r.ValidityMs)
+	return b.Bytes()
+}
+
+// escapeProp escapes what a properties value cannot hold as it is: ':'
+// and '=' are fine in values, backslashes are not.
+func escapeProp(v string) string { return strings.ReplaceAll(v, `\`, `\\`) }
+
+// decodeCache reads the keys zklease writes; every one is required.
+func decodeCache(b []byte) (cacheRecord, error) {
+	kv := map[string]string{}
+	sc := bufio.NewScanner(bytes.NewReader(b))
+	for sc.Scan() {
+		line := strings.TrimSpace(sc.Text())
+		if line == "" || line[0] == '#' || line[0] == '!' {
+			continue
+		}
+		k, v, ok := strings.Cut(line, "=")
+		if !ok {
+			return cacheRecord{}, fmt.Errorf("line %q is not key=value", line)
+		}
+		kv[strings.TrimSpace(k)] = strings.ReplaceAll(strings.TrimSpace(v), `\\`, `\`)
+	}
+	var r cacheRecord
+	var err error
+	num := func(k string) int64 {
+		n, perr := strconv.ParseInt(kv[k], 10, 64)
+		if perr != nil && err == nil {
+			err = fmt.Errorf("%s=%q is not an integer (a file Leaf wrote has no timestamp: zklease does not use it)", k, kv[k])
+		}
+		return n
+	}
+	r.Worker, r.Timestamp, r.ValidityMs = num("workerID"), num("timestamp"), num("validityMs")
+	r.Name, r.Addr = kv["name"], kv["address"]
+	closed, cerr := strconv.ParseBool(kv["closed"])
+	if cerr != nil && err == nil {
+		err = fmt.Errorf("closed=%q is not a boolean", kv["closed"])
+	}
+	r.Closed = closed
+	return r, err
+}
+
+// writeCache replaces the file atomically: a synced temporary file renamed
+// over it, then the directory synced, so a crash leaves the old record or
+// the new one, never a torn one.
+func writeCache(path string, r cacheRecord) error {
+	dir := filepath.Dir(path)
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return fmt.Errorf("zklease: cache file: %w", err)
+	}
+	tmp, err := os.CreateTemp(dir, ".workerID-*")
+	if err != nil {
+		return fmt.Errorf("zklease: cache file: %w", err)
+	}
+	defer os.Remove(tmp.Name())
+	if _, err := tmp.Write(r.encode()); err != nil {
+		tmp.Close()
+		return fmt.Errorf("zklease: cache file: %w", err)
+	}
+	if err := tmp.Sync(); err != nil {
+		tmp.Close()
+		return fmt.Errorf("zklease: cache file: %w", err)
+	}
+	if err := tmp.Close(); err != nil {
+		return fmt.Errorf("zklease: cache file: %w", err)
+	}
+	if err := os.Rename(tmp.Name(), path); err != nil {
+		return fmt.Errorf("zklease: cache file: %w", err)
+	}
+	if d, err := os.Open(dir); err == nil {
+		_ = d.Sync() // not every file system syncs directories
+		d.Close()
+	}
+	return nil
+}
+
+// fromCache is Leaf's fallback: the worker id the cache file recorded for
+// this Name and ip:port, without a lock. zkErr is why ZooKeeper failed.
+func (s *Source) fromCache(ctx context.Context, info keygen.WorkerInfo, clock keygen.Clock, logger *slog.Logger, zkErr error) (keygen.Lease, error) {
+	b, err := os.ReadFile(s.cacheFile)
+	if err != nil {
+		return nil, fmt.Errorf("%w; %w: %v", zkErr, ErrCacheFile, err)
+	}
+	rec, err := decodeCache(b)
+	if err != nil {
+		return nil, fmt.Errorf("%w; %w: %s: %v", zkErr, ErrCacheFile, s.cacheFile, err)
+	}
+	if rec.Name != s.name || rec.Addr != s.Addr() {
+		return nil, fmt.Errorf("%w; %w: %s is for /snowflake/%s %s, not /snowflake/%s %s",
+			zkErr, ErrCacheFile, s.cacheFile, rec.Name, rec.Addr, s.name, s.Addr())
+	}
+	if rec.Worker < 0 || rec.Worker > info.MaxWorker {
+		return nil, fmt.Errorf("%w: cache file %s has worker %d, outside the %s layout's 0..%d",
+			ErrWorkerOutOfRange, s.cacheFile, rec.Worker, info.Type, info.MaxWorker)
+	}
+	if now := clock.Now(); rec.Timestamp > now.UnixMilli() {
+		return nil, &ClockBehindError{Node: s.cacheFile, Stored: time.UnixMilli(rec.Timestamp), Now: now}
+	}
+	last := msTime(rec.Timestamp)
+	if !rec.Closed {
+		last = msTime(rec.Timestamp + max(rec.ValidityMs, leafSlackMs))
+	}
+	if err := waitPast(ctx, clock, last); err != nil {
+		return nil, fmt.Errorf("zklease: wait for the cached last use (%v) to pass: %w", last, err)
+	}
+	logger.Warn("zklease: ZooKeeper unreachable; using the cache file's worker id WITHOUT a lock", "file", s.cacheFile,
+		"name", s.name, "addr", s.Addr(), "worker", rec.Worker, "last_used", last, "err", zkErr)
+	return &cacheLease{src: s, rec: rec, last: last, clock: clock}, nil
+}
+
+// cacheLease is a worker id from the cache file: no lock, no expiry (as
+// Leaf's fallback); Close records the last issued time in the file.
+type cacheLease struct {
+	src   *Source
+	rec   cacheRecord
+	last  time.Time
+	clock keygen.Clock
+	mu    sync.Mutex
+	track func() time.Time
+	once  sync.Once
+	err   error
+}
+
+func (l *cacheLease) Worker() int64       { return l.rec.Worker }
+func (l *cacheLease) LastUsed() time.Time { return l.last }
+func (l *cacheLease) ValidUntil() int64   { return math.MaxInt64 }
+
+func (l *cacheLease) Track(last func() time.Time) {
+	l.mu.Lock()
+	l.track = last
+	l.mu.Unlock()
+}
+
+// Close writes the latest issued time (or now) to the file as a clean end.
+func (l *cacheLease) Close() error {
+	l.once.Do(func() {
+		l.mu.Lock()
+		track := l.track
+		l.mu.Unlock()
+		t := max(ceilMs(l.clock.Now().UnixNano()), l.rec.Timestamp)
+		if track != nil {
+			if last := track(); !last.IsZero() {
+				t = max(t, ceilMs(last.UnixNano()))
+			}
+		}
+		rec := l.rec
+		rec.Timestamp, rec.Closed = t, true
+		l.err = writeCache(l.src.cacheFile, rec)
+		l.src.released()
+	})
+	return l.err
+}

@@ -1,0 +1,232 @@
+package zklease
+
+import (
+	"errors"
+	"fmt"
+	"log/slog"
+	"math"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/go-zookeeper/zk"
+
+	"github.com/shardkey/shardkey/keygen"
+)
+
+// lease is a worker id held through a ZooKeeper session: the lock node of
+// its ip:port lives as long as the session, and each report renews its
+// validity.
+type lease struct {
+	src      *Source
+	sess     *session
+	clock    keygen.Clock
+	logger   *slog.Logger
+	worker   int64
+	node     string // the forever node's path
+	lockPath string
+	lastUsed time.Time
+	validity time.Duration // how long past a report's send the lease lasts
+	interval time.Duration // report interval
+
+	valid    atomic.Int64 // ValidUntil; math.MinInt64 once lost or closed
+	lost     atomic.Bool
+	renewals atomic.Uint64
+	failures atomic.Uint64
+	track    atomic.Pointer[func() time.Time]
+
+	// Owned by the report goroutine, then by Close once it has ended.
+	lastT   int64 // the last timestamp written to the node, ms
+	version int32 // the node's data version after that write
+	failing int   // consecutive failed reports
+
+	stop     chan struct{}
+	done     chan struct{} // closed when the report goroutine ended
+	stopOnce sync.Once
+	close    sync.Once
+	closeErr error
+}
+
+var (
+	_ keygen.Lease      = (*lease)(nil)
+	_ keygen.LeaseStats = (*lease)(nil)
+)
+
+// Worker, LastUsed, ValidUntil, Renewals and Failures implement
+// keygen.Lease and keygen.LeaseStats; see the package documentation.
+func (l *lease) Worker() int64       { return l.worker }
+func (l *lease) LastUsed() time.Time { return l.lastUsed }
+func (l *lease) ValidUntil() int64   { return l.valid.Load() }
+func (l *lease) Renewals() uint64    { return l.renewals.Load() }
+func (l *lease) Failures() uint64    { return l.failures.Load() }
+
+// Track sets where reports and Close read the generator's latest issued
+// time from; last must be safe to call concurrently with key generation.
+func (l *lease) Track(last func() time.Time) {
+	if last == nil {
+		l.track.Store(nil)
+		return
+	}
+	l.track.Store(&last)
+}
+
+// trackedMs is the tracked last-issued time in Unix milliseconds, rounded
+// up; 0 when unknown.
+func (l *lease) trackedMs() int64 {
+	f := l.track.Load()
+	if f == nil {
+		return 0
+	}
+	t := (*f)()
+	if t.IsZero() || t.UnixNano() <= 0 {
+		return 0
+	}
+	return ceilMs(t.UnixNano())
+}
+
+// expire ends the lease for good: its session is gone, and with it the
+// lock another process may now take.
+func (l *lease) expire() {
+	if l.lost.Swap(true) {
+		return
+	}
+	l.valid.Store(math.MinInt64)
+	l.logger.Error("zklease: ZooKeeper session expired; worker id lease lost", "name", l.src.name,
+		"addr", l.src.Addr(), "worker", l.worker)
+}
+
+// run reports every interval until stopped or lost.
+func (l *lease) run() {
+	defer close(l.done)
+	t := time.NewTicker(l.interval)
+	defer t.Stop()
+	for {
+		select {
+		case <-l.stop:
+			return
+		case <-t.C:
+		}
+		if !l.report() {
+			l.sess.conn.Close() // a lost session's successor holds nothing
+			return
+		}
+	}
+}
+
+// report writes the time to the node, checking in the same transaction
+// that the lock node still exists (so the session that made it is alive),
+// and renews the validity from the reading taken before sending. It
+// returns false when the lease is lost.
+func (l *lease) report() bool {
+	if l.lost.Load() {
+		return false
+	}
+	before := l.clock.Now().UnixNano()
+	t := max(ceilMs(before), l.trackedMs(), l.lastT)
+	if !l.sess.alive() {
+		l.expire()
+		return false
+	}
+	res, err := l.sess.conn.Multi(
+		&zk.CheckVersionRequest{Path: l.lockPath, Version: -1},
+		&zk.SetDataRequest{Path: l.node, Data: endpoint{IP: l.src.ip, Port: l.src.port, Timestamp: t}.encode(), Version: -1},
+	)
+	err = multiErr(res, err)
+	switch {
+	case err == nil && l.sess.alive():
+	case err == nil || l.sess.expired.Load() || errors.Is(err, zk.ErrSessionExpired):
+		l.expire()
+		return false
+	case errors.Is(err, zk.ErrNoNode):
+		// The lock (its session expired) or the node (an operator
+		// removed it) is gone.
+		if l.lost.Swap(true) {
+			return false
+		}
+		l.valid.Store(math.MinInt64)
+		l.logger.Error("zklease: lock or node gone; worker id lease lost", "name", l.src.name, "addr", l.src.Addr(),
+			"worker", l.worker, "node", l.node, "err", err)
+		return false
+	default:
+		l.failures.Add(1)
+		l.failing++
+		l.logger.Warn("zklease: report failed; retrying", "name", l.src.name, "worker", l.worker,
+			"consecutive_failures", l.failing, "valid_for", time.Duration(l.valid.Load()-l.clock.Now().UnixNano()), "err", err)
+		return true
+	}
+	l.renewals.Add(1)
+	l.lastT, l.version = t, statVersion(res, 1)
+	if l.failing > 0 {
+		l.logger.Info("zklease: report succeeded again", "name", l.src.name, "worker", l.worker, "after_failures", l.failing)
+		l.failing = 0
+	}
+	until := before + int64(l.validity)
+	for {
+		cur := l.valid.Load()
+		if until <= cur || cur == math.MinInt64 || l.valid.CompareAndSwap(cur, until) {
+			break
+		}
+	}
+	if err := l.writeCache(false); err != nil {
+		l.logger.Warn("zklease: cache file not updated", "file", l.src.cacheFile, "err", err)
+	}
+	return true
+}
+
+// stopReports ends the report goroutine and waits for it.
+func (l *lease) stopReports() {
+	l.stopOnce.Do(func() {
+		close(l.stop)
+		<-l.done
+	})
+}
+
+// Close stops reporting, ends the lease's validity and releases the lock.
+// While the session lives it writes, in one transaction with deleting the
+// lock, the final timestamp (covering every key the generator issued) and
+// a record that the next holder of this ip:port may start right after it;
+// otherwise the next holder adds this lease's validity. The generator must
+// have stopped issuing keys. Close is idempotent.
+func (l *lease) Close() error {
+	l.close.Do(func() {
+		l.stopReports()
+		l.valid.Store(math.MinInt64)
+		defer l.src.released()
+		defer l.sess.conn.Close()
+		if l.lost.Load() || !l.sess.alive() {
+			return
+		}
+		s := l.src
+		t := max(ceilMs(l.clock.Now().UnixNano()), l.trackedMs(), l.lastT)
+		rec := record{Worker: l.worker, ValidityMs: l.validity.Milliseconds(), ClosedVersion: l.version + 1, Holder: holderName()}
+		res, err := l.sess.conn.Multi(
+			&zk.CheckVersionRequest{Path: l.lockPath, Version: -1},
+			&zk.SetDataRequest{Path: l.node, Data: endpoint{IP: s.ip, Port: s.port, Timestamp: t}.encode(), Version: l.version},
+			&zk.SetDataRequest{Path: holderPath(s.name, s.Addr()), Data: rec.encode(), Version: -1},
+			&zk.DeleteRequest{Path: l.lockPath, Version: -1},
+		)
+		if err := multiErr(res, err); err != nil {
+			l.closeErr = fmt.Errorf("zklease: release worker %d (%s): %w", l.worker, l.node, err)
+			l.logger.Warn("zklease: clean release failed; the lock goes with the session, and the next holder waits out this lease's validity",
+				"name", s.name, "worker", l.worker, "err", err)
+			return
+		}
+		l.lastT = t
+		if err := l.writeCache(true); err != nil {
+			l.closeErr = err
+		}
+		l.logger.Info("zklease: worker id released", "name", s.name, "addr", s.Addr(), "worker", l.worker, "last_used", msTime(t))
+	})
+	return l.closeErr
+}
+
+// writeCache records the lease in the cache file, if any.
+func (l *lease) writeCache(closed bool) error {
+	if l.src.cacheFile == "" {
+		return nil
+	}
+	return writeCache(l.src.cacheFile, cacheRecord{
+		Worker: l.worker, Timestamp: l.lastT, Name: l.src.name, Addr: l.src.Addr(),
+		Closed: closed, ValidityMs: l.validity.Milliseconds(),
+	})
+}

@@ -1,0 +1,135 @@
+package zklease
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"time"
+
+	"github.com/go-zookeeper/zk"
+)
+
+// Worker is one node under /snowflake/{Name}/forever, as List reports it.
+type Worker struct {
+	// ID is the worker id, the node's sequence; -1 for a node whose name
+	// Leaf cannot read (Err says why).
+	ID int64
+	// Addr is the ip:port of the node's name.
+	Addr string
+	// Node is the node's name (ip:port-0000000005).
+	Node string
+	// Timestamp is the last time reported to the node (zero when its data
+	// is not Leaf's endpoint JSON).
+	Timestamp time.Time
+	// Held says a live zklease process holds the lock of Addr. Leaf
+	// processes take no lock: a node reported to within the last few
+	// seconds may be held by one (see Timestamp).
+	Held bool
+	// Holder names that process (host, pid, start), when Held.
+	Holder string
+	// Closed says zklease's last holder of the node released it cleanly.
+	Closed bool
+	// Leaf says the node has no zklease record: Leaf made it, or no
+	// zklease process has completed a claim of it.
+	Leaf bool
+	// Err is what made the node unreadable, nil when it is readable.
+	Err error
+}
+
+// List returns the nodes under /snowflake/{cfg.Name}/forever, by worker id,
+// through a short session to cfg.Servers; ctx bounds it.
+func List(ctx context.Context, cfg Config) ([]Worker, error) {
+	s, err := New(cfg)
+	if err != nil {
+		return nil, err
+	}
+	return s.List(ctx)
+}
+
+// List returns the nodes under the source's name, as the function List.
+func (s *Source) List(ctx context.Context) ([]Worker, error) {
+	sess, err := dial(ctx, s.servers, s.sessionTimeout, s.connectTimeout, s.log(nil))
+	if err != nil {
+		return nil, err
+	}
+	defer sess.conn.Close()
+	stop := context.AfterFunc(ctx, sess.conn.Close)
+	defer stop()
+	out, err := s.list(sess.conn)
+	if err != nil {
+		if ctx.Err() != nil {
+			return nil, fmt.Errorf("zklease: list /snowflake/%s: %w", s.name, ctx.Err())
+		}
+		return nil, fmt.Errorf("zklease: list /snowflake/%s: %w", s.name, err)
+	}
+	return out, nil
+}
+
+func (s *Source) list(conn *zk.Conn) ([]Worker, error) {
+	kids, _, err := conn.Children(foreverPath(s.name))
+	if errors.Is(err, zk.ErrNoNode) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	out := make([]Worker, 0, len(kids))
+	for _, k := range kids {
+		w := Worker{ID: -1, Node: k}
+		addr, id, perr := parseNode(k)
+		if perr != nil {
+			w.Err = perr
+			out = append(out, w)
+			continue
+		}
+		w.ID, w.Addr = id, addr
+		data, stat, err := conn.Get(foreverPath(s.name) + "/" + k)
+		if errors.Is(err, zk.ErrNoNode) {
+			continue // removed meanwhile
+		}
+		if err != nil {
+			return nil, err
+		}
+		if ep, derr := decodeEndpoint(data); derr != nil {
+			w.Err = derr
+		} else {
+			w.Timestamp = msTime(ep.Timestamp)
+		}
+		recData, _, err := conn.Get(holderPath(s.name, addr))
+		var rec record
+		switch {
+		case errors.Is(err, zk.ErrNoNode):
+			w.Leaf = true
+		case err != nil:
+			return nil, err
+		case !decodeRecord(recData, &rec) || rec.Worker != id:
+			w.Leaf = true
+		default:
+			w.Closed = rec.ClosedVersion == stat.Version
+		}
+		locks, _, err := conn.Children(holderPath(s.name, addr))
+		if err != nil && !errors.Is(err, zk.ErrNoNode) {
+			return nil, err
+		}
+		if ln := lockNodes(locks); len(ln) > 0 {
+			w.Held = true
+			if b, _, err := conn.Get(holderPath(s.name, addr) + "/" + ln[0]); err == nil {
+				w.Holder = string(b)
+			}
+		}
+		out = append(out, w)
+	}
+	slices.SortStableFunc(out, func(a, b Worker) int {
+		switch {
+		case a.ID != b.ID:
+			return int(a.ID - b.ID)
+		case a.Node < b.Node:
+			return -1
+		case a.Node > b.Node:
+			return 1
+		}
+		return 0
+	})
+	return out, nil
+}
