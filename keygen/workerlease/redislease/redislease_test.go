@@ -692,3 +692,32 @@ func TestRetriedClaimGetsTheSameID(t *testing.T) {
 		t.Fatalf("after a retried claim: %+v, %v", slots, err)
 	}
 }
+
+// TestRestartFromAppendOnlyFileStartsAQuarantine: a server restarted with
+// its data restored (AOF, fsync on every write) has every lease back, but
+// possibly older than it was, and written by another run: claims wait the
+// quarantine from the first claim after the restart; the holder whose key
+// came back renews and keeps issuing; fencing tokens keep increasing.
+func TestRestartFromAppendOnlyFileStartsAQuarantine(t *testing.T) {
+	r := privateRedis(t, "--appendonly", "yes", "--appendfsync", "always")
+	cfg := Config{TTL: time.Second, Prefix: prefix(t)}
+	a := acquire(t, newSource(t, client(t, r.addr()), cfg), keygen.WorkerInfo{MaxWorker: 1})
+	r.restart()
+	restarted := time.Now()
+	sB := newSource(t, client(t, r.addr()), cfg)
+	b := acquire(t, sB, keygen.WorkerInfo{MaxWorker: 1})
+	if b.Worker() == a.Worker() {
+		t.Fatalf("worker %d, restored as held, claimed again", b.Worker())
+	}
+	if waited := b.claimedAt.Sub(restarted); waited < sB.quarantine()-10*time.Millisecond {
+		t.Errorf("claimed %v after the restart, within the %v quarantine", waited, sB.quarantine())
+	}
+	if b.Fence() <= a.Fence() {
+		t.Errorf("fencing token %d after the restart, not above %d", b.Fence(), a.Fence())
+	}
+	renewed := a.Renewals()
+	waitFor(t, 3*time.Second, "the restored holder to renew", func() bool { return a.Renewals() > renewed })
+	if a.Lost() || a.ValidUntil() < time.Now().UnixNano() {
+		t.Error("the holder whose key was restored lost its lease")
+	}
+}
