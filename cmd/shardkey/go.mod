@@ -10,6 +10,7 @@ require (
 
 require (
 	filippo.io/edwards25519 v1.2.0 // indirect
+	github.com/cespare/xxhash/v2 v2.3.0 // indirect
 	github.com/coreos/go-semver v0.3.1 // indirect
 	github.com/coreos/go-systemd/v22 v22.7.0 // indirect
 	github.com/dustin/go-humanize v1.1.0 // indirect
@@ -24,6 +25,7 @@ require (
 	github.com/remyoudompheng/bigfft v0.0.0-20230129092748-24d4a6f8daec // indirect
 	go.etcd.io/etcd/api/v3 v3.7.3 // indirect
 	go.etcd.io/etcd/client/pkg/v3 v3.7.3 // indirect
+	go.uber.org/atomic v1.11.0 // indirect
 	go.uber.org/multierr v1.11.0 // indirect
 	golang.org/x/net v0.61.0 // indirect
 	golang.org/x/sync v0.24.0 // indirect
@@ -39,10 +41,12 @@ require (
 )
 
 require (
+	github.com/redis/go-redis/v9 v9.22.0
 	github.com/shardkey/shardkey v0.1.0
 	github.com/shardkey/shardkey/internal/dbtest v0.1.0
 	github.com/shardkey/shardkey/keygen/workerlease v0.1.0
 	github.com/shardkey/shardkey/keygen/workerlease/etcdlease v0.1.0
+	github.com/shardkey/shardkey/keygen/workerlease/redislease v0.1.0
 	go.etcd.io/etcd/client/v3 v3.7.3
 	go.uber.org/zap v1.27.1
 	modernc.org/sqlite v1.62.0
@@ -55,3 +59,5 @@ replace github.com/shardkey/shardkey/keygen/workerlease => ../../keygen/workerle
 replace github.com/shardkey/shardkey/internal/dbtest => ../../internal/dbtest
 
 replace github.com/shardkey/shardkey/keygen/workerlease/etcdlease => ../../keygen/workerlease/etcdlease
+
+replace github.com/shardkey/shardkey/keygen/workerlease/redislease => ../../keygen/workerlease/redislease

@@ -42,7 +42,7 @@ type workerBackendFlag struct {
 
 // workerBackends are the coordination servers, in the order help lists
 // them.
-var workerBackends = []*workerBackend{etcdWorkers}
+var workerBackends = []*workerBackend{etcdWorkers, redisWorkers}
 
 func workerBackendNamed(name string) *workerBackend {
 	for _, b := range workerBackends {
@@ -140,6 +140,14 @@ type workerRow struct {
 	LeaseID    int64         // the holder's etcd lease
 	Fence      int64         // the fencing token of the id's last claim (Redis)
 	ValidUntil time.Time     // the end of the validity the holder recorded (etcd)
+	Holder     string        // the zklease process holding the node's lock (ZooKeeper)
+	Closed     bool          // zklease's last holder released the node cleanly (ZooKeeper)
+	Err        string        // why the node cannot be read (ZooKeeper; Worker is -1)
+
+	// Leaf says a ZooKeeper node has no zklease record: a Leaf process
+	// made it, and Leaf takes no lock, so the text's HELD says "leaf", not
+	// false. The id stays its ip:port's either way.
+	Leaf bool
 }
 
 // printWorkerRows prints rows as a table or as JSON. withKey adds the KEY
@@ -165,11 +173,15 @@ func printWorkerRows(w io.Writer, form string, rows []workerRow, withKey bool) e
 			LeaseID    string `json:"lease_id,omitempty"`
 			Fence      int64  `json:"fence,omitempty"`
 			ValidUntil string `json:"valid_until,omitempty"`
+			Holder     string `json:"holder,omitempty"`
+			Leaf       bool   `json:"leaf,omitempty"`
+			Closed     bool   `json:"closed,omitempty"`
+			Err        string `json:"error,omitempty"`
 		}
 		out := make([]row, 0, len(rows))
 		for _, r := range rows {
 			o := row{Worker: r.Worker, Owner: r.Owner, Held: r.Held, ExpiresAt: stamp(r.ExpiresAt), LastUsed: stamp(r.LastUsed),
-				Key: r.Key, TTLMs: r.TTL.Milliseconds(), Fence: r.Fence}
+				Key: r.Key, TTLMs: r.TTL.Milliseconds(), Fence: r.Fence, Holder: r.Holder, Leaf: r.Leaf, Closed: r.Closed, Err: r.Err}
 			if r.LeaseID != 0 {
 				o.LeaseID = strconv.FormatInt(r.LeaseID, 16)
 			}
@@ -193,7 +205,14 @@ func printWorkerRows(w io.Writer, form string, rows []workerRow, withKey bool) e
 		if owner == "" {
 			owner = "-"
 		}
-		fmt.Fprintf(tw, "%d\t%v\t%s\t%s\t%s", r.Worker, r.Held, owner, stamp(r.ExpiresAt), stamp(r.LastUsed))
+		worker, held := strconv.FormatInt(r.Worker, 10), strconv.FormatBool(r.Held)
+		if r.Worker < 0 {
+			worker = "?" // a node whose name holds no id; -o json says why
+		}
+		if r.Leaf && !r.Held {
+			held = "leaf"
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s", worker, held, owner, stamp(r.ExpiresAt), stamp(r.LastUsed))
 		if withKey {
 			fmt.Fprintf(tw, "\t%s", r.Key)
 		}

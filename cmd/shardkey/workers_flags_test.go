@@ -52,7 +52,6 @@ func TestWorkersUsageMistakesExitTwo(t *testing.T) {
 		{"redis", []string{"workers", "list", "-backend", "redis", "-addr", "127.0.0.1:1", "-dsn", "postgres://x"}, "-dsn is not a flag of -backend redis"},
 		{"zookeeper", []string{"workers", "list", "-dsn", "postgres://x", "-servers", "127.0.0.1:2181"}, "-servers is not a flag of -backend sql"},
 		{"zookeeper", []string{"workers", "list", "-backend", "zookeeper", "-name", "app"}, "-servers is required"},
-		{"zookeeper", []string{"workers", "list", "-backend", "zookeeper", "-servers", "127.0.0.1:1"}, "-name is required"},
 		{"etcd", []string{"workers", "list", "-backend", "etcd"}, "-endpoints is required"},
 		{"redis", []string{"workers", "list", "-backend", "redis"}, "-addr is required"},
 		{"zookeeper", []string{"workers", "release", "-backend", "zookeeper", "-servers", "127.0.0.1:1", "-name", "app", "3"}, "for -backend sql only"},

@@ -34,6 +34,10 @@ type listedWorker struct {
 	LeaseID    string `json:"lease_id"`
 	Fence      int64  `json:"fence"`
 	ValidUntil string `json:"valid_until"`
+	Holder     string `json:"holder"`
+	Leaf       bool   `json:"leaf"`
+	Closed     bool   `json:"closed"`
+	Err        string `json:"error"`
 }
 
 // listWorkers runs `shardkey workers list ARGS -o json` in-process and
