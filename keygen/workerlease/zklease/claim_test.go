@@ -137,6 +137,21 @@ func TestLeafNodeAndGoProcessNeverShareAnID(t *testing.T) {
 	if ep.IP != "10.1.1.1" || ep.Port != "8080" || ep.Timestamp <= past || !strings.HasPrefix(string(data), `{"ip":"10.1.1.1","port":"8080","timestamp":`) {
 		t.Fatalf("node data %s after the Go process's report", data)
 	}
+	// List tells the Leaf-only node from the ones a Go process holds.
+	ws, err := zklease.List(context.Background(), zklease.Config{Servers: []string{server}, Name: name})
+	if err != nil {
+		t.Fatal(err)
+	}
+	held := map[string]bool{}
+	for _, w := range ws {
+		held[w.Addr] = w.Held
+		if w.Addr == "10.1.1.3:8080" && (!w.Leaf || w.Held || w.ID != leafID2 || !w.Timestamp.Equal(time.UnixMilli(past))) {
+			t.Fatalf("List: Leaf's node %+v", w)
+		}
+	}
+	if len(ws) != 3 || !held["10.1.1.1:8080"] || !held["10.1.1.2:8080"] || held["10.1.1.3:8080"] {
+		t.Fatalf("List: %+v", ws)
+	}
 	kids, _, err := c.Children("/snowflake/" + name + "/forever")
 	if err != nil {
 		t.Fatal(err)

@@ -140,6 +140,9 @@ func TestNetworkCutLosesLeaseBeforeAnotherProcessTakesTheID(t *testing.T) {
 		t.Fatalf("List before the cut: %+v %v", ws, err)
 	}
 	worker := ws[0].ID
+	if st := g1.(keygen.StatsReporter).Stats(); st.LeaseRenewals == 0 {
+		t.Fatalf("no report renewed the lease in 1.5s (report interval 1s): %+v", st)
+	}
 
 	cfg2 := cfg
 	cfg2.Servers = []string{server}
@@ -273,3 +276,20 @@ func (c constSource) Acquire(context.Context, keygen.WorkerInfo) (keygen.Lease, 
 type nopClose struct{ keygen.Lease }
 
 func (nopClose) Close() error { return nil }
+
+// TestValidityFollowsTheSessionTimeoutTheServerGranted: a session timeout
+// above the server's maximum (20 ticks: 10 s on the private server) is
+// cut by the server; the lease's validity follows the granted 10 s (7.5 s),
+// never the 30 s asked for, since the server expires the session by its own.
+func TestValidityFollowsTheSessionTimeoutTheServerGranted(t *testing.T) {
+	z := startPrivateZK(t)
+	name := uniqueName(t, z.addr)
+	src := newSource(t, zklease.Config{Servers: []string{z.addr}, Name: name, Addr: "10.12.0.1:1", SessionTimeout: 30 * time.Second})
+	before := time.Now()
+	l := acquire(t, src)
+	after := time.Now()
+	if time.Duration(l.ValidUntil()-after.UnixNano()) > 7500*time.Millisecond || time.Duration(l.ValidUntil()-before.UnixNano()) < 5*time.Second {
+		t.Fatalf("valid until %v after a claim between %v and %v, want 3/4 of the granted 10s past the claim",
+			time.Unix(0, l.ValidUntil()).Format(time.StampMilli), before.Format(time.StampMilli), after.Format(time.StampMilli))
+	}
+}
