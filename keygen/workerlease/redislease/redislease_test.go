@@ -721,3 +721,39 @@ func TestRestartFromAppendOnlyFileStartsAQuarantine(t *testing.T) {
 		t.Error("the holder whose key was restored lost its lease")
 	}
 }
+
+// TestTakenOverLeaseNeverRenewsAgain: once a renewal finds the key naming
+// another holder the lease is lost for good: it stops renewing, stays
+// invalid even if its token comes back, and its Close leaves the key alone.
+func TestTakenOverLeaseNeverRenewsAgain(t *testing.T) {
+	c := sharedClient(t)
+	s := newSource(t, c, Config{TTL: 300 * time.Millisecond})
+	l := acquire(t, s, keygen.WorkerInfo{MaxWorker: 0})
+	ctx := context.Background()
+	if err := c.Set(ctx, l.Key(), "another-holder/0123456789abcdef", time.Minute).Err(); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, 2*time.Second, "the lease to find its key taken", l.Lost)
+	if l.ValidUntil() != math.MinInt64 {
+		t.Fatal("a taken-over lease is still valid")
+	}
+	renewals := l.Renewals()
+	// The key names the lease again: still lost, no renewal.
+	if err := c.Set(ctx, l.Key(), l.Owner(), time.Minute).Err(); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(4 * s.renew)
+	if l.Renewals() != renewals || l.ValidUntil() != math.MinInt64 {
+		t.Fatalf("a lost lease renewed again: %d → %d renewals, valid until %d", renewals, l.Renewals(), l.ValidUntil())
+	}
+	if err := c.Set(ctx, l.Key(), "another-holder/0123456789abcdef", time.Minute).Err(); err != nil {
+		t.Fatal(err)
+	}
+	if err := l.Close(); err != nil {
+		t.Fatalf("Close of a lost lease: %v", err)
+	}
+	if v, err := c.Get(ctx, l.Key()).Result(); err != nil || v != "another-holder/0123456789abcdef" {
+		t.Fatalf("Close of a lost lease touched the key: %q, %v", v, err)
+	}
+	c.Del(ctx, l.Key())
+}
