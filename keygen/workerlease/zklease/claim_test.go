@@ -6,6 +6,9 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
@@ -366,5 +369,42 @@ func TestConfigRefusesWhatLeafCannotRead(t *testing.T) {
 	}
 	if s.Name() != zklease.DefaultName || s.Addr() != "10.0.0.1:0" {
 		t.Fatalf("defaults: name %q addr %q", s.Name(), s.Addr())
+	}
+}
+
+// TestNodeDataIsWhatLeafsJacksonReadsAndWrites: the data zklease writes to
+// a node is read by Jackson into Leaf's Endpoint shape, failing on unknown
+// properties as Leaf's ObjectMapper does, and Jackson writes it back byte
+// for byte: Leaf processes read zklease's nodes, and zklease writes what
+// Leaf writes. Needs java and Jackson's jars (Debian's ZooKeeper brings
+// them); skipped without, failed under SHARDKEY_REQUIRE_DB=1.
+func TestNodeDataIsWhatLeafsJacksonReadsAndWrites(t *testing.T) {
+	server := dbtest.ZooKeeper(t)
+	jars := []string{"/usr/share/java/jackson-databind.jar", "/usr/share/java/jackson-core.jar", "/usr/share/java/jackson-annotations.jar"}
+	java, err := exec.LookPath("java")
+	for _, j := range jars {
+		if err == nil {
+			_, err = os.Stat(j)
+		}
+	}
+	if err != nil {
+		if os.Getenv("SHARDKEY_REQUIRE_DB") == "1" {
+			t.Fatalf("the Jackson check needs java and %v: %v", jars, err)
+		}
+		t.Skipf("the Jackson check needs java and %v: %v", jars, err)
+	}
+	name := uniqueName(t, server)
+	l := acquire(t, newSource(t, zklease.Config{Servers: []string{server}, Name: name, Addr: "10.13.0.1:8080"}))
+	c := connect(t, server)
+	data, _, err := c.Get(fmt.Sprintf("/snowflake/%s/forever/10.13.0.1:8080-%010d", name, l.Worker()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	out, err := exec.Command(java, "-cp", strings.Join(jars, ":"), filepath.Join("testdata", "EndpointCheck.java"), string(data)).CombinedOutput()
+	if err != nil {
+		t.Fatalf("Jackson cannot read the node data %s as Leaf's Endpoint: %v\n%s", data, err, out)
+	}
+	if string(out) != string(data) {
+		t.Fatalf("Jackson writes %s, zklease wrote %s", out, data)
 	}
 }
