@@ -77,3 +77,21 @@ func ExampleLease_Fence() {
 	lease := l.(*redislease.Lease)
 	fmt.Println(lease.Worker(), lease.Fence(), lease.Key())
 }
+
+// The zero Config but for its client is a working one: New checks it and
+// fills in the defaults without talking to the server.
+func ExampleConfig() {
+	rdb := redis.NewClient(&redis.Options{Addr: "127.0.0.1:6379"}) // not dialled here
+	defer rdb.Close()
+	src, err := redislease.New(redislease.Config{Client: rdb})
+	if err != nil {
+		log.Fatal(err)
+	}
+	fmt.Println(src.Namespace(), src.TTL())
+
+	_, err = redislease.New(redislease.Config{Client: rdb, TTL: time.Second, RenewInterval: time.Second})
+	fmt.Println(err)
+	// Output:
+	// default 30s
+	// redislease: RenewInterval 1s is not shorter than TTL - SafeGuard (900ms), the validity a renewal gives
+}
