@@ -6,6 +6,7 @@ require (
 	github.com/go-zookeeper/zk v1.0.4
 	github.com/shardkey/shardkey v0.1.0
 	github.com/shardkey/shardkey/internal/dbtest v0.1.0
+	go.uber.org/goleak v1.3.0
 )
 
 require (
