@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -62,6 +63,9 @@ func TestClaimantsGetDistinctIDs(t *testing.T) {
 	ws, err := zklease.List(context.Background(), zklease.Config{Servers: []string{server}, Name: name})
 	if err != nil {
 		t.Fatal(err)
+	}
+	if names, err := zklease.Names(context.Background(), zklease.Config{Servers: []string{server}}); err != nil || !slices.Contains(names, name) {
+		t.Fatalf("Names: %v %v, want %q among them", names, err, name)
 	}
 	if len(ws) != n {
 		t.Fatalf("List: %d nodes, want %d", len(ws), n)

@@ -141,7 +141,11 @@ type Source struct {
 var _ keygen.WorkerSource = (*Source)(nil)
 
 // New checks cfg and fills in its defaults. It does not connect.
-func New(cfg Config) (*Source, error) {
+func New(cfg Config) (*Source, error) { return newSource(cfg, true) }
+
+// newSource is New; without needAddr (listing) an empty IP stays empty
+// instead of being resolved from the host's interfaces.
+func newSource(cfg Config, needAddr bool) (*Source, error) {
 	s := &Source{
 		servers:        cfg.Servers,
 		name:           cfg.Name,
@@ -173,6 +177,9 @@ func New(cfg Config) (*Source, error) {
 			return nil, fmt.Errorf("%w: Addr %q is not ip:port", ErrInvalidConfig, cfg.Addr)
 		}
 		s.ip, s.port = cfg.Addr[:i], cfg.Addr[i+1:]
+	}
+	if s.ip == "" && !needAddr {
+		s.ip = "0.0.0.0" // never written: listing uses no address
 	}
 	if s.ip == "" {
 		ip, err := hostIP()

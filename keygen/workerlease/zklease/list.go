@@ -38,13 +38,43 @@ type Worker struct {
 }
 
 // List returns the nodes under /snowflake/{cfg.Name}/forever, by worker id,
-// through a short session to cfg.Servers; ctx bounds it.
+// through a short session to cfg.Servers; ctx and cfg.ConnectTimeout bound
+// it. Only Servers, Name, SessionTimeout, ConnectTimeout and Logger are
+// read: the host needs no address of its own.
 func List(ctx context.Context, cfg Config) ([]Worker, error) {
-	s, err := New(cfg)
+	s, err := newSource(cfg, false)
 	if err != nil {
 		return nil, err
 	}
 	return s.List(ctx)
+}
+
+// Names returns the Leaf names under /snowflake (each a Name List takes),
+// sorted; none when /snowflake does not exist. Only Servers,
+// SessionTimeout, ConnectTimeout and Logger of cfg are read.
+func Names(ctx context.Context, cfg Config) ([]string, error) {
+	s, err := newSource(cfg, false)
+	if err != nil {
+		return nil, err
+	}
+	sess, err := dial(ctx, s.servers, s.sessionTimeout, s.connectTimeout, s.log(nil))
+	if err != nil {
+		return nil, err
+	}
+	defer sess.conn.Close()
+	stop := context.AfterFunc(ctx, sess.conn.Close)
+	defer stop()
+	names, _, err := sess.conn.Children(rootPath)
+	switch {
+	case errors.Is(err, zk.ErrNoNode):
+		return nil, nil
+	case err != nil && ctx.Err() != nil:
+		return nil, fmt.Errorf("zklease: list %s: %w", rootPath, ctx.Err())
+	case err != nil:
+		return nil, fmt.Errorf("zklease: list %s: %w", rootPath, err)
+	}
+	slices.Sort(names)
+	return names, nil
 }
 
 // List returns the nodes under the source's name, as the function List.
