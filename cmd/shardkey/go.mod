@@ -41,12 +41,14 @@ require (
 )
 
 require (
+	github.com/go-zookeeper/zk v1.0.4
 	github.com/redis/go-redis/v9 v9.22.0
 	github.com/shardkey/shardkey v0.1.0
 	github.com/shardkey/shardkey/internal/dbtest v0.1.0
 	github.com/shardkey/shardkey/keygen/workerlease v0.1.0
 	github.com/shardkey/shardkey/keygen/workerlease/etcdlease v0.1.0
 	github.com/shardkey/shardkey/keygen/workerlease/redislease v0.1.0
+	github.com/shardkey/shardkey/keygen/workerlease/zklease v0.1.0
 	go.etcd.io/etcd/client/v3 v3.7.3
 	go.uber.org/zap v1.27.1
 	modernc.org/sqlite v1.62.0
@@ -61,3 +63,5 @@ replace github.com/shardkey/shardkey/internal/dbtest => ../../internal/dbtest
 replace github.com/shardkey/shardkey/keygen/workerlease/etcdlease => ../../keygen/workerlease/etcdlease
 
 replace github.com/shardkey/shardkey/keygen/workerlease/redislease => ../../keygen/workerlease/redislease
+
+replace github.com/shardkey/shardkey/keygen/workerlease/zklease => ../../keygen/workerlease/zklease

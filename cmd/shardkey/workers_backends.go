@@ -42,7 +42,7 @@ type workerBackendFlag struct {
 
 // workerBackends are the coordination servers, in the order help lists
 // them.
-var workerBackends = []*workerBackend{etcdWorkers, redisWorkers}
+var workerBackends = []*workerBackend{zookeeperWorkers, etcdWorkers, redisWorkers}
 
 func workerBackendNamed(name string) *workerBackend {
 	for _, b := range workerBackends {
