@@ -62,6 +62,7 @@ type ClockBehindError struct {
 	Now    time.Time // the clock's reading
 }
 
+// Error names the node, both times and the gap.
 func (e *ClockBehindError) Error() string {
 	return fmt.Sprintf("zklease: clock %s is behind the timestamp %s stored in %s (by %v); refusing the worker id, as Leaf does",
 		e.Now.UTC().Format(time.RFC3339Nano), e.Stored.UTC().Format(time.RFC3339Nano), e.Node, e.Stored.Sub(e.Now))
@@ -122,8 +123,10 @@ func LeafCacheFile(name, port string) string {
 }
 
 // Source is a keygen.WorkerSource taking worker ids from ZooKeeper in
-// Meituan Leaf's layout. It is safe for concurrent use; each Acquire opens
-// its own ZooKeeper session, whose life is the lease's.
+// Meituan Leaf's layout. It is safe for concurrent use and holds one lease
+// at a time (its ip:port's): an Acquire while its lease is open fails at
+// once with ErrHeld. Each lease has a ZooKeeper session of its own, whose
+// life is the lease's.
 type Source struct {
 	servers        []string
 	name           string
