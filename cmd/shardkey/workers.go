@@ -22,25 +22,28 @@ var workersCmd = &command{
 	name:     "workers",
 	synopsis: "list|release [-backend " + strings.Join(workerBackendNames(), "|") + "] [flags] [worker-id]",
 	summary:  "show worker ids held in a database or coordination server; free SQL lease slots",
-	details: `Shows the worker ids a fleet holds, in the backend its worker-id source uses (-backend):
+	details: `Shows the worker ids a fleet holds, where its worker-id source keeps them (-backend):
 
-  sql        the lease table of package keygen/workerlease in PostgreSQL or MySQL/MariaDB
+  sql        the lease table of keygen/workerlease in PostgreSQL or MySQL/MariaDB
              (-dsn, -driver, -namespace, -table; the table is created if missing)
 ` + workerBackendDetails() + `
-"list" prints one row per worker id: whether it is held now, its holder, when its lease expires
-and the last time a key was issued with it ("-" where the backend keeps no such thing), and, for
-the coordination servers, the node or key that holds it. list only reads: it claims nothing and
-renews nothing, and a worker id it shows as free may be taken the moment after.
+"list" prints one row per worker id: HELD (held now), OWNER (the holder), EXPIRES (when its
+lease runs out unless renewed), LAST USED (the last issued time the holder stored) and, for the
+coordination servers, KEY (the node or key holding it); "-" where there is none. An id released
+or expired is listed not held, with its last holder. list only reads: it claims and renews
+nothing, and an id it shows free may be taken the moment after. With -all, a NAMESPACE column
+comes first.
 
 "release WORKER" (-backend sql only) revokes a lease-table slot: its holder, if still running,
 loses the lease at its next renewal and stops issuing keys; the slot becomes claimable once the
 last lease has expired plus the safe-guard period, never while two processes could both use it.
-The coordination servers free an id when its holder closes or its lease runs out, which list
-shows; the CLI never frees one under a running holder there.
+ZooKeeper, etcd and Redis free an id when its holder closes or its lease runs out; the CLI never
+frees one there.
 
-With -o json, list prints the rows and release what it released as JSON. Passwords (in a DSN, a
-Redis URL or SHARDKEY_REDIS_PASSWORD) are never printed; errors name the backend and address.
--timeout bounds the whole command: an unreachable server is an error once it passes.
+With -o json, list prints the rows (with each backend's extra fields: ttl_ms, lease_id, fence,
+valid_until, holder, leaf, closed, error) and release what it released. Passwords (in a DSN, a
+Redis URL, SHARDKEY_REDIS_PASSWORD or SHARDKEY_ETCD_PASSWORD) are never printed; errors name
+the backend and address. -timeout bounds the whole command, connecting included.
 `,
 	examples: `  shardkey workers list -dsn postgres://app@127.0.0.1:5432/app
   shardkey workers list -driver mysql -dsn 'app@tcp(127.0.0.1:3306)/app' -namespace orders -o json
@@ -109,6 +112,7 @@ type workersFlags struct {
 
 	// the coordination servers' flags, keyed by flag name
 	server map[string]*string
+	all    *bool // every id space the backend finds
 }
 
 // sqlWorkerFlags are the flags only -backend sql reads.
@@ -116,10 +120,13 @@ var sqlWorkerFlags = []string{"dsn", "driver", "namespace", "table"}
 
 func addWorkersFlags(fs *flag.FlagSet) *workersFlags {
 	names := workerBackendNames()
-	var namespaced []string
+	var namespaced, alls []string
 	for _, b := range workerBackends {
 		if b.namespace {
 			namespaced = append(namespaced, b.name)
+		}
+		if b.all {
+			alls = append(alls, b.name)
 		}
 	}
 	f := &workersFlags{
@@ -149,6 +156,7 @@ func addWorkersFlags(fs *flag.FlagSet) *workersFlags {
 		bf := first[name]
 		f.server[name] = fs.String(name, bf.def, "-backend "+strings.Join(users[name], ", ")+": "+bf.usage)
 	}
+	f.all = fs.Bool("all", false, "-backend "+strings.Join(alls, ", ")+": list every Leaf name (zookeeper) or namespace (redis) found, instead of -name or -namespace")
 	f.out = outputFlag(fs)
 	return f
 }
@@ -162,16 +170,23 @@ func (f *workersFlags) checkSet(fs *flag.FlagSet) error {
 		if b.namespace {
 			own = append(own, "namespace")
 		}
+		if b.all {
+			own = append(own, "all")
+		}
 		for _, bf := range b.flags {
 			own = append(own, bf.name)
 		}
 	}
 	var err error
 	fs.Visit(func(fl *flag.Flag) {
-		if err != nil || slices.Contains([]string{"backend", "timeout", "o"}, fl.Name) || slices.Contains(own, fl.Name) {
-			return
+		switch {
+		case err != nil:
+		case *f.all && (fl.Name == "name" || fl.Name == "namespace") && slices.Contains(own, fl.Name):
+			err = usageErrorf("-all lists every id space: it takes no -%s", fl.Name)
+		case slices.Contains([]string{"backend", "timeout", "o"}, fl.Name) || slices.Contains(own, fl.Name):
+		default:
+			err = usageErrorf("-%s is not a flag of -backend %s", fl.Name, f.backend.value)
 		}
-		err = usageErrorf("-%s is not a flag of -backend %s", fl.Name, f.backend.value)
 	})
 	return err
 }

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"slices"
 	"strconv"
 	"strings"
 	"text/tabwriter"
@@ -23,8 +24,10 @@ type workerBackend struct {
 	// namespace says the backend reads -namespace (shared with -backend
 	// sql: one name for one fleet's id space).
 	namespace bool
-	details   string // help lines under the backend's name, indented
-	example   string // help example lines
+	// all says the backend can find its id spaces: -all lists them all.
+	all     bool
+	details string // help lines under the backend's name, indented
+	example string // help example lines
 	// check reports a usage mistake in the backend's flags (exit 2).
 	check func(f *workersFlags) error
 	// addr is the address errors name, without any password.
@@ -119,7 +122,10 @@ func (b *workerBackend) scrub(f *workersFlags, err error) error {
 // workerRow is one worker id as `workers list` prints it, from any
 // backend.
 type workerRow struct {
-	Worker int64
+	// Namespace is the id space the row is of, set only by -all (for
+	// ZooKeeper, the Leaf name): a NAMESPACE column leads the table then.
+	Namespace string
+	Worker    int64
 	// Owner is the holder: the lease table's owner token, Leaf's ip:port,
 	// the etcd or Redis holder's name; "" when none.
 	Owner string
@@ -162,6 +168,7 @@ func printWorkerRows(w io.Writer, form string, rows []workerRow, withKey bool) e
 	}
 	if form == "json" {
 		type row struct {
+			Namespace string `json:"namespace,omitempty"`
 			Worker    int64  `json:"worker"`
 			Owner     string `json:"owner"`
 			Held      bool   `json:"held"`
@@ -180,7 +187,7 @@ func printWorkerRows(w io.Writer, form string, rows []workerRow, withKey bool) e
 		}
 		out := make([]row, 0, len(rows))
 		for _, r := range rows {
-			o := row{Worker: r.Worker, Owner: r.Owner, Held: r.Held, ExpiresAt: stamp(r.ExpiresAt), LastUsed: stamp(r.LastUsed),
+			o := row{Namespace: r.Namespace, Worker: r.Worker, Owner: r.Owner, Held: r.Held, ExpiresAt: stamp(r.ExpiresAt), LastUsed: stamp(r.LastUsed),
 				Key: r.Key, TTLMs: r.TTL.Milliseconds(), Fence: r.Fence, Holder: r.Holder, Leaf: r.Leaf, Closed: r.Closed, Err: r.Err}
 			if r.LeaseID != 0 {
 				o.LeaseID = strconv.FormatInt(r.LeaseID, 16)
@@ -195,7 +202,11 @@ func printWorkerRows(w io.Writer, form string, rows []workerRow, withKey bool) e
 		return enc.Encode(out)
 	}
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+	byNamespace := slices.ContainsFunc(rows, func(r workerRow) bool { return r.Namespace != "" })
 	head := "WORKER\tHELD\tOWNER\tEXPIRES\tLAST USED"
+	if byNamespace {
+		head = "NAMESPACE\t" + head
+	}
 	if withKey {
 		head += "\tKEY"
 	}
@@ -211,6 +222,9 @@ func printWorkerRows(w io.Writer, form string, rows []workerRow, withKey bool) e
 		}
 		if r.Leaf && !r.Held {
 			held = "leaf"
+		}
+		if byNamespace {
+			fmt.Fprintf(tw, "%s\t", r.Namespace)
 		}
 		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s", worker, held, owner, stamp(r.ExpiresAt), stamp(r.LastUsed))
 		if withKey {

@@ -28,10 +28,9 @@ var etcdWorkers = &workerBackend{
 		{"user", "", "etcd user `name`; its password is read from " + etcdPasswordEnv},
 	},
 	namespace: true,
-	details: `package keygen/workerlease/etcdlease: the ids of -namespace under -prefix
-(default ` + etcdlease.DefaultPrefix + `), each held by its holder's etcd lease (-endpoints,
--prefix, -namespace, -user with the password in ` + etcdPasswordEnv + `); ids
-released or expired show with the last holder that stored a record`,
+	details: `keygen/workerlease/etcdlease: keys under -prefix (default ` + etcdlease.DefaultPrefix + `)
+and -namespace, each held by its holder's etcd lease (-endpoints, -prefix,
+-namespace; -user, its password in ` + etcdPasswordEnv + `)`,
 	example: "  shardkey workers list -backend etcd -endpoints 127.0.0.1:2379 -namespace orders -o json\n",
 	check: func(f *workersFlags) error {
 		if len(splitList(f.flag("endpoints"))) == 0 {

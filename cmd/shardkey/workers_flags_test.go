@@ -60,6 +60,9 @@ func TestWorkersUsageMistakesExitTwo(t *testing.T) {
 		{"etcd", []string{"workers", "list", "-backend", "etcd", "-endpoints", "127.0.0.1:1", "-timeout", "0s"}, "-timeout must be positive"},
 		{"etcd", []string{"workers", "list", "-backend", "etcd", "-endpoints", "127.0.0.1:1", "extra"}, "takes no arguments"},
 		{"etcd", []string{"workers", "list", "-backend", "etcd", "-endpoints", "127.0.0.1:1", "-table", "t"}, "-table is not a flag of -backend etcd"},
+		{"", []string{"workers", "list", "-dsn", "postgres://x", "-all"}, "-all is not a flag of -backend sql"},
+		{"zookeeper", []string{"workers", "list", "-backend", "zookeeper", "-servers", "127.0.0.1:1", "-all", "-name", "app"}, "-all lists every id space: it takes no -name"},
+		{"redis", []string{"workers", "list", "-backend", "redis", "-addr", "127.0.0.1:1", "-namespace", "a", "-all"}, "-all lists every id space: it takes no -namespace"},
 		{"redis", []string{"workers", "list", "-backend", "redis", "-addr", "redis://app:s3cret@127.0.0.1:1/0%"}, "-addr is not host:port or a Redis URL"},
 	} {
 		if tc.backend != "" && workerBackendNamed(tc.backend) == nil {

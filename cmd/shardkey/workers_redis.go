@@ -26,9 +26,10 @@ var redisWorkers = &workerBackend{
 		{"prefix", "", ""}, // etcd's entry gives the usage
 	},
 	namespace: true,
-	details: `package keygen/workerlease/redislease: every id ever claimed in -namespace under
--prefix (default ` + redislease.DefaultPrefix + `), held while its key lives (-addr, -prefix,
--namespace; the password in a redis:// URL or in ` + redisPasswordEnv + `)`,
+	all:       true,
+	details: `keygen/workerlease/redislease: keys under -prefix (default ` + redislease.DefaultPrefix + `)
+and -namespace, held while they live (-addr, -prefix, -namespace, or -all for
+every namespace, found by SCAN; a password in a redis:// URL or ` + redisPasswordEnv + `)`,
 	example: "  shardkey workers list -backend redis -addr 127.0.0.1:6379 -namespace orders\n" +
 		"  " + redisPasswordEnv + "=... shardkey workers list -backend redis -addr redis://10.0.0.9:6379/2\n",
 	check: func(f *workersFlags) error {
@@ -90,14 +91,26 @@ func listRedisWorkers(ctx context.Context, f *workersFlags) ([]workerRow, error)
 	opt.MaxRetries = -1
 	c := redis.NewClient(opt)
 	defer c.Close()
-	slots, err := redislease.List(ctx, redislease.Config{Client: c, Prefix: f.flag("prefix"), Namespace: *f.namespace})
-	if err != nil {
-		return nil, err
+	namespaces := []string{*f.namespace}
+	if *f.all {
+		if namespaces, err = redislease.Namespaces(ctx, c, f.flag("prefix")); err != nil {
+			return nil, err
+		}
 	}
-	rows := make([]workerRow, 0, len(slots))
-	for _, s := range slots {
-		rows = append(rows, workerRow{Worker: s.Worker, Owner: s.Owner, Held: s.Held, ExpiresAt: s.ExpiresAt,
-			LastUsed: s.LastUsed, Key: s.Key, TTL: s.TTL, Fence: s.Fence})
+	var rows []workerRow
+	for _, ns := range namespaces {
+		slots, err := redislease.List(ctx, redislease.Config{Client: c, Prefix: f.flag("prefix"), Namespace: ns})
+		if err != nil {
+			return nil, err
+		}
+		for _, s := range slots {
+			r := workerRow{Worker: s.Worker, Owner: s.Owner, Held: s.Held, ExpiresAt: s.ExpiresAt,
+				LastUsed: s.LastUsed, Key: s.Key, TTL: s.TTL, Fence: s.Fence}
+			if *f.all {
+				r.Namespace = ns
+			}
+			rows = append(rows, r)
+		}
 	}
 	return rows, nil
 }

@@ -1,6 +1,8 @@
 package main
 
 import (
+	"bytes"
+	"encoding/json"
 	"slices"
 	"strings"
 	"testing"
@@ -55,6 +57,36 @@ func TestWorkersListShowsTheIDsRedisLeasesHold(t *testing.T) {
 	// Another namespace holds none of them.
 	if other := listWorkers(t, "-backend", "redis", "-addr", addr, "-prefix", prefix, "-namespace", "other"); len(other) != 0 {
 		t.Errorf("namespace other: %+v", other)
+	}
+
+	// -all: every namespace under the prefix, each row naming its own.
+	src2, err := redislease.New(redislease.Config{Client: c, Prefix: prefix, Namespace: "billing", Instance: "cli-test-2"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	billing := claim(t, src2, 1)[0]
+	var out, errOut bytes.Buffer
+	if code := run([]string{"workers", "list", "-backend", "redis", "-addr", addr, "-prefix", prefix, "-all", "-o", "json"}, &out, &errOut); code != exitOK {
+		t.Fatalf("-all: exit %d: %s", code, errOut.String())
+	}
+	var all []listedWorker
+	if err := json.Unmarshal(out.Bytes(), &all); err != nil {
+		t.Fatalf("-all: %v: %s", err, out.String())
+	}
+	perNS := map[string][]int64{}
+	for _, r := range all {
+		if r.Held {
+			perNS[r.Namespace] = append(perNS[r.Namespace], r.Worker)
+		}
+	}
+	if len(perNS) != 2 || !slices.Equal(perNS[ns], leaseWorkers(leases)) || !slices.Equal(perNS["billing"], []int64{billing.Worker()}) {
+		t.Errorf("-all: held per namespace %v; want %s %v and billing [%d]", perNS, ns, leaseWorkers(leases), billing.Worker())
+	}
+	if table := listWorkersText(t, "-backend", "redis", "-addr", addr, "-prefix", prefix, "-all"); !strings.HasPrefix(table, "NAMESPACE") || !strings.Contains(table, "billing") {
+		t.Errorf("-all table:\n%s", table)
+	}
+	if code := run([]string{"workers", "list", "-backend", "redis", "-addr", addr, "-all", "-namespace", ns}, &out, &errOut); code != exitUsage {
+		t.Errorf("-all with -namespace: exit %d, want 2", code)
 	}
 
 	closed := leases[0].Worker()

@@ -24,6 +24,7 @@ import (
 
 // listedWorker is a row of `workers list -o json`.
 type listedWorker struct {
+	Namespace  string `json:"namespace"`
 	Worker     int64  `json:"worker"`
 	Owner      string `json:"owner"`
 	Held       bool   `json:"held"`
@@ -61,6 +62,22 @@ func listWorkers(t *testing.T, args ...string) map[int64]listedWorker {
 		byID[r.Worker] = r
 	}
 	return byID
+}
+
+// listWorkersAll runs `shardkey workers list ARGS -o json` and returns its
+// rows as listed (-all lists ids of several namespaces).
+func listWorkersAll(t *testing.T, args ...string) []listedWorker {
+	t.Helper()
+	var out, errOut bytes.Buffer
+	args = append([]string{"workers", "list"}, append(args, "-o", "json")...)
+	if code := run(args, &out, &errOut); code != exitOK {
+		t.Fatalf("%q: exit %d: %s", args, code, errOut.String())
+	}
+	var rows []listedWorker
+	if err := json.Unmarshal(out.Bytes(), &rows); err != nil {
+		t.Fatalf("%q: %v: %s", args, err, out.String())
+	}
+	return rows
 }
 
 // listWorkersText runs `shardkey workers list ARGS` and returns the table.
@@ -172,4 +189,22 @@ func leaseWorkers(leases []keygen.Lease) []int64 {
 	}
 	slices.Sort(ids)
 	return ids
+}
+
+// TestBinaryWorkersListErrorsAreOneLine: the built command, run against a
+// dead address of each coordination server, exits 1 with one line on
+// stderr naming the backend and address: the client libraries' own
+// retry logs stay out of it.
+func TestBinaryWorkersListErrorsAreOneLine(t *testing.T) {
+	dead := deadAddr(t)
+	for _, args := range [][]string{
+		{"-backend", "zookeeper", "-servers", dead, "-name", "app"},
+		{"-backend", "etcd", "-endpoints", dead},
+		{"-backend", "redis", "-addr", dead},
+	} {
+		code, stdout, stderr := runBin(t, append([]string{"workers", "list", "-timeout", "2s"}, args...)...)
+		if code != exitRuntime || strings.Count(stderr, "\n") != 1 || !strings.Contains(stderr, " at "+dead+":") || stdout != "" {
+			t.Errorf("%q: exit %d, stdout %q, stderr %q; want exit 1 and one line naming %s", args, code, stdout, stderr, dead)
+		}
+	}
 }

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -77,6 +78,17 @@ func TestWorkersListShowsLeafNodesAndTheIDsZkleaseHolds(t *testing.T) {
 	rows = listWorkers(t, args...)
 	if r := rows[leases[0].Worker()]; r.Held || !r.Closed || r.Owner != sources[0].Addr() {
 		t.Errorf("worker %d after Close: %+v (want not held, closed, still %s's)", leases[0].Worker(), r, sources[0].Addr())
+	}
+	// -all: every Leaf name (other tests' too, on the shared server); this
+	// test's rows carry its name.
+	var mine []int64
+	for _, r := range listWorkersAll(t, "-backend", "zookeeper", "-servers", server, "-all") {
+		if r.Namespace == name {
+			mine = append(mine, r.Worker)
+		}
+	}
+	if len(mine) != 3 || !slices.Contains(mine, leafNode.worker) {
+		t.Errorf("-all: name %s has ids %v, want 3 with the Leaf node's %d", name, mine, leafNode.worker)
 	}
 	// A name nobody used lists nothing.
 	if other := listWorkers(t, "-backend", "zookeeper", "-servers", server, "-name", name+"-none"); len(other) != 0 {
