@@ -498,6 +498,21 @@
 // Without WithTwoPhaseCommit nothing of this runs, and a write or
 // transaction reaching a second data source is ErrUnsupported.
 //
+// # Observability
+//
+// WithObserver reports the plugin's work to an observe.Observer (package
+// shardotel implements one on OpenTelemetry): a start and an end for every
+// statement routed to physical tables, with its operation, logic tables,
+// targets, data sources and fan-out (one table, some, or all of the logic
+// table's data nodes), the rows a merge over several tables returned, and
+// how long it took; a start and an end for each physical statement inside
+// it, in the statement's context; every statement refused before anything
+// of it ran, once, with its reason; and the outcome of every transaction
+// over several data sources (WithTwoPhaseCommit): committed, rolled back
+// or in doubt. The plugin keeps no route-plan cache, so it reports no
+// cache lookups. Without an observer each of these points costs one nil
+// check.
+//
 // # Migrator
 //
 // AutoMigrate and CreateTable create every physical table of a sharded (or

@@ -11,6 +11,7 @@ import (
 	"gorm.io/gorm"
 
 	"github.com/shardkey/shardkey/keygen"
+	"github.com/shardkey/shardkey/observe"
 	"github.com/shardkey/shardkey/shardconf"
 )
 
@@ -44,6 +45,8 @@ type Plugin struct {
 	binaryText bool
 
 	tp twoPhase // WithTwoPhaseCommit (twophase.go)
+
+	obs observe.Observer // WithObserver (observer.go); nil reports nothing
 }
 
 // Option configures New. Options follow the convention of every shardkey

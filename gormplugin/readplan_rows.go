@@ -35,7 +35,7 @@ func sqlRows(ctx context.Context, rows driver.Rows) (*sql.Rows, error) {
 	r, err := mergedDB().QueryContext(ctx, name)
 	if err != nil {
 		if v, ok := handoff.LoadAndDelete(name); ok {
-			_ = v.(driver.Rows).Close()
+			closeUntaken(v.(driver.Rows), err)
 		}
 		return nil, err
 	}
@@ -47,9 +47,18 @@ func sqlRow(ctx context.Context, rows driver.Rows) *sql.Row {
 	name := leave(rows)
 	row := mergedDB().QueryRowContext(ctx, name)
 	if v, ok := handoff.LoadAndDelete(name); ok { // the query failed before taking them
-		_ = v.(driver.Rows).Close()
+		closeUntaken(v.(driver.Rows), row.Err())
 	}
 	return row
+}
+
+// closeUntaken closes rows the handoff query did not take, for err; an
+// observed statement ends with err.
+func closeUntaken(rows driver.Rows, err error) {
+	if o, ok := rows.(*observedRows); ok && o.err == nil {
+		o.err = err
+	}
+	_ = rows.Close()
 }
 
 func leave(rows driver.Rows) string {

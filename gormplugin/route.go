@@ -115,7 +115,7 @@ func (p *Plugin) registerRouting(db *gorm.DB) error {
 		cb.Create().After("gorm:after_create").Register("shardkey:end_own_tx", p.endOwnTx),
 		cb.Update().After("gorm:after_update").Register("shardkey:end_own_tx", p.endOwnTx),
 		cb.Delete().After("gorm:after_delete").Register("shardkey:end_own_tx", p.endOwnTx),
-		cb.Create().Replace("gorm:create", p.each(create)),
+		cb.Create().Replace("gorm:create", p.observedCreate(create)),
 		cb.Query().Replace("gorm:query", p.mergeQuery),
 		cb.Update().Replace("gorm:update", p.checkedUpdate(update)),
 		cb.Delete().Replace("gorm:delete", p.checkedDelete(del)),
@@ -164,12 +164,12 @@ func (p *Plugin) usePool(db *gorm.DB, ds string) error {
 	if _, inTx := db.Statement.ConnPool.(gorm.TxCommitter); inTx {
 		if cur, ok := p.txSources.Load(db.Statement.ConnPool); ok {
 			if cur != ds {
-				return fmt.Errorf("%w: the transaction is on data source %v; this statement goes to %s", ErrUnsupported, cur, ds)
+				return crossSource(fmt.Errorf("%w: the transaction is on data source %v; this statement goes to %s", ErrUnsupported, cur, ds))
 			}
 			return nil
 		}
 		if ds != p.txDataSource(db) {
-			return fmt.Errorf("%w: a transaction on one data source cannot reach data source %s", ErrUnsupported, ds)
+			return crossSource(fmt.Errorf("%w: a transaction on one data source cannot reach data source %s", ErrUnsupported, ds))
 		}
 		return nil
 	}
@@ -235,7 +235,13 @@ func (p *Plugin) logicTable(db *gorm.DB) string {
 	return ""
 }
 
+// fail refuses the statement: nothing of it has run. The first error of a
+// statement is reported to the observer as its refusal (WithObserver);
+// errors found once the statement ran are added with db.AddError.
 func (p *Plugin) fail(db *gorm.DB, err error) {
+	if p.obs != nil && err != nil && db.Error == nil {
+		p.refused(db, err)
+	}
 	_ = db.AddError(err)
 }
 
@@ -419,7 +425,7 @@ func (p *Plugin) settle(db *gorm.DB, r routed, query bool) {
 		if query {
 			what = "a transaction runs in one; read across them outside it, or use WithTwoPhaseCommit"
 		}
-		p.fail(db, fmt.Errorf("%w: the statement spans data sources %s and %s (%s)", ErrUnsupported, a, b, what))
+		p.fail(db, crossSource(fmt.Errorf("%w: the statement spans data sources %s and %s (%s)", ErrUnsupported, a, b, what)))
 		return
 	}
 	if !r.multiSource {
@@ -1203,12 +1209,13 @@ func routedOf(db *gorm.DB) (routed, bool) {
 
 // each runs GORM's create/update/delete once per target. For a create,
 // each run inserts only its target's rows; for update/delete (sum) the
-// affected rows add up.
-func (p *Plugin) each(f func(*gorm.DB)) func(*gorm.DB) {
-	return func(db *gorm.DB) {
+// affected rows add up. so (nil without an observer) reports each
+// target's statement.
+func (p *Plugin) each(f func(*gorm.DB)) func(*gorm.DB, *stmtObs) {
+	return func(db *gorm.DB, so *stmtObs) {
 		r, ok := routedOf(db)
 		if !ok || len(r.targets) <= 1 {
-			f(db)
+			so.runOne(db, f)
 			return
 		}
 		if db.Error != nil {
@@ -1229,7 +1236,7 @@ func (p *Plugin) each(f func(*gorm.DB)) func(*gorm.DB) {
 				}
 				ptr := reflect.New(part.Type())
 				ptr.Elem().Set(part)
-				if err := p.runOn(db, g.target, ptr.Interface(), ptr.Elem(), f, keep); err != nil {
+				if err := p.runOn(db, so, g.target, ptr.Interface(), ptr.Elem(), f, keep); err != nil {
 					p.failedPartWay(db, r, total)
 					return
 				}
@@ -1241,7 +1248,7 @@ func (p *Plugin) each(f func(*gorm.DB)) func(*gorm.DB) {
 			}
 		} else {
 			for _, t := range r.targets {
-				if err := p.runOn(db, t, dest, rv, f, keep); err != nil {
+				if err := p.runOn(db, so, t, dest, rv, f, keep); err != nil {
 					p.failedPartWay(db, r, total)
 					return
 				}
@@ -1252,12 +1259,24 @@ func (p *Plugin) each(f func(*gorm.DB)) func(*gorm.DB) {
 	}
 }
 
+// observedCreate is gorm:create, run per target (each), reported as one
+// statement (WithObserver).
+func (p *Plugin) observedCreate(f func(*gorm.DB)) func(*gorm.DB) {
+	run := p.each(f)
+	return func(db *gorm.DB) {
+		so := p.startStatement(db, "insert")
+		run(db, so)
+		so.end(db.Error, 0, false)
+	}
+}
+
 // runOn runs f with the statement pointed at one target (and, for a read
 // across data sources, at its data source's pool).
 //
 // keep (nil for a query) holds the clauses of a write as the caller gave
-// them (callerClauses).
-func (p *Plugin) runOn(db *gorm.DB, t shardconf.Target, dest any, rv reflect.Value, f func(*gorm.DB), keep map[string]clause.Clause) error {
+// them (callerClauses). so (nil without an observer) reports the target's
+// statement.
+func (p *Plugin) runOn(db *gorm.DB, so *stmtObs, t shardconf.Target, dest any, rv reflect.Value, f func(*gorm.DB), keep map[string]clause.Clause) error {
 	stmt := db.Statement
 	stmt.Dest, stmt.ReflectValue = dest, rv
 	r, _ := routedOf(db)
@@ -1294,8 +1313,10 @@ func (p *Plugin) runOn(db *gorm.DB, t shardconf.Target, dest any, rv reflect.Val
 	stmt.SQL.Reset()
 	stmt.Vars = nil
 	db.RowsAffected = 0
-	f(db)
-	return db.Error
+	return so.target(db, t, func() error {
+		f(db)
+		return db.Error
+	})
 }
 
 // hasLimit reports whether the statement has a LIMIT or OFFSET GORM will

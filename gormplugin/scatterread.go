@@ -24,24 +24,42 @@ import (
 func (p *Plugin) mergeQuery(db *gorm.DB) {
 	r, ok := routedOf(db)
 	if !ok || len(r.targets) <= 1 || db.Error != nil {
-		p.query(db)
+		so := p.startStatement(db, "select")
+		so.runOne(db, p.query)
+		so.end(db.Error, 0, false)
 		return
 	}
-	merged, err := p.scatterRows(db, r)
+	merged, so, err := p.scatterRows(db, r)
 	if err != nil || merged == nil {
-		p.fail(db, err)
+		p.failRead(db, so, err)
 		return
 	}
 	rows, err := sqlRows(db.Statement.Context, merged)
 	if err != nil {
-		p.fail(db, err)
+		p.failRead(db, so, err)
 		return
 	}
-	defer func() { _ = db.AddError(rows.Close()) }()
+	defer func() {
+		_ = db.AddError(rows.Close())
+		if o, ok := merged.(*observedRows); ok {
+			so.end(db.Error, o.n, true)
+		}
+	}()
 	gorm.Scan(rows, db, 0)
 	if db.Statement.Result != nil {
 		db.Statement.Result.RowsAffected = db.RowsAffected
 	}
+}
+
+// failRead fails a read over several targets: a refusal when it was
+// refused before any target ran (so is nil), else the statement's end.
+func (p *Plugin) failRead(db *gorm.DB, so *stmtObs, err error) {
+	if so == nil {
+		p.fail(db, err)
+		return
+	}
+	_ = db.AddError(err)
+	so.end(db.Error, 0, true)
 }
 
 // mergeRow is GORM's row callback (Row, Rows, Scan) for a routed
@@ -51,19 +69,24 @@ func (p *Plugin) mergeRow(row func(*gorm.DB)) func(*gorm.DB) {
 	return func(db *gorm.DB) {
 		r, ok := routedOf(db)
 		if !ok || len(r.targets) <= 1 || db.Error != nil {
-			row(db)
+			so := p.startStatement(db, "select")
+			so.runOne(db, row)
+			so.end(db.Error, 0, false)
 			return
 		}
 		isRows, _ := db.Get("rows")
 		db.Statement.Settings.Delete("rows")
-		merged, err := p.scatterRows(db, r)
+		merged, so, err := p.scatterRows(db, r)
 		if err != nil || merged == nil {
-			p.fail(db, err)
+			p.failRead(db, so, err)
 			return
+		}
+		if o, ok := merged.(*observedRows); ok {
+			o.endOnClose = true // the caller closes them (Row: its Scan)
 		}
 		if b, _ := isRows.(bool); b {
 			db.Statement.Dest, err = sqlRows(db.Statement.Context, merged)
-			p.fail(db, err)
+			_ = db.AddError(err) // on an error the rows were closed, which ended the statement
 		} else {
 			db.Statement.Dest = sqlRow(db.Statement.Context, merged)
 		}
@@ -72,8 +95,10 @@ func (p *Plugin) mergeRow(row func(*gorm.DB)) func(*gorm.DB) {
 }
 
 // scatterRows runs the statement on every target and merges the results.
-// A DryRun (and so a subquery) over several targets is refused.
-func (p *Plugin) scatterRows(db *gorm.DB, r routed) (driver.Rows, error) {
+// A DryRun (and so a subquery) over several targets is refused. so (nil
+// without an observer, or when the read was refused before any target
+// ran) is the statement, reported as started; on an error it has ended.
+func (p *Plugin) scatterRows(db *gorm.DB, r routed) (_ driver.Rows, so *stmtObs, err error) {
 	stmt := db.Statement
 	if db.DryRun {
 		// GORM builds a subquery (db.Table("(?) AS s", sub), Where("x IN
@@ -82,12 +107,20 @@ func (p *Plugin) scatterRows(db *gorm.DB, r routed) (driver.Rows, error) {
 		// several (SQLite would read an empty "IN ()" as no rows).
 		stmt.SQL.Reset()
 		stmt.SQL.WriteString(dryRunRefused)
-		return nil, fmt.Errorf("%w: a read over %d tables of %s built without running it (DryRun, or a subquery of another statement): no one SQL text answers it",
+		return nil, nil, fmt.Errorf("%w: a read over %d tables of %s built without running it (DryRun, or a subquery of another statement): no one SQL text answers it",
 			ErrUnsupported, len(r.targets), r.logic)
 	}
 	rp, err := p.planRead(db, r.logic)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
+	}
+	if p.obs != nil {
+		so = p.startRouted(db, r, "select")
+		defer func() {
+			if err != nil {
+				so.end(err, 0, true)
+			}
+		}()
 	}
 	saved := maps.Clone(stmt.Clauses)
 	table, expr, dest, rv := stmt.Table, stmt.TableExpr, stmt.Dest, stmt.ReflectValue
@@ -104,27 +137,30 @@ func (p *Plugin) scatterRows(db *gorm.DB, r routed) (driver.Rows, error) {
 	for _, t := range r.targets {
 		var shard driver.Rows
 		run := func(db *gorm.DB) { shard = p.queryTarget(db, r, rp, saved, len(r.targets)) }
-		if err := p.runOn(db, t, dest, rv, run, nil); err != nil {
+		if err := p.runOn(db, so, t, dest, rv, run, nil); err != nil {
 			closeAll()
-			return nil, err
+			return nil, so, err
 		}
 		shards = append(shards, shard)
 	}
 	if err := sameColumns(shards, r.logic); err != nil {
 		closeAll()
-		return nil, err
+		return nil, so, err
 	}
 	plan, err := rp.mergePlan(shards[0].(colTypes))
 	if err != nil {
 		closeAll()
-		return nil, err
+		return nil, so, err
 	}
 	m, err := merge.New(plan, shards)
 	if err != nil {
 		closeAll()
-		return nil, fmt.Errorf("%w: %w", ErrUnsupported, err)
+		return nil, so, fmt.Errorf("%w: %w", ErrUnsupported, err)
 	}
-	return refusing{m}, nil
+	if so != nil {
+		return &observedRows{refusing: refusing{m}, so: so}, so, nil
+	}
+	return refusing{m}, nil, nil
 }
 
 // dryRunRefused is the SQL a DryRun over several tables builds: a call of

@@ -291,7 +291,7 @@ func (p *Plugin) targetPool(db *gorm.DB, ds string, multiSource bool) (gorm.Conn
 	if tx := tpOf(db.Statement.ConnPool); tx != nil {
 		return tx.use(db.Statement.Context, ds)
 	}
-	return nil, fmt.Errorf("%w: a statement over several data sources outside a two-phase transaction", ErrUnsupported)
+	return nil, crossSource(fmt.Errorf("%w: a statement over several data sources outside a two-phase transaction", ErrUnsupported))
 }
 
 // failedPartWay: a write over several tables failed after writing some

@@ -13,6 +13,7 @@ import (
 
 	"github.com/shardkey/shardkey/internal/dialect"
 	"github.com/shardkey/shardkey/internal/xa"
+	"github.com/shardkey/shardkey/observe"
 )
 
 // A two-phase transaction (WithTwoPhaseCommit). GORM begins transactions
@@ -326,19 +327,30 @@ func (t *tpTx) commit() error {
 	if err != nil {
 		return err
 	}
+	began := t.p.obsNow()
 	ctx := context.WithoutCancel(t.ctx) // a cancelled ctx must not stop phase 2 half-way
 	if failed != nil {
 		rerr := t.x.Rollback(ctx, xaBranches(bs))
 		release(bs, rerr != nil)
+		t.report(len(bs), observe.OutcomeRolledBack, began)
 		return errors.Join(fmt.Errorf("gormplugin: the transaction was rolled back instead of committed: %w", failed), rerr)
 	}
 	if err := t.p.logRoom(bs); err != nil {
 		rerr := t.x.Rollback(ctx, xaBranches(bs))
 		release(bs, rerr != nil)
+		t.report(len(bs), observe.OutcomeRolledBack, began)
 		return errors.Join(err, rerr)
 	}
 	err = t.x.Commit(ctx, xaBranches(bs))
 	release(bs, err != nil)
+	switch {
+	case err == nil:
+		t.report(len(bs), observe.OutcomeCommitted, began)
+	case errors.Is(err, ErrTxInDoubt):
+		t.report(len(bs), observe.OutcomeInDoubt, began)
+	default: // failed before the decision was logged: every branch rolled back
+		t.report(len(bs), observe.OutcomeRolledBack, began)
+	}
 	if err != nil {
 		return fmt.Errorf("gormplugin: commit: %w", err)
 	}
@@ -350,12 +362,33 @@ func (t *tpTx) rollback() error {
 	if err != nil {
 		return err
 	}
+	began := t.p.obsNow()
 	err = t.x.Rollback(context.WithoutCancel(t.ctx), xaBranches(bs))
 	release(bs, err != nil)
+	// A branch that could not roll back now is rolled back by recovery.
+	t.report(len(bs), observe.OutcomeRolledBack, began)
 	if err != nil {
 		return fmt.Errorf("gormplugin: rollback: %w", err)
 	}
 	return nil
+}
+
+// obsNow is the time an observed end began (zero without an observer).
+func (p *Plugin) obsNow() time.Time {
+	if p.obs == nil {
+		return time.Time{}
+	}
+	return time.Now()
+}
+
+// report tells the observer how a transaction over several data sources
+// (branches) ended; one branch commits in one phase and is not reported,
+// nor is a read-only transaction (it writes nothing to make atomic).
+func (t *tpTx) report(branches int, o observe.Outcome, began time.Time) {
+	if t.p.obs == nil || branches < 2 || t.opts != nil && t.opts.ReadOnly {
+		return
+	}
+	t.p.obs.TwoPhase(t.ctx, observe.TwoPhase{Component: component, Outcome: o, Branches: branches, Duration: time.Since(began)})
 }
 
 // release gives the branches' connections back, or closes their sessions

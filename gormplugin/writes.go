@@ -325,7 +325,9 @@ func (p *Plugin) checkedUpdate(f func(*gorm.DB)) func(*gorm.DB) {
 	return func(db *gorm.DB) {
 		r, ok := routedOf(db)
 		if !ok || db.Error != nil || r.logic == "" || !p.rules.IsSharded(r.logic) {
-			run(db)
+			so := p.startStatement(db, "update")
+			run(db, so)
+			so.end(db.Error, 0, false)
 			return
 		}
 		undo, empty := finalSet(db)
@@ -342,10 +344,12 @@ func (p *Plugin) checkedUpdate(f func(*gorm.DB)) func(*gorm.DB) {
 			p.fail(db, fmt.Errorf("%w: the UPDATE of %s routed to %v, and to %v after BeforeUpdate/BeforeSave hooks or association saves changed the row", ErrUnsupported, r.logic, r.targets, again.targets))
 			return
 		}
-		run(db)
+		so := p.startStatement(db, "update")
+		run(db, so)
 		if db.Error == nil && db.RowsAffected == 0 && again.ownValues && !db.DryRun && len(r.targets) == 1 {
 			p.refuseIfMoved(db, r.logic, r.targets[0], again.zeroValues)
 		}
+		so.end(db.Error, 0, false)
 	}
 }
 
@@ -356,11 +360,13 @@ func (p *Plugin) checkedUpdate(f func(*gorm.DB)) func(*gorm.DB) {
 func (p *Plugin) checkedDelete(f func(*gorm.DB)) func(*gorm.DB) {
 	run := p.each(f)
 	return func(db *gorm.DB) {
-		run(db)
+		so := p.startStatement(db, "delete")
+		run(db, so)
 		r, ok := routedOf(db)
 		if ok && r.ownValues && db.Error == nil && db.RowsAffected == 0 && !db.DryRun && len(r.targets) == 1 {
 			p.refuseIfMoved(db, r.logic, r.targets[0], r.zeroValues)
 		}
+		so.end(db.Error, 0, false)
 	}
 }
 
@@ -383,7 +389,7 @@ func (p *Plugin) refuseIfMoved(db *gorm.DB, table string, at shardconf.Target, z
 	key, _ := primaryKey(stmt, rv)
 	where, err := p.keyElsewhere(db, table, at, stmt.Schema.PrimaryFieldDBNames, [][]any{key})
 	if err != nil {
-		p.fail(db, err)
+		_ = db.AddError(err) // the statement ran: its end reports this
 		return
 	}
 	if where != nil {
@@ -404,7 +410,7 @@ func (p *Plugin) refuseIfMoved(db *gorm.DB, table string, at shardconf.Target, z
 			missing := &shardconf.RouteError{Table: table, Column: col, Err: shardconf.ErrMissingShardingKey}
 			err = fmt.Errorf("%w (the model's zero %s was taken as its value: %w)", missing, col, err)
 		}
-		p.fail(db, err)
+		_ = db.AddError(err) // the statement ran: its end reports this
 	}
 }
 
