@@ -33,20 +33,34 @@ func (r record) encode() string {
 	return string(b)
 }
 
+// storedRecord is a record as read: a field that is absent stays nil.
+type storedRecord struct {
+	LastMs  *int64  `json:"last_ms"`
+	UntilMs *int64  `json:"until_ms"`
+	Owner   *string `json:"owner"`
+}
+
 // decodeRecord reads the record in kvs (one key or none: none is a
-// worker id never used).
+// worker id never used). A value this package did not write (null, {},
+// a field missing or misspelled, no owner) is a *RecordError: read as
+// zeros it would say the id was never used.
 func decodeRecord(key string, kvs []*mvccpb.KeyValue) (record, error) {
-	var r record
 	if len(kvs) == 0 {
-		return r, nil
+		return record{}, nil
 	}
-	if err := json.Unmarshal(kvs[0].Value, &r); err != nil {
-		return r, &RecordError{Key: key, Err: err}
+	var sr storedRecord
+	if err := json.Unmarshal(kvs[0].Value, &sr); err != nil {
+		return record{}, &RecordError{Key: key, Err: err}
 	}
-	if r.LastMs < 0 || r.UntilMs < 0 {
-		return r, &RecordError{Key: key, Err: errors.New("negative time")}
+	switch {
+	case sr.LastMs == nil || sr.UntilMs == nil || sr.Owner == nil:
+		return record{}, &RecordError{Key: key, Err: errors.New("last_ms, until_ms or owner missing")}
+	case *sr.Owner == "":
+		return record{}, &RecordError{Key: key, Err: errors.New("no owner")}
+	case *sr.LastMs < 0 || *sr.UntilMs < 0:
+		return record{}, &RecordError{Key: key, Err: errors.New("negative time")}
 	}
-	return r, nil
+	return record{LastMs: *sr.LastMs, UntilMs: *sr.UntilMs, Owner: *sr.Owner}, nil
 }
 
 // ceilMs is Unix nanoseconds as Unix milliseconds, rounded up so that a
