@@ -35,18 +35,22 @@ func (s *Source) Acquire(ctx context.Context, info keygen.WorkerInfo) (keygen.Le
 	if info.MaxWorker < 0 {
 		return nil, fmt.Errorf("etcdlease: negative MaxWorker %d", info.MaxWorker)
 	}
+	if err := s.clientClosed(); err != nil {
+		return nil, err
+	}
 	clock := info.Clock
 	if clock == nil {
 		clock = wallClock{}
 	}
 	l := &lease{
+		base:   time.Now(),
 		src:    s,
 		clock:  clock,
 		owner:  s.instance + "/" + randomHex(8),
 		logger: s.log(info.Logger),
 		done:   make(chan struct{}),
 	}
-	l.valid.Store(math.MinInt64)
+	l.valid.Store(expiredValid) // until the claim sets it
 	for grant := 1; ; grant++ {
 		err := s.claim(ctx, l, info.MaxWorker)
 		if err == nil {
@@ -68,7 +72,7 @@ func (s *Source) Acquire(ctx context.Context, info keygen.WorkerInfo) (keygen.Le
 // a held key attached to it).
 func (s *Source) claim(ctx context.Context, l *lease, maxWorker int64) error {
 	started := time.Now()
-	before := l.clock.Now().UnixNano()
+	before, since := l.clock.Now().UnixNano(), time.Since(l.base)
 	g, err := s.cli.Grant(clientv3.WithRequireLeader(ctx), int64(s.ttl/time.Second))
 	if err != nil {
 		return fmt.Errorf("etcdlease: grant a lease: %w", err)
@@ -98,7 +102,7 @@ func (s *Source) claim(ctx context.Context, l *lease, maxWorker int64) error {
 		s.revoke(g.ID)
 		return fmt.Errorf("etcdlease: record the claim of worker %d: %w", worker, err)
 	}
-	l.valid.Store(until)
+	l.setValid(until, since+s.ttl-s.safeGuard)
 	return nil
 }
 

@@ -38,28 +38,35 @@
 //     minus SafeGuard. etcd starts the lease's TTL when it handles the
 //     request, after it was sent, and deletes the held key only when the
 //     TTL has run out on the leader's clock; SafeGuard absorbs the
-//     difference between the two clocks' rates (and late readings).
+//     difference between the two clocks' rates (and late readings). The
+//     same validity also ends on Go's monotonic clock, so a generator's
+//     clock that steps back does not stretch it by the step.
 //   - A keep-alive counts only once a transaction has checked that the held
 //     key still names the lease's owner token and etcd lease, and has
 //     stored the new validity's end in the record; only then does the
-//     validity move. A lease whose key was deleted or taken over, or whose
-//     etcd lease expired, is lost for good (owner tokens are drawn per
-//     lease, so not even the same instance can renew it): the generator
-//     stops issuing (keygen.ErrLeaseLost).
+//     validity move; the end stored in the record never moves back, even
+//     when a clock that stepped back gives a lower one. A lease whose key
+//     was deleted or taken over, or whose etcd lease expired, is lost for
+//     good (owner tokens are drawn per lease, so not even the same
+//     instance can renew it): the generator stops issuing
+//     (keygen.ErrLeaseLost).
 //   - A lease whose keep-alives fail (etcd unreachable, no leader) stays
 //     valid until its last validity ends; the generator then refuses keys.
 //     When etcd answers again and still has the lease, the next renewal
 //     succeeds and the generator resumes. etcd restarts keep leases (a
 //     restarted or new leader gives every lease a fresh TTL), so a holder
 //     that stopped issuing during a restart can resume after it.
-//   - LastUsed, for an id released by Close, is the latest issued time its
-//     holder stored when it closed; for an id whose holder died or lost
-//     its lease, the end of the last validity that holder recorded, which
-//     is no earlier than any key it issued. The generator issues nothing
+//   - LastUsed, for an id released by Close, is the later of its holder's
+//     last issued time and its clock's reading when Close ended the
+//     validity (a key in flight then may take a time up to that reading);
+//     for an id whose holder died or lost its lease, the end of the last
+//     validity that holder recorded, which is no earlier than any key it
+//     issued. The generator issues nothing
 //     at or before LastUsed: it waits when its clock is a little behind
 //     and refuses to start when it is behind by more than its tolerance.
-//   - A record that cannot be read refuses the claim (a *RecordError)
-//     rather than guess.
+//   - A record that cannot be read, or that this package did not write
+//     (null, {}, a field missing or misspelled, no owner), refuses the
+//     claim (a *RecordError) rather than read it as an id never used.
 //
 // The record is also a second line of defence. A holder moves its validity
 // only after a transaction stored the new end, and a claimant reads the
@@ -101,15 +108,19 @@
 //     well under TTL) and set DialKeepAliveTime so that a silent network
 //     is noticed. A generator whose lease is lost keeps refusing: build a
 //     new one, which claims a worker id again.
-//   - The generator's clock must not step back (keygen.SystemClock never
-//     does): validity is a reading of it.
+//   - The generator's clock may step back (keygen.SystemClock never
+//     does; an injected one may): the validity then ends by the monotonic
+//     clock, ValidUntil reading math.MinInt64+1 until a renewal succeeds,
+//     and the record keeps the earlier, later end. A generator whose clock
+//     stepped back by more than its tolerance after issuing refuses keys
+//     itself.
 //   - etcd's data: a cluster restored from an older snapshot, or replaced
 //     by an empty one, forgets held keys and records; no coordinator's
 //     lease survives losing its data.
-//   - Close must follow the generator's last key (keygen's generators do
-//     this in their Close). Close releases the id at once; when etcd
-//     cannot be reached it returns an error and the id frees when the etcd
-//     lease expires.
+//   - Close releases the id at once; when etcd cannot be reached, or the
+//     client was closed first, it returns an error (at once for a closed
+//     client) and the id frees when the etcd lease expires. Acquire on a
+//     closed client fails at once.
 //   - etcd raises a TTL shorter than its minimum (2s with the default
 //     election timeout): the id is then held longer than the holder uses
 //     it, never shorter.

@@ -32,12 +32,24 @@ type lease struct {
 	lastUsed   time.Time
 	lastUsedMs int64
 
-	valid    atomic.Int64 // ValidUntil; math.MinInt64 when lost or closed
+	valid    atomic.Int64 // ValidUntil; lostValid or expiredValid when not valid
 	lost     atomic.Bool
 	renewals atomic.Uint64
 	failures atomic.Uint64
 	track    atomic.Pointer[func() time.Time]
 	failing  int // consecutive failed renewals; renewal goroutine only
+
+	// The validity also ends by Go's monotonic clock: base is a reading
+	// taken before the first grant, realEnd the validity's end as time
+	// since base, and expiry fires there. A generator's clock that steps
+	// back would otherwise stretch the validity by the step, past etcd's
+	// TTL, while etcd cannot be reached.
+	base    time.Time
+	realEnd atomic.Int64
+	expiry  *time.Timer
+	// recordedUntilMs is the latest validity end sent to the record; the
+	// record never moves back below it (claim, then the renewal goroutine).
+	recordedUntilMs int64
 
 	ctx      context.Context // cancelled by Close, ends a renewal in flight
 	cancel   context.CancelFunc
@@ -45,6 +57,13 @@ type lease struct {
 	close    sync.Once
 	closeErr error
 }
+
+// ValidUntil's values when no key may be issued: lost for good (or
+// closed), and expired by the monotonic clock until a renewal succeeds.
+const (
+	lostValid    = math.MinInt64
+	expiredValid = math.MinInt64 + 1
+)
 
 var (
 	_ keygen.Lease      = (*lease)(nil)
@@ -96,8 +115,13 @@ func (l *lease) owned() []clientv3.Cmp {
 // writeRecord stores the id's record with validity end until (Unix
 // nanoseconds on the lease's clock) while the held key is still the
 // lease's; ok is false when it is not.
+//
+// The stored end never moves back: a clock that stepped back gives a
+// lower until, and keys issued under the earlier, later end must stay
+// covered.
 func (l *lease) writeRecord(ctx context.Context, until int64) (ok bool, err error) {
-	rec := record{LastMs: max(l.lastUsedMs, l.trackedMs()), UntilMs: ceilMs(until), Owner: l.owner}
+	l.recordedUntilMs = max(l.recordedUntilMs, ceilMs(until))
+	rec := record{LastMs: max(l.lastUsedMs, l.trackedMs()), UntilMs: l.recordedUntilMs, Owner: l.owner}
 	tr, err := l.src.cli.Txn(clientv3.WithRequireLeader(ctx)).If(l.owned()...).Then(clientv3.OpPut(l.lastKey, rec.encode())).Commit()
 	if err != nil {
 		return false, err
@@ -137,7 +161,7 @@ func (l *lease) run() {
 // closing, which ends the renewal goroutine.
 func (l *lease) renew() (renewed, keep bool) {
 	s := l.src
-	before := l.clock.Now().UnixNano()
+	before, since := l.clock.Now().UnixNano(), time.Since(l.base)
 	until := before + int64(s.ttl-s.safeGuard)
 	ctx, cancel := context.WithTimeout(clientv3.WithRequireLeader(l.ctx), s.interval)
 	defer cancel()
@@ -168,19 +192,51 @@ func (l *lease) renew() (renewed, keep bool) {
 			"after_failures", l.failing)
 		l.failing = 0
 	}
+	l.setValid(until, since+s.ttl-s.safeGuard)
+	return true, true
+}
+
+// setValid moves the validity to until on the lease's clock, and to
+// realEnd (time since base) on the monotonic clock, unless the lease is
+// lost. until may be lower than before when the clock stepped back: the
+// latest renewal's reading is the one etcd's TTL started after.
+func (l *lease) setValid(until int64, realEnd time.Duration) {
+	l.realEnd.Store(int64(realEnd))
 	for {
 		cur := l.valid.Load()
-		if until <= cur || cur == math.MinInt64 || l.valid.CompareAndSwap(cur, until) {
+		if cur == lostValid || l.valid.CompareAndSwap(cur, until) {
 			break
 		}
 	}
-	return true, true
+	if d := realEnd - time.Since(l.base); l.expiry == nil {
+		l.expiry = time.AfterFunc(d, l.expire)
+	} else {
+		l.expiry.Reset(d)
+	}
+}
+
+// expire ends the validity once its end has passed on the monotonic
+// clock, whatever the lease's clock reads; a later renewal moves it again.
+func (l *lease) expire() {
+	for {
+		cur := l.valid.Load()
+		if cur == lostValid || cur == expiredValid || time.Since(l.base) < time.Duration(l.realEnd.Load()) {
+			return
+		}
+		if l.valid.CompareAndSwap(cur, expiredValid) {
+			if now := l.clock.Now().UnixNano(); now < cur {
+				l.logger.Warn("etcdlease: validity ended by the monotonic clock while the generator's clock reads earlier (stepped back?)",
+					"namespace", l.src.namespace, "worker", l.worker, "clock_behind", time.Duration(cur-now))
+			}
+			return
+		}
+	}
 }
 
 // lose ends the lease for good: the generator stops issuing.
 func (l *lease) lose(why string) {
 	l.lost.Store(true)
-	l.valid.Store(math.MinInt64)
+	l.valid.Store(lostValid)
 	l.logger.Error("etcdlease: lease lost; the generator stops issuing", "namespace", l.src.namespace,
 		"worker", l.worker, "owner", l.owner, "lease", int64(l.id), "reason", why)
 }
@@ -195,15 +251,25 @@ func (l *lease) Close() error {
 	l.close.Do(func() {
 		l.cancel()
 		<-l.done
-		l.valid.Store(math.MinInt64)
+		l.valid.Store(lostValid)
+		l.expiry.Stop()
 		if l.lost.Load() {
 			return
 		}
 		s := l.src
+		// A key whose clock reading passed the lease check before Close
+		// may still be taken after the tracked time was read: the clock,
+		// read after the validity ended, covers it.
+		last := max(l.lastUsedMs, l.trackedMs(), ceilMs(l.clock.Now().UnixNano()))
+		if err := s.clientClosed(); err != nil {
+			l.closeErr = fmt.Errorf("etcdlease: release worker %d in %s: %w", l.worker, s.namespace, err)
+			l.logger.Warn("etcdlease: release failed; the worker id frees when its lease expires",
+				"namespace", s.namespace, "worker", l.worker, "err", l.closeErr)
+			return
+		}
 		timeout := min(max(s.ttl, time.Second), 10*time.Second)
 		ctx, cancel := context.WithTimeout(context.Background(), timeout)
 		defer cancel()
-		last := max(l.lastUsedMs, l.trackedMs())
 		rec := record{LastMs: last, Owner: l.owner}
 		tr, err := s.cli.Txn(ctx).If(l.owned()...).
 			Then(clientv3.OpPut(l.lastKey, rec.encode()), clientv3.OpDelete(l.heldKey)).Commit()

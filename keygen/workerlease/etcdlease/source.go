@@ -187,6 +187,16 @@ func workerOf(key, prefix string) (int64, bool) {
 	return n, true
 }
 
+// clientClosed reports a client that was closed: its requests would only
+// fail, after clientv3's retries (seconds), so Acquire and Close fail at
+// once instead.
+func (s *Source) clientClosed() error {
+	if err := s.cli.Ctx().Err(); err != nil {
+		return fmt.Errorf("etcdlease: the etcd client is closed: %w", err)
+	}
+	return nil
+}
+
 func (s *Source) log(fallback *slog.Logger) *slog.Logger {
 	switch {
 	case s.logger != nil:
