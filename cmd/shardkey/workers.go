@@ -92,7 +92,7 @@ the backend and address. -timeout bounds the whole command, connecting included.
 			if err != nil {
 				return fmt.Errorf("workers list: %s at %s: %w", b.title, b.addr(f), b.scrub(f, err))
 			}
-			return printWorkerRows(stdout, f.out.value, rows, true)
+			return printWorkerRows(stdout, f.out.value, rows, workerColumns{key: true, namespace: *f.all})
 		}
 	},
 }
@@ -130,7 +130,7 @@ func addWorkersFlags(fs *flag.FlagSet) *workersFlags {
 		}
 	}
 	f := &workersFlags{
-		backend:   choiceFlag(fs, "backend", "where the worker ids are held: "+strings.Join(names, ", "), names...),
+		backend:   choiceFlag(fs, "backend", "`backend` holding the worker ids: "+strings.Join(names, ", "), names...),
 		timeout:   fs.Duration("timeout", 30*time.Second, "give up after `duration` (connecting included)"),
 		dsn:       fs.String("dsn", "", "-backend sql: database `DSN` (required; never printed)"),
 		driver:    choiceFlag(fs, "driver", "-backend sql: database `driver`: auto (from the DSN), pgx or mysql", "auto", "pgx", "mysql"),
@@ -247,5 +247,5 @@ func runSQLWorkers(ctx context.Context, f *workersFlags, sub string, rest []stri
 	for _, s := range slots {
 		rows = append(rows, workerRow{Worker: s.Worker, Owner: s.Owner, Held: s.Held, ExpiresAt: s.ExpiresAt, LastUsed: s.LastUsed})
 	}
-	return printWorkerRows(stdout, f.out.value, rows, false)
+	return printWorkerRows(stdout, f.out.value, rows, workerColumns{})
 }

@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"slices"
 	"strconv"
 	"strings"
 	"text/tabwriter"
@@ -38,7 +37,9 @@ type workerBackend struct {
 	list func(ctx context.Context, f *workersFlags) ([]workerRow, error)
 }
 
-// workerBackendFlag is a flag only one backend reads.
+// workerBackendFlag is a string flag of a coordination server's. One that
+// several backends list (-prefix) is defined once: the first one's usage
+// and default stand.
 type workerBackendFlag struct {
 	name, def, usage string
 }
@@ -156,10 +157,15 @@ type workerRow struct {
 	Leaf bool
 }
 
-// printWorkerRows prints rows as a table or as JSON. withKey adds the KEY
-// column (the coordination servers); the lease table's listing is the
-// one it always was.
-func printWorkerRows(w io.Writer, form string, rows []workerRow, withKey bool) error {
+// workerColumns are the table's optional columns.
+type workerColumns struct {
+	key       bool // KEY, last: the coordination servers
+	namespace bool // NAMESPACE, first: -all
+}
+
+// printWorkerRows prints rows as a table or as JSON. The lease table's
+// listing (no optional column) is the one it always was.
+func printWorkerRows(w io.Writer, form string, rows []workerRow, cols workerColumns) error {
 	stamp := func(t time.Time) string {
 		if t.IsZero() {
 			return "-"
@@ -202,12 +208,11 @@ func printWorkerRows(w io.Writer, form string, rows []workerRow, withKey bool) e
 		return enc.Encode(out)
 	}
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
-	byNamespace := slices.ContainsFunc(rows, func(r workerRow) bool { return r.Namespace != "" })
 	head := "WORKER\tHELD\tOWNER\tEXPIRES\tLAST USED"
-	if byNamespace {
+	if cols.namespace {
 		head = "NAMESPACE\t" + head
 	}
-	if withKey {
+	if cols.key {
 		head += "\tKEY"
 	}
 	fmt.Fprintln(tw, head)
@@ -223,11 +228,11 @@ func printWorkerRows(w io.Writer, form string, rows []workerRow, withKey bool) e
 		if r.Leaf && !r.Held {
 			held = "leaf"
 		}
-		if byNamespace {
+		if cols.namespace {
 			fmt.Fprintf(tw, "%s\t", r.Namespace)
 		}
 		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s", worker, held, owner, stamp(r.ExpiresAt), stamp(r.LastUsed))
-		if withKey {
+		if cols.key {
 			fmt.Fprintf(tw, "\t%s", r.Key)
 		}
 		fmt.Fprintln(tw)

@@ -89,7 +89,7 @@ func TestWorkerRowsPrintAsTableAndJSON(t *testing.T) {
 		{Worker: 4, Held: false},
 	}
 	var b bytes.Buffer
-	if err := printWorkerRows(&b, "text", rows, true); err != nil {
+	if err := printWorkerRows(&b, "text", rows, workerColumns{key: true}); err != nil {
 		t.Fatal(err)
 	}
 	lines := strings.Split(strings.TrimRight(b.String(), "\n"), "\n")
@@ -104,7 +104,7 @@ func TestWorkerRowsPrintAsTableAndJSON(t *testing.T) {
 	}
 
 	b.Reset()
-	if err := printWorkerRows(&b, "json", rows, true); err != nil {
+	if err := printWorkerRows(&b, "json", rows, workerColumns{key: true}); err != nil {
 		t.Fatal(err)
 	}
 	var got []map[string]any
@@ -119,22 +119,42 @@ func TestWorkerRowsPrintAsTableAndJSON(t *testing.T) {
 
 	// The lease table: no KEY column, no "key" field.
 	b.Reset()
-	if err := printWorkerRows(&b, "text", rows[1:], false); err != nil {
+	if err := printWorkerRows(&b, "text", rows[1:], workerColumns{}); err != nil {
 		t.Fatal(err)
 	}
 	if strings.Contains(b.String(), "KEY") {
 		t.Errorf("lease-table listing grew a KEY column:\n%s", b.String())
 	}
 	b.Reset()
-	if err := printWorkerRows(&b, "json", []workerRow{{Worker: 0, Owner: "h/1", Held: true}}, false); err != nil {
+	if err := printWorkerRows(&b, "json", []workerRow{{Worker: 0, Owner: "h/1", Held: true}}, workerColumns{}); err != nil {
 		t.Fatal(err)
 	}
 	if strings.Contains(b.String(), `"key"`) {
 		t.Errorf("lease-table json grew a key field: %s", b.String())
 	}
+	// -all: NAMESPACE first, even with no rows; a Leaf node shows "leaf",
+	// an unreadable node "?".
+	b.Reset()
+	odd := []workerRow{
+		{Namespace: "app", Worker: 5, Owner: "10.0.0.9:80", Leaf: true, Key: "/snowflake/app/forever/10.0.0.9:80-0000000005"},
+		{Namespace: "app", Worker: -1, Err: "bad node", Key: "/snowflake/app/forever/junk"},
+	}
+	if err := printWorkerRows(&b, "text", odd, workerColumns{key: true, namespace: true}); err != nil {
+		t.Fatal(err)
+	}
+	lines = strings.Split(strings.TrimRight(b.String(), "\n"), "\n")
+	if len(lines) != 3 || !strings.HasPrefix(lines[0], "NAMESPACE") ||
+		strings.Join(strings.Fields(lines[1]), " ") != "app 5 leaf 10.0.0.9:80 - - /snowflake/app/forever/10.0.0.9:80-0000000005" ||
+		strings.Join(strings.Fields(lines[2]), " ") != "app ? false - - - /snowflake/app/forever/junk" {
+		t.Errorf("-all table:\n%s", b.String())
+	}
+	b.Reset()
+	if err := printWorkerRows(&b, "text", nil, workerColumns{key: true, namespace: true}); err != nil || !strings.HasPrefix(b.String(), "NAMESPACE") {
+		t.Errorf("-all, no rows: %q %v", b.String(), err)
+	}
 	// No rows: an empty JSON array, not null.
 	b.Reset()
-	if err := printWorkerRows(&b, "json", nil, true); err != nil || strings.TrimSpace(b.String()) != "[]" {
+	if err := printWorkerRows(&b, "json", nil, workerColumns{key: true}); err != nil || strings.TrimSpace(b.String()) != "[]" {
 		t.Errorf("no rows as json: %q %v", b.String(), err)
 	}
 }
