@@ -233,7 +233,11 @@ func printWorkerRows(w io.Writer, form string, rows []workerRow, cols workerColu
 		}
 		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s", worker, held, owner, stamp(r.ExpiresAt), stamp(r.LastUsed))
 		if cols.key {
-			fmt.Fprintf(tw, "\t%s", r.Key)
+			key := r.Key
+			if key == "" {
+				key = "-" // etcdlease reports no key
+			}
+			fmt.Fprintf(tw, "\t%s", key)
 		}
 		fmt.Fprintln(tw)
 	}

@@ -85,9 +85,10 @@ func listEtcdWorkers(ctx context.Context, f *workersFlags) ([]workerRow, error) 
 	for _, s := range slots {
 		r := workerRow{Worker: s.Worker, Owner: s.Owner, Held: s.Held, LastUsed: s.LastUsed,
 			TTL: s.TTL, LeaseID: s.LeaseID, ValidUntil: s.ValidUntil}
-		// etcd tells the time a lease has left, in whole seconds.
+		// etcd tells the time a lease has left, in whole seconds: the
+		// expiry is the listing's time plus that, to the second.
 		if s.Held && s.TTL > 0 {
-			r.ExpiresAt = listed.Add(s.TTL)
+			r.ExpiresAt = listed.Add(s.TTL).Truncate(time.Second)
 		}
 		rows = append(rows, r)
 	}

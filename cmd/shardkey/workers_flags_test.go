@@ -99,7 +99,7 @@ func TestWorkerRowsPrintAsTableAndJSON(t *testing.T) {
 	if got := strings.Fields(lines[1]); strings.Join(got, " ") != "3 true 10.0.0.5:8080 - 2026-11-27T07:00:00.005Z /snowflake/app/forever/10.0.0.5:8080-0000000003" {
 		t.Errorf("row 1: %q", lines[1])
 	}
-	if got := strings.Fields(lines[2]); strings.Join(got, " ") != "4 false - - -" {
+	if got := strings.Fields(lines[2]); strings.Join(got, " ") != "4 false - - - -" {
 		t.Errorf("row 2: %q", lines[2])
 	}
 
