@@ -1,0 +1,82 @@
+package shardotel
+
+import (
+	"go.opentelemetry.io/otel"
+	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/metric"
+	"go.opentelemetry.io/otel/trace"
+
+	"github.com/shardkey/shardkey/keygen"
+)
+
+// ScopeName is the instrumentation scope of every meter and tracer this
+// package asks its providers for.
+const ScopeName = "github.com/shardkey/shardkey/shardotel"
+
+// An Option configures NewObserver or RegisterGenerator. Each option says
+// which of the two it applies to; the other ignores it.
+type Option func(*config)
+
+type config struct {
+	meterProvider  metric.MeterProvider
+	tracerProvider trace.TracerProvider
+	dbSystem       string
+	attrs          []attribute.KeyValue
+	clock          keygen.Clock
+}
+
+func newConfig(opts []Option) config {
+	var c config
+	for _, o := range opts {
+		if o != nil {
+			o(&c)
+		}
+	}
+	if c.meterProvider == nil {
+		c.meterProvider = otel.GetMeterProvider()
+	}
+	if c.tracerProvider == nil {
+		c.tracerProvider = otel.GetTracerProvider()
+	}
+	if c.clock == nil {
+		c.clock = keygen.NewSystemClock(nil)
+	}
+	return c
+}
+
+// WithMeterProvider records metrics through mp instead of the global
+// MeterProvider (otel.GetMeterProvider at the time of the call). Both
+// NewObserver and RegisterGenerator.
+func WithMeterProvider(mp metric.MeterProvider) Option {
+	return func(c *config) { c.meterProvider = mp }
+}
+
+// WithTracerProvider starts spans from tp instead of the global
+// TracerProvider (otel.GetTracerProvider at the time of the call).
+// NewObserver only.
+func WithTracerProvider(tp trace.TracerProvider) Option {
+	return func(c *config) { c.tracerProvider = tp }
+}
+
+// WithDBSystem names the database system the observed statements run on,
+// as OpenTelemetry's db.system.name ("postgresql", "mysql", "mariadb",
+// "sqlite"), on every span. The hooks do not carry it: give it when one
+// Observer serves one kind of database. NewObserver only.
+func WithDBSystem(name string) Option {
+	return func(c *config) { c.dbSystem = name }
+}
+
+// WithAttributes adds attrs to every figure of a registered generator,
+// e.g. attribute.String("shardkey.keygen.name", "orders") to tell two
+// generators of one type apart. RegisterGenerator only.
+func WithAttributes(attrs ...attribute.KeyValue) Option {
+	return func(c *config) { c.attrs = append(c.attrs, attrs...) }
+}
+
+// WithClock is the clock a registered generator's lease validity is
+// measured on: the generator's own (keygen.WithClock), when it is not the
+// system clock. RegisterGenerator only; the default is a
+// keygen.SystemClock.
+func WithClock(c keygen.Clock) Option {
+	return func(cfg *config) { cfg.clock = c }
+}
