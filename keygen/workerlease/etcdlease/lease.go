@@ -237,6 +237,7 @@ func (l *lease) expire() {
 func (l *lease) lose(why string) {
 	l.lost.Store(true)
 	l.valid.Store(lostValid)
+	l.expiry.Stop()
 	l.logger.Error("etcdlease: lease lost; the generator stops issuing", "namespace", l.src.namespace,
 		"worker", l.worker, "owner", l.owner, "lease", int64(l.id), "reason", why)
 }
