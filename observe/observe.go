@@ -75,6 +75,7 @@ func (f Fanout) String() string {
 // Statement describes one routed statement.
 type Statement struct {
 	Component string   // the reporting package: "sqlhook" or "gormplugin"
+	System    string   // the data sources' database system: "postgresql", "mysql" or "sqlite"; "" when unknown
 	Operation string   // "select", "insert", "update", "delete" or "other"
 	Tables    []string // the logic tables it names; read-only
 	Targets   int      // the physical statements it runs as
@@ -93,6 +94,7 @@ type StatementEnd struct {
 // Target is one physical statement of a routed statement.
 type Target struct {
 	DataSource string
+	System     string   // the data source's database system, as in Statement
 	Tables     []string // the physical tables it names; read-only
 }
 
