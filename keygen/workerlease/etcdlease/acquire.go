@@ -1,6 +1,7 @@
 package etcdlease
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -9,6 +10,7 @@ import (
 	"time"
 
 	"github.com/shardkey/shardkey/keygen"
+	"go.etcd.io/etcd/api/v3/mvccpb"
 	"go.etcd.io/etcd/api/v3/v3rpc/rpctypes"
 	clientv3 "go.etcd.io/etcd/client/v3"
 )
@@ -30,7 +32,8 @@ var errLeaseGone = errors.New("etcdlease: the lease expired during the claim")
 // keeps its etcd lease alive every (TTL-SafeGuard)/3 until the lease is
 // closed. An id is free when its held key does not exist: never claimed,
 // released by Close, or deleted by etcd when its holder's lease expired.
-// When every id is held the error wraps ErrNoFreeWorker.
+// Free ids whose record is later than the generator's clock come last
+// (see claimID). When every id is held the error wraps ErrNoFreeWorker.
 func (s *Source) Acquire(ctx context.Context, info keygen.WorkerInfo) (keygen.Lease, error) {
 	if info.MaxWorker < 0 {
 		return nil, fmt.Errorf("etcdlease: negative MaxWorker %d", info.MaxWorker)
@@ -78,7 +81,7 @@ func (s *Source) claim(ctx context.Context, l *lease, maxWorker int64) error {
 		return fmt.Errorf("etcdlease: grant a lease: %w", err)
 	}
 	l.id, l.started = g.ID, started
-	worker, rec, err := s.claimID(ctx, g.ID, l.owner, maxWorker)
+	worker, rec, err := s.claimID(ctx, g.ID, l.owner, maxWorker, ceilMs(l.clock.Now().UnixNano()))
 	if errors.Is(err, rpctypes.ErrLeaseNotFound) {
 		err = errLeaseGone
 	}
@@ -109,21 +112,53 @@ func (s *Source) claim(ctx context.Context, l *lease, maxWorker int64) error {
 // claimID claims the lowest id in [0, maxWorker] whose held key does not
 // exist, by a transaction that creates the key only if it has no create
 // revision, and returns the id's record read in the same transaction.
-func (s *Source) claimID(ctx context.Context, id clientv3.LeaseID, owner string, maxWorker int64) (int64, record, error) {
+//
+// Free ids whose record says they were used after nowMs (the claimant's
+// clock) come last, soonest usable first: a holder whose clock ran ahead
+// leaves such a record, and a claimant taking that id would have to wait
+// or refuse to start while other ids are free. An unreadable record counts
+// as used last; its id is claimed only when nothing else is free (and the
+// claim is then refused with a *RecordError).
+func (s *Source) claimID(ctx context.Context, id clientv3.LeaseID, owner string, maxWorker, nowMs int64) (int64, record, error) {
 	ctx = clientv3.WithRequireLeader(ctx)
 	for range maxClaimRounds {
-		resp, err := s.cli.Get(ctx, s.heldPrefix(), clientv3.WithPrefix(), clientv3.WithKeysOnly())
+		resp, err := s.cli.Txn(ctx).Then(
+			clientv3.OpGet(s.heldPrefix(), clientv3.WithPrefix(), clientv3.WithKeysOnly()),
+			clientv3.OpGet(s.lastPrefix(), clientv3.WithPrefix()),
+		).Commit()
 		if err != nil {
 			return 0, record{}, fmt.Errorf("etcdlease: list held worker ids in %q: %w", s.namespace, err)
 		}
-		held := make([]int64, 0, len(resp.Kvs))
-		for _, kv := range resp.Kvs {
+		isHeld := map[int64]bool{}
+		avoid := []int64{}
+		for _, kv := range resp.Responses[0].GetResponseRange().Kvs {
 			if w, ok := workerOf(string(kv.Key), s.heldPrefix()); ok && w <= maxWorker {
-				held = append(held, w)
+				isHeld[w] = true
+				avoid = append(avoid, w)
 			}
 		}
-		slices.Sort(held)
-		candidates := freeIDs(held, maxWorker, claimCandidates)
+		type later struct{ w, used int64 }
+		var ahead []later
+		for _, kv := range resp.Responses[1].GetResponseRange().Kvs {
+			w, ok := workerOf(string(kv.Key), s.lastPrefix())
+			if !ok || w > maxWorker || isHeld[w] {
+				continue
+			}
+			used := int64(math.MaxInt64)
+			if rec, err := decodeRecord(string(kv.Key), []*mvccpb.KeyValue{kv}); err == nil {
+				used = rec.used()
+			}
+			if used > nowMs {
+				ahead = append(ahead, later{w, used})
+				avoid = append(avoid, w)
+			}
+		}
+		slices.Sort(avoid)
+		candidates := freeIDs(avoid, maxWorker, claimCandidates)
+		slices.SortFunc(ahead, func(a, b later) int { return cmp.Or(cmp.Compare(a.used, b.used), cmp.Compare(a.w, b.w)) })
+		for _, a := range ahead {
+			candidates = append(candidates, a.w)
+		}
 		if len(candidates) == 0 {
 			return 0, record{}, fmt.Errorf("%w: namespace %q has all %d worker ids (0..%d) held",
 				ErrNoFreeWorker, s.namespace, maxWorker+1, maxWorker)

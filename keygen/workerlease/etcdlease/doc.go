@@ -19,10 +19,13 @@
 //	<prefix><namespace>/last/<id>  the id's record, no lease: {"last_ms":…,"until_ms":…,"owner":…}
 //
 // An id is held while its held key exists. Acquire lists the held keys and
-// claims the lowest free id in [0, MaxWorker] by a transaction that creates
-// the held key only if its create revision is 0 (it does not exist), so
-// two claimants can never both create it; a claimant that loses the race
-// tries the next free id. The record keeps, in Unix milliseconds on the
+// the records and claims the lowest free id in [0, MaxWorker] by a
+// transaction that creates the held key only if its create revision is 0
+// (it does not exist), so two claimants can never both create it; a
+// claimant that loses the race tries the next free id. Free ids whose
+// record is later than the claimant's clock (left by a holder whose clock
+// ran ahead) are tried last, soonest usable first, so that one such
+// holder does not make every new generator wait or refuse to start. The record keeps, in Unix milliseconds on the
 // holders' clocks, the latest issued time a holder knew of (last_ms) and
 // the end of the validity it was issuing under (until_ms, 0 after a clean
 // release).
