@@ -16,8 +16,8 @@ import (
 )
 
 // Observer reports shardkey's routed statements to OpenTelemetry: it
-// implements observe.Observer, for sqlhook.WithObserver and gormplugin's
-// observer option. It is safe for concurrent use.
+// implements observe.Observer, for sqlhook.WithObserver and
+// gormplugin.WithObserver. It is safe for concurrent use.
 type Observer struct {
 	tracer   trace.Tracer
 	tracing  bool // false for the no-op tracer: no span is started
