@@ -180,7 +180,7 @@ func (l *lease) renew() (renewed, keep bool) {
 		l.failures.Add(1)
 		l.failing++
 		l.logger.Warn("etcdlease: renewal failed; retrying", "namespace", s.namespace, "worker", l.worker,
-			"consecutive_failures", l.failing, "valid_for", time.Duration(l.valid.Load()-l.clock.Now().UnixNano()), "err", err)
+			"consecutive_failures", l.failing, "valid_for", l.validFor(), "err", err)
 		return false, true
 	case !ok:
 		l.lose("the worker id's key no longer names this lease (deleted, or taken over)")
@@ -231,6 +231,16 @@ func (l *lease) expire() {
 			return
 		}
 	}
+}
+
+// validFor is how long the validity lasts by the lease's clock, for
+// logs: 0 once it ended (expiredValid minus a reading would overflow).
+func (l *lease) validFor() time.Duration {
+	v, now := l.valid.Load(), l.clock.Now().UnixNano()
+	if v <= now {
+		return 0
+	}
+	return time.Duration(v - now)
 }
 
 // lose ends the lease for good: the generator stops issuing.
