@@ -78,5 +78,8 @@
 // Metric attribute sets are built once, when the Observer is made (for
 // the values the hooks report) or on the first use of a new combination;
 // recording allocates nothing of this package's. With OpenTelemetry's
-// no-op providers an Observer starts no span at all.
+// no-op providers (go.opentelemetry.io/otel/metric/noop, trace/noop) an
+// Observer starts no span and records nothing; the global providers
+// before the program sets its own delegate to no-ops, at the cost of
+// their calls.
 package shardotel

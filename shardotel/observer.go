@@ -9,6 +9,7 @@ import (
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/codes"
 	"go.opentelemetry.io/otel/metric"
+	metricnoop "go.opentelemetry.io/otel/metric/noop"
 	"go.opentelemetry.io/otel/trace"
 	"go.opentelemetry.io/otel/trace/noop"
 
@@ -21,6 +22,7 @@ import (
 type Observer struct {
 	tracer   trace.Tracer
 	tracing  bool // false for the no-op tracer: no span is started
+	metering bool // false for the no-op meter: no measure is looked up
 	dbSystem attribute.KeyValue
 	hasDB    bool
 	spanKind []trace.SpanStartOption
@@ -57,6 +59,8 @@ func NewObserver(opts ...Option) (*Observer, error) {
 		o.dbSystem, o.hasDB = dbSystemKey.String(c.dbSystem), true
 	}
 	meter := c.meterProvider.Meter(ScopeName)
+	_, isNoop = meter.(metricnoop.Meter)
+	o.metering = !isNoop
 	var err, e error
 	o.statements, e = meter.Int64Counter(metricStatements, metric.WithUnit("{statement}"),
 		metric.WithDescription("Routed statements, by component, operation and fan-out."))
@@ -107,9 +111,11 @@ func (o *Observer) StatementStart(ctx context.Context, s observe.Statement) cont
 	if o.tracing {
 		ctx = o.startStatementSpan(ctx, s)
 	}
-	m := o.m.statement(s.Component, s.Operation, s.Fanout, "")
-	o.statements.Add(ctx, 1, m.add...)
-	o.targets.Record(ctx, int64(s.Targets), m.rec...)
+	if o.metering {
+		m := o.m.statement(s.Component, s.Operation, s.Fanout, "")
+		o.statements.Add(ctx, 1, m.add...)
+		o.targets.Record(ctx, int64(s.Targets), m.rec...)
+	}
 	return ctx
 }
 
@@ -157,15 +163,20 @@ func (o *Observer) spanName(op, table string) string {
 // StatementEnd records the statement's duration (with error.type when it
 // failed) and merged rows, and ends its span, recording the error there.
 func (o *Observer) StatementEnd(ctx context.Context, s observe.Statement, end observe.StatementEnd) {
-	m := o.m.statement(s.Component, s.Operation, s.Fanout, "")
-	dm, errType := m, ""
+	errType := ""
 	if end.Err != nil {
 		errType = errorType(end.Err)
-		dm = o.m.statement(s.Component, s.Operation, s.Fanout, errType)
 	}
-	o.duration.Record(ctx, end.Duration.Seconds(), dm.rec...)
-	if end.Merged {
-		o.mergedRows.Add(ctx, end.Rows, m.add...)
+	if o.metering {
+		m := o.m.statement(s.Component, s.Operation, s.Fanout, "")
+		dm := m
+		if errType != "" {
+			dm = o.m.statement(s.Component, s.Operation, s.Fanout, errType)
+		}
+		o.duration.Record(ctx, end.Duration.Seconds(), dm.rec...)
+		if end.Merged {
+			o.mergedRows.Add(ctx, end.Rows, m.add...)
+		}
 	}
 	st, _ := ctx.Value(stmtSpanKey{}).(*stmtSpan)
 	if st == nil {
@@ -230,7 +241,9 @@ func (o *Observer) TargetEnd(ctx context.Context, _ observe.Target, err error) {
 // Refused counts the refusal by reason and records it as an exception
 // event on ctx's span, when that records: the caller's statement failed.
 func (o *Observer) Refused(ctx context.Context, r observe.Refusal) {
-	o.refusals.Add(ctx, 1, o.m.refusal(r.Component, r.Reason).add...)
+	if o.metering {
+		o.refusals.Add(ctx, 1, o.m.refusal(r.Component, r.Reason).add...)
+	}
 	if span := trace.SpanFromContext(ctx); span.IsRecording() && r.Err != nil {
 		span.RecordError(r.Err, trace.WithAttributes(ComponentKey.String(r.Component),
 			RefusalReasonKey.String(string(r.Reason))))
@@ -239,6 +252,9 @@ func (o *Observer) Refused(ctx context.Context, r observe.Refusal) {
 
 // PlanCache counts one route-plan cache lookup.
 func (o *Observer) PlanCache(ctx context.Context, hit bool) {
+	if !o.metering {
+		return
+	}
 	m := o.m.miss
 	if hit {
 		m = o.m.hit
@@ -250,9 +266,11 @@ func (o *Observer) PlanCache(ctx context.Context, hit bool) {
 // took, and adds a "shardkey.two_phase" event to ctx's span when that
 // records.
 func (o *Observer) TwoPhase(ctx context.Context, t observe.TwoPhase) {
-	m := o.m.twoPhase(t.Component, t.Outcome)
-	o.twoPhase.Add(ctx, 1, m.add...)
-	o.twoPhaseDuration.Record(ctx, t.Duration.Seconds(), m.rec...)
+	if o.metering {
+		m := o.m.twoPhase(t.Component, t.Outcome)
+		o.twoPhase.Add(ctx, 1, m.add...)
+		o.twoPhaseDuration.Record(ctx, t.Duration.Seconds(), m.rec...)
+	}
 	if span := trace.SpanFromContext(ctx); span.IsRecording() {
 		span.AddEvent("shardkey.two_phase", trace.WithAttributes(ComponentKey.String(t.Component),
 			TwoPhaseOutcomeKey.String(string(t.Outcome)), TwoPhaseBranchesKey.Int(t.Branches)))

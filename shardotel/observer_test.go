@@ -10,8 +10,10 @@ import (
 
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/codes"
+	metricnoop "go.opentelemetry.io/otel/metric/noop"
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 	"go.opentelemetry.io/otel/trace"
+	tracenoop "go.opentelemetry.io/otel/trace/noop"
 
 	"github.com/shardkey/shardkey/observe"
 	"github.com/shardkey/shardkey/shardotel"
@@ -356,4 +358,27 @@ func TestUnsampledStatementsRecordNoSpanButEveryMetric(t *testing.T) {
 	if got := sum(t, ms, "shardkey.route.merged_rows"); got[stmtAttrs(scatter)] != 2 {
 		t.Errorf("merged rows %v", got)
 	}
+}
+
+// TestNoopProvidersCostNoSpanNorContext: on OpenTelemetry's no-op
+// providers the Observer hands back the caller's context untouched.
+func TestNoopProvidersCostNoSpanNorContext(t *testing.T) {
+	o, err := shardotel.NewObserver(shardotel.WithMeterProvider(metricnoop.NewMeterProvider()),
+		shardotel.WithTracerProvider(tracenoop.NewTracerProvider()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	type key struct{}
+	c := context.WithValue(ctx, key{}, 1)
+	if got := o.StatementStart(c, scatter); got != c {
+		t.Error("StatementStart on no-op providers made a new context")
+	}
+	if got := o.TargetStart(c, observe.Target{DataSource: "ds_0"}); got != c {
+		t.Error("TargetStart on no-op providers made a new context")
+	}
+	o.TargetEnd(c, observe.Target{DataSource: "ds_0"}, errors.New("x"))
+	o.StatementEnd(c, scatter, observe.StatementEnd{Err: errors.New("x")})
+	o.Refused(c, observe.Refusal{Component: "sqlhook", Reason: observe.ReasonOther})
+	o.PlanCache(c, true)
+	o.TwoPhase(c, observe.TwoPhase{Component: "sqlhook", Outcome: observe.OutcomeCommitted})
 }
