@@ -1,7 +1,11 @@
 package etcdlease
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
+	"log/slog"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -64,7 +68,10 @@ func TestCloseTwiceAndConcurrentlyWithRenewals(t *testing.T) {
 func TestClosedClientStopsTheHolderAndRefusesAcquire(t *testing.T) {
 	cli := etcdClient(t, dbtest.Etcd(t))
 	ns := testNamespace(t, sharedEtcd(t))
-	src := newSource(t, cli, ns, fastLease)
+	var logs syncBuffer
+	cfg := fastLease
+	cfg.Logger = slog.New(slog.NewJSONHandler(&logs, nil))
+	src := newSource(t, cli, ns, cfg)
 	l, err := src.Acquire(context.Background(), keygen.WorkerInfo{Type: "SNOWFLAKE", MaxWorker: 0})
 	if err != nil {
 		t.Fatalf("Acquire: %v", err)
@@ -87,6 +94,42 @@ func TestClosedClientStopsTheHolderAndRefusesAcquire(t *testing.T) {
 	if err := l.Close(); err == nil {
 		t.Error("Close on a closed client reported no failure")
 	}
+	// The renewal failures logged after the validity ended say so.
+	failures := 0
+	for line := range strings.Lines(logs.String()) {
+		var rec struct {
+			Msg      string        `json:"msg"`
+			ValidFor time.Duration `json:"valid_for"`
+		}
+		if json.Unmarshal([]byte(line), &rec) != nil || !strings.Contains(rec.Msg, "renewal failed") {
+			continue
+		}
+		failures++
+		if rec.ValidFor < 0 || rec.ValidFor > fastLease.TTL {
+			t.Errorf("renewal failure logged valid_for %v (TTL %v)", rec.ValidFor, fastLease.TTL)
+		}
+	}
+	if failures == 0 {
+		t.Error("no renewal failure logged with the client closed")
+	}
+}
+
+// syncBuffer is a bytes.Buffer safe for the renewal goroutine's logs.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
 }
 
 // An Acquire whose context ends at any point of the claim leaves no held
