@@ -70,8 +70,12 @@ func (s *Source) claim(ctx context.Context, info keygen.WorkerInfo, clock keygen
 		return nil, err
 	}
 	done := false
+	var l *lease
 	defer func() {
 		if !done {
+			if l != nil {
+				l.end() // stops the validity's timer
+			}
 			sess.conn.Close() // ends the session: its lock node goes with it
 		}
 	}()
@@ -94,7 +98,7 @@ func (s *Source) claim(ctx context.Context, info keygen.WorkerInfo, clock keygen
 	}
 	v := validity(granted)
 	addr := s.Addr()
-	l := &lease{
+	l = &lease{
 		src:      s,
 		sess:     sess,
 		clock:    clock,
@@ -103,6 +107,7 @@ func (s *Source) claim(ctx context.Context, info keygen.WorkerInfo, clock keygen
 		interval: s.interval(v),
 		stop:     make(chan struct{}),
 		done:     make(chan struct{}),
+		base:     time.Now(),
 	}
 	l.valid.Store(math.MinInt64)
 
@@ -124,11 +129,9 @@ func (s *Source) claim(ctx context.Context, info keygen.WorkerInfo, clock keygen
 	if err != nil {
 		return nil, fail("list "+foreverPath(s.name), err)
 	}
-	var mine []string
-	for _, k := range kids {
-		if a, _, err := parseNode(k); err == nil && a == addr {
-			mine = append(mine, k)
-		}
+	mine, err := s.nodesOf(addr, kids)
+	if err != nil {
+		return nil, err
 	}
 	created := false
 	var nodeName string
@@ -165,6 +168,19 @@ func (s *Source) claim(ctx context.Context, info keygen.WorkerInfo, clock keygen
 		return nil, fmt.Errorf("%w: node %s is worker %d, above the %s layout's largest worker id %d (ids are never reused by ZooKeeper's sequence; see the package documentation)",
 			ErrWorkerOutOfRange, l.node, worker, info.Type, info.MaxWorker)
 	}
+	if created {
+		// A node made by hand may already name the sequence ZooKeeper
+		// just gave: list again, with the new node.
+		if kids, _, err = sess.conn.Children(foreverPath(s.name)); err != nil {
+			return nil, fail("list "+foreverPath(s.name), err)
+		}
+	}
+	if others := othersNaming(worker, nodeName, kids); len(others) > 0 {
+		if created {
+			_ = sess.conn.Delete(l.node, -1) // never used
+		}
+		return nil, &SharedIDError{Worker: worker, Node: l.node, Others: others}
+	}
 
 	data, stat, err := sess.conn.Get(l.node)
 	if err != nil {
@@ -172,7 +188,7 @@ func (s *Source) claim(ctx context.Context, info keygen.WorkerInfo, clock keygen
 	}
 	ep, err := decodeEndpoint(data)
 	if err != nil {
-		return nil, err
+		return nil, &NodeError{Node: l.node, Reason: err.Error()}
 	}
 	if !created {
 		// Leaf's check: the node's time must not be after the clock's.
@@ -183,7 +199,11 @@ func (s *Source) claim(ctx context.Context, info keygen.WorkerInfo, clock keygen
 		if err != nil {
 			return nil, fail("read "+holderPath(s.name, addr), err)
 		}
-		l.lastUsed = lastUsed(ep.Timestamp, recData, worker, stat.Version, v)
+		rec, present, err := decodeRecord(recData)
+		if err != nil {
+			return nil, &NodeError{Node: holderPath(s.name, addr), Reason: err.Error()}
+		}
+		l.lastUsed = lastUsed(ep.Timestamp, rec, present, worker, stat.Version, v)
 		if err := waitPast(ctx, clock, l.lastUsed); err != nil {
 			return nil, fmt.Errorf("zklease: wait for the last holder's keys (%v) to pass: %w", l.lastUsed, err)
 		}
@@ -191,6 +211,7 @@ func (s *Source) claim(ctx context.Context, info keygen.WorkerInfo, clock keygen
 	l.lastT = ep.Timestamp
 
 	// The first report: the timestamp, and the record of this holder.
+	sent := time.Now()
 	before := clock.Now().UnixNano()
 	t := max(ceilMs(before), l.lastT)
 	rec := record{Worker: worker, ValidityMs: v.Milliseconds(), ClosedVersion: -1, Holder: holderName()}
@@ -206,7 +227,7 @@ func (s *Source) claim(ctx context.Context, info keygen.WorkerInfo, clock keygen
 		return nil, fmt.Errorf("%w: the session ended while claiming", ErrUnreachable)
 	}
 	l.lastT, l.version = t, statVersion(res, 1)
-	l.valid.Store(before + int64(v))
+	l.setValid(before+int64(v), sent)
 	if err := l.writeCache(false); err != nil {
 		return nil, err
 	}
@@ -226,16 +247,53 @@ func (s *Source) claim(ctx context.Context, info keygen.WorkerInfo, clock keygen
 // holder: the node's timestamp when zklease's last holder closed cleanly
 // (its final report covered every key), else that timestamp plus how long
 // that holder's lease outlived a report; for a node without zklease's
-// record (Leaf's), plus Leaf's report interval and a second.
-func lastUsed(ts int64, recData []byte, worker int64, version int32, v time.Duration) time.Time {
-	var rec record
+// record of it (Leaf's), plus Leaf's report interval and a second.
+func lastUsed(ts int64, rec record, present bool, worker int64, version int32, v time.Duration) time.Time {
 	switch {
-	case decodeRecord(recData, &rec) && rec.Worker == worker && rec.ClosedVersion == version:
+	case present && rec.Worker == worker && rec.ClosedVersion == version:
 		return msTime(ts)
-	case decodeRecord(recData, &rec) && rec.Worker == worker && rec.ValidityMs > 0:
+	case present && rec.Worker == worker:
 		return msTime(ts + rec.ValidityMs)
 	}
 	return msTime(ts + max(v.Milliseconds(), leafSlackMs))
+}
+
+// nodesOf returns the forever nodes of addr among kids. A node Leaf reads
+// as addr's (or whose name starts with addr-) without ZooKeeper's exact
+// name is an error: which id the address has, and when it was last used,
+// is then not sure.
+func (s *Source) nodesOf(addr string, kids []string) ([]string, error) {
+	var mine []string
+	for _, k := range kids {
+		a, _, err := parseNode(k)
+		if err == nil {
+			if a == addr {
+				mine = append(mine, k)
+			}
+			continue
+		}
+		if la, _, _ := leafID(k); la == addr || strings.HasPrefix(k, addr+"-") {
+			return nil, &NodeError{Node: foreverPath(s.name) + "/" + k,
+				Reason: "a node of " + addr + " whose name does not end in ZooKeeper's 10-digit sequence"}
+		}
+	}
+	return mine, nil
+}
+
+// othersNaming returns the nodes among kids, other than node, that Leaf
+// reads as worker id w.
+func othersNaming(w int64, node string, kids []string) []string {
+	var out []string
+	for _, k := range kids {
+		if k == node {
+			continue
+		}
+		if _, id, readable := leafID(k); readable && id == w {
+			out = append(out, k)
+		}
+	}
+	slices.Sort(out)
+	return out
 }
 
 // waitPast sleeps on clock until it reads after t.
@@ -299,7 +357,9 @@ func lockNodes(kids []string) []string {
 	var out []string
 	for _, k := range kids {
 		if strings.HasPrefix(k, lockPrefix) {
-			if _, err := strconv.ParseUint(k[len(lockPrefix):], 10, 63); err == nil {
+			// ZooKeeper's 10 digits only: every process compares the
+			// same names the same way.
+			if seq := k[len(lockPrefix):]; len(seq) == seqDigits && strings.Trim(seq, "0123456789") == "" {
 				out = append(out, k)
 			}
 		}

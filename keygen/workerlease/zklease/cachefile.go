@@ -45,7 +45,8 @@ func (r cacheRecord) encode() []byte {
 // and '=' are fine in values, backslashes are not.
 func escapeProp(v string) string { return strings.ReplaceAll(v, `\`, `\\`) }
 
-// decodeCache reads the keys zklease writes; every one is required.
+// decodeCache reads the keys zklease writes; every one is required, the
+// timestamp and validity positive.
 func decodeCache(b []byte) (cacheRecord, error) {
 	kv := map[string]string{}
 	sc := bufio.NewScanner(bytes.NewReader(b))
@@ -76,6 +77,16 @@ func decodeCache(b []byte) (cacheRecord, error) {
 		err = fmt.Errorf("closed=%q is not a boolean", kv["closed"])
 	}
 	r.Closed = closed
+	switch {
+	case err != nil:
+	case r.Timestamp <= 0:
+		// Read as is, 0 would be an id never used.
+		err = fmt.Errorf("timestamp=%d is not a positive time", r.Timestamp)
+	case r.ValidityMs <= 0:
+		err = fmt.Errorf("validityMs=%d is not a positive duration", r.ValidityMs)
+	case r.Worker < 0:
+		err = fmt.Errorf("workerID=%d is negative", r.Worker)
+	}
 	return r, err
 }
 

@@ -49,10 +49,55 @@ var (
 	// ErrWorkerOutOfRange: the node's sequence is above the generator's
 	// largest worker id. The id is never truncated.
 	ErrWorkerOutOfRange = errors.New("zklease: worker id out of range")
-	// ErrCacheFile: the cache file is missing, unreadable or does not
-	// belong to this Name and ip:port.
+	// ErrCacheFile: the cache file is missing, unreadable, has no
+	// positive timestamp or validity, or does not belong to this Name and
+	// ip:port.
 	ErrCacheFile = errors.New("zklease: cache file unusable")
+	// ErrUnreadableNode: a node the claim must read is not in the form
+	// Leaf and zklease write it: a forever node's data without ip, port or
+	// a positive timestamp; a forever node of this ip:port whose name does
+	// not end in ZooKeeper's 10-digit sequence; zklease's holder record
+	// with a field missing. Such a node says nothing sure about when its
+	// id was last used, so the claim is refused rather than read it as an
+	// id never used. The error is a *NodeError.
+	ErrUnreadableNode = errors.New("zklease: node not in Leaf's or zklease's form")
+	// ErrSharedID: another node under forever names the worker id this
+	// ip:port would get (a node made by hand with a copied sequence), so
+	// two addresses would hold one id. The error is a *SharedIDError.
+	ErrSharedID = errors.New("zklease: worker id named by another node")
 )
+
+// NodeError is the error for a node zklease cannot read safely
+// (ErrUnreadableNode).
+type NodeError struct {
+	Node   string // the node's path
+	Reason string // what is wrong with it
+}
+
+// Error names the node and what is wrong.
+func (e *NodeError) Error() string {
+	return fmt.Sprintf("zklease: %s: %s; refusing the worker id rather than guess when it was last used", e.Node, e.Reason)
+}
+
+// Unwrap makes errors.Is(err, ErrUnreadableNode) hold.
+func (e *NodeError) Unwrap() error { return ErrUnreadableNode }
+
+// SharedIDError is the error when other nodes under forever name the
+// worker id of the claimed node (ErrSharedID).
+type SharedIDError struct {
+	Worker int64    // the worker id
+	Node   string   // the claimed node's path
+	Others []string // the names of the other nodes that Leaf reads as that id
+}
+
+// Error names the id and the nodes.
+func (e *SharedIDError) Error() string {
+	return fmt.Sprintf("zklease: worker %d of %s is also the id Leaf reads from %s beside it; refusing it: two addresses would hold one id (delete the node that is not in use)",
+		e.Worker, e.Node, strings.Join(e.Others, ", "))
+}
+
+// Unwrap makes errors.Is(err, ErrSharedID) hold.
+func (e *SharedIDError) Unwrap() error { return ErrSharedID }
 
 // ClockBehindError is Acquire's error when the clock is behind the last
 // timestamp recorded for the worker id.

@@ -26,11 +26,14 @@
 // timestamp being the holder's clock in Unix milliseconds, rewritten every
 // ReportInterval (Leaf: 3 s). A start whose clock reads before the node's
 // timestamp is refused with a *ClockBehindError (ErrClockBehind), as Leaf
-// refuses it. zklease writes nothing else under forever, and never a name
-// Leaf cannot read: New refuses an ip or port containing '-' (Leaf splits
-// node names at '-'). Leaf processes and zklease processes of one Name
-// therefore get distinct ids from ZooKeeper's sequence, whoever came first,
-// and a Go process given a Leaf node's ip:port takes over that node's id.
+// refuses it. Where Leaf reads a missing timestamp as 0, an id never used,
+// zklease refuses data without ip, port and a positive timestamp (null,
+// {}, a hand edit) with a *NodeError (ErrUnreadableNode). zklease writes
+// nothing else under forever, and never a name Leaf cannot read: New
+// refuses an ip or port containing '-' (Leaf splits node names at '-').
+// Leaf processes and zklease processes of one Name therefore get distinct
+// ids from ZooKeeper's sequence, whoever came first, and a Go process
+// given a Leaf node's ip:port takes over that node's id.
 //
 // # Promise
 //
@@ -39,7 +42,15 @@
 // the previous one may have used:
 //
 //   - An id belongs to the address in its node's name; ZooKeeper's sequence
-//     never repeats, so two addresses never get the same id.
+//     never repeats, so two addresses never get the same id from it. A
+//     node made by hand can still name an id another node has (Leaf reads
+//     "ip:port-5", "ip:port-+5" or other scripts' digits as 5, as its
+//     Integer.parseInt does): a claim is refused with a *SharedIDError
+//     (ErrSharedID) while another node under forever names the claimed
+//     id, read as Leaf reads it, and a node just created for it is removed
+//     again. zklease claims only names ending in ZooKeeper's exact 10-digit
+//     sequence; a node of its ip:port named otherwise refuses the claim
+//     (ErrUnreadableNode).
 //   - Two processes with the same address are fenced by a lock Leaf does
 //     not have: an ephemeral sequential node
 //     /snowflake/{Name}/shardkey/{ip}:{port}/lock-NNNNNNNNNN, the lowest
@@ -50,9 +61,14 @@
 //     exists and writes the timestamp; after it succeeds the lease is valid,
 //     on the generator's clock, until the reading taken before sending it
 //     plus 3/4 of the session timeout the server granted (read from the
-//     server's connect response, not the one asked for). The server
-//     expires the session, and so frees the lock, no earlier than the full
-//     timeout after it received that report, so the holder stops issuing
+//     server's connect response, not the one asked for). The same validity
+//     also ends on Go's monotonic clock, so a generator's clock that steps
+//     back (an injected one may) cannot stretch it: ValidUntil then reads
+//     math.MinInt64 until a report succeeds. Each report sets the validity
+//     from its own reading, lower than the last after a step back; the
+//     node's timestamp never moves back. The server expires the session,
+//     and so frees the lock, no earlier than the full timeout after it
+//     received that report, so the holder stops issuing
 //     (keygen.ErrLeaseLost) before anyone else can take the id. A network
 //     cut or a server outage shorter than that changes nothing; a longer
 //     one stops the generator until the session is back (the generator
@@ -65,7 +81,9 @@
 //     end (crash, lost session) the next holder's LastUsed is the node's
 //     timestamp plus the previous lease's validity, and for a node Leaf
 //     wrote, plus Leaf's report interval and a second. Acquire waits for
-//     that time to pass before returning.
+//     that time to pass before returning. A record that zklease did not
+//     write (null, {}, a field missing) refuses the claim
+//     (ErrUnreadableNode) rather than read zeros as a clean release.
 //   - A worker id above keygen.WorkerInfo.MaxWorker is an error
 //     (ErrWorkerOutOfRange), never truncated; a node created for it is
 //     removed again.
@@ -94,8 +112,10 @@
 // process is gone for good, delete its node and create, as a persistent
 // non-sequential node, {newip}:{port}-{the same 10 digits} with the old
 // node's data; the new address then gets that id (its timestamp still
-// guards against a clock behind). Deleting a node alone frees nothing:
-// ZooKeeper's sequence does not go back.
+// guards against a clock behind). While both nodes exist, claims of the
+// id are refused (ErrSharedID) and List shows both with that error.
+// Deleting a node alone frees nothing: ZooKeeper's sequence does not go
+// back.
 //
 // # Leaf's local fallback
 //
@@ -105,7 +125,8 @@
 // own path), atomically (a synced temporary file renamed over it). When
 // ZooKeeper cannot be reached within ConnectTimeout, Acquire uses the
 // file's id, as Leaf does, refusing a clock behind the file's timestamp and
-// starting after its last use. The risk, which is why it is opt-in: that
+// starting after its last use (a file without a positive timestamp is
+// refused, ErrCacheFile). The risk, which is why it is opt-in: that
 // lease holds no lock and never expires. It still guarantees that no other
 // address gets the id (ids are never reclaimed) and that keys start after
 // the recorded ones; it cannot stop a second process with the same

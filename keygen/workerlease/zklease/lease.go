@@ -29,8 +29,20 @@ type lease struct {
 	validity time.Duration // how long past a report's send the lease lasts
 	interval time.Duration // report interval
 
-	valid    atomic.Int64 // ValidUntil; math.MinInt64 once lost or closed
-	lost     atomic.Bool
+	valid atomic.Int64 // ValidUntil; math.MinInt64 when not valid
+	lost  atomic.Bool
+
+	// The validity also ends on Go's monotonic clock: base is a reading
+	// taken when the claim began, realEnd the end of the latest report's
+	// validity as time since base, and expiry fires there. The
+	// generator's clock may step back (an injected one); its readings
+	// alone would then stretch the validity by the step, past the
+	// session's expiry on the server. mu orders the changes of valid.
+	base     time.Time
+	mu       sync.Mutex
+	ended    bool // lost or closed: no report makes the lease valid again
+	realEnd  time.Duration
+	expiry   *time.Timer
 	renewals atomic.Uint64
 	failures atomic.Uint64
 	track    atomic.Pointer[func() time.Time]
@@ -87,12 +99,88 @@ func (l *lease) trackedMs() int64 {
 // expire ends the lease for good: its session is gone, and with it the
 // lock another process may now take.
 func (l *lease) expire() {
-	if l.lost.Swap(true) {
+	if l.lose() {
+		l.logger.Error("zklease: ZooKeeper session expired; worker id lease lost", "name", l.src.name,
+			"addr", l.src.Addr(), "worker", l.worker)
+	}
+}
+
+// lose ends the lease for good; it reports whether it was not lost yet.
+func (l *lease) lose() bool {
+	first := !l.lost.Swap(true)
+	l.end()
+	return first
+}
+
+// end makes the lease invalid for good (lost or closed).
+func (l *lease) end() {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.ended = true
+	l.valid.Store(math.MinInt64)
+	if l.expiry != nil {
+		l.expiry.Stop()
+	}
+}
+
+// setValid renews the validity after a successful report: until on the
+// generator's clock, and the validity past sent (a monotonic reading
+// taken before the report was sent) on Go's monotonic clock. until is
+// the report's own end, lower than the last one when the clock stepped
+// back: the session's expiry runs from this report, not from the clock's
+// earlier readings. The node's timestamp never moves back, so keys issued
+// under an earlier, later end stay covered for the next holder.
+func (l *lease) setValid(until int64, sent time.Time) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.ended {
 		return
 	}
-	l.valid.Store(math.MinInt64)
-	l.logger.Error("zklease: ZooKeeper session expired; worker id lease lost", "name", l.src.name,
-		"addr", l.src.Addr(), "worker", l.worker)
+	l.realEnd = sent.Sub(l.base) + l.validity
+	left := l.realEnd - time.Since(l.base)
+	if left <= 0 {
+		// The report took longer than the validity: nothing to renew.
+		l.valid.Store(math.MinInt64)
+		return
+	}
+	l.valid.Store(until)
+	if l.expiry == nil {
+		l.expiry = time.AfterFunc(left, l.expireValidity)
+	} else {
+		l.expiry.Reset(left)
+	}
+}
+
+// expireValidity ends the validity once its end has passed on the
+// monotonic clock, whatever the generator's clock reads; a later
+// successful report renews it.
+func (l *lease) expireValidity() {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.ended || time.Since(l.base) < l.realEnd {
+		return // ended, or renewed meanwhile
+	}
+	cur := l.valid.Swap(math.MinInt64)
+	if cur == math.MinInt64 {
+		return
+	}
+	if now := l.clock.Now().UnixNano(); now < cur {
+		l.logger.Warn("zklease: no report succeeded within the validity; keys stop until one does (the generator's clock reads before the validity's end: stepped back?)",
+			"name", l.src.name, "worker", l.worker, "clock_behind", time.Duration(cur-now))
+		return
+	}
+	l.logger.Warn("zklease: no report succeeded within the validity; keys stop until one does", "name", l.src.name, "worker", l.worker)
+}
+
+// validFor is how long the validity lasts on the monotonic clock; 0 or
+// less when it has ended.
+func (l *lease) validFor() time.Duration {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.ended {
+		return 0
+	}
+	return l.realEnd - time.Since(l.base)
 }
 
 // run reports every interval until stopped or lost.
@@ -121,6 +209,7 @@ func (l *lease) report() bool {
 	if l.lost.Load() {
 		return false
 	}
+	sent := time.Now()
 	before := l.clock.Now().UnixNano()
 	t := max(ceilMs(before), l.trackedMs(), l.lastT)
 	if !l.sess.alive() {
@@ -140,10 +229,9 @@ func (l *lease) report() bool {
 	case errors.Is(err, zk.ErrNoNode):
 		// The lock (its session expired) or the node (an operator
 		// removed it) is gone.
-		if l.lost.Swap(true) {
+		if !l.lose() {
 			return false
 		}
-		l.valid.Store(math.MinInt64)
 		l.logger.Error("zklease: lock or node gone; worker id lease lost", "name", l.src.name, "addr", l.src.Addr(),
 			"worker", l.worker, "node", l.node, "err", err)
 		return false
@@ -151,7 +239,7 @@ func (l *lease) report() bool {
 		l.failures.Add(1)
 		l.failing++
 		l.logger.Warn("zklease: report failed; retrying", "name", l.src.name, "worker", l.worker,
-			"consecutive_failures", l.failing, "valid_for", time.Duration(l.valid.Load()-l.clock.Now().UnixNano()), "err", err)
+			"consecutive_failures", l.failing, "valid_for", max(l.validFor(), 0), "err", err)
 		return true
 	}
 	l.renewals.Add(1)
@@ -160,13 +248,7 @@ func (l *lease) report() bool {
 		l.logger.Info("zklease: report succeeded again", "name", l.src.name, "worker", l.worker, "after_failures", l.failing)
 		l.failing = 0
 	}
-	until := before + int64(l.validity)
-	for {
-		cur := l.valid.Load()
-		if until <= cur || cur == math.MinInt64 || l.valid.CompareAndSwap(cur, until) {
-			break
-		}
-	}
+	l.setValid(before+int64(l.validity), sent)
 	if err := l.writeCache(false); err != nil {
 		l.logger.Warn("zklease: cache file not updated", "file", l.src.cacheFile, "err", err)
 	}
@@ -190,7 +272,7 @@ func (l *lease) stopReports() {
 func (l *lease) Close() error {
 	l.close.Do(func() {
 		l.stopReports()
-		l.valid.Store(math.MinInt64)
+		l.end()
 		defer l.src.released()
 		defer l.sess.conn.Close()
 		if l.lost.Load() || !l.sess.alive() {

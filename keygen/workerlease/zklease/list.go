@@ -12,8 +12,9 @@ import (
 
 // Worker is one node under /snowflake/{Name}/forever, as List reports it.
 type Worker struct {
-	// ID is the worker id, the node's sequence; -1 for a node whose name
-	// Leaf cannot read (Err says why).
+	// ID is the worker id, the node's sequence; for a name not ending in
+	// ZooKeeper's 10-digit sequence, the id Leaf reads from it (with Err
+	// set), or -1 when Leaf cannot read one.
 	ID int64
 	// Addr is the ip:port of the node's name.
 	Addr string
@@ -33,7 +34,10 @@ type Worker struct {
 	// Leaf says the node has no zklease record: Leaf made it, or no
 	// zklease process has completed a claim of it.
 	Leaf bool
-	// Err is what made the node unreadable, nil when it is readable.
+	// Err is what makes the node unusable to zklease, nil when it is
+	// fine: a *NodeError (ErrUnreadableNode: its name, data or zklease's
+	// record of it), or a *SharedIDError (ErrSharedID: other nodes name
+	// the same id).
 	Err error
 }
 
@@ -106,15 +110,22 @@ func (s *Source) list(conn *zk.Conn) ([]Worker, error) {
 	}
 	out := make([]Worker, 0, len(kids))
 	for _, k := range kids {
+		node := foreverPath(s.name) + "/" + k
 		w := Worker{ID: -1, Node: k}
 		addr, id, perr := parseNode(k)
 		if perr != nil {
-			w.Err = perr
+			// Show the id Leaf reads from it, if any: it may be one
+			// another node has.
+			la, lid, readable := leafID(k)
+			w.Addr, w.Err = la, &NodeError{Node: node, Reason: "a name not ending in ZooKeeper's 10-digit sequence (zklease refuses to claim it)"}
+			if readable {
+				w.ID = lid
+			}
 			out = append(out, w)
 			continue
 		}
 		w.ID, w.Addr = id, addr
-		data, stat, err := conn.Get(foreverPath(s.name) + "/" + k)
+		data, stat, err := conn.Get(node)
 		if errors.Is(err, zk.ErrNoNode) {
 			continue // removed meanwhile
 		}
@@ -122,18 +133,22 @@ func (s *Source) list(conn *zk.Conn) ([]Worker, error) {
 			return nil, err
 		}
 		if ep, derr := decodeEndpoint(data); derr != nil {
-			w.Err = derr
+			w.Err = &NodeError{Node: node, Reason: derr.Error()}
 		} else {
 			w.Timestamp = msTime(ep.Timestamp)
 		}
 		recData, _, err := conn.Get(holderPath(s.name, addr))
-		var rec record
-		switch {
-		case errors.Is(err, zk.ErrNoNode):
-			w.Leaf = true
-		case err != nil:
+		if err != nil && !errors.Is(err, zk.ErrNoNode) {
 			return nil, err
-		case !decodeRecord(recData, &rec) || rec.Worker != id:
+		}
+		rec, present, rerr := decodeRecord(recData)
+		switch {
+		case rerr != nil:
+			w.Leaf = true
+			if w.Err == nil {
+				w.Err = &NodeError{Node: holderPath(s.name, addr), Reason: rerr.Error()}
+			}
+		case !present || rec.Worker != id:
 			w.Leaf = true
 		default:
 			w.Closed = rec.ClosedVersion == stat.Version
@@ -149,6 +164,15 @@ func (s *Source) list(conn *zk.Conn) ([]Worker, error) {
 			}
 		}
 		out = append(out, w)
+	}
+	// Ids that several nodes name (made by hand): each such node says so.
+	for i := range out {
+		if out[i].ID < 0 || out[i].Err != nil {
+			continue
+		}
+		if others := othersNaming(out[i].ID, out[i].Node, kids); len(others) > 0 {
+			out[i].Err = &SharedIDError{Worker: out[i].ID, Node: foreverPath(s.name) + "/" + out[i].Node, Others: others}
+		}
 	}
 	slices.SortStableFunc(out, func(a, b Worker) int {
 		switch {
