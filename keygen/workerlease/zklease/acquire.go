@@ -227,7 +227,8 @@ func (s *Source) claim(ctx context.Context, info keygen.WorkerInfo, clock keygen
 		return nil, fmt.Errorf("%w: the session ended while claiming", ErrUnreachable)
 	}
 	l.lastT, l.version = t, statVersion(res, 1)
-	l.setValid(before+int64(v), sent)
+	first := l.currentValidity() // a reconnect while claiming may have granted less
+	l.setValid(before+int64(first), sent, first)
 	if err := l.writeCache(false); err != nil {
 		return nil, err
 	}

@@ -61,7 +61,9 @@
 //     exists and writes the timestamp; after it succeeds the lease is valid,
 //     on the generator's clock, until the reading taken before sending it
 //     plus 3/4 of the session timeout the server granted (read from the
-//     server's connect response, not the one asked for). The same validity
+//     server's connect responses, not the one asked for; the smallest
+//     granted, since a reconnect to a server with a lower
+//     maxSessionTimeout renegotiates the session's down). The same validity
 //     also ends on Go's monotonic clock, so a generator's clock that steps
 //     back (an injected one may) cannot stretch it: ValidUntil then reads
 //     math.MinInt64 until a report succeeds. Each report sets the validity

@@ -163,6 +163,7 @@ type privateZK struct {
 	addr    string
 	port    int
 	dataDir string
+	tick    string // ms; sessions may last 2 to 20 ticks
 	mu      sync.Mutex
 	cmd     *exec.Cmd
 }
@@ -195,7 +196,7 @@ func startPrivateZK(t *testing.T) *privateZK {
 	}
 	port := ln.Addr().(*net.TCPAddr).Port
 	ln.Close()
-	z := &privateZK{t: t, addr: "127.0.0.1:" + strconv.Itoa(port), port: port, dataDir: t.TempDir()}
+	z := &privateZK{t: t, addr: "127.0.0.1:" + strconv.Itoa(port), port: port, dataDir: t.TempDir(), tick: "500"}
 	z.java(java)
 	t.Cleanup(z.stop)
 	t.Cleanup(func() {
@@ -218,7 +219,7 @@ func (z *privateZK) java(java string) {
 	}
 	cmd := exec.Command(java, "-Xmx128m", "-cp", zkConfDir+":"+zkJar,
 		"-Dzookeeper.admin.enableServer=false",
-		"org.apache.zookeeper.server.ZooKeeperServerMain", strconv.Itoa(z.port), z.dataDir, "500", "0")
+		"org.apache.zookeeper.server.ZooKeeperServerMain", strconv.Itoa(z.port), z.dataDir, z.tick, "0")
 	cmd.Stdout, cmd.Stderr = log, log
 	if err := cmd.Start(); err != nil {
 		log.Close()
@@ -266,4 +267,12 @@ func (z *privateZK) restart() {
 	z.t.Helper()
 	java, _ := exec.LookPath("java")
 	z.java(java)
+}
+
+// restartWithTick starts the server again with another tick (so other
+// session timeout bounds) on the same port and data.
+func (z *privateZK) restartWithTick(ms int) {
+	z.t.Helper()
+	z.tick = strconv.Itoa(ms)
+	z.restart()
 }

@@ -26,8 +26,8 @@ type lease struct {
 	node     string // the forever node's path
 	lockPath string
 	lastUsed time.Time
-	validity time.Duration // how long past a report's send the lease lasts
-	interval time.Duration // report interval
+	validity time.Duration // how long past a report's send the lease lasts, as granted at the claim
+	interval time.Duration // report interval; the report goroutine's once it runs
 
 	valid atomic.Int64 // ValidUntil; math.MinInt64 when not valid
 	lost  atomic.Bool
@@ -124,19 +124,19 @@ func (l *lease) end() {
 }
 
 // setValid renews the validity after a successful report: until on the
-// generator's clock, and the validity past sent (a monotonic reading
+// generator's clock, and v past sent (a monotonic reading
 // taken before the report was sent) on Go's monotonic clock. until is
 // the report's own end, lower than the last one when the clock stepped
 // back: the session's expiry runs from this report, not from the clock's
 // earlier readings. The node's timestamp never moves back, so keys issued
 // under an earlier, later end stay covered for the next holder.
-func (l *lease) setValid(until int64, sent time.Time) {
+func (l *lease) setValid(until int64, sent time.Time, v time.Duration) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	if l.ended {
 		return
 	}
-	l.realEnd = sent.Sub(l.base) + l.validity
+	l.realEnd = sent.Sub(l.base) + v
 	left := l.realEnd - time.Since(l.base)
 	if left <= 0 {
 		// The report took longer than the validity: nothing to renew.
@@ -198,6 +198,10 @@ func (l *lease) run() {
 			l.sess.conn.Close() // a lost session's successor holds nothing
 			return
 		}
+		if iv := l.src.interval(l.currentValidity()); iv < l.interval {
+			l.interval = iv
+			t.Reset(iv)
+		}
 	}
 }
 
@@ -248,11 +252,25 @@ func (l *lease) report() bool {
 		l.logger.Info("zklease: report succeeded again", "name", l.src.name, "worker", l.worker, "after_failures", l.failing)
 		l.failing = 0
 	}
-	l.setValid(before+int64(l.validity), sent)
+	v := l.currentValidity()
+	l.setValid(before+int64(v), sent, v)
 	if err := l.writeCache(false); err != nil {
 		l.logger.Warn("zklease: cache file not updated", "file", l.src.cacheFile, "err", err)
 	}
 	return true
+}
+
+// currentValidity is the validity a report gives: 3/4 of the smallest
+// session timeout a server granted this connection. A reconnect to a
+// server whose maxSessionTimeout is lower (a restart with a new
+// configuration, another member of the ensemble) renegotiates the
+// session's timeout down, and the server then expires it sooner. The
+// record keeps the claim's validity, the larger, for the next holder.
+func (l *lease) currentValidity() time.Duration {
+	if g := validity(l.sess.timeout()); g > 0 && g < l.validity {
+		return g
+	}
+	return l.validity
 }
 
 // stopReports ends the report goroutine and waits for it.

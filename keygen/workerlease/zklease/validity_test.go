@@ -89,3 +89,32 @@ func TestValidityEndsOnTheMonotonicClockAndALaterReportRenewsIt(t *testing.T) {
 		t.Fatalf("no report failed during the cut")
 	}
 }
+
+// TestValidityFollowsASessionTimeoutRenegotiatedDown: a server restarted
+// with a smaller largest session timeout (a tick of 200 ms: at most 4s)
+// renegotiates the session's timeout down when the client reconnects, and
+// expires it that much sooner; the reports after that give 3/4 of the new
+// timeout, not of the one granted at the claim.
+func TestValidityFollowsASessionTimeoutRenegotiatedDown(t *testing.T) {
+	z := startPrivateZK(t)
+	name := uniqueName(t, z.addr)
+	clock := keygentest.NewClock(time.Now()) // standing still: ValidUntil-now is the validity
+	src := newSource(t, zklease.Config{Servers: []string{z.addr}, Name: name, Addr: "10.28.0.1:1",
+		SessionTimeout: 10 * time.Second, ReportInterval: 100 * time.Millisecond})
+	l, err := src.Acquire(context.Background(), keygen.WorkerInfo{Type: "LEAF_SNOWFLAKE", MaxWorker: leafMax, Clock: clock})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	if left := time.Duration(l.ValidUntil() - clock.Now().UnixNano()); left != 7500*time.Millisecond {
+		t.Fatalf("validity at the claim %v, want 7.5s (10s granted)", left)
+	}
+	z.stop()
+	z.restartWithTick(200)
+	stats := l.(keygen.LeaseStats)
+	renewed := stats.Renewals()
+	waitUntil(t, 8*time.Second, "two reports after the restart", func() bool { return stats.Renewals() >= renewed+2 })
+	if left := time.Duration(l.ValidUntil() - clock.Now().UnixNano()); left > 3*time.Second {
+		t.Fatalf("validity after the session timeout was renegotiated to at most 4s: %v, want at most 3s", left)
+	}
+}
