@@ -150,9 +150,8 @@ func (g *leafSnowflake) tryReserve(ctx context.Context, n int64, once bool) (fir
 		// the reading is then at or past the state's tick, whoever moved it.
 		old := g.state.last.Load()
 		now := g.now()
-		if g.lease != nil && now >= g.lease.ValidUntil() {
-			g.state.leaseRefusals.Add(1)
-			return 0, 0, false, fmt.Errorf("%w: %s worker %d", ErrLeaseLost, g.typ, g.fixed>>g.layout.workerShift()&mask(g.layout.WorkerBits))
+		if err := g.leaseLost(now); err != nil {
+			return 0, 0, false, err
 		}
 		t, oldT := g.tick(now), old>>g.timeShift
 		if now < g.epochNs || t > g.maxTick {
@@ -181,6 +180,11 @@ func (g *leafSnowflake) tryReserve(ctx context.Context, n int64, once bool) (fir
 			}
 			waited = true
 			continue
+		}
+		if ok {
+			if err := g.leaseLost(now); err != nil { // as snowflake's tryReserveAt
+				return 0, 0, false, err
+			}
 		}
 		if ok || once {
 			return first, last, ok, nil

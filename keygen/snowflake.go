@@ -493,9 +493,8 @@ func (g *snowflake) tryReserveAt(ctx context.Context, n int64, once bool, old, n
 	// never negative, so -1 is no state.
 	full := int64(-1)
 	for ; ; now = g.now() {
-		if g.lease != nil && now >= g.lease.ValidUntil() {
-			g.state.leaseRefusals.Add(1)
-			return 0, 0, false, fmt.Errorf("%w: %s worker %d", ErrLeaseLost, g.typ, g.fixed>>g.layout.workerShift()&mask(g.layout.WorkerBits))
+		if err := g.leaseLost(now); err != nil {
+			return 0, 0, false, err
 		}
 		t := g.tick(now)
 		if now < g.epochNs || t > g.maxTick {
@@ -565,6 +564,9 @@ func (g *snowflake) tryReserveAt(ctx context.Context, n int64, once bool, old, n
 				ok = g.state.last.CompareAndSwap(old, last)
 			}
 			if ok {
+				if err := g.leaseLost(now); err != nil {
+					return 0, 0, false, err
+				}
 				return first, last, true, nil
 			}
 			if once {
@@ -574,6 +576,19 @@ func (g *snowflake) tryReserveAt(ctx context.Context, n int64, once bool, old, n
 		}
 	readClock:
 	}
+}
+
+// leaseLost is ErrLeaseLost when the generator's lease is not valid at
+// now. It is checked before a reservation and again after it: a Close (or
+// a loss) ordered before the reservation is seen by the second check, and
+// one ordered after it reads the reservation in the state it records as
+// the worker id's last use (Track), so no key escapes that record.
+func (g *snowflake) leaseLost(now int64) error {
+	if g.lease == nil || now < g.lease.ValidUntil() {
+		return nil
+	}
+	g.state.leaseRefusals.Add(1)
+	return fmt.Errorf("%w: %s worker %d", ErrLeaseLost, g.typ, g.fixed>>g.layout.workerShift()&mask(g.layout.WorkerBits))
 }
 
 // startTick moves the state from old to a new tick (or, for a lease's
