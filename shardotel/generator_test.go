@@ -198,3 +198,31 @@ func (l *fixedLease) LastUsed() time.Time                                       
 func (l *fixedLease) ValidUntil() int64                                                { return l.validUntil }
 func (l *fixedLease) Track(func() time.Time)                                           {}
 func (l *fixedLease) Close() error                                                     { return nil }
+
+// TestTwoGeneratorsAreReportedApart: generators registered on one meter
+// provider with attributes that tell them apart each have their own
+// series; unregistering one leaves the other.
+func TestTwoGeneratorsAreReportedApart(t *testing.T) {
+	te := newTelemetry(t, nil)
+	orders, users := &fakeGenerator{}, &fakeGenerator{}
+	orders.stats.Store(&keygen.Stats{Issued: 10})
+	users.stats.Store(&keygen.Stats{Issued: 20})
+	name := attribute.Key("shardkey.keygen.name")
+	ro, err := shardotel.RegisterGenerator(orders, shardotel.WithMeterProvider(te.mp), shardotel.WithAttributes(name.String("orders")))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ru, err := shardotel.RegisterGenerator(users, shardotel.WithMeterProvider(te.mp), shardotel.WithAttributes(name.String("users")))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ru.Unregister()
+	at := func(n string) string { return kvs(shardotel.KeygenTypeKey.String("SNOWFLAKE"), name.String(n)) }
+	if got := sum(t, te.collect(t), "shardkey.keygen.keys.issued"); got[at("orders")] != 10 || got[at("users")] != 20 || len(got) != 2 {
+		t.Errorf("issued %v, want 10 for orders and 20 for users", got)
+	}
+	ro.Unregister()
+	if got := sum(t, te.collect(t), "shardkey.keygen.keys.issued"); got[at("users")] != 20 || len(got) != 1 {
+		t.Errorf("after unregistering orders: issued %v, want users' 20 alone", got)
+	}
+}
