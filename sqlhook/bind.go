@@ -52,10 +52,12 @@ func (h *hook) bindDDL(ctx context.Context, p *ir.Plan, args []driver.NamedValue
 	if err != nil {
 		return nil, err
 	}
-	out := newRouted(len(ts))
+	out := h.newRouted(len(ts))
 	for _, t := range ts {
-		r := p.RenderFor(h.Dialect, ir.RenderSpec{Phys: []string{t.Table}})
+		phys := []string{t.Table}
+		r := p.RenderFor(h.Dialect, ir.RenderSpec{Phys: phys})
 		out.units = append(out.units, unit{ds: t.DataSource, sql: r.SQL, args: h.args(r, args, nil, nil)})
+		out.notePhysical(phys)
 	}
 	return out, nil
 }
@@ -182,7 +184,7 @@ func (h *hook) bindWhere(ctx context.Context, p *ir.Plan, args []driver.NamedVal
 			return nil, fmt.Errorf("%w: %s across %d targets", ErrUnsupported, p.WriteMulti, len(targets))
 		}
 	}
-	out := newRouted(len(targets))
+	out := h.newRouted(len(targets))
 	mergeTail := p.Kind == ir.KindSelect && len(targets) > 1
 	var limit any
 	if mergeTail {
@@ -213,14 +215,9 @@ func (h *hook) bindWhere(ctx context.Context, p *ir.Plan, args []driver.NamedVal
 		}
 		r := p.RenderFor(h.Dialect, ir.RenderSpec{Phys: phys, MergeTail: mergeTail})
 		out.units = append(out.units, unit{ds: t.DataSource, sql: r.SQL, args: h.args(r, args, nil, limit)})
+		out.notePhysical(phys)
 	}
 	return out, nil
-}
-
-// newRouted starts a routed statement of n units whose query results, if
-// several, are concatenated.
-func newRouted(n int) *routed {
-	return &routed{units: make([]unit, 0, n), merge: mergeSpec{limit: -1}}
 }
 
 func containsTarget(ts []shardconf.Target, t shardconf.Target) bool {
@@ -253,11 +250,12 @@ func (h *hook) bindBroadcast(p *ir.Plan, args []driver.NamedValue) (*routed, err
 	for i, t := range p.Tables {
 		phys[i] = t.Logic
 	}
-	out := newRouted(len(ts))
+	out := h.newRouted(len(ts))
 	out.copies = p.Kind != ir.KindSelect
 	for _, t := range ts {
 		r := p.RenderFor(h.Dialect, ir.RenderSpec{Phys: phys})
 		out.units = append(out.units, unit{ds: t.DataSource, sql: r.SQL, args: h.args(r, args, nil, nil)})
+		out.notePhysical(phys)
 	}
 	return out, nil
 }
@@ -493,7 +491,7 @@ func (h *hook) bindInsert(ctx context.Context, p *ir.Plan, args []driver.NamedVa
 			callerArgs[param].Value = keys[r]
 		}
 	}
-	out := newRouted(len(targets))
+	out := h.newRouted(len(targets))
 	out.copies = table.Broadcast
 	for g, t := range targets {
 		phys := make([]string, len(p.Tables))
@@ -507,6 +505,7 @@ func (h *hook) bindInsert(ctx context.Context, p *ir.Plan, args []driver.NamedVa
 		}
 		r := p.RenderFor(h.Dialect, ir.RenderSpec{Phys: phys, Rows: rows, AddKey: addKey})
 		out.units = append(out.units, unit{ds: t.DataSource, sql: r.SQL, args: h.args(r, callerArgs, keys, nil)})
+		out.notePhysical(phys)
 	}
 	return out, nil
 }

@@ -58,9 +58,9 @@ func (c *conn) PrepareContext(ctx context.Context, query string) (driver.Stmt, e
 	if c.cn.h == nil {
 		return s, nil
 	}
-	p, err := c.cn.h.plan(query)
+	p, err := c.cn.h.plan(ctx, query)
 	if err != nil {
-		return nil, &StatementError{SQL: query, Err: err}
+		return nil, c.cn.refuse(ctx, &StatementError{SQL: query, Err: err})
 	}
 	if !p.Passthrough {
 		return s, nil
@@ -184,7 +184,7 @@ func (c *conn) eachConn(f func(driver.Conn) bool) {
 func (c *conn) exec(ctx context.Context, query string, args []driver.NamedValue) (driver.Result, error) {
 	r, err := c.cn.route(ctx, query, args)
 	if err != nil {
-		return nil, err
+		return nil, c.cn.refuse(ctx, err)
 	}
 	return c.execRouted(ctx, query, r, nil)
 }
@@ -192,7 +192,7 @@ func (c *conn) exec(ctx context.Context, query string, args []driver.NamedValue)
 func (c *conn) query(ctx context.Context, query string, args []driver.NamedValue) (driver.Rows, error) {
 	r, err := c.cn.route(ctx, query, args)
 	if err != nil {
-		return nil, err
+		return nil, c.cn.refuse(ctx, err)
 	}
 	return c.queryRouted(ctx, query, r, nil)
 }
@@ -394,9 +394,18 @@ func namedToValues(args []driver.NamedValue) ([]driver.Value, error) {
 
 // prepareUnits does everything that can fail before a unit runs, so that
 // a refused statement sends nothing: it checks the data sources, admits
-// the statement to the transaction, opens the conns and begins the
-// transaction on each.
+// the statement to the transaction (admitUnits), opens the conns and
+// begins the transaction on each (openUnits).
 func (c *conn) prepareUnits(ctx context.Context, query string, units []unit) error {
+	if err := c.admitUnits(query, units); err != nil {
+		return err
+	}
+	return c.openUnits(ctx, units)
+}
+
+// admitUnits is the part of prepareUnits that refuses a statement: it
+// sends nothing.
+func (c *conn) admitUnits(query string, units []unit) error {
 	if len(units) == 0 {
 		return &StatementError{SQL: query, Err: errors.New("sqlhook: the statement was routed to no data source")}
 	}
@@ -406,10 +415,14 @@ func (c *conn) prepareUnits(ctx context.Context, query string, units []unit) err
 		}
 	}
 	if c.tx != nil {
-		if err := c.tx.admit(query, units); err != nil {
-			return err
-		}
+		return c.tx.admit(query, units)
 	}
+	return nil
+}
+
+// openUnits is the part of prepareUnits that connects and begins: it
+// fails as the databases do.
+func (c *conn) openUnits(ctx context.Context, units []unit) error {
 	for i, u := range units {
 		if i > 0 && u.ds == units[i-1].ds {
 			continue
@@ -452,14 +465,29 @@ func (c *conn) execRouted(ctx context.Context, query string, r *routed, s *stmt)
 		}
 		return res.(driver.Result), nil
 	}
+	so := c.cn.observeStatement(r)
+	res, err := c.execUnits(ctx, query, r, s, so)
+	so.end(err, 0, false)
+	return res, err
+}
+
+// execUnits runs the units of an Exec that control did not handle,
+// reporting to so (nil without an observer).
+func (c *conn) execUnits(ctx context.Context, query string, r *routed, s *stmt, so *statementObs) (driver.Result, error) {
 	if c.implicitTwoPhase(r) {
-		return inImplicitTx(ctx, c, func() (driver.Result, error) { return c.execRouted(ctx, query, r, s) })
+		return inImplicitTx(ctx, c, func() (driver.Result, error) { return c.execUnits(ctx, query, r, s, so) })
 	}
-	if err := c.prepareUnits(ctx, query, r.units); err != nil {
+	if err := c.admitUnits(query, r.units); err != nil {
+		return nil, c.cn.refuse(ctx, err)
+	}
+	ctx = so.start(ctx)
+	if err := c.openUnits(ctx, r.units); err != nil {
 		return nil, err
 	}
 	if len(r.units) == 1 {
-		res, err := c.execUnit(ctx, r.units[0], s)
+		tctx := so.targetStart(ctx, 0)
+		res, err := c.execUnit(tctx, r.units[0], s)
+		so.targetEnd(tctx, 0, err)
 		if err != nil {
 			c.statementFailed(err)
 		}
@@ -467,7 +495,9 @@ func (c *conn) execRouted(ctx context.Context, query string, r *routed, s *stmt)
 	}
 	results := make([]driver.Result, 0, len(r.units))
 	for i, u := range r.units {
-		res, err := c.execUnit(ctx, u, s)
+		tctx := so.targetStart(ctx, i)
+		res, err := c.execUnit(tctx, u, s)
+		so.targetEnd(tctx, i, err)
 		if err != nil {
 			return nil, c.unitError("statement", i, r.units, err)
 		}
@@ -487,16 +517,37 @@ func (c *conn) queryRouted(ctx context.Context, query string, r *routed, s *stmt
 		}
 		return res.(driver.Rows), nil
 	}
+	so := c.cn.observeStatement(r)
+	if so == nil {
+		return c.queryUnits(ctx, query, r, s, nil)
+	}
+	rows, err := c.queryUnits(ctx, query, r, s, so)
+	if err != nil {
+		so.end(err, 0, false)
+		return nil, err
+	}
+	return so.rows(rows), nil // StatementEnd when they close
+}
+
+// queryUnits runs the units of a Query that control did not handle and
+// merges their rows, reporting to so (nil without an observer).
+func (c *conn) queryUnits(ctx context.Context, query string, r *routed, s *stmt, so *statementObs) (driver.Rows, error) {
 	if c.implicitTwoPhase(r) {
 		// A write's units are each read to the end (below), so its rows
 		// outlive the transaction.
-		return inImplicitTx(ctx, c, func() (driver.Rows, error) { return c.queryRouted(ctx, query, r, s) })
+		return inImplicitTx(ctx, c, func() (driver.Rows, error) { return c.queryUnits(ctx, query, r, s, so) })
 	}
-	if err := c.prepareUnits(ctx, query, r.units); err != nil {
+	if err := c.admitUnits(query, r.units); err != nil {
+		return nil, c.cn.refuse(ctx, err)
+	}
+	ctx = so.start(ctx)
+	if err := c.openUnits(ctx, r.units); err != nil {
 		return nil, err
 	}
 	if len(r.units) == 1 {
-		rows, err := c.queryUnit(ctx, r.units[0], s)
+		tctx := so.targetStart(ctx, 0)
+		rows, err := c.queryUnit(tctx, r.units[0], s)
+		so.targetEnd(tctx, 0, err)
 		if err != nil {
 			c.statementFailed(err)
 		}
@@ -536,10 +587,12 @@ func (c *conn) queryRouted(ctx context.Context, query string, r *routed, s *stmt
 			}
 			rows[j] = b
 		}
-		rs, err := c.queryUnit(ctx, u, s)
+		tctx := so.targetStart(ctx, i)
+		rs, err := c.queryUnit(tctx, u, s)
 		if err == nil && write {
 			rs, err = materialize(rs)
 		}
+		so.targetEnd(tctx, i, err)
 		if err != nil {
 			closeAll()
 			if e := r.merge.refine(err); e != err {

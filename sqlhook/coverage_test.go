@@ -1,6 +1,7 @@
 package sqlhook
 
 import (
+	"context"
 	"errors"
 	"strings"
 	"testing"
@@ -143,7 +144,7 @@ func TestStatementNamingLogicTableOutsidePlanIsRefused(t *testing.T) {
 			if d == SQLite && i >= len(refusedOutsidePlanSQLite) && strings.ContainsAny(q, `\&$`) {
 				continue // PostgreSQL-only spellings
 			}
-			_, err := h.plan(q)
+			_, err := h.plan(context.Background(), q)
 			if err == nil {
 				t.Errorf("%v %s: compiled, want a refusal", d, q)
 				continue
@@ -194,7 +195,7 @@ func TestLogicNameOutsideTablePositionIsAllowed(t *testing.T) {
 			if d == SQLite && strings.ContainsAny(q, `\$`) {
 				continue
 			}
-			p, err := h.plan(q)
+			p, err := h.plan(context.Background(), q)
 			if err != nil {
 				t.Errorf("%v %s: %v", d, q, err)
 				continue
@@ -266,7 +267,7 @@ func TestMentionsLogicIsSoundOverApproximation(t *testing.T) {
 	}
 	// A text PostgreSQL cannot parse, parsed only for its escapes, still
 	// goes to the server (which reports its own syntax error).
-	if p, err := h.plan(`SELEC E'\x41'`); err != nil || !p.Passthrough {
+	if p, err := h.plan(context.Background(), `SELEC E'\x41'`); err != nil || !p.Passthrough {
 		t.Errorf("unparsable text without a logic name: %v, %+v", err, p)
 	}
 }
@@ -276,12 +277,12 @@ func TestMentionsLogicIsSoundOverApproximation(t *testing.T) {
 func TestCompileReportsParseErrorOfLogicStatement(t *testing.T) {
 	for _, d := range []Dialect{PostgreSQL, SQLite, MySQL} {
 		h := testHook(t, d)
-		if _, err := h.plan(`SELEC * FROM t_order`); !errors.Is(err, ErrParse) {
+		if _, err := h.plan(context.Background(), `SELEC * FROM t_order`); !errors.Is(err, ErrParse) {
 			t.Errorf("%v: %v, want ErrParse", d, err)
 		}
 		// The grammars stop reading at a NUL byte; the text after it
 		// would go unchecked.
-		if _, err := h.plan("SELECT 1\x00; DROP TABLE t_dict"); !errors.Is(err, ErrParse) {
+		if _, err := h.plan(context.Background(), "SELECT 1\x00; DROP TABLE t_dict"); !errors.Is(err, ErrParse) {
 			t.Errorf("%v: NUL byte: %v, want ErrParse", d, err)
 		}
 	}

@@ -15,7 +15,9 @@ import (
 // when it runs), a transaction's statements (not BeginTx's). Every table
 // a statement routes is routed with that context, so a hint-strategy
 // table is never placed by a path that ignores its hint; a hint that
-// cannot be honoured refuses the statement before anything runs.
+// cannot be honoured refuses the statement before anything runs (the
+// refusals made here are hintRefusals, reported as observe.ReasonHint;
+// the router's match shardconf.ErrUnusedHint).
 
 // routeTable routes the statement's driving table with the hints of ctx.
 func (h *hook) routeTable(ctx context.Context, table string, conds []shardconf.Cond) ([]shardconf.Target, error) {
@@ -78,8 +80,8 @@ func (h *hook) checkPartnerHints(ctx context.Context, p *ir.Plan, targets []shar
 				return err
 			}
 			if !containsTarget(allowed, bt) {
-				return fmt.Errorf("%w: the hint for binding table %s routes it to %v, but the statement pairs it with %s.%s (its binding partner %s routes to %s.%s)",
-					ErrUnsupported, pt.Logic, allowed, bt.DataSource, bt.Table, main, t.DataSource, t.Table)
+				return hintRefusal{fmt.Errorf("%w: the hint for binding table %s routes it to %v, but the statement pairs it with %s.%s (its binding partner %s routes to %s.%s)",
+					ErrUnsupported, pt.Logic, allowed, bt.DataSource, bt.Table, main, t.DataSource, t.Table)}
 			}
 		}
 	}
@@ -90,8 +92,8 @@ func (h *hook) checkPartnerHints(ctx context.Context, p *ir.Plan, targets []shar
 // physical table, and a hint asks for some of them only.
 func refuseDDLHint(ctx context.Context, table string) error {
 	if shardconf.HintReaches(ctx, table) {
-		return fmt.Errorf("%w: DDL on %s runs on every physical table; the context's hint (shardconf.WithHint) cannot narrow it, run it without one",
-			ErrUnsupported, table)
+		return hintRefusal{fmt.Errorf("%w: DDL on %s runs on every physical table; the context's hint (shardconf.WithHint) cannot narrow it, run it without one",
+			ErrUnsupported, table)}
 	}
 	return nil
 }
@@ -131,8 +133,8 @@ func (h *hook) refusePassthroughHint(ctx context.Context, query string) error {
 func (h *hook) refusePhysicalHint(ctx context.Context, low, pinned string) error {
 	for phys, logic := range h.Physical {
 		if phys != pinned && shardconf.HintReaches(ctx, logic) && ir.ContainsWord(low, phys) {
-			return fmt.Errorf("%w: physical table %s of %s is named directly, so it is not routed and the hint for %s cannot place it; name the logic table",
-				ErrUnsupported, phys, logic, logic)
+			return hintRefusal{fmt.Errorf("%w: physical table %s of %s is named directly, so it is not routed and the hint for %s cannot place it; name the logic table",
+				ErrUnsupported, phys, logic, logic)}
 		}
 	}
 	return nil

@@ -58,7 +58,7 @@ func (h *hook) route(query string, args []driver.NamedValue) (*routed, error) {
 
 // routeContext is route with the context key generators wait under.
 func (h *hook) routeContext(ctx context.Context, query string, args []driver.NamedValue) (*routed, error) {
-	p, err := h.plan(query)
+	p, err := h.plan(ctx, query)
 	if err != nil {
 		return nil, &StatementError{SQL: query, Err: err}
 	}
@@ -82,6 +82,9 @@ func (h *hook) routeContext(ctx context.Context, query string, args []driver.Nam
 		return nil, &StatementError{SQL: query, Err: err}
 	}
 	r.write = p.Kind == ir.KindInsert || p.Kind == ir.KindUpdate || p.Kind == ir.KindDelete
+	if r.obs != nil {
+		r.obs.plan = p
+	}
 	if h.opts.logger.Enabled(ctx, -4) {
 		for _, u := range r.units {
 			h.opts.logger.DebugContext(ctx, "sqlhook: routed", "dataSource", u.ds, "sql", u.sql)
@@ -90,9 +93,14 @@ func (h *hook) routeContext(ctx context.Context, query string, args []driver.Nam
 	return r, nil
 }
 
-// plan returns the statement's plan from the cache or compiles it.
-func (h *hook) plan(query string) (*ir.Plan, error) {
-	if p := h.cache.get(query); p != nil {
+// plan returns the statement's plan from the cache or compiles it. The
+// lookup is reported to the observer with ctx.
+func (h *hook) plan(ctx context.Context, query string) (*ir.Plan, error) {
+	p := h.cache.get(query)
+	if o := h.opts.observer; o != nil && h.cache.size > 0 {
+		o.PlanCache(ctx, p != nil)
+	}
+	if p != nil {
 		return p, nil
 	}
 	p, err := h.compile(query)

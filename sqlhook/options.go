@@ -4,6 +4,7 @@ import (
 	"log/slog"
 	"time"
 
+	"github.com/shardkey/shardkey/observe"
 	"github.com/shardkey/shardkey/shardconf"
 	"github.com/shardkey/shardkey/sqlhook/internal/ir"
 )
@@ -49,6 +50,7 @@ type options struct {
 	timeLoc       *time.Location
 	routerOpts    []shardconf.RouterOption
 	twoPhase      twoPhaseOptions
+	observer      observe.Observer // WithObserver's, or nil
 }
 
 func buildOptions(opts []Option) options {
@@ -126,3 +128,39 @@ func WithTimeLocation(loc *time.Location) Option { return func(o *options) { o.t
 // back in an order no single table gives. On PostgreSQL grouping and
 // DISTINCT need no declaration (see the package documentation).
 func WithBinaryCollation() Option { return func(o *options) { o.binaryText = true } }
+
+// WithObserver reports what the connector does to o (nil, the default,
+// reports nothing and costs one nil check per statement):
+//
+//   - PlanCache on every lookup in the route-plan cache (none when
+//     WithPlanCacheSize(0) turns the cache off), at Prepare and at each
+//     execution;
+//   - Refused, once, for a statement refused before anything ran: a
+//     routing error (ErrUnsupported, ErrParse, a hint the statement cannot
+//     use, a shardconf error such as ErrMissingShardingKey), a transaction
+//     refusing a second data source (ErrCrossSourceTx,
+//     ErrTwoPhaseUnavailable), a statement of an aborted transaction, a
+//     session statement refused across data sources. A statement the
+//     server fails is no refusal: its StatementEnd carries the error;
+//   - StatementStart and StatementEnd around each statement naming a
+//     logic or broadcast table (a statement passed through unrouted
+//     reports nothing else): its database system, operation, logic tables,
+//     targets, data
+//     sources and fan-out (one target; all the data nodes of the table it
+//     routes by; some). For a query StatementEnd comes when its rows are
+//     closed (or at once on an error), with the number of rows the merge
+//     of several targets returned; its duration runs from StatementStart;
+//   - TargetStart and TargetEnd around each target's physical statement
+//     (for a query: until its rows are open), under the context
+//     StatementStart returned, and that target's context goes to the
+//     driver, so a tracer's spans nest: statement, target, driver;
+//   - TwoPhase when a read-write transaction that reached several data
+//     sources under WithTwoPhaseCommit ends, with its outcome (committed,
+//     rolled_back, or in_doubt for an ErrTxInDoubt), the data sources it
+//     reached and how long the commit or rollback took; so does a write
+//     that ran in a two-phase transaction of its own.
+//
+// o's methods run on the statement's goroutine, so they must be quick
+// and safe for concurrent use (see package observe). Package
+// github.com/shardkey/shardkey/shardotel implements o on OpenTelemetry.
+func WithObserver(o observe.Observer) Option { return func(o2 *options) { o2.observer = o } }

@@ -27,7 +27,7 @@ func (c *conn) control(ctx context.Context, query string, r *routed, s *stmt, as
 	}
 	if c.tx != nil {
 		if err := c.tx.usable(query); err != nil {
-			return nil, true, err
+			return nil, true, c.cn.refuse(ctx, err)
 		}
 	}
 	if c.cn.h == nil {
@@ -35,7 +35,7 @@ func (c *conn) control(ctx context.Context, query string, r *routed, s *stmt, as
 	}
 	cls := c.cn.sessions.get(c.cn.h.Dialect, query)
 	if cls.lexMode {
-		return nil, true, &StatementError{SQL: query, Err: &sessionStateError{why: cls.why}}
+		return nil, true, c.cn.refuse(ctx, &StatementError{SQL: query, Err: &sessionStateError{why: cls.why}})
 	}
 	if len(c.cn.names) < 2 {
 		return nil, false, nil
@@ -44,14 +44,14 @@ func (c *conn) control(ctx context.Context, query string, r *routed, s *stmt, as
 	case sessNone:
 		return nil, false, nil
 	case sessRefuse:
-		return nil, true, &StatementError{SQL: query, Err: &sessionStateError{why: cls.why}}
+		return nil, true, c.cn.refuse(ctx, &StatementError{SQL: query, Err: &sessionStateError{why: cls.why}})
 	case sessSavepoint:
-		return nil, true, &StatementError{SQL: query, Err: &sessionStateError{
-			why: "a savepoint outside a transaction begun with BeginTx would reach one data source only"}}
+		return nil, true, c.cn.refuse(ctx, &StatementError{SQL: query, Err: &sessionStateError{
+			why: "a savepoint outside a transaction begun with BeginTx would reach one data source only"}})
 	}
 	if !r.passthrough || len(r.units) != 1 {
-		return nil, true, &StatementError{SQL: query, Err: &sessionStateError{
-			why: "a session statement that names a logic table cannot be repeated on every data source"}}
+		return nil, true, c.cn.refuse(ctx, &StatementError{SQL: query, Err: &sessionStateError{
+			why: "a session statement that names a logic table cannot be repeated on every data source"}})
 	}
 	if cls.kind == sessTxLocal {
 		if c.tx == nil {
@@ -61,8 +61,8 @@ func (c *conn) control(ctx context.Context, query string, r *routed, s *stmt, as
 		return res, true, err
 	}
 	if c.tx != nil && cls.transactional {
-		return nil, true, &StatementError{SQL: query, Err: &sessionStateError{
-			why: "inside a transaction this changes the data sources in it differently from the others (PostgreSQL undoes a SET on rollback; SQLite ignores or rolls back some pragmas); run it outside the transaction (PostgreSQL: SET LOCAL inside it)"}}
+		return nil, true, c.cn.refuse(ctx, &StatementError{SQL: query, Err: &sessionStateError{
+			why: "inside a transaction this changes the data sources in it differently from the others (PostgreSQL undoes a SET on rollback; SQLite ignores or rolls back some pragmas); run it outside the transaction (PostgreSQL: SET LOCAL inside it)"}})
 	}
 	res, err = c.applySession(ctx, query, r.units[0], s, asQuery)
 	return res, true, err
@@ -74,8 +74,8 @@ func (c *conn) control(ctx context.Context, query string, r *routed, s *stmt, as
 // conns differ and the conn is retired.
 func (c *conn) applySession(ctx context.Context, query string, u unit, s *stmt, asQuery bool) (any, error) {
 	if len(c.session) >= maxSessionLog {
-		return nil, &StatementError{SQL: query, Err: &sessionStateError{why: fmt.Sprintf(
-			"more than %d session statements on one connection (each is replayed on every data source connection opened later); use a fresh connection", maxSessionLog)}}
+		return nil, c.cn.refuse(ctx, &StatementError{SQL: query, Err: &sessionStateError{why: fmt.Sprintf(
+			"more than %d session statements on one connection (each is replayed on every data source connection opened later); use a fresh connection", maxSessionLog)}})
 	}
 	dss := []string{c.cn.defaultDS}
 	for _, ds := range ir.SortedKeys(c.conns) {

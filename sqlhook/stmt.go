@@ -59,7 +59,7 @@ func (s *stmt) Query(args []driver.Value) (driver.Rows, error) {
 func (s *stmt) ExecContext(ctx context.Context, args []driver.NamedValue) (driver.Result, error) {
 	r, err := s.c.cn.route(ctx, s.query, args)
 	if err != nil {
-		return nil, err
+		return nil, s.c.cn.refuse(ctx, err)
 	}
 	return s.c.execRouted(ctx, s.query, r, s)
 }
@@ -69,7 +69,7 @@ func (s *stmt) ExecContext(ctx context.Context, args []driver.NamedValue) (drive
 func (s *stmt) QueryContext(ctx context.Context, args []driver.NamedValue) (driver.Rows, error) {
 	r, err := s.c.cn.route(ctx, s.query, args)
 	if err != nil {
-		return nil, err
+		return nil, s.c.cn.refuse(ctx, err)
 	}
 	return s.c.queryRouted(ctx, s.query, r, s)
 }

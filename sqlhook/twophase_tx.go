@@ -177,6 +177,7 @@ func (t *tx) branch(ds string) xa.Branch {
 // left in a state (an open or prepared XA branch) the next transaction
 // on them could not begin in.
 func (t *tx) endTwoPhase(op string) error {
+	began := t.twoPhaseStart()
 	var reached, idle []xa.Branch
 	for _, ds := range ir.SortedKeys(t.begun) {
 		if t.reached[ds] && op == "commit" {
@@ -205,6 +206,7 @@ func (t *tx) endTwoPhase(op string) error {
 			t.c.cn.opts.logger.Error("sqlhook: two-phase commit outcome in doubt; recovery will settle it", "error", err.Error())
 		}
 	}
+	t.reportTwoPhase(op, began, err)
 	return err
 }
 

@@ -126,11 +126,11 @@ func (t *tx) apply(d Dialect, sp spStmt, query string) {
 func (t *tx) savepoint(ctx context.Context, query string, r *routed, s *stmt, asQuery bool) (any, error) {
 	sp, ok := parseSavepoint(t.c.cn.h.Dialect, query)
 	if !ok {
-		return nil, &StatementError{SQL: query, Err: fmt.Errorf(
-			"%w: a savepoint statement in a transaction must stand alone, naming one savepoint", ErrUnsupported)}
+		return nil, t.c.cn.refuse(ctx, &StatementError{SQL: query, Err: fmt.Errorf(
+			"%w: a savepoint statement in a transaction must stand alone, naming one savepoint", ErrUnsupported)})
 	}
 	if t.broken != nil || t.failed != nil && sp.kind != spRollback {
-		return nil, t.usable(query)
+		return nil, t.c.cn.refuse(ctx, t.usable(query))
 	}
 	known := sp.kind == spSet || t.find(sp.name) >= 0
 	if len(t.begun) == 0 {

@@ -42,6 +42,9 @@ type routed struct {
 	// under WithTwoPhaseCommit one reaching several data sources outside
 	// a transaction runs in a transaction of its own (twophase_tx.go).
 	write bool
+	// obs: what an observer is told about the statement (WithObserver);
+	// nil without one.
+	obs *routeObs
 }
 
 // mergeSpec is how the rows of several units of one query combine: the

@@ -1,6 +1,9 @@
 package ir
 
-import "strings"
+import (
+	"strings"
+	"sync/atomic"
+)
 
 // A plan is what one statement's text compiles to, once: which logic tables
 // it names in table position, the conditions on their sharding columns,
@@ -189,6 +192,51 @@ type Plan struct {
 	// argument in position k when that is ""; nil when every $k is argument k.
 	Names  []string
 	render renderCache
+	logic  atomic.Pointer[[]string] // LogicTables, made on first use
+}
+
+// LogicTables returns the logic tables the plan names in table position,
+// as written; read-only. It is made on first use (an observer's report)
+// and kept with the plan.
+func (p *Plan) LogicTables() []string {
+	if l := p.logic.Load(); l != nil {
+		return *l
+	}
+	l := make([]string, len(p.Tables))
+	for i, t := range p.Tables {
+		l[i] = t.Logic
+	}
+	p.logic.Store(&l)
+	return l
+}
+
+// StatementKind names the plan's kind of statement as package observe
+// does: select, insert, update, delete, or other (DDL).
+func (p *Plan) StatementKind() string {
+	switch p.Kind {
+	case KindSelect:
+		return "select"
+	case KindInsert:
+		return "insert"
+	case KindUpdate:
+		return "update"
+	case KindDelete:
+		return "delete"
+	}
+	return "other"
+}
+
+// RoutedTable is the index in Tables of the table whose data nodes the
+// statement's targets are chosen among: the INSERT's table, the table
+// routing the WHERE clause, else the first (broadcast tables, DDL).
+func (p *Plan) RoutedTable() int {
+	switch {
+	case p.Kind == KindInsert && p.Ins != nil:
+		return p.Ins.Table
+	case p.Routed >= 0:
+		return p.Routed
+	}
+	return 0
 }
 
 // AddTable returns the index of the logic table named name, adding it.
