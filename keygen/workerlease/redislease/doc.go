@@ -34,6 +34,13 @@
 //     outlives the validity by at least SafeGuard, which absorbs
 //     clock-rate differences: the generator stops (keygen.ErrLeaseLost)
 //     before the key can expire and another process claim the id.
+//   - The validity also ends on Go's monotonic clock, TTL - SafeGuard
+//     after the claim or renewal was sent, whatever the generator's clock
+//     reads: a clock stepped back while Redis cannot be reached does not
+//     stretch the validity by the step. Each successful renewal sets the
+//     validity to its own end (not the larger of it and the previous
+//     one); until one succeeds after such an expiry, ValidUntil is
+//     math.MinInt64.
 //   - Renewal (every RenewInterval) extends the key only while it still
 //     holds the lease's own token. A lease whose key is gone or names
 //     another holder is lost for good and never renews again, even when

@@ -40,12 +40,13 @@ func (s *Source) acquire(ctx context.Context, info keygen.WorkerInfo) (*Lease, e
 		logger: s.log(info.Logger),
 		stop:   make(chan struct{}),
 		done:   make(chan struct{}),
+		base:   time.Now(),
 	}
 	l.valid.Store(math.MinInt64)
 	keys := []string{s.nsKey(), s.fenceKey(), s.idsKey()}
 	logged := false
 	for {
-		before := l.clock.Now().UnixNano()
+		before, since := l.clock.Now().UnixNano(), time.Since(l.base)
 		res, err := claimScript.Run(ctx, s.client, keys, s.base, l.owner, s.ttl.Milliseconds(), info.MaxWorker,
 			s.quarantine().Milliseconds()).Slice()
 		if err != nil {
@@ -57,7 +58,7 @@ func (s *Source) acquire(ctx context.Context, info keygen.WorkerInfo) (*Lease, e
 			l.fence = integer(res, 2)
 			l.lastUsed = msTime(integer(res, 3))
 			l.claimedAt = msTime(integer(res, 4))
-			l.valid.Store(s.validUntil(before))
+			l.setValid(s.validUntil(before), since+s.ttl-s.safeGuard)
 		case "wait":
 			wait := time.Duration(integer(res, 1)) * time.Millisecond
 			if dl, ok := ctx.Deadline(); ok && time.Until(dl) < wait {
@@ -138,12 +139,22 @@ type Lease struct {
 	claimedAt time.Time
 	logger    *slog.Logger
 
-	valid    atomic.Int64 // ValidUntil; math.MinInt64 when lost or closed
+	valid    atomic.Int64 // ValidUntil; math.MinInt64 when lost, closed or expired
 	lost     atomic.Bool
 	renewals atomic.Uint64
 	failures atomic.Uint64
 	track    atomic.Pointer[func() time.Time]
 	failing  int // consecutive failed renewals; renewal goroutine only
+
+	// The validity also ends on Go's monotonic clock: base is a reading
+	// taken before the first claim was sent, realEnd the validity's end as
+	// time since base, and expiry fires there. A generator's clock stepped
+	// back would otherwise stretch the validity by the step, past the
+	// key's PX, while Redis cannot be reached. expiry is set by the claim
+	// and then only by the renewal goroutine, and stopped after it ended.
+	base    time.Time
+	realEnd atomic.Int64
+	expiry  *time.Timer
 
 	ctx      context.Context // cancelled by Close, ends a renewal in flight
 	cancel   context.CancelFunc
@@ -171,8 +182,10 @@ func (l *Lease) LastUsed() time.Time { return l.lastUsed }
 
 // ValidUntil is the generator-clock time, in Unix nanoseconds, up to which
 // keys may be issued: the reading taken before the last successful claim or
-// renewal was sent, plus TTL, minus SafeGuard; math.MinInt64 once lost or
-// closed.
+// renewal was sent, plus TTL, minus SafeGuard. It is math.MinInt64 once
+// lost or closed, and also once TTL - SafeGuard has passed on Go's
+// monotonic clock since that claim or renewal was sent, whatever the
+// generator's clock reads (until a later renewal succeeds).
 func (l *Lease) ValidUntil() int64 { return l.valid.Load() }
 
 // Fence is the fencing token of the claim: issued by INCR in the
@@ -254,7 +267,7 @@ func (l *Lease) run() {
 func (l *Lease) renew() bool {
 	s := l.src
 	last := l.trackedMs()
-	before := l.clock.Now().UnixNano()
+	before, since := l.clock.Now().UnixNano(), time.Since(l.base)
 	ctx, cancel := context.WithTimeout(l.ctx, s.renew)
 	defer cancel()
 	n, err := renewScript.Run(ctx, s.client, []string{s.idKey(l.worker), s.recKey(l.worker)},
@@ -266,12 +279,13 @@ func (l *Lease) renew() bool {
 		l.failures.Add(1)
 		l.failing++
 		l.logger.Warn("redislease: renewal failed; retrying", "namespace", s.namespace, "worker", l.worker,
-			"consecutive_failures", l.failing, "valid_for", time.Duration(l.valid.Load()-l.clock.Now().UnixNano()), "err", err)
+			"consecutive_failures", l.failing, "valid_for", l.validFor(), "err", err)
 		return true
 	}
 	if n == 0 {
 		l.lost.Store(true)
 		l.valid.Store(math.MinInt64)
+		l.expiry.Stop()
 		l.logger.Error("redislease: worker id key gone or taken by another holder; lease lost", "namespace", s.namespace,
 			"worker", l.worker, "owner", l.owner)
 		return false
@@ -282,14 +296,53 @@ func (l *Lease) renew() bool {
 			"after_failures", l.failing)
 		l.failing = 0
 	}
-	until := s.validUntil(before)
+	l.setValid(s.validUntil(before), since+s.ttl-s.safeGuard)
+	return true
+}
+
+// setValid sets the validity to until on the generator's clock and to
+// realEnd (time since base) on the monotonic clock. It is the latest
+// successful request's end, not the larger of it and the previous one: a
+// generator clock stepped back gives a lower until, and the key's PX
+// started after this request, not after the earlier one. Called by the
+// claim, then only by the renewal goroutine, which is also the only one
+// to mark the lease lost, so a lost lease is never made valid again.
+func (l *Lease) setValid(until int64, realEnd time.Duration) {
+	l.realEnd.Store(int64(realEnd))
+	l.valid.Store(until)
+	if d := realEnd - time.Since(l.base); l.expiry == nil {
+		l.expiry = time.AfterFunc(d, l.expire)
+	} else {
+		l.expiry.Reset(d)
+	}
+}
+
+// expire ends the validity once its end has passed on the monotonic clock,
+// whatever the generator's clock reads; a later renewal sets it again.
+func (l *Lease) expire() {
 	for {
 		cur := l.valid.Load()
-		if until <= cur || cur == math.MinInt64 || l.valid.CompareAndSwap(cur, until) {
-			break
+		if cur == math.MinInt64 || time.Since(l.base) < time.Duration(l.realEnd.Load()) {
+			return
+		}
+		if l.valid.CompareAndSwap(cur, math.MinInt64) {
+			if now := l.clock.Now().UnixNano(); now < cur {
+				l.logger.Warn("redislease: validity ended on the monotonic clock while the generator's clock reads earlier (stepped back?)",
+					"namespace", l.src.namespace, "worker", l.worker, "clock_behind", time.Duration(cur-now))
+			}
+			return
 		}
 	}
-	return true
+}
+
+// validFor is how long the validity lasts by the generator's clock, for
+// logs: 0 once it ended (math.MinInt64 minus a reading would overflow).
+func (l *Lease) validFor() time.Duration {
+	v, now := l.valid.Load(), l.clock.Now().UnixNano()
+	if v <= now {
+		return 0
+	}
+	return time.Duration(v - now)
 }
 
 // stopRenewal ends the renewal goroutine and waits for it.
@@ -318,6 +371,7 @@ func (l *Lease) Close() error {
 	l.close.Do(func() {
 		l.stopRenewal()
 		l.valid.Store(math.MinInt64)
+		l.expiry.Stop()
 		if l.lost.Load() {
 			return
 		}
