@@ -28,6 +28,10 @@
 //     sets the key to the lease's owner token with PX TTL, and takes a
 //     fencing token from INCR (Lease.Fence). The owner token is
 //     Config.Instance followed by a random suffix drawn for each lease.
+//     Free ids whose last use is later than the server's clock (left by a
+//     holder whose clock ran ahead) are claimed last, the soonest usable
+//     first, so that one such holder does not make every new generator
+//     wait or refuse to start while other ids are free.
 //   - A lease is valid, on the generator's own clock, until the reading
 //     taken just before the claim or renewal was sent, plus TTL, minus
 //     SafeGuard. Redis runs the script after it was sent, so the key

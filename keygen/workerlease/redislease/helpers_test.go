@@ -102,6 +102,19 @@ func generator(t testing.TB, s *Source, opts ...keygen.Option) closingGenerator 
 	return cg
 }
 
+// generatorOn is a SNOWFLAKE generator taking its worker id from src,
+// closed when the test ends.
+func generatorOn(t testing.TB, src keygen.WorkerSource, opts ...keygen.Option) closingGenerator {
+	t.Helper()
+	g, err := keygen.NewID("SNOWFLAKE", keygen.Props{}, append(opts, keygen.WithWorkerSource(src))...)
+	if err != nil {
+		t.Fatalf("NewID: %v", err)
+	}
+	cg := g.(closingGenerator)
+	t.Cleanup(func() { cg.Close() })
+	return cg
+}
+
 func workerOf(t testing.TB, g keygen.IDGenerator, id int64) int64 {
 	t.Helper()
 	p, err := g.(keygen.Decomposer).Decompose(id)

@@ -339,10 +339,12 @@ func TestServerRestartStopsKeysBeforeAnotherProcessClaims(t *testing.T) {
 // restart with the clock set back); within the tolerance the generator
 // waits past T.
 func TestRestartWithClockBehindLastUse(t *testing.T) {
-	s := newSource(t, sharedClient(t), Config{TTL: time.Second})
+	// One id only: a free id used later than the server's clock is
+	// claimed last when others are free (TestIDUsedAheadOfTheClockDoesNotBlockNewGenerators).
+	s := &onlyWorker{s: newSource(t, sharedClient(t), Config{TTL: time.Second}), max: 0}
 	now := time.Now()
 	late := keygentest.NewClock(now.Add(10 * time.Second))
-	g := generator(t, s, keygen.WithClock(late))
+	g := generatorOn(t, s, keygen.WithClock(late))
 	last, err := g.NextID(context.Background())
 	if err != nil {
 		t.Fatal(err)
@@ -357,7 +359,7 @@ func TestRestartWithClockBehindLastUse(t *testing.T) {
 		t.Fatalf("a clock 10 s behind the worker's last use: %v, want *keygen.ClockBackwardsError", err)
 	}
 	near := keygentest.NewClock(now.Add(10*time.Second - 5*time.Millisecond))
-	g2 := generator(t, s, keygen.WithClock(near))
+	g2 := generatorOn(t, s, keygen.WithClock(near))
 	id, err := g2.NextID(context.Background())
 	if err != nil {
 		t.Fatal(err)
@@ -401,7 +403,9 @@ func TestCloseReleasesWithLastUse(t *testing.T) {
 		t.Fatalf("slot after Close %+v, want released with last use about %v (key %d)", sl, clock.Now(), id)
 	}
 	wantLast := sl.LastUsed
-	next := acquire(t, s, keygen.WorkerInfo{MaxWorker: 1023})
+	// Only this id: with others free, an id used later than the server's
+	// clock is claimed last.
+	next := acquire(t, s, keygen.WorkerInfo{MaxWorker: 0})
 	if next.Worker() != lease.Worker() || !next.LastUsed().Equal(wantLast) || next.Fence() <= lease.Fence() {
 		t.Fatalf("next claim: worker %d, last used %v, fence %d; want worker %d, %v, above %d",
 			next.Worker(), next.LastUsed(), next.Fence(), lease.Worker(), wantLast, lease.Fence())

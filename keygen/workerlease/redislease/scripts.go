@@ -28,7 +28,8 @@ local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
 local function d(n) return string.format('%d', n) end
 `
 
-// claimScript claims the lowest free worker id.
+// claimScript claims the lowest free worker id whose last use is not later
+// than the server's clock, else the free id usable soonest.
 //
 // KEYS: ns, fence, ids. ARGV: base, token, ttl ms, max worker, quarantine ms.
 //
@@ -73,6 +74,20 @@ end
 if now < since + q then
 	return {'wait', since + q - now}
 end
+-- Free ids whose last use is later than now (a holder whose clock ran
+-- ahead) are claimed last, the soonest usable first: a generator refuses
+-- or waits on such an id.
+local later, laterAt = nil, nil
+local function claim(w, last, prev)
+	if since + ttl > prev then
+		prev = since + ttl
+	end
+	local fence = redis.call('INCR', KEYS[2])
+	redis.call('SET', base .. ':id:' .. d(w), token, 'PX', ttl)
+	redis.call('HSET', base .. ':rec:' .. d(w), 'owner', token, 'exp', d(now + ttl), 'last', d(last), 'fence', d(fence), 'prev', d(prev))
+	redis.call('ZADD', KEYS[3], w, d(w))
+	return {'ok', w, fence, prev, now}
+end
 for w = 0, maxw do
 	local k = base .. ':id:' .. d(w)
 	local rk = base .. ':rec:' .. d(w)
@@ -94,16 +109,17 @@ for w = 0, maxw do
 			if owner ~= '' and exp > prev then
 				prev = exp
 			end
-			if since + ttl > prev then
-				prev = since + ttl
+			if prev <= now then
+				return claim(w, last, prev)
 			end
-			local fence = redis.call('INCR', KEYS[2])
-			redis.call('SET', k, token, 'PX', ttl)
-			redis.call('HSET', rk, 'owner', token, 'exp', d(now + ttl), 'last', d(last), 'fence', d(fence), 'prev', d(prev))
-			redis.call('ZADD', KEYS[3], w, d(w))
-			return {'ok', w, fence, prev, now}
+			if later == nil or prev < laterAt[2] then
+				later, laterAt = w, {last, prev}
+			end
 		end
 	end
+end
+if later ~= nil then
+	return claim(later, laterAt[1], laterAt[2])
 end
 return {'full'}
 `)
