@@ -82,7 +82,9 @@ type stmtObs struct {
 	p     *Plugin
 	ctx   context.Context // StatementStart's
 	s     observe.Statement
-	r     routed
+	first shardconf.Target // the first target (runOne)
+	logic string           // the logic table and its JOINs, which name
+	joins []joinPlan       // each target's physical tables (targetTables)
 	begun time.Time
 	done  atomic.Bool
 }
@@ -107,16 +109,29 @@ func (p *Plugin) startRouted(db *gorm.DB, r routed, op string) *stmtObs {
 			logic = r.targets[0].Table
 		}
 	}
-	tables := make([]string, 0, 1+len(r.joins))
-	tables = append(tables, logic)
-	for _, j := range r.joins {
-		tables = append(tables, j.partner)
+	tables := p.oneName(logic)
+	if len(r.joins) > 0 {
+		tables = make([]string, 0, 1+len(r.joins))
+		tables = append(tables, logic)
+		for _, j := range r.joins {
+			tables = append(tables, j.partner)
+		}
 	}
-	so := &stmtObs{o: p.obs, p: p, r: r, begun: time.Now()}
+	so := &stmtObs{o: p.obs, p: p, first: r.targets[0], logic: r.logic, joins: r.joins, begun: time.Now()}
 	so.s = observe.Statement{Component: component, Operation: op, Tables: tables,
 		Targets: len(r.targets), Sources: countSources(r.targets), Fanout: p.fanout(logic, r.targets)}
 	so.ctx = p.obs.StatementStart(ctxOf(db), so.s)
 	return so
+}
+
+// oneName is []string{name}, made once per name: Statement.Tables and
+// Target.Tables are read-only, so statements share them.
+func (p *Plugin) oneName(name string) []string {
+	if v, ok := p.names.Load(name); ok {
+		return v.([]string)
+	}
+	v, _ := p.names.LoadOrStore(name, []string{name})
+	return v.([]string)
 }
 
 func ctxOf(db *gorm.DB) context.Context {
@@ -182,11 +197,11 @@ func (so *stmtObs) target(db *gorm.DB, t shardconf.Target, run func() error) err
 // runOne runs f, GORM's own callback, as the statement's one physical
 // statement.
 func (so *stmtObs) runOne(db *gorm.DB, f func(*gorm.DB)) {
-	if so == nil || len(so.r.targets) == 0 {
+	if so == nil {
 		f(db)
 		return
 	}
-	_ = so.target(db, so.r.targets[0], func() error {
+	_ = so.target(db, so.first, func() error {
 		f(db)
 		return db.Error
 	})
@@ -195,10 +210,13 @@ func (so *stmtObs) runOne(db *gorm.DB, f func(*gorm.DB)) {
 // targetTables are the physical tables a target's statement names: the
 // logic table's, and its JOIN partners' of the same index.
 func (so *stmtObs) targetTables(t shardconf.Target) []string {
-	out := make([]string, 1, 1+len(so.r.joins))
+	if len(so.joins) == 0 {
+		return so.p.oneName(t.Table)
+	}
+	out := make([]string, 1, 1+len(so.joins))
 	out[0] = t.Table
-	for _, j := range so.r.joins {
-		if pt, err := so.p.rules.BoundTarget(so.r.logic, t, j.partner); err == nil {
+	for _, j := range so.joins {
+		if pt, err := so.p.rules.BoundTarget(so.logic, t, j.partner); err == nil {
 			out = append(out, pt.Table)
 		}
 	}

@@ -46,7 +46,8 @@ type Plugin struct {
 
 	tp twoPhase // WithTwoPhaseCommit (twophase.go)
 
-	obs observe.Observer // WithObserver (observer.go); nil reports nothing
+	obs   observe.Observer // WithObserver (observer.go); nil reports nothing
+	names sync.Map         // name -> []string{name}, shared by reports (observer.go)
 }
 
 // Option configures New. Options follow the convention of every shardkey
