@@ -68,6 +68,9 @@ func snowflakeNoVibration(t *testing.T, src keygen.WorkerSource, clock keygen.Cl
 func TestCloseDuringAnInFlightKeyCoversItsTime(t *testing.T) {
 	c := sharedClient(t)
 	cfg := Config{Prefix: prefix(t), TTL: time.Second}
+	// A namespace in service: a new one's first claim gets a LastUsed
+	// floor of about now, after t0.
+	inServiceSince(t, c, newSource(t, c, cfg), time.Hour)
 	t0 := time.Now().Truncate(time.Millisecond)
 	clockA := keygentest.NewClock(t0)
 	srcA := &pausingSource{src: &onlyWorker{s: newSource(t, c, cfg), max: 0}}

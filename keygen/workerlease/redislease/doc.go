@@ -80,16 +80,20 @@
 //     stops at once. A holder that cannot reach it stops when its validity
 //     ends, at most TTL - SafeGuard after its last renewal, which reached
 //     the old state before the loss.
-//   - Claims wait out a quarantine of TTL + SafeGuard. It starts when the
-//     server started (read from INFO's uptime, rounded up to the second)
-//     if the namespace has no state at all, and when a claim first runs
-//     if the namespace's state was written by another server (its
-//     recorded run_id is not the server's: a snapshot, an AOF file, a
-//     promoted replica). Every lease granted before has ended by then.
-//     Acquire waits, or fails with a *QuarantineError (ErrQuarantine)
-//     when its context would end first; a generator's construction gives
-//     up after 30 s, so with the default TTL the first generator after a
-//     restart may fail and must be built again.
+//   - Claims wait out a quarantine of TTL + SafeGuard. It starts when a
+//     claim first finds the namespace without its state (the base:ns
+//     hash: a restart without persistence, FLUSHDB, FLUSHALL, a DEL), or
+//     with state written by another server (its recorded run_id is not
+//     the server's: a snapshot, an AOF file, a promoted replica). Every
+//     lease granted before has ended by then. Only on a server that
+//     surely started less than TTL + SafeGuard ago does a missing state's
+//     quarantine start at the server's start (read from INFO's uptime,
+//     rounded up to the second): no lease of that server's run can have
+//     been granted in the namespace yet. Acquire waits, or fails with a
+//     *QuarantineError (ErrQuarantine) when its context would end first;
+//     a generator's construction gives up after 30 s, which the default
+//     TTL's quarantine (11 s) fits in; with a TTL above about 27 s the
+//     first generator after a loss fails and must be built again.
 //   - The last issued times are gone or stale, so LastUsed after a loss
 //     is no earlier than the start of the quarantine plus TTL, by the
 //     server's clock: the latest a previous holder with a clock within
@@ -99,9 +103,11 @@
 //   - The fencing counter restarts above the server's clock in
 //     microseconds, so fencing tokens keep increasing across the loss.
 //
-// The first use of a namespace on a server that started less than
-// TTL + SafeGuard ago waits the same quarantine: Redis cannot tell a new
-// namespace from a forgotten one.
+// The first use of a namespace waits the same quarantine, and its first
+// claims get the same LastUsed floor (about SafeGuard before the claim, by
+// the server's clock): Redis cannot tell a new namespace from a forgotten
+// one, and a holder of a forgotten one may still be issuing until its
+// next renewal finds its key gone.
 //
 // # Caveats
 //
@@ -127,10 +133,12 @@
 //   - The server's clock: Redis expires keys, and reports its uptime, by
 //     its wall clock. A clock stepped forward frees keys early, as it
 //     does for any Redis lock; run NTP in slewing mode on the server.
-//   - Deleting a namespace's records (FLUSHALL, FLUSHDB, DEL of the rec
-//     keys) while generators run, on a server up for longer than the
-//     quarantine, is not detected: an id can be claimed again before its
-//     holder's next renewal finds its key gone.
+//   - Deleting a namespace's state wholesale (FLUSHALL, FLUSHDB, DEL of
+//     the base:ns hash) while generators run starts the quarantine above.
+//     Deleting an id's key and its record by hand while base:ns stays is
+//     not detected: the id can be claimed again before its holder's next
+//     renewal finds its key gone. Delete base:ns with them, or only the
+//     key (its record then keeps the id held until the lease runs out).
 //   - Every process of a namespace should use the same TTL and SafeGuard:
 //     the quarantine after a loss is the claimant's own.
 //

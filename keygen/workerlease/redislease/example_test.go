@@ -92,6 +92,6 @@ func ExampleConfig() {
 	_, err = redislease.New(redislease.Config{Client: rdb, TTL: time.Second, RenewInterval: time.Second})
 	fmt.Println(err)
 	// Output:
-	// default 30s
+	// default 10s
 	// redislease: RenewInterval 1s is not shorter than TTL - SafeGuard (900ms), the validity a renewal gives
 }

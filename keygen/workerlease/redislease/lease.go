@@ -15,11 +15,12 @@ import (
 
 // Acquire claims the lowest free worker id in [0, info.MaxWorker] and
 // renews it every RenewInterval until the lease is closed. An id is free
-// when its key is absent and its record shows it released or run out.
-// While the namespace is in quarantine (after a possible loss of Redis
-// data, and for TTL + SafeGuard after the first use of a namespace on a
-// server that started less than that ago) Acquire waits, or returns a
-// *QuarantineError if ctx would end first. When every id is held the error
+// when its key is absent and its record shows it released or run out;
+// free ids last used later than the server's clock are claimed last.
+// While the namespace is in quarantine (for TTL + SafeGuard after a
+// possible loss of Redis data, and after the first use of a namespace,
+// which Redis cannot tell from a forgotten one) Acquire waits, or returns
+// a *QuarantineError if ctx would end first. When every id is held the error
 // wraps ErrNoFreeWorker. The lease returned is a *Lease.
 func (s *Source) Acquire(ctx context.Context, info keygen.WorkerInfo) (keygen.Lease, error) {
 	return s.acquire(ctx, info)

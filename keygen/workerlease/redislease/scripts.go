@@ -37,14 +37,18 @@ local function d(n) return string.format('%d', n) end
 // {'full'} or {'evicts', policy}.
 //
 // The namespace's state is trusted only from since + quarantine on. since
-// is set when the script finds no ns hash (a server that never saw the
-// namespace, or lost it: then the server's start, read from INFO, rounded
-// up), or a run_id other than the server's own (the hash came from a
-// snapshot, an AOF file or a replica promoted by failover: possibly stale,
-// so since is now). Holders from before since stop issuing within TTL of
-// their last renewal, which reached the old state before since. The
-// fencing counter then restarts above the server's clock in microseconds,
-// so tokens keep increasing across a loss.
+// is set when the script finds no ns hash, or a run_id other than the
+// server's own. No ns hash: the namespace is new, or its state was lost
+// (a restart without persistence, FLUSHDB, FLUSHALL, a DEL), which Redis
+// cannot tell apart; since is now, or the server's start (read from INFO,
+// rounded up) when the server surely started less than the quarantine
+// ago, as then no lease of this server's run can have been granted in the
+// namespace yet. Another run_id: the hash came from a snapshot, an AOF
+// file or a replica promoted by failover, possibly stale, so since is now.
+// Holders from before since stop issuing within TTL of their last
+// renewal, which reached the old state before since. The fencing counter
+// then restarts above the server's clock in microseconds, so tokens keep
+// increasing across a loss.
 var claimScript = redis.NewScript(luaPrelude + `
 local mem = redis.call('INFO', 'memory')
 local policy = string.match(mem, 'maxmemory_policy:([%w%-]+)')
@@ -59,7 +63,7 @@ local ttl, maxw, q = tonumber(ARGV[3]), tonumber(ARGV[4]), tonumber(ARGV[5])
 local ns = redis.call('HMGET', KEYS[1], 'since', 'run')
 local since = tonumber(ns[1])
 if since == nil or ns[2] ~= run then
-	if since == nil then
+	if since == nil and (up + 1) * 1000 <= q then
 		since = now - up * 1000 + 1000
 	else
 		since = now

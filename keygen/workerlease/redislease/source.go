@@ -23,7 +23,7 @@ const (
 	// DefaultNamespace is the id space used when Config.Namespace is empty.
 	DefaultNamespace = "default"
 	// DefaultTTL is how long a claim or renewal keeps a worker id.
-	DefaultTTL = 30 * time.Second
+	DefaultTTL = 10 * time.Second
 	// MinTTL is the shortest TTL accepted.
 	MinTTL = 100 * time.Millisecond
 	// MaxNameLen bounds Prefix, Namespace and Instance, in bytes.
@@ -83,7 +83,7 @@ type Config struct {
 	// token, so instances need not be unique for safety, only for reading.
 	Instance string
 	// TTL is how long a claim or renewal keeps the worker id in Redis
-	// (the key's PX). Default 30s, at least MinTTL; rounded up to a whole
+	// (the key's PX). Default 10s, at least MinTTL; rounded up to a whole
 	// millisecond. Every process of a namespace should use the same TTL:
 	// after a loss of Redis data a claimant waits its own TTL for the
 	// older leases to run out.
