@@ -20,7 +20,9 @@ import (
 func lifecycleBackends(t *testing.T, prefix string) []backend {
 	dir := t.TempDir()
 	// a busy SQLite database waits for its writer instead of failing
-	lite := func(f string) string { return filepath.Join(dir, f) + "?_pragma=busy_timeout(10000)&_pragma=journal_mode(WAL)" }
+	lite := func(f string) string {
+		return filepath.Join(dir, f) + "?_pragma=busy_timeout(10000)&_pragma=journal_mode(WAL)"
+	}
 	return []backend{
 		{name: "postgres", driver: "pgx", dollar: true,
 			dsn: [2]string{dbtest.Postgres(t, prefix+"_0"), dbtest.Postgres(t, prefix+"_1")}},
