@@ -382,3 +382,44 @@ func TestNoopProvidersCostNoSpanNorContext(t *testing.T) {
 	o.PlanCache(c, true)
 	o.TwoPhase(c, observe.TwoPhase{Component: "sqlhook", Outcome: observe.OutcomeCommitted})
 }
+
+// dropNamed samples every span but those named name.
+type dropNamed struct{ name string }
+
+func (d dropNamed) ShouldSample(p sdktrace.SamplingParameters) sdktrace.SamplingResult {
+	if p.Name == d.name {
+		return sdktrace.SamplingResult{Decision: sdktrace.Drop}
+	}
+	return sdktrace.SamplingResult{Decision: sdktrace.RecordAndSample}
+}
+func (d dropNamed) Description() string { return "dropNamed" }
+
+// TestAnUnsampledNestedStatementLeavesItsOuterStatementSpanOpen: a
+// statement run inside another's target (a plugin over a wrapped driver)
+// whose own span is not sampled ends nothing of the outer statement's:
+// the outer statement and target spans end at their own ends.
+func TestAnUnsampledNestedStatementLeavesItsOuterStatementSpanOpen(t *testing.T) {
+	te := newTelemetry(t, dropNamed{"insert t_order"})
+	o := te.observer(t)
+	sctx := o.StatementStart(ctx, scatter)
+	tg := observe.Target{DataSource: "ds_0", Tables: []string{"t_order_0"}}
+	tctx := o.TargetStart(sctx, tg)
+
+	ictx := o.StatementStart(tctx, point) // not sampled
+	itg := observe.Target{DataSource: "ds_0", Tables: []string{"t_order_0"}}
+	o.TargetEnd(o.TargetStart(ictx, itg), itg, nil)
+	o.StatementEnd(ictx, point, observe.StatementEnd{})
+	if ended := te.spans.Ended(); len(ended) != 0 {
+		t.Fatalf("the nested statement ended %d spans (first %q), want none", len(ended), ended[0].Name())
+	}
+
+	o.TargetEnd(tctx, tg, nil)
+	o.StatementEnd(sctx, scatter, observe.StatementEnd{})
+	var names []string
+	for _, s := range te.spans.Ended() {
+		names = append(names, s.Name())
+	}
+	if fmt.Sprint(names) != "[select t_order_0 select t_order]" {
+		t.Errorf("ended %q, want the outer target then the outer statement", names)
+	}
+}
