@@ -19,7 +19,7 @@
 // it names several tables), a child of the context's span, with
 // db.operation.name, shardkey.logic_tables, shardkey.targets,
 // shardkey.data_sources, shardkey.fanout, shardkey.component,
-// db.collection.name (one table) and db.system.name (WithDBSystem). Each
+// db.collection.name (one table) and db.system.name (the event's System, else WithDBSystem). Each
 // physical statement it runs gets a child span of its own, "{operation}
 // {physical table}" with shardkey.data_source, shardkey.physical_tables and
 // db.collection.name. An error ends a span with status Error, the error

@@ -144,8 +144,8 @@ func (o *Observer) startStatementSpan(ctx context.Context, s observe.Statement) 
 	if table != "" {
 		kv = append(kv, dbCollectionKey.String(table))
 	}
-	if o.hasDB {
-		kv = append(kv, o.dbSystem)
+	if kv1, ok := o.system(s.System); ok {
+		kv = append(kv, kv1)
 	}
 	span.SetAttributes(kv...)
 	return context.WithValue(ctx, stmtSpanKey{}, &stmtSpan{span: span, op: s.Operation})
@@ -212,8 +212,8 @@ func (o *Observer) TargetStart(ctx context.Context, t observe.Target) context.Co
 		if len(t.Tables) == 1 {
 			kv = append(kv, dbCollectionKey.String(t.Tables[0]))
 		}
-		if o.hasDB {
-			kv = append(kv, o.dbSystem)
+		if kv1, ok := o.system(t.System); ok {
+			kv = append(kv, kv1)
 		}
 		span.SetAttributes(kv...)
 	}
@@ -317,4 +317,13 @@ func errorType(err error) string {
 		}
 	}
 	return typ
+}
+
+// system is db.system.name for a span: the system the event names, else
+// WithDBSystem's.
+func (o *Observer) system(name string) (attribute.KeyValue, bool) {
+	if name != "" {
+		return dbSystemKey.String(name), true
+	}
+	return o.dbSystem, o.hasDB
 }

@@ -60,8 +60,9 @@ func WithTracerProvider(tp trace.TracerProvider) Option {
 
 // WithDBSystem names the database system the observed statements run on,
 // as OpenTelemetry's db.system.name ("postgresql", "mysql", "mariadb",
-// "sqlite"), on every span. The hooks do not carry it: give it when one
-// Observer serves one kind of database. NewObserver only.
+// "sqlite"), on spans whose event does not carry it (observe.Statement
+// and observe.Target name it from sqlhook's dialect and GORM's dialector;
+// an observer of another source may leave it empty). NewObserver only.
 func WithDBSystem(name string) Option {
 	return func(c *config) { c.dbSystem = name }
 }
