@@ -118,7 +118,7 @@ func (p *Plugin) startRouted(db *gorm.DB, r routed, op string) *stmtObs {
 		}
 	}
 	so := &stmtObs{o: p.obs, p: p, first: r.targets[0], logic: r.logic, joins: r.joins, begun: time.Now()}
-	so.s = observe.Statement{Component: component, Operation: op, Tables: tables,
+	so.s = observe.Statement{Component: component, System: dbSystem(db), Operation: op, Tables: tables,
 		Targets: len(r.targets), Sources: countSources(r.targets), Fanout: p.fanout(logic, r.targets)}
 	so.ctx = p.obs.StatementStart(ctxOf(db), so.s)
 	return so
@@ -183,7 +183,7 @@ func (so *stmtObs) target(db *gorm.DB, t shardconf.Target, run func() error) err
 	if so == nil {
 		return run()
 	}
-	tg := observe.Target{DataSource: t.DataSource, Tables: so.targetTables(t)}
+	tg := observe.Target{DataSource: t.DataSource, System: so.s.System, Tables: so.targetTables(t)}
 	ctx := so.o.TargetStart(so.ctx, tg)
 	stmt := db.Statement
 	saved := stmt.Context
@@ -287,4 +287,17 @@ func (r *observedRows) Close() error {
 		r.so.end(errors.Join(r.err, err), r.n, true)
 	}
 	return err
+}
+
+// dbSystem names the database system of db's dialector as OpenTelemetry's
+// db.system.name does: GORM's "postgres" is "postgresql"; other names as
+// the dialector gives them ("mysql", "sqlite").
+func dbSystem(db *gorm.DB) string {
+	if db == nil || db.Dialector == nil {
+		return ""
+	}
+	if name := db.Dialector.Name(); name != "postgres" {
+		return name
+	}
+	return "postgresql"
 }

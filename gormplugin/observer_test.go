@@ -237,6 +237,11 @@ func TestObserverSeesOneStartAndEndPerRoutedStatementWithItsFanout(t *testing.T)
 			}
 			s := oneStatement(t, "Create of one row", rec.take())
 			s.want(t, "Create of one row", "insert", 1, 1, observe.FanoutOne)
+			// The system as OpenTelemetry names it (MariaDB speaks through GORM's mysql dialector).
+			system := map[string]string{"sqlite": "sqlite", "postgres": "postgresql", "mariadb": "mysql"}[be]
+			if s.stmt.System != system || s.targets[0].System != system {
+				t.Fatalf("Create reported system %q, target system %q; want %q", s.stmt.System, s.targets[0].System, system)
+			}
 			if at := e.targetOf(t, 0, o.ID); s.targets[0].DataSource != at.DataSource || s.targets[0].Tables[0] != at.Table {
 				t.Fatalf("Create reported target %+v, the row is in %s", s.targets[0], at)
 			}
