@@ -38,6 +38,7 @@ func (s *Source) Acquire(ctx context.Context, info keygen.WorkerInfo) (keygen.Le
 		logger: s.log(info.Logger),
 		stop:   make(chan struct{}),
 		done:   make(chan struct{}),
+		base:   time.Now(),
 	}
 	l.valid.Store(math.MinInt64)
 	var err error
@@ -85,7 +86,7 @@ func (s *Source) tryClaim(ctx context.Context, l *lease, maxWorker int64) (done 
 	err = tx.QueryRowContext(ctx, s.q.candidate, s.namespace, maxWorker, sg).Scan(&worker, &expires, &last)
 	switch {
 	case err == nil:
-		before := l.clock.Now().UnixNano()
+		before, since := l.clock.Now().UnixNano(), time.Since(l.base)
 		res, err := tx.ExecContext(ctx, s.q.claim, l.owner, ttl, s.namespace, worker, sg)
 		if err != nil {
 			return false, fmt.Errorf("workerlease: claim worker %d: %w", worker, err)
@@ -99,7 +100,7 @@ func (s *Source) tryClaim(ctx context.Context, l *lease, maxWorker int64) (done 
 		done = true
 		l.worker = worker
 		l.lastUsed = msTime(max(last, expires))
-		l.valid.Store(validUntil(before, s.ttl))
+		l.setValid(validUntil(before, s.ttl), realValidEnd(since, s.ttl))
 		return true, nil
 	case !errors.Is(err, sql.ErrNoRows):
 		return false, fmt.Errorf("workerlease: find a free worker id: %w", err)
@@ -113,7 +114,7 @@ func (s *Source) tryClaim(ctx context.Context, l *lease, maxWorker int64) (done 
 	if !gap.Valid || gap.Int64 > maxWorker {
 		return false, fmt.Errorf("%w: namespace %q has all %d worker ids (0..%d) held", ErrNoFreeWorker, s.namespace, maxWorker+1, maxWorker)
 	}
-	before := l.clock.Now().UnixNano()
+	before, since := l.clock.Now().UnixNano(), time.Since(l.base)
 	res, err := tx.ExecContext(ctx, s.q.insert, s.namespace, gap.Int64, l.owner, ttl)
 	if err != nil {
 		return false, fmt.Errorf("workerlease: claim new worker %d: %w", gap.Int64, err)
@@ -126,7 +127,7 @@ func (s *Source) tryClaim(ctx context.Context, l *lease, maxWorker int64) (done 
 	}
 	done = true
 	l.worker = gap.Int64
-	l.valid.Store(validUntil(before, s.ttl))
+	l.setValid(validUntil(before, s.ttl), realValidEnd(since, s.ttl))
 	return true, nil
 }
 
@@ -144,6 +145,12 @@ func validUntil(before int64, ttl time.Duration) int64 {
 	return before + int64(ttl) - int64(time.Millisecond)
 }
 
+// realValidEnd is validUntil on Go's monotonic clock: since is the time
+// from the lease's base to just before the claim or renewal was sent.
+func realValidEnd(since, ttl time.Duration) time.Duration {
+	return since + ttl - time.Millisecond
+}
+
 type wallClock struct{}
 
 func (wallClock) Now() time.Time        { return time.Now() }
@@ -158,12 +165,23 @@ type lease struct {
 	lastUsed time.Time
 	logger   *slog.Logger
 
-	valid    atomic.Int64 // ValidUntil; math.MinInt64 when lost or closed
+	valid    atomic.Int64 // ValidUntil; math.MinInt64 when lost, closed or expired
 	lost     atomic.Bool
 	renewals atomic.Uint64
 	failures atomic.Uint64
 	track    atomic.Pointer[func() time.Time]
 	failing  int // consecutive failed renewals; renewal goroutine only
+
+	// The validity also ends on Go's monotonic clock: base is a reading
+	// taken before the first claim was sent, realEnd the validity's end as
+	// time since base, and expiry fires there. A generator's clock stepped
+	// back would otherwise stretch the validity by the step, past the
+	// row's expiry, while the database cannot be reached. expiry is set
+	// by the claim and then only by the renewal goroutine, and stopped
+	// after it ended.
+	base    time.Time
+	realEnd atomic.Int64
+	expiry  *time.Timer
 
 	ctx      context.Context // cancelled by Close, ends a renewal in flight
 	cancel   context.CancelFunc
@@ -242,7 +260,7 @@ func (l *lease) run() {
 func (l *lease) renew() bool {
 	s := l.src
 	last := l.trackedMs()
-	before := l.clock.Now().UnixNano()
+	before, since := l.clock.Now().UnixNano(), time.Since(l.base)
 	ctx, cancel := context.WithTimeout(l.ctx, s.ttl)
 	defer cancel()
 	n, err := l.exec(ctx, s.q.renew, s.ttl.Milliseconds(), last, s.namespace, l.worker, l.owner)
@@ -261,12 +279,13 @@ func (l *lease) renew() bool {
 		l.failures.Add(1)
 		l.failing++
 		l.logger.Warn("workerlease: renewal failed; retrying", "namespace", s.namespace, "worker", l.worker,
-			"consecutive_failures", l.failing, "valid_for", time.Duration(l.valid.Load()-l.clock.Now().UnixNano()), "err", err)
+			"consecutive_failures", l.failing, "valid_for", l.validFor(), "err", err)
 		return true
 	}
 	if n == 0 {
 		l.lost.Store(true)
 		l.valid.Store(math.MinInt64)
+		l.expiry.Stop()
 		l.logger.Error("workerlease: worker id taken by another holder; lease lost", "namespace", s.namespace,
 			"worker", l.worker, "owner", l.owner)
 		return false
@@ -277,14 +296,54 @@ func (l *lease) renew() bool {
 			"after_failures", l.failing)
 		l.failing = 0
 	}
-	until := validUntil(before, s.ttl)
+	l.setValid(validUntil(before, s.ttl), realValidEnd(since, s.ttl))
+	return true
+}
+
+// setValid sets the validity to until on the generator's clock and to
+// realEnd (time since base) on the monotonic clock. It is the latest
+// successful claim or renewal's end, not the larger of it and the
+// previous one: a generator clock stepped back gives a lower until, and
+// the row's expiry was set by this renewal, not by the earlier one.
+// Called by the claim, then only by the renewal goroutine, which is also
+// the only one to mark the lease lost, so a lost lease is never made
+// valid again.
+func (l *lease) setValid(until int64, realEnd time.Duration) {
+	l.realEnd.Store(int64(realEnd))
+	l.valid.Store(until)
+	if d := realEnd - time.Since(l.base); l.expiry == nil {
+		l.expiry = time.AfterFunc(d, l.expire)
+	} else {
+		l.expiry.Reset(d)
+	}
+}
+
+// expire ends the validity once its end has passed on the monotonic clock,
+// whatever the generator's clock reads; a later renewal sets it again.
+func (l *lease) expire() {
 	for {
 		cur := l.valid.Load()
-		if until <= cur || l.valid.CompareAndSwap(cur, until) {
-			break
+		if cur == math.MinInt64 || time.Since(l.base) < time.Duration(l.realEnd.Load()) {
+			return
+		}
+		if l.valid.CompareAndSwap(cur, math.MinInt64) {
+			if now := l.clock.Now().UnixNano(); now < cur {
+				l.logger.Warn("workerlease: validity ended on the monotonic clock while the generator's clock reads earlier (stepped back?)",
+					"namespace", l.src.namespace, "worker", l.worker, "clock_behind", time.Duration(cur-now))
+			}
+			return
 		}
 	}
-	return true
+}
+
+// validFor is how long the validity lasts by the generator's clock, for
+// logs: 0 once it ended (math.MinInt64 minus a reading would overflow).
+func (l *lease) validFor() time.Duration {
+	v, now := l.valid.Load(), l.clock.Now().UnixNano()
+	if v <= now {
+		return 0
+	}
+	return time.Duration(v - now)
 }
 
 // exec runs a statement and returns the rows it affected.
@@ -314,6 +373,7 @@ func (l *lease) Close() error {
 	l.close.Do(func() {
 		l.stopRenewal()
 		l.valid.Store(math.MinInt64)
+		l.expiry.Stop()
 		if l.lost.Load() {
 			return
 		}
