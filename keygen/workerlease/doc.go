@@ -32,6 +32,11 @@
 //     runs after it was sent), and a slot that expired without being
 //     released is claimed again only SafeGuard after its expiry, which
 //     absorbs clock-rate differences and late readings.
+//   - The validity also ends on Go's monotonic clock, TTL after the claim
+//     or renewal was sent, whatever the generator's clock reads: a clock
+//     stepped back while the database cannot be reached does not stretch
+//     it. Each renewal sets the validity to its own end; after such an
+//     expiry ValidUntil is math.MinInt64 until a renewal succeeds.
 //   - Renewal updates the row only while it still names the lease's own
 //     owner token. The token is Config.Instance followed by a random
 //     suffix drawn for each lease, so a lease whose slot was taken over,
