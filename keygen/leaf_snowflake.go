@@ -150,8 +150,8 @@ func (g *leafSnowflake) tryReserve(ctx context.Context, n int64, once bool) (fir
 		// the reading is then at or past the state's tick, whoever moved it.
 		old := g.state.last.Load()
 		now := g.now()
-		if err := g.leaseLost(now); err != nil {
-			return 0, 0, false, err
+		if g.lease != nil && now >= g.lease.ValidUntil() {
+			return 0, 0, false, g.leaseLost()
 		}
 		t, oldT := g.tick(now), old>>g.timeShift
 		if now < g.epochNs || t > g.maxTick {
@@ -181,10 +181,8 @@ func (g *leafSnowflake) tryReserve(ctx context.Context, n int64, once bool) (fir
 			waited = true
 			continue
 		}
-		if ok {
-			if err := g.leaseLost(now); err != nil { // as snowflake's tryReserveAt
-				return 0, 0, false, err
-			}
+		if ok && g.closed != nil && g.closed.Load() { // see leaseLost
+			return 0, 0, false, g.leaseLost()
 		}
 		if ok || once {
 			return first, last, ok, nil

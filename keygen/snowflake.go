@@ -40,11 +40,12 @@ type snowflake struct {
 	seqMask   int64
 	maxTick   int64
 	flagShift uint
-	flagMask  int64 // clock-back flag, 0 when the layout has none
-	tolNs     int64 // backwards steps shorter than this wait; from it on, error or flag bump (ShardingSphere's `<`)
-	vibMod    int64 // max-vibration-offset + 1; 1 starts every tick at sequence 0
-	lease     Lease // the worker id's lease; nil for a fixed worker-id
-	floorTick int64 // with a lease: the tick its worker id was last used in, never issued again
+	flagMask  int64        // clock-back flag, 0 when the layout has none
+	tolNs     int64        // backwards steps shorter than this wait; from it on, error or flag bump (ShardingSphere's `<`)
+	vibMod    int64        // max-vibration-offset + 1; 1 starts every tick at sequence 0
+	lease     Lease        // the worker id's lease; nil for a fixed worker-id
+	closed    *atomic.Bool // the lease's closed flag (closingLease), read after each reservation; nil without
+	floorTick int64        // with a lease: the tick its worker id was last used in, never issued again
 	closeOnce sync.Once
 	closeErr  error
 }
@@ -193,6 +194,9 @@ func newSnowflake(c snowflakeConfig, o Options) (*snowflake, error) {
 // beyond it refuses the generator (the same rule as a clock step back).
 func (g *snowflake) adoptLease(lease Lease, worker int64) error {
 	g.lease = lease
+	if cl, ok := lease.(*closingLease); ok {
+		g.closed = &cl.closed
+	}
 	g.floorTick = -1
 	if last := lease.LastUsed(); !last.IsZero() && !last.Before(g.layout.Epoch) {
 		lastT := g.tick(last.UnixNano())
@@ -493,8 +497,8 @@ func (g *snowflake) tryReserveAt(ctx context.Context, n int64, once bool, old, n
 	// never negative, so -1 is no state.
 	full := int64(-1)
 	for ; ; now = g.now() {
-		if err := g.leaseLost(now); err != nil {
-			return 0, 0, false, err
+		if g.lease != nil && now >= g.lease.ValidUntil() {
+			return 0, 0, false, g.leaseLost()
 		}
 		t := g.tick(now)
 		if now < g.epochNs || t > g.maxTick {
@@ -564,8 +568,8 @@ func (g *snowflake) tryReserveAt(ctx context.Context, n int64, once bool, old, n
 				ok = g.state.last.CompareAndSwap(old, last)
 			}
 			if ok {
-				if err := g.leaseLost(now); err != nil {
-					return 0, 0, false, err
+				if g.closed != nil && g.closed.Load() { // see leaseLost
+					return 0, 0, false, g.leaseLost()
 				}
 				return first, last, true, nil
 			}
@@ -578,15 +582,15 @@ func (g *snowflake) tryReserveAt(ctx context.Context, n int64, once bool, old, n
 	}
 }
 
-// leaseLost is ErrLeaseLost when the generator's lease is not valid at
-// now. It is checked before a reservation and again after it: a Close (or
-// a loss) ordered before the reservation is seen by the second check, and
-// one ordered after it reads the reservation in the state it records as
-// the worker id's last use (Track), so no key escapes that record.
-func (g *snowflake) leaseLost(now int64) error {
-	if g.lease == nil || now < g.lease.ValidUntil() {
-		return nil
-	}
+// leaseLost counts a key refused for a lease not valid at the clock
+// reading, and is its error. The lease is checked before a reservation,
+// and whether it was closed after it: a Close ordered before the
+// reservation is seen by the second check, and one ordered after it reads
+// the reservation in the state it records as the worker id's last use
+// (Track), so no key escapes that record. (A lease that expires in between
+// needs no second look: the key's time is the reading it was valid at.)
+// The checks are inline: NextID's cost is in them.
+func (g *snowflake) leaseLost() error {
 	g.state.leaseRefusals.Add(1)
 	return fmt.Errorf("%w: %s worker %d", ErrLeaseLost, g.typ, g.fixed>>g.layout.workerShift()&mask(g.layout.WorkerBits))
 }
