@@ -23,7 +23,9 @@ func TestWorkersListShowsTheIDsRedisLeasesHold(t *testing.T) {
 	// Cleanups run last first: the leases close while the client is open.
 	t.Cleanup(func() { c.Close() })
 	prefix, ns := testSpace(t), "orders"
-	src, err := redislease.New(redislease.Config{Client: c, Prefix: prefix, Namespace: ns, Instance: "cli-test"})
+	// A new namespace's first claim waits TTL + SafeGuard (redislease's
+	// quarantine): a short TTL keeps the test short.
+	src, err := redislease.New(redislease.Config{Client: c, Prefix: prefix, Namespace: ns, Instance: "cli-test", TTL: time.Second})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -60,7 +62,7 @@ func TestWorkersListShowsTheIDsRedisLeasesHold(t *testing.T) {
 	}
 
 	// -all: every namespace under the prefix, each row naming its own.
-	src2, err := redislease.New(redislease.Config{Client: c, Prefix: prefix, Namespace: "billing", Instance: "cli-test-2"})
+	src2, err := redislease.New(redislease.Config{Client: c, Prefix: prefix, Namespace: "billing", Instance: "cli-test-2", TTL: time.Second})
 	if err != nil {
 		t.Fatal(err)
 	}
