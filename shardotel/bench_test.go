@@ -2,6 +2,9 @@ package shardotel_test
 
 import (
 	"context"
+	"errors"
+	"fmt"
+	"net"
 	"testing"
 	"time"
 
@@ -155,6 +158,57 @@ func BenchmarkObserver(b *testing.B) {
 					statement(o, ctx)
 				}
 			})
+		})
+	}
+}
+
+// BenchmarkObserverFailure: a routed statement of one target whose target
+// and statement fail (as BenchmarkObserver's, on the SDK with every span
+// sampled), and a refusal recorded on the caller's span; with the
+// default value-free texts and with WithErrorText.
+func BenchmarkObserverFailure(b *testing.B) {
+	s := observe.Statement{Component: "sqlhook", Operation: "insert", Tables: []string{"t_order"}, Targets: 1, Sources: 1, Fanout: observe.FanoutOne}
+	tg := observe.Target{DataSource: "ds_0", Tables: []string{"t_order_1"}}
+	cause := &net.OpError{Op: "write", Err: errors.New("connection reset")}
+	end := observe.StatementEnd{Duration: time.Millisecond, Err: fmt.Errorf("sqlhook: ds_0: %w", cause)}
+	refusal := observe.Refusal{Component: "sqlhook", Reason: observe.ReasonShardingKeyChange,
+		Err: errors.New("shardconf: sharding key change: table t_order, column user_id, value 987654321")}
+	for _, mode := range []string{"default", "text"} {
+		newObserver := func(b *testing.B) (*shardotel.Observer, *sdktrace.TracerProvider) {
+			mp := sdkmetric.NewMeterProvider(sdkmetric.WithReader(sdkmetric.NewManualReader()))
+			tp := sdktrace.NewTracerProvider(sdktrace.WithSampler(sdktrace.AlwaysSample()))
+			b.Cleanup(func() { mp.Shutdown(context.Background()); tp.Shutdown(context.Background()) })
+			opts := []shardotel.Option{shardotel.WithMeterProvider(mp), shardotel.WithTracerProvider(tp)}
+			if mode == "text" {
+				opts = append(opts, shardotel.WithErrorText())
+			}
+			o, err := shardotel.NewObserver(opts...)
+			if err != nil {
+				b.Fatal(err)
+			}
+			return o, tp
+		}
+		b.Run("errors="+mode+"/statement", func(b *testing.B) {
+			o, tp := newObserver(b)
+			ctx, _ := tp.Tracer("bench").Start(context.Background(), "handler")
+			b.ReportAllocs()
+			for b.Loop() {
+				sctx := o.StatementStart(ctx, s)
+				tctx := o.TargetStart(sctx, tg)
+				o.TargetEnd(tctx, tg, cause)
+				o.StatementEnd(sctx, s, end)
+			}
+		})
+		b.Run("errors="+mode+"/refusal", func(b *testing.B) {
+			o, tp := newObserver(b)
+			tracer := tp.Tracer("bench")
+			b.ReportAllocs()
+			for b.Loop() {
+				// a fresh caller's span each time: a span keeps at most 128 events
+				ctx, span := tracer.Start(context.Background(), "handler")
+				o.Refused(ctx, refusal)
+				span.End()
+			}
 		})
 	}
 }

@@ -22,13 +22,33 @@
 // db.collection.name (one table) and db.system.name (the event's System, else WithDBSystem). Each
 // physical statement it runs gets a child span of its own, "{operation}
 // {physical table}" with shardkey.data_source, shardkey.physical_tables and
-// db.collection.name. An error ends a span with status Error, the error
-// recorded as an exception event and error.type set. A refusal is
-// recorded as an exception event on the caller's span, a two-phase
-// outcome as a "shardkey.two_phase" event. Span attributes are set after
+// db.collection.name. An error ends a span with status Error, an
+// exception event and error.type set. A refusal is recorded as an
+// exception event on the caller's span, a two-phase outcome as a
+// "shardkey.two_phase" event. Span attributes are set after
 // the span starts, and only on spans that record: a sampler sees the name
 // and kind alone, and a statement not sampled costs one span start and no
 // attribute.
+//
+// # What telemetry carries
+//
+// Telemetry goes to third-party backends, so by default it carries no SQL
+// text, no argument or row value and no secret: names of operations,
+// logic and physical tables and data sources, counts, reasons, outcomes
+// and types. No error text leaves the package: an error's text may quote
+// the statement's SQL with its literals (sqlhook's statement errors), a
+// sharding value (a refusal: "sharding key change: ... value 987654321")
+// or the database's message quoting row data (MySQL's "Duplicate entry
+// '...' for key"). An exception event carries exception.type (the
+// error.type the span and shardkey.route.duration carry, in either mode)
+// and an exception.message of fixed, value-free text:
+// "refused: {reason}" for a refusal ("refused: missing_sharding_key"),
+// the error.type otherwise; a failed span's status description is that
+// same text. WithErrorText puts err.Error() in both instead, for
+// backends allowed to hold what the database holds. error.type is
+// "canceled" or "timeout" for the context's errors, else the Go type of
+// the innermost error of its chain that has a type of its own (a
+// driver's *pgconn.PgError, *mysql.MySQLError), or "_OTHER".
 //
 // # Key generators
 //

@@ -4,7 +4,8 @@ import "go.opentelemetry.io/otel/attribute"
 
 // The attribute keys this package sets, besides OpenTelemetry's
 // semantic-convention keys db.operation.name, db.collection.name,
-// db.system.name and error.type. Their values are of low cardinality
+// db.system.name, error.type, and exception.type and exception.message
+// on exception events. Their values are of low cardinality
 // except where a key's comment says otherwise (span attributes only).
 const (
 	// ComponentKey: the reporting package, "sqlhook" or "gormplugin".
@@ -38,12 +39,17 @@ const (
 	TwoPhaseBranchesKey = attribute.Key("shardkey.two_phase.branches")
 )
 
-// OpenTelemetry semantic-convention keys.
+// OpenTelemetry semantic-convention keys, and the name of the event
+// that records an exception on a span.
 const (
-	dbOperationKey  = attribute.Key("db.operation.name")
-	dbCollectionKey = attribute.Key("db.collection.name")
-	dbSystemKey     = attribute.Key("db.system.name")
-	errorTypeKey    = attribute.Key("error.type")
+	dbOperationKey      = attribute.Key("db.operation.name")
+	dbCollectionKey     = attribute.Key("db.collection.name")
+	dbSystemKey         = attribute.Key("db.system.name")
+	errorTypeKey        = attribute.Key("error.type")
+	exceptionTypeKey    = attribute.Key("exception.type")
+	exceptionMessageKey = attribute.Key("exception.message")
+
+	exceptionEvent = "exception"
 )
 
 // The metric names, as the package documentation's table lists them;

@@ -26,6 +26,9 @@ type Observer struct {
 	dbSystem attribute.KeyValue
 	hasDB    bool
 	spanKind []trace.SpanStartOption
+	// errorText: WithErrorText; exception messages and status
+	// descriptions carry err.Error() instead of a value-free text.
+	errorText bool
 
 	statements       metric.Int64Counter
 	targets          metric.Int64Histogram
@@ -44,14 +47,15 @@ var _ observe.Observer = (*Observer)(nil)
 
 // NewObserver returns an Observer recording through the providers of
 // opts (WithMeterProvider, WithTracerProvider; the global ones by
-// default) and WithDBSystem's name. Its error is an instrument the meter
-// refused to create.
+// default), with WithDBSystem's name and, with WithErrorText, the texts
+// of errors. Its error is an instrument the meter refused to create.
 func NewObserver(opts ...Option) (*Observer, error) {
 	c := newConfig(opts)
 	o := &Observer{
-		tracer:   c.tracerProvider.Tracer(ScopeName),
-		spanKind: []trace.SpanStartOption{trace.WithSpanKind(trace.SpanKindClient)},
-		m:        newMeasures(),
+		tracer:    c.tracerProvider.Tracer(ScopeName),
+		spanKind:  []trace.SpanStartOption{trace.WithSpanKind(trace.SpanKindClient)},
+		errorText: c.errorText,
+		m:         newMeasures(),
 	}
 	_, isNoop := o.tracer.(noop.Tracer)
 	o.tracing = !isNoop
@@ -186,7 +190,7 @@ func (o *Observer) StatementEnd(ctx context.Context, s observe.Statement, end ob
 		st.span.SetAttributes(MergedRowsKey.Int64(end.Rows))
 	}
 	if end.Err != nil {
-		recordError(st.span, end.Err, errType)
+		o.recordError(st.span, end.Err, errType)
 	}
 	st.span.End()
 }
@@ -233,20 +237,29 @@ func (o *Observer) TargetEnd(ctx context.Context, _ observe.Target, err error) {
 		return
 	}
 	if err != nil {
-		recordError(span, err, errorType(err))
+		o.recordError(span, err, errorType(err))
 	}
 	span.End()
 }
 
 // Refused counts the refusal by reason and records it as an exception
-// event on ctx's span, when that records: the caller's statement failed.
+// event on ctx's span, when that records and r carries an error: the
+// caller's statement failed. The event's exception.message is
+// "refused: {reason}" (r.Err's text with WithErrorText).
 func (o *Observer) Refused(ctx context.Context, r observe.Refusal) {
 	if o.metering {
 		o.refusals.Add(ctx, 1, o.m.refusal(r.Component, r.Reason).add...)
 	}
 	if span := trace.SpanFromContext(ctx); span.IsRecording() && r.Err != nil {
-		span.RecordError(r.Err, trace.WithAttributes(ComponentKey.String(r.Component),
-			RefusalReasonKey.String(string(r.Reason))))
+		var msg string
+		if o.errorText {
+			msg = r.Err.Error()
+		} else {
+			msg = "refused: " + string(r.Reason)
+		}
+		span.AddEvent(exceptionEvent, trace.WithAttributes(
+			exceptionTypeKey.String(errorType(r.Err)), exceptionMessageKey.String(msg),
+			ComponentKey.String(r.Component), RefusalReasonKey.String(string(r.Reason))))
 	}
 }
 
@@ -277,10 +290,20 @@ func (o *Observer) TwoPhase(ctx context.Context, t observe.TwoPhase) {
 	}
 }
 
-// recordError marks span failed by err.
-func recordError(span trace.Span, err error, errType string) {
-	span.RecordError(err)
-	span.SetStatus(codes.Error, err.Error())
+// recordError marks span failed by err: status Error, error.type, and an
+// exception event. Not span.RecordError, which puts err.Error() in the
+// event: an error's text may quote the statement's SQL with its literals,
+// a sharding value or a row's (a duplicate key), and telemetry leaves for
+// third-party backends. The event's exception.message and the status
+// description are errType, unless WithErrorText asked for the text.
+func (o *Observer) recordError(span trace.Span, err error, errType string) {
+	msg := errType
+	if o.errorText {
+		msg = err.Error()
+	}
+	span.AddEvent(exceptionEvent, trace.WithAttributes(
+		exceptionTypeKey.String(errType), exceptionMessageKey.String(msg)))
+	span.SetStatus(codes.Error, msg)
 	span.SetAttributes(errorTypeKey.String(errType))
 }
 

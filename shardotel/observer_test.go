@@ -242,55 +242,73 @@ func keys[V any](m map[string]V) []string {
 }
 
 // TestAnErrorMarksItsSpan: a failed target and a failed statement end
-// with status Error, the error recorded as an exception event and
-// error.type set; the other target's span stays unmarked.
+// with status Error, an exception event and error.type set; the other
+// target's span stays unmarked. The exception's type is error.type, and
+// its message and the status description are error.type too (the error's
+// text with WithErrorText).
 func TestAnErrorMarksItsSpan(t *testing.T) {
-	te := newTelemetry(t, nil)
-	o := te.observer(t)
-	cause := &net.OpError{Op: "read", Err: errors.New("connection reset")}
-	stmtErr := fmt.Errorf("sqlhook: ds_1: %w", cause)
-	run(o, ctx, join, []observe.Target{{DataSource: "ds_0", Tables: []string{"t_order_0"}}, {DataSource: "ds_1", Tables: []string{"t_order_1"}}},
-		[]error{nil, cause}, observe.StatementEnd{Err: stmtErr})
-	spans := map[string]sdktrace.ReadOnlySpan{}
-	for _, s := range te.spans.Ended() {
-		spans[s.Name()] = s
-	}
-	check := func(name string, err error, failed bool) {
-		t.Helper()
-		s, ok := spans[name]
-		if !ok {
-			t.Fatalf("no span %q; have %v", name, keys(spans))
-		}
-		if !failed {
-			if s.Status().Code != codes.Unset || len(s.Events()) != 0 {
-				t.Errorf("%s: status %v, events %d; want unset and none", name, s.Status(), len(s.Events()))
+	for _, withText := range []bool{false, true} {
+		t.Run(fmt.Sprintf("WithErrorText=%v", withText), func(t *testing.T) {
+			te := newTelemetry(t, nil)
+			var opts []shardotel.Option
+			if withText {
+				opts = append(opts, shardotel.WithErrorText())
 			}
-			return
-		}
-		if s.Status().Code != codes.Error || s.Status().Description != err.Error() {
-			t.Errorf("%s: status %v, want Error %q", name, s.Status(), err)
-		}
-		if a := spanAttrs(s); a["error.type"] != "*net.OpError" {
-			t.Errorf("%s: error.type %q, want *net.OpError", name, a["error.type"])
-		}
-		ev := s.Events()
-		if len(ev) != 1 || ev[0].Name != "exception" {
-			t.Fatalf("%s: events %v, want one exception", name, ev)
-		}
-		for _, kv := range ev[0].Attributes {
-			if kv.Key == "exception.message" && kv.Value.AsString() != err.Error() {
-				t.Errorf("%s: exception.message %q, want %q", name, kv.Value.AsString(), err)
+			o := te.observer(t, opts...)
+			cause := &net.OpError{Op: "read", Err: errors.New("connection reset")}
+			stmtErr := fmt.Errorf("sqlhook: ds_1: %w", cause)
+			run(o, ctx, join, []observe.Target{{DataSource: "ds_0", Tables: []string{"t_order_0"}}, {DataSource: "ds_1", Tables: []string{"t_order_1"}}},
+				[]error{nil, cause}, observe.StatementEnd{Err: stmtErr})
+			spans := map[string]sdktrace.ReadOnlySpan{}
+			for _, s := range te.spans.Ended() {
+				spans[s.Name()] = s
 			}
-		}
+			check := func(name string, err error, failed bool) {
+				t.Helper()
+				s, ok := spans[name]
+				if !ok {
+					t.Fatalf("no span %q; have %v", name, keys(spans))
+				}
+				if !failed {
+					if s.Status().Code != codes.Unset || len(s.Events()) != 0 {
+						t.Errorf("%s: status %v, events %d; want unset and none", name, s.Status(), len(s.Events()))
+					}
+					return
+				}
+				want := "*net.OpError"
+				if withText {
+					want = err.Error()
+				}
+				if s.Status().Code != codes.Error || s.Status().Description != want {
+					t.Errorf("%s: status %v, want Error %q", name, s.Status(), want)
+				}
+				if a := spanAttrs(s); a["error.type"] != "*net.OpError" {
+					t.Errorf("%s: error.type %q, want *net.OpError", name, a["error.type"])
+				}
+				ev := s.Events()
+				if len(ev) != 1 || ev[0].Name != "exception" {
+					t.Fatalf("%s: events %v, want one exception", name, ev)
+				}
+				got := map[string]string{}
+				for _, kv := range ev[0].Attributes {
+					got[string(kv.Key)] = kv.Value.String()
+				}
+				wantEv := map[string]string{"exception.type": "*net.OpError", "exception.message": want}
+				if fmt.Sprint(got) != fmt.Sprint(wantEv) {
+					t.Errorf("%s: exception attributes %v, want %v", name, got, wantEv)
+				}
+			}
+			check("update t_order_0", nil, false)
+			check("update t_order_1", cause, true)
+			check("update", stmtErr, true)
+		})
 	}
-	check("update t_order_0", nil, false)
-	check("update t_order_1", cause, true)
-	check("update", stmtErr, true)
 }
 
 // TestRefusalsAndTwoPhaseOutcomesAreEventsOnTheCallersSpan: a refused
 // statement has no span of its own; the caller's span records the refusal
-// as an exception, and a two-phase end as an event.
+// as an exception (its message the reason, not the error's text), and a
+// two-phase end as an event.
 func TestRefusalsAndTwoPhaseOutcomesAreEventsOnTheCallersSpan(t *testing.T) {
 	te := newTelemetry(t, nil)
 	o := te.observer(t)
@@ -314,7 +332,8 @@ func TestRefusalsAndTwoPhaseOutcomesAreEventsOnTheCallersSpan(t *testing.T) {
 		}
 	}
 	for k, v := range map[string]string{
-		"exception exception.message": refusal.Error(), "exception shardkey.refusal.reason": "missing_sharding_key",
+		"exception exception.message": "refused: missing_sharding_key", "exception exception.type": "_OTHER",
+		"exception shardkey.refusal.reason": "missing_sharding_key", "exception shardkey.component": "sqlhook",
 		"shardkey.two_phase shardkey.two_phase.outcome": "rolled_back", "shardkey.two_phase shardkey.two_phase.branches": "2",
 	} {
 		if got[k] != v {

@@ -21,6 +21,7 @@ type config struct {
 	meterProvider  metric.MeterProvider
 	tracerProvider trace.TracerProvider
 	dbSystem       string
+	errorText      bool
 	attrs          []attribute.KeyValue
 	clock          keygen.Clock
 }
@@ -65,6 +66,21 @@ func WithTracerProvider(tp trace.TracerProvider) Option {
 // an observer of another source may leave it empty). NewObserver only.
 func WithDBSystem(name string) Option {
 	return func(c *config) { c.dbSystem = name }
+}
+
+// WithErrorText puts the full text of errors (err.Error()) in the
+// exception events' exception.message and the span status descriptions,
+// in place of the value-free text they carry by default (error.type; for
+// a refusal, "refused: {reason}"). NewObserver only.
+//
+// Warning: error texts may contain the statement's SQL with its literals,
+// sharding values and bound arguments (a refusal quotes the value that
+// could not be routed), and the database's messages quoting row data
+// (MySQL's "Duplicate entry '…' for key …"). They go wherever the spans
+// are exported. Use it only where the trace backend may hold what the
+// database holds.
+func WithErrorText() Option {
+	return func(c *config) { c.errorText = true }
 }
 
 // WithAttributes adds attrs to every figure of a registered generator,
