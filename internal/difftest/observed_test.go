@@ -32,16 +32,23 @@ type stepObserver struct {
 	tends    map[int]int      // per statement: TargetEnd calls
 	refused  []observe.Refusal
 	stmtErrs []error // the errors StatementEnd calls carried
+	ends     []endEvent
 	problems []string
 }
 
 type obsStmtKey struct{}
 
+// endEvent is one StatementEnd call.
+type endEvent struct {
+	s   observe.Statement
+	end observe.StatementEnd
+}
+
 func (o *stepObserver) reset() {
 	o.mu.Lock()
 	defer o.mu.Unlock()
 	o.open, o.ended, o.targets, o.tends = map[int]observe.Statement{}, map[int]bool{}, map[int][]string{}, map[int]int{}
-	o.refused, o.stmtErrs, o.problems = nil, nil, nil
+	o.refused, o.stmtErrs, o.problems, o.ends = nil, nil, nil, nil
 }
 
 func (o *stepObserver) StatementStart(ctx context.Context, s observe.Statement) context.Context {
@@ -65,6 +72,7 @@ func (o *stepObserver) StatementEnd(ctx context.Context, s observe.Statement, en
 	if end.Err != nil {
 		o.stmtErrs = append(o.stmtErrs, end.Err)
 	}
+	o.ends = append(o.ends, endEvent{s, end})
 	// A statement that failed may stop before its last targets.
 	if got := len(o.targets[n]); got > s.Targets || got < s.Targets && end.Err == nil || o.tends[n] != got {
 		o.problems = append(o.problems, fmt.Sprintf("statement %d %+v: %d TargetStart, %d TargetEnd, Targets %d, error %v", n, s, got, o.tends[n], s.Targets, end.Err))
