@@ -97,8 +97,8 @@ func (h *hook) routeContext(ctx context.Context, query string, args []driver.Nam
 // lookup is reported to the observer with ctx.
 func (h *hook) plan(ctx context.Context, query string) (*ir.Plan, error) {
 	p := h.cache.get(query)
-	if o := h.opts.observer; o != nil && h.cache.size > 0 {
-		o.PlanCache(ctx, p != nil)
+	if h.opts.observer != nil && h.cache.size > 0 {
+		h.reportPlanCache(ctx, p != nil)
 	}
 	if p != nil {
 		return p, nil

@@ -4,7 +4,9 @@ import (
 	"context"
 	"database/sql/driver"
 	"errors"
+	"fmt"
 	"io"
+	"log/slog"
 	"reflect"
 	"slices"
 	"time"
@@ -20,6 +22,23 @@ import (
 // or reads the clock unless an observer is set.
 
 const component = "sqlhook"
+
+// containPanic, deferred around each call of the observer, recovers a
+// panic of the observer and logs it (WithLogger's logger): the event is
+// lost, the statement's result stands. A panic out of a query would
+// otherwise keep its pooled connection busy for good, and one after a
+// write in a transaction would hide that the write ran.
+func containPanic(l *slog.Logger, method string) {
+	if v := recover(); v != nil {
+		l.Error("sqlhook: the observer panicked; its event is dropped", "method", method, "panic", fmt.Sprint(v))
+	}
+}
+
+// reportPlanCache reports a plan-cache lookup.
+func (h *hook) reportPlanCache(ctx context.Context, hit bool) {
+	defer containPanic(h.opts.logger, "PlanCache")
+	h.opts.observer.PlanCache(ctx, hit)
+}
 
 // routeObs is what routing records for an observer about one routed
 // statement (routed.obs, nil without an observer): its plan, and the
@@ -51,6 +70,7 @@ func (r *routed) notePhysical(phys []string) {
 // the observer, and returns it.
 func (cn *connector) refuse(ctx context.Context, err error) error {
 	if o := cn.opts.observer; o != nil && err != nil {
+		defer containPanic(cn.opts.logger, "Refused")
 		o.Refused(ctx, observe.Refusal{Component: component, Reason: refusalReason(err), Err: err})
 	}
 	return err
@@ -94,6 +114,7 @@ func refusalReason(err error) observe.Reason {
 // is then a nil check.
 type statementObs struct {
 	o      observe.Observer
+	log    *slog.Logger // for containPanic
 	s      observe.Statement
 	units  []unit
 	tables [][]string // per unit, or nil
@@ -117,7 +138,7 @@ func (cn *connector) observeStatement(r *routed) *statementObs {
 }
 
 func (cn *connector) describe(r *routed) *statementObs {
-	so := &statementObs{o: cn.opts.observer, units: r.units}
+	so := &statementObs{o: cn.opts.observer, log: cn.opts.logger, units: r.units}
 	s := observe.Statement{Component: component, Operation: "other", Targets: len(r.units)}
 	if cn.h != nil {
 		s.System = cn.h.Dialect.String() // every data source speaks it
@@ -174,6 +195,8 @@ func (so *statementObs) reportStart(ctx context.Context) context.Context {
 	}
 	so.state = obsStarted
 	so.begin = time.Now()
+	so.ctx = ctx // kept if StatementStart panics
+	defer containPanic(so.log, "StatementStart")
 	so.ctx = so.o.StatementStart(ctx, so.s)
 	return so.ctx
 }
@@ -195,7 +218,9 @@ func (so *statementObs) targetStart(ctx context.Context, i int) context.Context 
 	return so.reportTargetStart(ctx, i)
 }
 
-func (so *statementObs) reportTargetStart(ctx context.Context, i int) context.Context {
+func (so *statementObs) reportTargetStart(ctx context.Context, i int) (out context.Context) {
+	out = ctx // kept if TargetStart panics
+	defer containPanic(so.log, "TargetStart")
 	return so.o.TargetStart(ctx, so.target(i))
 }
 
@@ -208,6 +233,7 @@ func (so *statementObs) targetEnd(ctx context.Context, i int, err error) {
 }
 
 func (so *statementObs) reportTargetEnd(ctx context.Context, i int, err error) {
+	defer containPanic(so.log, "TargetEnd")
 	so.o.TargetEnd(ctx, so.target(i), err)
 }
 
@@ -224,6 +250,7 @@ func (so *statementObs) reportEnd(err error, rows int64, merged bool) {
 		return
 	}
 	so.state = obsEnded
+	defer containPanic(so.log, "StatementEnd")
 	so.o.StatementEnd(so.ctx, so.s, observe.StatementEnd{Err: err, Rows: rows, Merged: merged, Duration: time.Since(so.begin)})
 }
 
@@ -244,6 +271,7 @@ type observedRows struct {
 	driver.Rows
 	so     *statementObs
 	merged bool
+	eof    bool // Next returned io.EOF
 	n      int64
 	err    error
 }
@@ -264,15 +292,26 @@ func (r *observedRows) Next(dest []driver.Value) error {
 		if r.merged {
 			r.n++
 		}
-	case r.err == nil && !errors.Is(err, io.EOF):
+	case errors.Is(err, io.EOF):
+		r.eof = true
+	case r.err == nil:
 		r.err = err
 	}
 	return err
 }
 
+// Close reports StatementEnd with the first error Next returned, else
+// Close's, else, for rows closed before their end once the statement's
+// context was done, the context's error: database/sql closes the rows
+// itself when the context is cancelled, and the caller's Err then says
+// so.
 func (r *observedRows) Close() error {
 	err := r.Rows.Close()
-	r.so.end(cmpErr(r.err, err), r.n, r.merged)
+	end := cmpErr(r.err, err)
+	if end == nil && !r.eof && r.so.ctx != nil {
+		end = r.so.ctx.Err()
+	}
+	r.so.end(end, r.n, r.merged)
 	return err
 }
 
@@ -340,5 +379,6 @@ func (t *tx) reportTwoPhase(op string, began time.Time, err error) {
 	case err == nil && op == "commit":
 		outcome = observe.OutcomeCommitted
 	}
+	defer containPanic(t.c.cn.opts.logger, "TwoPhase")
 	o.TwoPhase(t.ctx, observe.TwoPhase{Component: component, Outcome: outcome, Branches: branches, Duration: time.Since(began)})
 }

@@ -161,6 +161,10 @@ func WithBinaryCollation() Option { return func(o *options) { o.binaryText = tru
 //     that ran in a two-phase transaction of its own.
 //
 // o's methods run on the statement's goroutine, so they must be quick
-// and safe for concurrent use (see package observe). Package
+// and safe for concurrent use (see package observe). A panic in one is
+// recovered and logged to WithLogger's logger: that event is lost, the
+// statement's result stands (and a query's connection goes back to the
+// pool). A query whose context is cancelled before its rows are read to
+// the end ends with the context's error. Package
 // github.com/shardkey/shardkey/shardotel implements o on OpenTelemetry.
 func WithObserver(o observe.Observer) Option { return func(o2 *options) { o2.observer = o } }
