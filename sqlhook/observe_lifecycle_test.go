@@ -366,3 +366,55 @@ func TestObserverEndCarriesAnErrorRaisedWhileMerging(t *testing.T) {
 		})
 	}
 }
+
+// A refusal is reported at every execution it refuses, once: a statement
+// refused again from the route-plan cache, a prepared statement refused
+// at some executions (the values bound move a row to another shard) and
+// run at the others.
+func TestObserverReportsEachRefusedExecutionOnce(t *testing.T) {
+	for _, b := range lifecycleBackends(t, "sqlhook_obsrefuse") {
+		t.Run(b.name, func(t *testing.T) {
+			rec := newRecorder(t)
+			db := openObserved(t, b, rec)
+			ctx := context.Background()
+			count := func(es []event) (refusals []observe.Refusal, starts, ends int) {
+				for _, e := range es {
+					switch e.kind {
+					case "refused":
+						refusals = append(refusals, e.refusal)
+					case "start":
+						starts++
+					case "end":
+						ends++
+					}
+				}
+				return refusals, starts, ends
+			}
+			for i := range 3 {
+				_, err := db.ExecContext(ctx, `UPDATE t_order SET user_id = 2 WHERE user_id = 1 AND order_id = 101`)
+				refusals, starts, _ := count(rec.take())
+				if err == nil || len(refusals) != 1 || starts != 0 || refusals[0].Reason != observe.ReasonShardingKeyChange {
+					t.Errorf("run %d of a refused statement: %v; refusals %+v, %d starts", i, err, refusals, starts)
+				}
+			}
+			st, err := db.PrepareContext(ctx, b.q(`UPDATE t_order SET user_id = ?, status = 'moved' WHERE user_id = ? AND order_id = ?`))
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer st.Close()
+			rec.take()
+			for i := range 6 {
+				from, order := int64(1), int64(101)
+				to := from + int64(i%2) // odd runs move the row to ds_0
+				_, err := st.ExecContext(ctx, to, from, order)
+				refusals, starts, ends := count(rec.take())
+				switch {
+				case i%2 == 1 && (err == nil || len(refusals) != 1 || starts != 0 || refusals[0].Reason != observe.ReasonShardingKeyChange || !errors.Is(err, refusals[0].Err)):
+					t.Errorf("execution %d moving the row: %v; refusals %+v, %d starts", i, err, refusals, starts)
+				case i%2 == 0 && (err != nil || len(refusals) != 0 || starts != 1 || ends != 1):
+					t.Errorf("execution %d keeping the row: %v; refusals %+v, %d starts, %d ends", i, err, refusals, starts, ends)
+				}
+			}
+		})
+	}
+}
