@@ -72,7 +72,9 @@ const component = "gormplugin"
 // for in other tables) are not reported.
 //
 // The observer runs on the statement's goroutine: it must be safe for
-// concurrent use and must not block.
+// concurrent use and must not block. A panic in one of its methods is
+// recovered, logged at error level (WithLogger) and the event dropped;
+// the statement goes on.
 func WithObserver(o observe.Observer) Option { return func(p *Plugin) { p.obs = o } }
 
 // stmtObs is one observed statement, from StatementStart to StatementEnd.

@@ -108,6 +108,9 @@ func New(props keygen.Props, opts ...Option) *Plugin {
 	if p.logger == nil {
 		p.logger = slog.New(slog.DiscardHandler)
 	}
+	if p.obs != nil {
+		p.obs = containedObserver{o: p.obs, logger: p.logger}
+	}
 	if p.gen == nil && (len(props) > 0 || p.rules == nil) {
 		typ := "SNOWFLAKE"
 		rest := keygen.Props{}

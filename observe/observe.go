@@ -11,11 +11,11 @@
 //
 // A nil Observer is the default and costs one nil check per statement.
 // Implementations must be safe for concurrent use and must not block:
-// they run on the statement's goroutine. Nor may they panic: the hooks do
-// not recover, so a panic reaches the statement's caller as a panic in a
-// driver would, after whatever the statement already did (a write inside
-// a transaction stays in it), and database/sql may keep the connection
-// the statement held. Embed Base to implement only some of the methods.
+// they run on the statement's goroutine. sqlhook and gormplugin recover a
+// panic in an Observer method, log it at error level through their logger
+// and drop that event, so the statement's result stands and no connection
+// or transaction is left held; other emitters should do the same. Embed
+// Base to implement only some of the methods.
 package observe
 
 import (
