@@ -13,7 +13,7 @@ var (
 	// Scatter to opt in to all of them.
 	ErrMissingShardingKey = errors.New("shardconf: missing sharding key")
 	// ErrNoRoute: a sharding value maps to a target that does not exist
-	// (e.g. Java's -3 % 2 = -1 in an INLINE expression).
+	// (e.g. Java's -3 % 2 = -1 in an INLINE expression), or is NULL.
 	ErrNoRoute = errors.New("shardconf: no route")
 	// ErrUnknownTable: the table is not in the rules and there is no
 	// single data source to hold it.

@@ -3,7 +3,6 @@ package shardconf
 import (
 	"database/sql/driver"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"math"
 	"math/big"
@@ -71,8 +70,13 @@ type value struct {
 // errNullValue is wrapped in the error for a NULL sharding value: nil, a
 // nil pointer, or a driver.Valuer whose value is NULL (sql.NullInt64{}).
 // A NULL matches no row in SQL, and a row whose sharding column is NULL
-// has no target.
-var errNullValue = errors.New("a NULL sharding value routes nowhere")
+// has no target: it matches ErrNoRoute.
+var errNullValue error = nullValueError{}
+
+type nullValueError struct{}
+
+func (nullValueError) Error() string        { return "a NULL sharding value routes nowhere" }
+func (nullValueError) Is(target error) bool { return target == ErrNoRoute }
 
 // toValue normalizes a caller's value. It is on the routing hot path:
 // integers must not allocate.

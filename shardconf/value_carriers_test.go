@@ -1,6 +1,7 @@
 package shardconf
 
 import (
+	"database/sql"
 	"database/sql/driver"
 	"encoding/json"
 	"errors"
@@ -135,5 +136,16 @@ func TestEndlessPointerOrValuerChainIsRefused(t *testing.T) {
 	}
 	if _, err := toValue((**int64)(nil)); !errors.Is(err, errNullValue) {
 		t.Errorf("nil **int64: %v, want errNullValue", err)
+	}
+}
+
+// TestNullShardingValueIsNoRoute: a NULL sharding value is refused with an
+// error matching ErrNoRoute, so callers and observers classify it as the
+// route it cannot have.
+func TestNullShardingValueIsNoRoute(t *testing.T) {
+	for _, v := range []any{nil, (*int64)(nil), sql.NullInt64{}} {
+		if _, err := toValue(v); !errors.Is(err, ErrNoRoute) || !errors.Is(err, errNullValue) {
+			t.Errorf("toValue(%#v) = %v, want an error matching ErrNoRoute", v, err)
+		}
 	}
 }
