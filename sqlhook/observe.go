@@ -121,6 +121,7 @@ type statementObs struct {
 	ctx    context.Context
 	begin  time.Time
 	state  uint8 // obsNew, obsStarted, obsEnded
+	muted  bool  // StatementStart panicked: the targets are not reported either
 }
 
 const (
@@ -189,15 +190,17 @@ func (so *statementObs) start(ctx context.Context) context.Context {
 // The report... methods are the parts of the methods above them that run
 // with an observer; kept apart so that the nil checks inline.
 
-func (so *statementObs) reportStart(ctx context.Context) context.Context {
+func (so *statementObs) reportStart(ctx context.Context) (out context.Context) {
 	if so.state != obsNew {
 		return ctx
 	}
-	so.state = obsStarted
-	so.begin = time.Now()
-	so.ctx = ctx // kept if StatementStart panics
+	// Ended until StatementStart returns: after a panic in it, recovered,
+	// the statement reports nothing more (no targets, no StatementEnd
+	// without its start) and runs under the caller's context.
+	so.state, so.muted, so.begin, so.ctx, out = obsEnded, true, time.Now(), ctx, ctx
 	defer containPanic(so.log, "StatementStart")
 	so.ctx = so.o.StatementStart(ctx, so.s)
+	so.state, so.muted = obsStarted, false
 	return so.ctx
 }
 
@@ -212,7 +215,7 @@ func (so *statementObs) target(i int) observe.Target {
 // targetStart reports TargetStart for unit i under ctx, the statement's
 // context, and returns the target's.
 func (so *statementObs) targetStart(ctx context.Context, i int) context.Context {
-	if so == nil {
+	if so == nil || so.muted {
 		return ctx
 	}
 	return so.reportTargetStart(ctx, i)
@@ -226,7 +229,7 @@ func (so *statementObs) reportTargetStart(ctx context.Context, i int) (out conte
 
 // targetEnd reports TargetEnd for unit i; ctx is targetStart's.
 func (so *statementObs) targetEnd(ctx context.Context, i int, err error) {
-	if so == nil {
+	if so == nil || so.muted {
 		return
 	}
 	so.reportTargetEnd(ctx, i, err)
