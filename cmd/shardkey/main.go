@@ -9,7 +9,7 @@
 //	targets   list every physical table of the rules
 //	ddl       print CREATE TABLE statements for every physical table, per
 //	          data source and SQL dialect, from a template for the logic table
-//	workers   show or free worker-id lease slots in a database
+//	workers   show worker ids held in a database, ZooKeeper, etcd or Redis; free SQL lease slots
 //	audit     find rows already in the wrong table or data source, rows
 //	          without sharding values, and keys in several shards
 //	xa        list or settle two-phase commit branches left prepared
@@ -134,6 +134,7 @@ func printMainUsage(w io.Writer) {
 	b.WriteString("  shardkey targets rules.yaml\n")
 	b.WriteString("  shardkey ddl -rules rules.yaml -table t_order -template t_order.sql\n")
 	b.WriteString("  shardkey workers list -dsn postgres://app@127.0.0.1:5432/app\n")
+	b.WriteString("  shardkey workers list -backend zookeeper -servers 127.0.0.1:2181 -name leaf-app\n")
 	b.WriteString("  shardkey audit rules.yaml t_order\n")
 	b.WriteString("  shardkey xa list rules.yaml\n")
 	b.WriteString("\nExit status: 0 success, 1 runtime error, 2 usage error.\n")
