@@ -6,12 +6,12 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"math"
 	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
 
+	"github.com/shardkey/shardkey/internal/leaseclock"
 	"github.com/shardkey/shardkey/keygen"
 )
 
@@ -38,9 +38,8 @@ func (s *Source) Acquire(ctx context.Context, info keygen.WorkerInfo) (keygen.Le
 		logger: s.log(info.Logger),
 		stop:   make(chan struct{}),
 		done:   make(chan struct{}),
-		base:   time.Now(),
 	}
-	l.valid.Store(math.MinInt64)
+	l.valid.Start(time.Now(), l.expired)
 	var err error
 	for attempt := 1; ; attempt++ {
 		var done bool
@@ -86,7 +85,7 @@ func (s *Source) tryClaim(ctx context.Context, l *lease, maxWorker int64) (done 
 	err = tx.QueryRowContext(ctx, s.q.candidate, s.namespace, maxWorker, sg).Scan(&worker, &expires, &last)
 	switch {
 	case err == nil:
-		before, since := l.clock.Now().UnixNano(), time.Since(l.base)
+		before, sent := l.clock.Now().UnixNano(), time.Now()
 		res, err := tx.ExecContext(ctx, s.q.claim, l.owner, ttl, s.namespace, worker, sg)
 		if err != nil {
 			return false, fmt.Errorf("workerlease: claim worker %d: %w", worker, err)
@@ -100,7 +99,7 @@ func (s *Source) tryClaim(ctx context.Context, l *lease, maxWorker int64) (done 
 		done = true
 		l.worker = worker
 		l.lastUsed = msTime(max(last, expires))
-		l.setValid(validUntil(before, s.ttl), realValidEnd(since, s.ttl))
+		l.setValid(validUntil(before, s.ttl), sent)
 		return true, nil
 	case !errors.Is(err, sql.ErrNoRows):
 		return false, fmt.Errorf("workerlease: find a free worker id: %w", err)
@@ -114,7 +113,7 @@ func (s *Source) tryClaim(ctx context.Context, l *lease, maxWorker int64) (done 
 	if !gap.Valid || gap.Int64 > maxWorker {
 		return false, fmt.Errorf("%w: namespace %q has all %d worker ids (0..%d) held", ErrNoFreeWorker, s.namespace, maxWorker+1, maxWorker)
 	}
-	before, since := l.clock.Now().UnixNano(), time.Since(l.base)
+	before, sent := l.clock.Now().UnixNano(), time.Now()
 	res, err := tx.ExecContext(ctx, s.q.insert, s.namespace, gap.Int64, l.owner, ttl)
 	if err != nil {
 		return false, fmt.Errorf("workerlease: claim new worker %d: %w", gap.Int64, err)
@@ -127,7 +126,7 @@ func (s *Source) tryClaim(ctx context.Context, l *lease, maxWorker int64) (done 
 	}
 	done = true
 	l.worker = gap.Int64
-	l.setValid(validUntil(before, s.ttl), realValidEnd(since, s.ttl))
+	l.setValid(validUntil(before, s.ttl), sent)
 	return true, nil
 }
 
@@ -145,10 +144,10 @@ func validUntil(before int64, ttl time.Duration) int64 {
 	return before + int64(ttl) - int64(time.Millisecond)
 }
 
-// realValidEnd is validUntil on Go's monotonic clock: since is the time
-// from the lease's base to just before the claim or renewal was sent.
-func realValidEnd(since, ttl time.Duration) time.Duration {
-	return since + ttl - time.Millisecond
+// realValidity is how long past its send a claim or renewal lasts on Go's
+// monotonic clock: validUntil's ttl less the millisecond.
+func realValidity(ttl time.Duration) time.Duration {
+	return ttl - time.Millisecond
 }
 
 type wallClock struct{}
@@ -165,23 +164,17 @@ type lease struct {
 	lastUsed time.Time
 	logger   *slog.Logger
 
-	valid    atomic.Int64 // ValidUntil; math.MinInt64 when lost, closed or expired
-	lost     atomic.Bool
-	renewals atomic.Uint64
-	failures atomic.Uint64
-	track    atomic.Pointer[func() time.Time]
-	failing  int // consecutive failed renewals; renewal goroutine only
-
-	// The validity also ends on Go's monotonic clock: base is a reading
-	// taken before the first claim was sent, realEnd the validity's end as
-	// time since base, and expiry fires there. A generator's clock stepped
-	// back would otherwise stretch the validity by the step, past the
-	// row's expiry, while the database cannot be reached. expiry is set
-	// by the claim and then only by the renewal goroutine, and stopped
-	// after it ended.
-	base    time.Time
-	realEnd atomic.Int64
-	expiry  *time.Timer
+	// valid is ValidUntil, leaseclock.Invalid when lost, closed or
+	// expired. It also ends on Go's monotonic clock: a generator's clock
+	// stepped back would otherwise stretch the validity by the step, past
+	// the row's expiry, while the database cannot be reached. It is set
+	// by the claim and then only by the renewal goroutine, and expired by
+	// Close after that ended.
+	valid   leaseclock.Validity
+	lost    atomic.Bool
+	stats   leaseclock.Counters
+	track   leaseclock.Tracker
+	failing int // consecutive failed renewals; renewal goroutine only
 
 	ctx      context.Context // cancelled by Close, ends a renewal in flight
 	cancel   context.CancelFunc
@@ -201,42 +194,18 @@ var (
 // keygen.Lease and keygen.LeaseStats; see the package documentation.
 func (l *lease) Worker() int64       { return l.worker }
 func (l *lease) LastUsed() time.Time { return l.lastUsed }
-func (l *lease) ValidUntil() int64   { return l.valid.Load() }
-func (l *lease) Renewals() uint64    { return l.renewals.Load() }
-func (l *lease) Failures() uint64    { return l.failures.Load() }
+func (l *lease) ValidUntil() int64   { return l.valid.Until() }
+func (l *lease) Renewals() uint64    { return l.stats.Renewals() }
+func (l *lease) Failures() uint64    { return l.stats.Failures() }
 
 // Track sets the function renewals and Close read the generator's latest
 // issued time from; it may be called from any goroutine, and last must be
 // safe to call concurrently with key generation.
-func (l *lease) Track(last func() time.Time) {
-	if last == nil {
-		l.track.Store(nil)
-		return
-	}
-	l.track.Store(&last)
-}
+func (l *lease) Track(last func() time.Time) { l.track.Track(last) }
 
 // trackedMs is the tracked last-issued time in Unix milliseconds, rounded
 // up so that a key issued within a millisecond is covered; 0 when unknown.
-func (l *lease) trackedMs() int64 {
-	f := l.track.Load()
-	if f == nil {
-		return 0
-	}
-	t := (*f)()
-	if t.IsZero() {
-		return 0
-	}
-	ns := t.UnixNano()
-	if ns <= 0 {
-		return 0
-	}
-	ms := ns / int64(time.Millisecond)
-	if ns%int64(time.Millisecond) != 0 {
-		ms++
-	}
-	return ms
-}
+func (l *lease) trackedMs() int64 { return l.track.Ms() }
 
 // run renews the lease every TTL/3 until stopped or lost.
 func (l *lease) run() {
@@ -260,7 +229,7 @@ func (l *lease) run() {
 func (l *lease) renew() bool {
 	s := l.src
 	last := l.trackedMs()
-	before, since := l.clock.Now().UnixNano(), time.Since(l.base)
+	before, sent := l.clock.Now().UnixNano(), time.Now()
 	ctx, cancel := context.WithTimeout(l.ctx, s.ttl)
 	defer cancel()
 	n, err := l.exec(ctx, s.q.renew, s.ttl.Milliseconds(), last, s.namespace, l.worker, l.owner)
@@ -276,7 +245,7 @@ func (l *lease) renew() bool {
 		return false // closing
 	}
 	if err != nil {
-		l.failures.Add(1)
+		l.stats.Failed()
 		l.failing++
 		l.logger.Warn("workerlease: renewal failed; retrying", "namespace", s.namespace, "worker", l.worker,
 			"consecutive_failures", l.failing, "valid_for", l.validFor(), "err", err)
@@ -284,62 +253,48 @@ func (l *lease) renew() bool {
 	}
 	if n == 0 {
 		l.lost.Store(true)
-		l.valid.Store(math.MinInt64)
-		l.expiry.Stop()
+		l.valid.Expire()
 		l.logger.Error("workerlease: worker id taken by another holder; lease lost", "namespace", s.namespace,
 			"worker", l.worker, "owner", l.owner)
 		return false
 	}
-	l.renewals.Add(1)
+	l.stats.Renewed()
 	if l.failing > 0 {
 		l.logger.Info("workerlease: renewal succeeded again", "namespace", s.namespace, "worker", l.worker,
 			"after_failures", l.failing)
 		l.failing = 0
 	}
-	l.setValid(validUntil(before, s.ttl), realValidEnd(since, s.ttl))
+	l.setValid(validUntil(before, s.ttl), sent)
 	return true
 }
 
 // setValid sets the validity to until on the generator's clock and to
-// realEnd (time since base) on the monotonic clock. It is the latest
+// realValidity past sent (a monotonic reading taken before the claim or
+// renewal was sent) on the monotonic clock. It is the latest
 // successful claim or renewal's end, not the larger of it and the
 // previous one: a generator clock stepped back gives a lower until, and
 // the row's expiry was set by this renewal, not by the earlier one.
 // Called by the claim, then only by the renewal goroutine, which is also
 // the only one to mark the lease lost, so a lost lease is never made
 // valid again.
-func (l *lease) setValid(until int64, realEnd time.Duration) {
-	l.realEnd.Store(int64(realEnd))
-	l.valid.Store(until)
-	if d := realEnd - time.Since(l.base); l.expiry == nil {
-		l.expiry = time.AfterFunc(d, l.expire)
-	} else {
-		l.expiry.Reset(d)
-	}
+func (l *lease) setValid(until int64, sent time.Time) {
+	l.valid.Set(until, sent, realValidity(l.src.ttl))
 }
 
-// expire ends the validity once its end has passed on the monotonic clock,
-// whatever the generator's clock reads; a later renewal sets it again.
-func (l *lease) expire() {
-	for {
-		cur := l.valid.Load()
-		if cur == math.MinInt64 || time.Since(l.base) < time.Duration(l.realEnd.Load()) {
-			return
-		}
-		if l.valid.CompareAndSwap(cur, math.MinInt64) {
-			if now := l.clock.Now().UnixNano(); now < cur {
-				l.logger.Warn("workerlease: validity ended on the monotonic clock while the generator's clock reads earlier (stepped back?)",
-					"namespace", l.src.namespace, "worker", l.worker, "clock_behind", time.Duration(cur-now))
-			}
-			return
-		}
+// expired is called when the validity, cur on the generator's clock, ended
+// on the monotonic clock, whatever the generator's clock reads; a later
+// renewal sets it again.
+func (l *lease) expired(cur int64) {
+	if now := l.clock.Now().UnixNano(); now < cur {
+		l.logger.Warn("workerlease: validity ended on the monotonic clock while the generator's clock reads earlier (stepped back?)",
+			"namespace", l.src.namespace, "worker", l.worker, "clock_behind", time.Duration(cur-now))
 	}
 }
 
 // validFor is how long the validity lasts by the generator's clock, for
-// logs: 0 once it ended (math.MinInt64 minus a reading would overflow).
+// logs: 0 once it ended (leaseclock.Invalid minus a reading would overflow).
 func (l *lease) validFor() time.Duration {
-	v, now := l.valid.Load(), l.clock.Now().UnixNano()
+	v, now := l.valid.Until(), l.clock.Now().UnixNano()
 	if v <= now {
 		return 0
 	}
@@ -372,8 +327,7 @@ func (l *lease) stopRenewal() {
 func (l *lease) Close() error {
 	l.close.Do(func() {
 		l.stopRenewal()
-		l.valid.Store(math.MinInt64)
-		l.expiry.Stop()
+		l.valid.Expire()
 		if l.lost.Load() {
 			return
 		}
