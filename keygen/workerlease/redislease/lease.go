@@ -5,11 +5,11 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"math"
 	"sync"
 	"sync/atomic"
 	"time"
 
+	"github.com/shardkey/shardkey/internal/leaseclock"
 	"github.com/shardkey/shardkey/keygen"
 )
 
@@ -41,13 +41,12 @@ func (s *Source) acquire(ctx context.Context, info keygen.WorkerInfo) (*Lease, e
 		logger: s.log(info.Logger),
 		stop:   make(chan struct{}),
 		done:   make(chan struct{}),
-		base:   time.Now(),
 	}
-	l.valid.Store(math.MinInt64)
+	l.valid.Start(time.Now(), l.expired)
 	keys := []string{s.nsKey(), s.fenceKey(), s.idsKey()}
 	logged := false
 	for {
-		before, since := l.clock.Now().UnixNano(), time.Since(l.base)
+		before, sent := l.clock.Now().UnixNano(), time.Now()
 		res, err := claimScript.Run(ctx, s.client, keys, s.base, l.owner, s.ttl.Milliseconds(), info.MaxWorker,
 			s.quarantine().Milliseconds()).Slice()
 		if err != nil {
@@ -59,7 +58,7 @@ func (s *Source) acquire(ctx context.Context, info keygen.WorkerInfo) (*Lease, e
 			l.fence = integer(res, 2)
 			l.lastUsed = msTime(integer(res, 3))
 			l.claimedAt = msTime(integer(res, 4))
-			l.setValid(s.validUntil(before), since+s.ttl-s.safeGuard)
+			l.setValid(s.validUntil(before), sent)
 		case "wait":
 			wait := time.Duration(integer(res, 1)) * time.Millisecond
 			if dl, ok := ctx.Deadline(); ok && time.Until(dl) < wait {
@@ -140,22 +139,17 @@ type Lease struct {
 	claimedAt time.Time
 	logger    *slog.Logger
 
-	valid    atomic.Int64 // ValidUntil; math.MinInt64 when lost, closed or expired
-	lost     atomic.Bool
-	renewals atomic.Uint64
-	failures atomic.Uint64
-	track    atomic.Pointer[func() time.Time]
-	failing  int // consecutive failed renewals; renewal goroutine only
-
-	// The validity also ends on Go's monotonic clock: base is a reading
-	// taken before the first claim was sent, realEnd the validity's end as
-	// time since base, and expiry fires there. A generator's clock stepped
-	// back would otherwise stretch the validity by the step, past the
-	// key's PX, while Redis cannot be reached. expiry is set by the claim
-	// and then only by the renewal goroutine, and stopped after it ended.
-	base    time.Time
-	realEnd atomic.Int64
-	expiry  *time.Timer
+	// valid is ValidUntil, leaseclock.Invalid when lost, closed or
+	// expired. It also ends on Go's monotonic clock: a generator's clock
+	// stepped back would otherwise stretch the validity by the step, past
+	// the key's PX, while Redis cannot be reached. It is set by the claim
+	// and then only by the renewal goroutine, and expired by Close after
+	// that ended.
+	valid   leaseclock.Validity
+	lost    atomic.Bool
+	stats   leaseclock.Counters
+	track   leaseclock.Tracker
+	failing int // consecutive failed renewals; renewal goroutine only
 
 	ctx      context.Context // cancelled by Close, ends a renewal in flight
 	cancel   context.CancelFunc
@@ -187,7 +181,7 @@ func (l *Lease) LastUsed() time.Time { return l.lastUsed }
 // lost or closed, and also once TTL - SafeGuard has passed on Go's
 // monotonic clock since that claim or renewal was sent, whatever the
 // generator's clock reads (until a later renewal succeeds).
-func (l *Lease) ValidUntil() int64 { return l.valid.Load() }
+func (l *Lease) ValidUntil() int64 { return l.valid.Until() }
 
 // Fence is the fencing token of the claim: issued by INCR in the
 // namespace, larger for every later claim of any worker id of the
@@ -208,43 +202,19 @@ func (l *Lease) Key() string { return l.src.idKey(l.worker) }
 func (l *Lease) Lost() bool { return l.lost.Load() }
 
 // Renewals counts successful renewals (keygen.LeaseStats).
-func (l *Lease) Renewals() uint64 { return l.renewals.Load() }
+func (l *Lease) Renewals() uint64 { return l.stats.Renewals() }
 
 // Failures counts renewals that failed to reach Redis (keygen.LeaseStats).
-func (l *Lease) Failures() uint64 { return l.failures.Load() }
+func (l *Lease) Failures() uint64 { return l.stats.Failures() }
 
 // Track sets the function renewals and Close read the generator's latest
 // issued time from; last must be safe to call concurrently with key
 // generation.
-func (l *Lease) Track(last func() time.Time) {
-	if last == nil {
-		l.track.Store(nil)
-		return
-	}
-	l.track.Store(&last)
-}
+func (l *Lease) Track(last func() time.Time) { l.track.Track(last) }
 
 // trackedMs is the tracked last-issued time in Unix milliseconds, rounded
 // up so that a key issued within a millisecond is covered; 0 when unknown.
-func (l *Lease) trackedMs() int64 {
-	f := l.track.Load()
-	if f == nil {
-		return 0
-	}
-	t := (*f)()
-	if t.IsZero() {
-		return 0
-	}
-	ns := t.UnixNano()
-	if ns <= 0 {
-		return 0
-	}
-	ms := ns / int64(time.Millisecond)
-	if ns%int64(time.Millisecond) != 0 {
-		ms++
-	}
-	return ms
-}
+func (l *Lease) trackedMs() int64 { return l.track.Ms() }
 
 // run renews the lease every RenewInterval until stopped or lost.
 func (l *Lease) run() {
@@ -268,7 +238,7 @@ func (l *Lease) run() {
 func (l *Lease) renew() bool {
 	s := l.src
 	last := l.trackedMs()
-	before, since := l.clock.Now().UnixNano(), time.Since(l.base)
+	before, sent := l.clock.Now().UnixNano(), time.Now()
 	ctx, cancel := context.WithTimeout(l.ctx, s.renew)
 	defer cancel()
 	n, err := renewScript.Run(ctx, s.client, []string{s.idKey(l.worker), s.recKey(l.worker)},
@@ -277,7 +247,7 @@ func (l *Lease) renew() bool {
 		return false // closing
 	}
 	if err != nil {
-		l.failures.Add(1)
+		l.stats.Failed()
 		l.failing++
 		l.logger.Warn("redislease: renewal failed; retrying", "namespace", s.namespace, "worker", l.worker,
 			"consecutive_failures", l.failing, "valid_for", l.validFor(), "err", err)
@@ -285,61 +255,47 @@ func (l *Lease) renew() bool {
 	}
 	if n == 0 {
 		l.lost.Store(true)
-		l.valid.Store(math.MinInt64)
-		l.expiry.Stop()
+		l.valid.Expire()
 		l.logger.Error("redislease: worker id key gone or taken by another holder; lease lost", "namespace", s.namespace,
 			"worker", l.worker, "owner", l.owner)
 		return false
 	}
-	l.renewals.Add(1)
+	l.stats.Renewed()
 	if l.failing > 0 {
 		l.logger.Info("redislease: renewal succeeded again", "namespace", s.namespace, "worker", l.worker,
 			"after_failures", l.failing)
 		l.failing = 0
 	}
-	l.setValid(s.validUntil(before), since+s.ttl-s.safeGuard)
+	l.setValid(s.validUntil(before), sent)
 	return true
 }
 
 // setValid sets the validity to until on the generator's clock and to
-// realEnd (time since base) on the monotonic clock. It is the latest
+// TTL - SafeGuard past sent (a monotonic reading taken before the request
+// was sent) on the monotonic clock. It is the latest
 // successful request's end, not the larger of it and the previous one: a
 // generator clock stepped back gives a lower until, and the key's PX
 // started after this request, not after the earlier one. Called by the
 // claim, then only by the renewal goroutine, which is also the only one
 // to mark the lease lost, so a lost lease is never made valid again.
-func (l *Lease) setValid(until int64, realEnd time.Duration) {
-	l.realEnd.Store(int64(realEnd))
-	l.valid.Store(until)
-	if d := realEnd - time.Since(l.base); l.expiry == nil {
-		l.expiry = time.AfterFunc(d, l.expire)
-	} else {
-		l.expiry.Reset(d)
-	}
+func (l *Lease) setValid(until int64, sent time.Time) {
+	l.valid.Set(until, sent, l.src.ttl-l.src.safeGuard)
 }
 
-// expire ends the validity once its end has passed on the monotonic clock,
-// whatever the generator's clock reads; a later renewal sets it again.
-func (l *Lease) expire() {
-	for {
-		cur := l.valid.Load()
-		if cur == math.MinInt64 || time.Since(l.base) < time.Duration(l.realEnd.Load()) {
-			return
-		}
-		if l.valid.CompareAndSwap(cur, math.MinInt64) {
-			if now := l.clock.Now().UnixNano(); now < cur {
-				l.logger.Warn("redislease: validity ended on the monotonic clock while the generator's clock reads earlier (stepped back?)",
-					"namespace", l.src.namespace, "worker", l.worker, "clock_behind", time.Duration(cur-now))
-			}
-			return
-		}
+// expired is called when the validity, cur on the generator's clock, ended
+// on the monotonic clock, whatever the generator's clock reads; a later
+// renewal sets it again.
+func (l *Lease) expired(cur int64) {
+	if now := l.clock.Now().UnixNano(); now < cur {
+		l.logger.Warn("redislease: validity ended on the monotonic clock while the generator's clock reads earlier (stepped back?)",
+			"namespace", l.src.namespace, "worker", l.worker, "clock_behind", time.Duration(cur-now))
 	}
 }
 
 // validFor is how long the validity lasts by the generator's clock, for
-// logs: 0 once it ended (math.MinInt64 minus a reading would overflow).
+// logs: 0 once it ended (leaseclock.Invalid minus a reading would overflow).
 func (l *Lease) validFor() time.Duration {
-	v, now := l.valid.Load(), l.clock.Now().UnixNano()
+	v, now := l.valid.Until(), l.clock.Now().UnixNano()
 	if v <= now {
 		return 0
 	}
@@ -371,8 +327,7 @@ var ErrNotHeld = errors.New("redislease: worker id no longer held by the lease")
 func (l *Lease) Close() error {
 	l.close.Do(func() {
 		l.stopRenewal()
-		l.valid.Store(math.MinInt64)
-		l.expiry.Stop()
+		l.valid.Expire()
 		if l.lost.Load() {
 			return
 		}
