@@ -10,6 +10,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/shardkey/shardkey/internal/leaseclock"
 	"github.com/shardkey/shardkey/keygen"
 	"go.etcd.io/etcd/api/v3/v3rpc/rpctypes"
 	clientv3 "go.etcd.io/etcd/client/v3"
@@ -32,12 +33,11 @@ type lease struct {
 	lastUsed   time.Time
 	lastUsedMs int64
 
-	valid    atomic.Int64 // ValidUntil; lostValid or expiredValid when not valid
-	lost     atomic.Bool
-	renewals atomic.Uint64
-	failures atomic.Uint64
-	track    atomic.Pointer[func() time.Time]
-	failing  int // consecutive failed renewals; renewal goroutine only
+	valid   atomic.Int64 // ValidUntil; lostValid or expiredValid when not valid
+	lost    atomic.Bool
+	stats   leaseclock.Counters
+	track   leaseclock.Tracker
+	failing int // consecutive failed renewals; renewal goroutine only
 
 	// The validity also ends by Go's monotonic clock: base is a reading
 	// taken before the first grant, realEnd the validity's end as time
@@ -75,33 +75,17 @@ var (
 func (l *lease) Worker() int64       { return l.worker }
 func (l *lease) LastUsed() time.Time { return l.lastUsed }
 func (l *lease) ValidUntil() int64   { return l.valid.Load() }
-func (l *lease) Renewals() uint64    { return l.renewals.Load() }
-func (l *lease) Failures() uint64    { return l.failures.Load() }
+func (l *lease) Renewals() uint64    { return l.stats.Renewals() }
+func (l *lease) Failures() uint64    { return l.stats.Failures() }
 
 // Track sets the function renewals and Close read the generator's latest
 // issued time from; last must be safe to call concurrently with key
 // generation.
-func (l *lease) Track(last func() time.Time) {
-	if last == nil {
-		l.track.Store(nil)
-		return
-	}
-	l.track.Store(&last)
-}
+func (l *lease) Track(last func() time.Time) { l.track.Track(last) }
 
 // trackedMs is the tracked last-issued time in Unix milliseconds, rounded
 // up; 0 when unknown.
-func (l *lease) trackedMs() int64 {
-	f := l.track.Load()
-	if f == nil {
-		return 0
-	}
-	t := (*f)()
-	if t.IsZero() {
-		return 0
-	}
-	return ceilMs(t.UnixNano())
-}
+func (l *lease) trackedMs() int64 { return l.track.Ms() }
 
 // owned is the condition that the id's held key is still this lease's:
 // it names the owner token and is attached to the etcd lease.
@@ -177,7 +161,7 @@ func (l *lease) renew() (renewed, keep bool) {
 		l.lose("etcd no longer has the lease (it expired or was revoked)")
 		return false, false
 	case err != nil:
-		l.failures.Add(1)
+		l.stats.Failed()
 		l.failing++
 		l.logger.Warn("etcdlease: renewal failed; retrying", "namespace", s.namespace, "worker", l.worker,
 			"consecutive_failures", l.failing, "valid_for", l.validFor(), "err", err)
@@ -186,7 +170,7 @@ func (l *lease) renew() (renewed, keep bool) {
 		l.lose("the worker id's key no longer names this lease (deleted, or taken over)")
 		return false, false
 	}
-	l.renewals.Add(1)
+	l.stats.Renewed()
 	if l.failing > 0 {
 		l.logger.Info("etcdlease: renewal succeeded again", "namespace", s.namespace, "worker", l.worker,
 			"after_failures", l.failing)
