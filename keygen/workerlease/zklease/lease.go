@@ -11,6 +11,7 @@ import (
 
 	"github.com/go-zookeeper/zk"
 
+	"github.com/shardkey/shardkey/internal/leaseclock"
 	"github.com/shardkey/shardkey/keygen"
 )
 
@@ -38,14 +39,13 @@ type lease struct {
 	// generator's clock may step back (an injected one); its readings
 	// alone would then stretch the validity by the step, past the
 	// session's expiry on the server. mu orders the changes of valid.
-	base     time.Time
-	mu       sync.Mutex
-	ended    bool // lost or closed: no report makes the lease valid again
-	realEnd  time.Duration
-	expiry   *time.Timer
-	renewals atomic.Uint64
-	failures atomic.Uint64
-	track    atomic.Pointer[func() time.Time]
+	base    time.Time
+	mu      sync.Mutex
+	ended   bool // lost or closed: no report makes the lease valid again
+	realEnd time.Duration
+	expiry  *time.Timer
+	stats   leaseclock.Counters
+	track   leaseclock.Tracker
 
 	// Owned by the report goroutine, then by Close once it has ended.
 	lastT   int64 // the last timestamp written to the node, ms
@@ -69,32 +69,16 @@ var (
 func (l *lease) Worker() int64       { return l.worker }
 func (l *lease) LastUsed() time.Time { return l.lastUsed }
 func (l *lease) ValidUntil() int64   { return l.valid.Load() }
-func (l *lease) Renewals() uint64    { return l.renewals.Load() }
-func (l *lease) Failures() uint64    { return l.failures.Load() }
+func (l *lease) Renewals() uint64    { return l.stats.Renewals() }
+func (l *lease) Failures() uint64    { return l.stats.Failures() }
 
 // Track sets where reports and Close read the generator's latest issued
 // time from; last must be safe to call concurrently with key generation.
-func (l *lease) Track(last func() time.Time) {
-	if last == nil {
-		l.track.Store(nil)
-		return
-	}
-	l.track.Store(&last)
-}
+func (l *lease) Track(last func() time.Time) { l.track.Track(last) }
 
 // trackedMs is the tracked last-issued time in Unix milliseconds, rounded
 // up; 0 when unknown.
-func (l *lease) trackedMs() int64 {
-	f := l.track.Load()
-	if f == nil {
-		return 0
-	}
-	t := (*f)()
-	if t.IsZero() || t.UnixNano() <= 0 {
-		return 0
-	}
-	return ceilMs(t.UnixNano())
-}
+func (l *lease) trackedMs() int64 { return l.track.Ms() }
 
 // expire ends the lease for good: its session is gone, and with it the
 // lock another process may now take.
@@ -240,13 +224,13 @@ func (l *lease) report() bool {
 			"worker", l.worker, "node", l.node, "err", err)
 		return false
 	default:
-		l.failures.Add(1)
+		l.stats.Failed()
 		l.failing++
 		l.logger.Warn("zklease: report failed; retrying", "name", l.src.name, "worker", l.worker,
 			"consecutive_failures", l.failing, "valid_for", max(l.validFor(), 0), "err", err)
 		return true
 	}
-	l.renewals.Add(1)
+	l.stats.Renewed()
 	l.lastT, l.version = t, statVersion(res, 1)
 	if l.failing > 0 {
 		l.logger.Info("zklease: report succeeded again", "name", l.src.name, "worker", l.worker, "after_failures", l.failing)
