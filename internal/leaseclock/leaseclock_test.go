@@ -216,3 +216,43 @@ func TestValidityUntilMayBeReadWhileSet(t *testing.T) {
 		}
 	}
 }
+
+func TestLateReplyDoesNotRevalidateAnEndedValidity(t *testing.T) {
+	var v Validity
+	v.Start(time.Now().Add(-time.Minute), nil)
+	until := time.Now().Add(time.Hour).UnixNano() // a generator clock that reads ahead
+	// The request was sent 2s ago and lasts 1s: its reply came after its end.
+	v.Set(until, time.Now().Add(-2*time.Second), time.Second)
+	if got := v.Until(); got != Invalid {
+		t.Fatalf("after a reply past the validity's end: Until = %d, want Invalid", got)
+	}
+	v.Set(until, time.Now(), time.Hour)
+	if got := v.Until(); got != until {
+		t.Fatalf("after a timely reply: Until = %d, want %d", got, until)
+	}
+	v.Set(until, time.Now().Add(-2*time.Second), time.Second)
+	if got := v.Until(); got != Invalid {
+		t.Fatalf("a late reply after a valid one: Until = %d, want Invalid", got)
+	}
+	v.Expire()
+}
+
+func TestExpiryTimerDoesNotCancelARenewalWithTheSameUntil(t *testing.T) {
+	var v Validity
+	expired := 0
+	v.Start(time.Now().Add(-time.Minute), func(int64) { expired++ })
+	const until = int64(1_700_000_000_000_000_000)
+	v.Set(until, time.Now(), time.Hour)
+	// The timer read a state whose monotonic end passed...
+	v.state.Store(&validityState{until: until, realEnd: time.Second})
+	// ...and a renewal sets the identical until before the timer swaps.
+	v.beforeSwap = func() { v.Set(until, time.Now(), time.Hour) }
+	v.expire()
+	if got := v.Until(); got != until {
+		t.Fatalf("the timer undid a renewal with the same until: Until = %d, want %d", got, until)
+	}
+	if expired != 0 {
+		t.Fatalf("onExpire called %d times for a renewed validity", expired)
+	}
+	v.Expire()
+}
