@@ -1,4 +1,4 @@
-package shardotel_test
+package e2etest
 
 import (
 	"bufio"
