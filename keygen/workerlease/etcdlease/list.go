@@ -16,6 +16,7 @@ import (
 // Slot is one worker id of a namespace, as List reports it: an id that is
 // held, or one that was held once and has a record.
 type Slot struct {
+	// Worker is the worker id.
 	Worker int64
 	// Held says the id's held key exists: a holder's etcd lease has it.
 	Held bool
