@@ -43,8 +43,11 @@ type lease struct {
 	// taken before the first grant, realEnd the validity's end as time
 	// since base, and expiry fires there. A generator's clock that steps
 	// back would otherwise stretch the validity by the step, past etcd's
-	// TTL, while etcd cannot be reached.
+	// TTL, while etcd cannot be reached. vmu orders every change of
+	// valid, realEnd and expiry: the timer's check and store are one step,
+	// so it never undoes a renewal that set the same until meanwhile.
 	base    time.Time
+	vmu     sync.Mutex
 	realEnd atomic.Int64
 	expiry  *time.Timer
 	// recordedUntilMs is the latest validity end sent to the record; the
@@ -183,37 +186,58 @@ func (l *lease) renew() (renewed, keep bool) {
 // setValid moves the validity to until on the lease's clock, and to
 // realEnd (time since base) on the monotonic clock, unless the lease is
 // lost. until may be lower than before when the clock stepped back: the
-// latest renewal's reading is the one etcd's TTL started after.
+// latest renewal's reading is the one etcd's TTL started after. A reply
+// that came after realEnd (a late one) leaves the validity ended: storing
+// until would let a generator whose clock stepped back issue until the
+// timer ran.
 func (l *lease) setValid(until int64, realEnd time.Duration) {
-	l.realEnd.Store(int64(realEnd))
-	for {
-		cur := l.valid.Load()
-		if cur == lostValid || l.valid.CompareAndSwap(cur, until) {
-			break
-		}
+	l.vmu.Lock()
+	defer l.vmu.Unlock()
+	if l.valid.Load() == lostValid {
+		return
 	}
-	if d := realEnd - time.Since(l.base); l.expiry == nil {
-		l.expiry = time.AfterFunc(d, l.expire)
+	l.realEnd.Store(int64(realEnd))
+	left := realEnd - time.Since(l.base)
+	if left <= 0 {
+		l.valid.Store(expiredValid)
+		if l.expiry != nil {
+			l.expiry.Stop()
+		}
+		return
+	}
+	l.valid.Store(until)
+	if l.expiry == nil {
+		l.expiry = time.AfterFunc(left, l.expire)
 	} else {
-		l.expiry.Reset(d)
+		l.expiry.Reset(left)
 	}
 }
 
 // expire ends the validity once its end has passed on the monotonic
 // clock, whatever the lease's clock reads; a later renewal moves it again.
 func (l *lease) expire() {
-	for {
-		cur := l.valid.Load()
-		if cur == lostValid || cur == expiredValid || time.Since(l.base) < time.Duration(l.realEnd.Load()) {
-			return
-		}
-		if l.valid.CompareAndSwap(cur, expiredValid) {
-			if now := l.clock.Now().UnixNano(); now < cur {
-				l.logger.Warn("etcdlease: validity ended by the monotonic clock while the generator's clock reads earlier (stepped back?)",
-					"namespace", l.src.namespace, "worker", l.worker, "clock_behind", time.Duration(cur-now))
-			}
-			return
-		}
+	l.vmu.Lock()
+	cur := l.valid.Load()
+	if cur == lostValid || cur == expiredValid || time.Since(l.base) < time.Duration(l.realEnd.Load()) {
+		l.vmu.Unlock()
+		return
+	}
+	l.valid.Store(expiredValid)
+	l.vmu.Unlock()
+	if now := l.clock.Now().UnixNano(); now < cur {
+		l.logger.Warn("etcdlease: validity ended by the monotonic clock while the generator's clock reads earlier (stepped back?)",
+			"namespace", l.src.namespace, "worker", l.worker, "clock_behind", time.Duration(cur-now))
+	}
+}
+
+// invalidate ends the validity for good (lost or closed) and stops its
+// timer.
+func (l *lease) invalidate() {
+	l.vmu.Lock()
+	defer l.vmu.Unlock()
+	l.valid.Store(lostValid)
+	if l.expiry != nil {
+		l.expiry.Stop()
 	}
 }
 
@@ -230,8 +254,7 @@ func (l *lease) validFor() time.Duration {
 // lose ends the lease for good: the generator stops issuing.
 func (l *lease) lose(why string) {
 	l.lost.Store(true)
-	l.valid.Store(lostValid)
-	l.expiry.Stop()
+	l.invalidate()
 	l.logger.Error("etcdlease: lease lost; the generator stops issuing", "namespace", l.src.namespace,
 		"worker", l.worker, "owner", l.owner, "lease", int64(l.id), "reason", why)
 }
@@ -246,8 +269,7 @@ func (l *lease) Close() error {
 	l.close.Do(func() {
 		l.cancel()
 		<-l.done
-		l.valid.Store(lostValid)
-		l.expiry.Stop()
+		l.invalidate()
 		if l.lost.Load() {
 			return
 		}
