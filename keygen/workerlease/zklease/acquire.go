@@ -214,7 +214,7 @@ func (s *Source) claim(ctx context.Context, info keygen.WorkerInfo, clock keygen
 	sent := time.Now()
 	before := clock.Now().UnixNano()
 	t := max(ceilMs(before), l.lastT)
-	rec := record{Worker: worker, ValidityMs: v.Milliseconds(), ClosedVersion: -1, Holder: holderName()}
+	rec := record{Worker: worker, ValidityMs: durationMs(v), ClosedVersion: -1, Holder: holderName()}
 	res, err := sess.conn.Multi(
 		&zk.CheckVersionRequest{Path: l.lockPath, Version: -1},
 		&zk.SetDataRequest{Path: l.node, Data: endpoint{IP: s.ip, Port: s.port, Timestamp: t}.encode(), Version: -1},
@@ -256,7 +256,7 @@ func lastUsed(ts int64, rec record, present bool, worker int64, version int32, v
 	case present && rec.Worker == worker:
 		return msTime(ts + rec.ValidityMs)
 	}
-	return msTime(ts + max(v.Milliseconds(), leafSlackMs))
+	return msTime(ts + max(durationMs(v), leafSlackMs))
 }
 
 // nodesOf returns the forever nodes of addr among kids. A node Leaf reads

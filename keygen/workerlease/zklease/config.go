@@ -319,8 +319,12 @@ func (s *Source) Addr() string { return s.ip + ":" + s.port }
 // stays valid: 3/4 of the session timeout the server granted. The server
 // expires the session no earlier than the full timeout after it received
 // the report (which it did after t); the quarter absorbs clock-rate
-// differences and the generator's last reading.
-func validity(sessionTimeout time.Duration) time.Duration { return sessionTimeout * 3 / 4 }
+// differences and the generator's last reading. It is cut down to whole
+// milliseconds, the unit it is stored in for the next holder, so that what
+// the holder keeps and what the next holder adds are the same.
+func validity(sessionTimeout time.Duration) time.Duration {
+	return (sessionTimeout * 3 / 4).Truncate(time.Millisecond)
+}
 
 // interval is the report interval for a lease of validity v.
 func (s *Source) interval(v time.Duration) time.Duration {

@@ -204,6 +204,11 @@ func ceilMs(ns int64) int64 {
 	return ms
 }
 
+// durationMs is d in whole milliseconds, rounded up: a validity stored for
+// the next holder (holder record, cache file) never falls short of the one
+// the holder kept, which may end between two milliseconds.
+func durationMs(d time.Duration) int64 { return ceilMs(int64(d)) }
+
 // msTime is Unix milliseconds as a time; 0 or less is the zero time.
 func msTime(ms int64) time.Time {
 	if ms <= 0 {
