@@ -204,9 +204,22 @@ func (s *Source) claim(ctx context.Context, info keygen.WorkerInfo, clock keygen
 			return nil, &NodeError{Node: holderPath(s.name, addr), Reason: err.Error()}
 		}
 		l.lastUsed = lastUsed(ep.Timestamp, rec, present, worker, stat.Version, v)
-		if err := waitPast(ctx, clock, l.lastUsed); err != nil {
-			return nil, fmt.Errorf("zklease: wait for the last holder's keys (%v) to pass: %w", l.lastUsed, err)
+	}
+	if s.cacheFile != "" {
+		// Keys issued through the cache file (ZooKeeper was unreachable)
+		// are in the file only: the node and the record never saw them.
+		cached, err := s.cachedLastUse(worker, clock)
+		if err != nil {
+			return nil, err
 		}
+		if cached.After(l.lastUsed) {
+			logger.Info("zklease: the cache file records a later use than ZooKeeper; starting after it", "file", s.cacheFile,
+				"name", s.name, "addr", addr, "worker", worker, "zookeeper_last_used", l.lastUsed, "cache_last_used", cached)
+			l.lastUsed = cached
+		}
+	}
+	if err := waitPast(ctx, clock, l.lastUsed); err != nil {
+		return nil, fmt.Errorf("zklease: wait for the last holder's keys (%v) to pass: %w", l.lastUsed, err)
 	}
 	l.lastT = ep.Timestamp
 

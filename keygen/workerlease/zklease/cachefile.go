@@ -4,7 +4,9 @@ import (
 	"bufio"
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
+	"io/fs"
 	"log/slog"
 	"math"
 	"os"
@@ -12,6 +14,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/shardkey/shardkey/keygen"
@@ -124,8 +127,46 @@ func writeCache(path string, r cacheRecord) error {
 	return nil
 }
 
+// lastUse is the latest time keys issued under the record may carry: its
+// timestamp after a clean Close, else the timestamp plus the lease's
+// validity (at least Leaf's report interval and a second).
+func (r cacheRecord) lastUse() time.Time {
+	if r.Closed {
+		return msTime(r.Timestamp)
+	}
+	return msTime(r.Timestamp + max(r.ValidityMs, leafSlackMs))
+}
+
+// cachedLastUse is, for a claim through ZooKeeper, the last use the cache
+// file records for this Name, ip:port and worker: keys a cache lease
+// issued while ZooKeeper was unreachable are recorded there only. The
+// zero time when the file does not exist or is another's; a file zklease
+// cannot read (Leaf's own, workerID alone) is ignored, since a cache lease
+// only starts from, and only writes, a record it reads. A clock behind the
+// file's timestamp is refused, as behind the node's.
+func (s *Source) cachedLastUse(worker int64, clock keygen.Clock) (time.Time, error) {
+	b, err := os.ReadFile(s.cacheFile)
+	if errors.Is(err, fs.ErrNotExist) {
+		return time.Time{}, nil
+	}
+	if err != nil {
+		return time.Time{}, fmt.Errorf("%w: %v", ErrCacheFile, err)
+	}
+	rec, err := decodeCache(b)
+	if err != nil || rec.Name != s.name || rec.Addr != s.Addr() || rec.Worker != worker {
+		return time.Time{}, nil
+	}
+	if now := clock.Now(); rec.Timestamp > now.UnixMilli() {
+		return time.Time{}, &ClockBehindError{Node: s.cacheFile, Stored: time.UnixMilli(rec.Timestamp), Now: now}
+	}
+	return rec.lastUse(), nil
+}
+
 // fromCache is Leaf's fallback: the worker id the cache file recorded for
 // this Name and ip:port, without a lock. zkErr is why ZooKeeper failed.
+// Before it returns, the file is rewritten as not closed with the current
+// time, so that a crash of this lease leaves the next holder (through the
+// file or ZooKeeper) waiting out the validity past it.
 func (s *Source) fromCache(ctx context.Context, info keygen.WorkerInfo, clock keygen.Clock, logger *slog.Logger, zkErr error) (keygen.Lease, error) {
 	b, err := os.ReadFile(s.cacheFile)
 	if err != nil {
@@ -146,34 +187,51 @@ func (s *Source) fromCache(ctx context.Context, info keygen.WorkerInfo, clock ke
 	if now := clock.Now(); rec.Timestamp > now.UnixMilli() {
 		return nil, &ClockBehindError{Node: s.cacheFile, Stored: time.UnixMilli(rec.Timestamp), Now: now}
 	}
-	last := msTime(rec.Timestamp)
-	if !rec.Closed {
-		last = msTime(rec.Timestamp + max(rec.ValidityMs, leafSlackMs))
-	}
+	last := rec.lastUse()
 	if err := waitPast(ctx, clock, last); err != nil {
 		return nil, fmt.Errorf("zklease: wait for the cached last use (%v) to pass: %w", last, err)
 	}
+	l := &cacheLease{src: s, worker: rec.Worker, rec: rec, last: last, clock: clock, logger: logger,
+		interval: s.interval(time.Duration(rec.ValidityMs) * time.Millisecond),
+		stop:     make(chan struct{}), done: make(chan struct{})}
+	if err := l.write(false); err != nil {
+		return nil, fmt.Errorf("%w; %w: %v", zkErr, ErrCacheFile, err)
+	}
+	l.valid.Store(math.MaxInt64)
 	logger.Warn("zklease: ZooKeeper unreachable; using the cache file's worker id WITHOUT a lock", "file", s.cacheFile,
 		"name", s.name, "addr", s.Addr(), "worker", rec.Worker, "last_used", last, "err", zkErr)
-	return &cacheLease{src: s, rec: rec, last: last, clock: clock}, nil
+	go l.run()
+	return l, nil
 }
 
 // cacheLease is a worker id from the cache file: no lock, no expiry (as
-// Leaf's fallback); Close records the last issued time in the file.
+// Leaf's fallback). Every report interval it writes the time (and the
+// generator's last issued time) to the file as not closed; Close writes
+// the last issued time as a clean end. A write that fails stops the keys
+// until one succeeds: keys the file does not cover would be unknown to the
+// next holder.
 type cacheLease struct {
-	src   *Source
+	src      *Source
+	worker   int64
+	last     time.Time
+	clock    keygen.Clock
+	logger   *slog.Logger
+	interval time.Duration
+	valid    atomic.Int64 // ValidUntil: math.MaxInt64, or math.MinInt64 while the file is behind
+
+	mu    sync.Mutex // orders the writes of the file
 	rec   cacheRecord
-	last  time.Time
-	clock keygen.Clock
-	mu    sync.Mutex
 	track func() time.Time
-	once  sync.Once
-	err   error
+
+	stop chan struct{}
+	done chan struct{}
+	once sync.Once
+	err  error
 }
 
-func (l *cacheLease) Worker() int64       { return l.rec.Worker }
+func (l *cacheLease) Worker() int64       { return l.worker }
 func (l *cacheLease) LastUsed() time.Time { return l.last }
-func (l *cacheLease) ValidUntil() int64   { return math.MaxInt64 }
+func (l *cacheLease) ValidUntil() int64   { return l.valid.Load() }
 
 func (l *cacheLease) Track(last func() time.Time) {
 	l.mu.Lock()
@@ -181,21 +239,58 @@ func (l *cacheLease) Track(last func() time.Time) {
 	l.mu.Unlock()
 }
 
-// Close writes the latest issued time (or now) to the file as a clean end.
+// write records the latest of now, the generator's last issued time and
+// the last recorded time in the file.
+func (l *cacheLease) write(closed bool) error {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	t := max(ceilMs(l.clock.Now().UnixNano()), l.rec.Timestamp)
+	if l.track != nil {
+		if last := l.track(); !last.IsZero() {
+			t = max(t, ceilMs(last.UnixNano()))
+		}
+	}
+	rec := l.rec
+	rec.Timestamp, rec.Closed = t, closed
+	if err := writeCache(l.src.cacheFile, rec); err != nil {
+		return err
+	}
+	l.rec = rec
+	return nil
+}
+
+// run writes the file every interval until Close.
+func (l *cacheLease) run() {
+	defer close(l.done)
+	t := time.NewTicker(l.interval)
+	defer t.Stop()
+	for {
+		select {
+		case <-l.stop:
+			return
+		case <-t.C:
+		}
+		if err := l.write(false); err != nil {
+			if l.valid.Swap(math.MinInt64) != math.MinInt64 {
+				l.logger.Error("zklease: cache file not updated; keys stop until it is", "file", l.src.cacheFile,
+					"worker", l.Worker(), "err", err)
+			}
+			continue
+		}
+		if l.valid.Swap(math.MaxInt64) == math.MinInt64 {
+			l.logger.Info("zklease: cache file updated again; keys resume", "file", l.src.cacheFile, "worker", l.Worker())
+		}
+	}
+}
+
+// Close stops the writes and records the latest issued time (or now) in
+// the file as a clean end. The generator must have stopped issuing keys.
 func (l *cacheLease) Close() error {
 	l.once.Do(func() {
-		l.mu.Lock()
-		track := l.track
-		l.mu.Unlock()
-		t := max(ceilMs(l.clock.Now().UnixNano()), l.rec.Timestamp)
-		if track != nil {
-			if last := track(); !last.IsZero() {
-				t = max(t, ceilMs(last.UnixNano()))
-			}
-		}
-		rec := l.rec
-		rec.Timestamp, rec.Closed = t, true
-		l.err = writeCache(l.src.cacheFile, rec)
+		close(l.stop)
+		<-l.done
+		l.valid.Store(math.MinInt64)
+		l.err = l.write(true)
 		l.src.released()
 	})
 	return l.err
