@@ -57,9 +57,10 @@
 //     the holder reported at each renewal and at Close. LastUsed is, for
 //     an id released by Close, that time; for an id whose holder ran out
 //     without release, no earlier than when its lease could have run out
-//     (the record's expiry, on the server's clock; this covers the
-//     holder's last keys when its clock was no more than SafeGuard ahead
-//     of the server's). The generator issues nothing at or before
+//     on the server's clock (the record's expiry) and on the holder's own:
+//     each claim and renewal records the end of the validity it gives, on
+//     the holder's clock, so the last keys of a holder whose clock ran
+//     ahead of the server's are covered too. The generator issues nothing at or before
 //     LastUsed, waiting within its clock tolerance and refusing to start
 //     beyond it, so a restart with the clock set back is refused or waits.
 //   - A record whose lease has not run out keeps its id held even if the

@@ -48,7 +48,7 @@ func (s *Source) acquire(ctx context.Context, info keygen.WorkerInfo) (*Lease, e
 	for {
 		before, sent := l.clock.Now().UnixNano(), time.Now()
 		res, err := claimScript.Run(ctx, s.client, keys, s.base, l.owner, s.ttl.Milliseconds(), info.MaxWorker,
-			s.quarantine().Milliseconds()).Slice()
+			s.quarantine().Milliseconds(), ceilMs(s.validUntil(before))).Slice()
 		if err != nil {
 			return nil, fmt.Errorf("redislease: claim in %q: %w", s.namespace, err)
 		}
@@ -99,6 +99,16 @@ func (s *Source) acquire(ctx context.Context, info keygen.WorkerInfo) (*Lease, e
 // its key outlives this by at least SafeGuard.
 func (s *Source) validUntil(before int64) int64 {
 	return before + int64(s.ttl) - int64(s.safeGuard)
+}
+
+// ceilMs is Unix nanoseconds ns in Unix milliseconds, rounded up: the
+// recorded validity end covers a key issued within its last millisecond.
+func ceilMs(ns int64) int64 {
+	ms := ns / int64(time.Millisecond)
+	if ns%int64(time.Millisecond) > 0 {
+		ms++
+	}
+	return ms
 }
 
 // reply is res[i] as a string, "" when absent or not one.
@@ -171,7 +181,9 @@ func (l *Lease) Worker() int64 { return l.worker }
 // LastUsed is the latest time a key may have been issued with the worker id
 // before this lease, by the record in Redis: the previous holder's last
 // reported issued time, or, when it ran out without releasing the id, no
-// earlier than when its lease could have run out (Redis's clock). After a
+// earlier than when its lease could have run out, on Redis's clock and on
+// the holder's own (the validity end its claim or renewals recorded, which
+// is later when its clock ran ahead of the server's). After a
 // possible loss of Redis data it is no earlier than the loss plus TTL.
 func (l *Lease) LastUsed() time.Time { return l.lastUsed }
 
@@ -242,7 +254,7 @@ func (l *Lease) renew() bool {
 	ctx, cancel := context.WithTimeout(l.ctx, s.renew)
 	defer cancel()
 	n, err := renewScript.Run(ctx, s.client, []string{s.idKey(l.worker), s.recKey(l.worker)},
-		l.owner, s.ttl.Milliseconds(), last).Int64()
+		l.owner, s.ttl.Milliseconds(), last, ceilMs(s.validUntil(before))).Int64()
 	if l.ctx.Err() != nil {
 		return false // closing
 	}

@@ -677,7 +677,7 @@ func TestRetriedClaimGetsTheSameID(t *testing.T) {
 		t.Helper()
 		for {
 			res, err := claimScript.Run(context.Background(), c, keys, s.base, "retry-token", s.ttl.Milliseconds(), 1023,
-				s.quarantine().Milliseconds()).Slice()
+				s.quarantine().Milliseconds(), time.Now().Add(s.ttl).UnixMilli()).Slice()
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -17,8 +17,10 @@ import "github.com/redis/go-redis/v9"
 //	base:rec:W   hash, no expiry: owner (token of the last claim, "" once
 //	             released), exp (Unix ms the last claim or renewal runs
 //	             out, or the release time), last (latest issued time the
-//	             holder reported, Unix ms), fence, prev (LastUsed handed
-//	             to the last claim)
+//	             holder reported, Unix ms), until (the end of the holder's
+//	             own validity on its own clock, Unix ms rounded up, the
+//	             largest its claim and renewals sent; 0 once released),
+//	             fence, prev (LastUsed handed to the last claim)
 
 // luaPrelude is shared by the scripts: now is the server's time in Unix
 // milliseconds, d formats a number as an integer.
@@ -31,7 +33,8 @@ local function d(n) return string.format('%d', n) end
 // claimScript claims the lowest free worker id whose last use is not later
 // than the server's clock, else the free id usable soonest.
 //
-// KEYS: ns, fence, ids. ARGV: base, token, ttl ms, max worker, quarantine ms.
+// KEYS: ns, fence, ids. ARGV: base, token, ttl ms, max worker, quarantine
+// ms, the claimant's validity end (its clock, Unix ms).
 //
 // Replies {'ok', worker, fence, lastUsedMs, nowMs}, {'wait', ms},
 // {'full'} or {'evicts', policy}.
@@ -45,6 +48,11 @@ local function d(n) return string.format('%d', n) end
 // ago, as then no lease of this server's run can have been granted in the
 // namespace yet. Another run_id: the hash came from a snapshot, an AOF
 // file or a replica promoted by failover, possibly stale, so since is now.
+// An id run out without a release was last used no earlier than the
+// largest of its holder's reported last use, its expiry on the server's
+// clock, and its holder's validity end on the holder's clock: a holder
+// whose clock runs ahead of the server's issues keys timed after the
+// server's expiry.
 // Holders from before since stop issuing within TTL of their last
 // renewal, which reached the old state before since. The fencing counter
 // then restarts above the server's clock in microseconds, so tokens keep
@@ -60,6 +68,7 @@ local run = string.match(srv, 'run_id:(%x+)') or ''
 local up = tonumber(string.match(srv, 'uptime_in_seconds:(%d+)') or '0')
 local base, token = ARGV[1], ARGV[2]
 local ttl, maxw, q = tonumber(ARGV[3]), tonumber(ARGV[4]), tonumber(ARGV[5])
+local validEnd = tonumber(ARGV[6])
 local ns = redis.call('HMGET', KEYS[1], 'since', 'run')
 local since = tonumber(ns[1])
 if since == nil or ns[2] ~= run then
@@ -88,7 +97,7 @@ local function claim(w, last, prev)
 	end
 	local fence = redis.call('INCR', KEYS[2])
 	redis.call('SET', base .. ':id:' .. d(w), token, 'PX', ttl)
-	redis.call('HSET', base .. ':rec:' .. d(w), 'owner', token, 'exp', d(now + ttl), 'last', d(last), 'fence', d(fence), 'prev', d(prev))
+	redis.call('HSET', base .. ':rec:' .. d(w), 'owner', token, 'exp', d(now + ttl), 'last', d(last), 'until', d(validEnd), 'fence', d(fence), 'prev', d(prev))
 	redis.call('ZADD', KEYS[3], w, d(w))
 	return {'ok', w, fence, prev, now}
 end
@@ -102,16 +111,20 @@ for w = 0, maxw do
 		return {'ok', w, tonumber(r[1] or '0'), tonumber(r[2] or '0'), now}
 	end
 	if not v then
-		local r = redis.call('HMGET', rk, 'owner', 'exp', 'last')
+		local r = redis.call('HMGET', rk, 'owner', 'exp', 'last', 'until')
 		local owner = r[1] or ''
 		local exp = tonumber(r[2] or '0')
 		local last = tonumber(r[3] or '0')
+		local held = tonumber(r[4] or '0')
 		-- A record naming an owner whose lease has not run out means the
 		-- key vanished (deleted, evicted): still held.
 		if owner == '' or exp <= now then
 			local prev = last
 			if owner ~= '' and exp > prev then
 				prev = exp
+			end
+			if owner ~= '' and held > prev then
+				prev = held
 			end
 			if prev <= now then
 				return claim(w, last, prev)
@@ -130,8 +143,9 @@ return {'full'}
 
 // renewScript extends a lease while its key still holds the lease's token.
 //
-// KEYS: id, rec. ARGV: token, ttl ms, last issued ms. Replies 1 when
-// renewed, 0 when the key is gone or names another holder.
+// KEYS: id, rec. ARGV: token, ttl ms, last issued ms, the holder's
+// validity end (its clock, Unix ms). Replies 1 when renewed, 0 when the
+// key is gone or names another holder.
 var renewScript = redis.NewScript(luaPrelude + `
 if redis.call('GET', KEYS[1]) ~= ARGV[1] then
 	return 0
@@ -143,7 +157,14 @@ local l = tonumber(ARGV[3])
 if l > last then
 	last = l
 end
-redis.call('HSET', KEYS[2], 'exp', d(now + ttl), 'last', d(last))
+-- The recorded validity end never moves back: keys may have been issued
+-- up to the earlier one by a clock since stepped back.
+local validEnd = tonumber(redis.call('HGET', KEYS[2], 'until') or '0')
+local u = tonumber(ARGV[4])
+if u > validEnd then
+	validEnd = u
+end
+redis.call('HSET', KEYS[2], 'exp', d(now + ttl), 'last', d(last), 'until', d(validEnd))
 return 1
 `)
 
@@ -162,7 +183,7 @@ local l = tonumber(ARGV[2])
 if l > last then
 	last = l
 end
-redis.call('HSET', KEYS[2], 'owner', '', 'exp', d(now), 'last', d(last))
+redis.call('HSET', KEYS[2], 'owner', '', 'exp', d(now), 'last', d(last), 'until', '0')
 return 1
 `)
 
