@@ -136,5 +136,13 @@
 // it at the same time. Use it on a host whose address no other process
 // uses, and keep outages short.
 //
+// A lease started from the file keeps it current: it writes the time and
+// the last issued key's time at once and every report interval (keys stop
+// while a write fails), and the final time at Close. A later claim through
+// ZooKeeper with the same CacheFile starts after the file's last use, so
+// keys issued during the outage are never issued again on this host; keys
+// issued through a cache file on another host with the same ip:port stay
+// unknown to it.
+//
 // List reports the ids under a name for operators (shardkey workers).
 package zklease

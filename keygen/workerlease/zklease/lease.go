@@ -282,7 +282,7 @@ func (l *lease) Close() error {
 		}
 		s := l.src
 		t := max(ceilMs(l.clock.Now().UnixNano()), l.trackedMs(), l.lastT)
-		rec := record{Worker: l.worker, ValidityMs: l.validity.Milliseconds(), ClosedVersion: l.version + 1, Holder: holderName()}
+		rec := record{Worker: l.worker, ValidityMs: durationMs(l.validity), ClosedVersion: l.version + 1, Holder: holderName()}
 		res, err := l.sess.conn.Multi(
 			&zk.CheckVersionRequest{Path: l.lockPath, Version: -1},
 			&zk.SetDataRequest{Path: l.node, Data: endpoint{IP: s.ip, Port: s.port, Timestamp: t}.encode(), Version: l.version},
@@ -311,6 +311,6 @@ func (l *lease) writeCache(closed bool) error {
 	}
 	return writeCache(l.src.cacheFile, cacheRecord{
 		Worker: l.worker, Timestamp: l.lastT, Name: l.src.name, Addr: l.src.Addr(),
-		Closed: closed, ValidityMs: l.validity.Milliseconds(),
+		Closed: closed, ValidityMs: durationMs(l.validity),
 	})
 }
