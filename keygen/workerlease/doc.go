@@ -48,8 +48,12 @@
 //     renewal succeeds and the generator resumes.
 //   - LastUsed is, for a slot released cleanly, the latest issued time the
 //     previous holder wrote when it closed; for a slot that expired without
-//     release, the later of that and the slot's expiry, since the previous
-//     holder may have issued keys until its lease ran out.
+//     release, the latest of that, the slot's expiry (the database's
+//     clock) and the previous holder's own validity end (its clock), since
+//     it may have issued keys until its lease ran out: each claim and
+//     renewal raises last_ms to the validity end it gives, so a holder
+//     whose clock ran ahead of the database's is covered too, and Close
+//     sets it back to the last issued time.
 //
 // # Table
 //
@@ -58,9 +62,9 @@
 // are created lazily, one per worker id that was ever claimed, so a layout
 // with 2^22 worker ids costs rows only for the ids in use. Several
 // namespaces (one per service, say) share one table with separate id
-// spaces. expires_at and last_ms are Unix milliseconds on the database's
-// clock; a free slot has owner NULL, and one released by Close has
-// expires_at 0 too.
+// spaces. expires_at is Unix milliseconds on the database's clock, last_ms
+// mostly on the holders' clocks; a free slot has owner NULL, and one
+// released by Close has expires_at 0 too.
 //
 // PostgreSQL (9.5 or later):
 //

@@ -86,7 +86,7 @@ func (s *Source) tryClaim(ctx context.Context, l *lease, maxWorker int64) (done 
 	switch {
 	case err == nil:
 		before, sent := l.clock.Now().UnixNano(), time.Now()
-		res, err := tx.ExecContext(ctx, s.q.claim, l.owner, ttl, s.namespace, worker, sg)
+		res, err := tx.ExecContext(ctx, s.q.claim, ceilUnixMs(validUntil(before, s.ttl)), l.owner, ttl, s.namespace, worker, sg)
 		if err != nil {
 			return false, fmt.Errorf("workerlease: claim worker %d: %w", worker, err)
 		}
@@ -98,7 +98,8 @@ func (s *Source) tryClaim(ctx context.Context, l *lease, maxWorker int64) (done 
 		}
 		done = true
 		l.worker = worker
-		l.lastUsed = msTime(max(last, expires))
+		l.lastUsedMs = max(last, expires)
+		l.lastUsed = msTime(l.lastUsedMs)
 		l.setValid(validUntil(before, s.ttl), sent)
 		return true, nil
 	case !errors.Is(err, sql.ErrNoRows):
@@ -114,7 +115,7 @@ func (s *Source) tryClaim(ctx context.Context, l *lease, maxWorker int64) (done 
 		return false, fmt.Errorf("%w: namespace %q has all %d worker ids (0..%d) held", ErrNoFreeWorker, s.namespace, maxWorker+1, maxWorker)
 	}
 	before, sent := l.clock.Now().UnixNano(), time.Now()
-	res, err := tx.ExecContext(ctx, s.q.insert, s.namespace, gap.Int64, l.owner, ttl)
+	res, err := tx.ExecContext(ctx, s.q.insert, s.namespace, gap.Int64, l.owner, ttl, ceilUnixMs(validUntil(before, s.ttl)))
 	if err != nil {
 		return false, fmt.Errorf("workerlease: claim new worker %d: %w", gap.Int64, err)
 	}
@@ -144,6 +145,16 @@ func validUntil(before int64, ttl time.Duration) int64 {
 	return before + int64(ttl) - int64(time.Millisecond)
 }
 
+// ceilUnixMs is Unix nanoseconds ns in Unix milliseconds, rounded up: a
+// recorded validity end covers a key issued within its last millisecond.
+func ceilUnixMs(ns int64) int64 {
+	ms := ns / int64(time.Millisecond)
+	if ns%int64(time.Millisecond) > 0 {
+		ms++
+	}
+	return ms
+}
+
 // realValidity is how long past its send a claim or renewal lasts on Go's
 // monotonic clock: validUntil's ttl less the millisecond.
 func realValidity(ttl time.Duration) time.Duration {
@@ -162,7 +173,10 @@ type lease struct {
 	owner    string // the owner token in the row
 	worker   int64
 	lastUsed time.Time
-	logger   *slog.Logger
+	// lastUsedMs is lastUsed in Unix milliseconds: the id's last use
+	// before this claim, which Close's release keeps.
+	lastUsedMs int64
+	logger     *slog.Logger
 
 	// valid is ValidUntil, leaseclock.Invalid when lost, closed or
 	// expired. It also ends on Go's monotonic clock: a generator's clock
@@ -232,7 +246,12 @@ func (l *lease) renew() bool {
 	before, sent := l.clock.Now().UnixNano(), time.Now()
 	ctx, cancel := context.WithTimeout(l.ctx, s.ttl)
 	defer cancel()
-	n, err := l.exec(ctx, s.q.renew, s.ttl.Milliseconds(), last, s.namespace, l.worker, l.owner)
+	// last_ms rises to this renewal's validity end on the generator's
+	// clock: if the lease runs out without release, the next holder
+	// starts after every key this one may issue, even with its clock
+	// ahead of the database's.
+	n, err := l.exec(ctx, s.q.renew, s.ttl.Milliseconds(), max(last, ceilUnixMs(validUntil(before, s.ttl))),
+		s.namespace, l.worker, l.owner)
 	if err == nil && n == 0 {
 		// MySQL reports a row whose values did not change as unaffected;
 		// the row is still ours if it names our token.
@@ -334,7 +353,10 @@ func (l *lease) Close() error {
 		s := l.src
 		ctx, cancel := context.WithTimeout(context.Background(), min(max(s.ttl, time.Second), 10*time.Second))
 		defer cancel()
-		last := l.trackedMs()
+		// The claim and renewals raised last_ms to validity ends that the
+		// generator, now stopped, did not reach: the release sets it to
+		// the last issued time, or the id's last use before this claim.
+		last := max(l.trackedMs(), l.lastUsedMs)
 		if _, err := l.exec(ctx, s.q.release, last, s.namespace, l.worker, l.owner); err != nil {
 			l.closeErr = fmt.Errorf("workerlease: release worker %d in %s: %w", l.worker, s.namespace, err)
 			l.logger.Warn("workerlease: release failed; the worker id frees when its lease expires",

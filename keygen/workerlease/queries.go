@@ -32,7 +32,7 @@ func buildQueries(d Dialect, table string) queries {
 	PRIMARY KEY (namespace, worker_id)
 )`
 		insert = `INSERT INTO ` + table + ` (namespace, worker_id, owner, expires_at, last_ms)
-VALUES (?, ?, ?, ` + now + ` + ?, 0) ON CONFLICT DO NOTHING`
+VALUES (?, ?, ?, ` + now + ` + ?, ?) ON CONFLICT DO NOTHING`
 	default:
 		// UTC_TIMESTAMP and a fixed epoch: no time-zone conversion, so no
 		// daylight-saving ambiguity.
@@ -47,7 +47,7 @@ VALUES (?, ?, ?, ` + now + ` + ?, 0) ON CONFLICT DO NOTHING`
 ) ENGINE=InnoDB`
 		// The values are validated, so IGNORE only skips a duplicate key.
 		insert = `INSERT IGNORE INTO ` + table + ` (namespace, worker_id, owner, expires_at, last_ms)
-VALUES (?, ?, ?, ` + now + ` + ?, 0)`
+VALUES (?, ?, ?, ` + now + ` + ?, ?)`
 	}
 	candidate = `SELECT worker_id, expires_at, last_ms FROM ` + table + `
 WHERE namespace = ? AND worker_id <= ? AND expires_at + ? < ` + now + `
@@ -64,16 +64,21 @@ ORDER BY worker_id LIMIT 1 FOR UPDATE SKIP LOCKED`
 ) c WHERE NOT EXISTS (SELECT 1 FROM ` + table + ` x WHERE x.namespace = ? AND x.worker_id = c.w)`,
 		candidate: candidate,
 		// last_ms comes first: MySQL evaluates SET left to right with the
-		// new values.
+		// new values. Claims and renewals raise last_ms to the holder's
+		// validity end on its own clock: a holder whose clock runs ahead
+		// of the database's issues keys timed after expires_at.
 		claim: `UPDATE ` + table + `
-SET last_ms = GREATEST(last_ms, expires_at), owner = ?, expires_at = ` + now + ` + ?
+SET last_ms = GREATEST(last_ms, expires_at, ?), owner = ?, expires_at = ` + now + ` + ?
 WHERE namespace = ? AND worker_id = ? AND expires_at + ? < ` + now,
 		insert: insert,
 		renew: `UPDATE ` + table + `
 SET expires_at = ` + now + ` + ?, last_ms = GREATEST(last_ms, ?)
 WHERE namespace = ? AND worker_id = ? AND owner = ?`,
+		// release sets last_ms to the holder's last issued time or the id's
+		// last use before its claim, whichever is later: the validity end
+		// its claim and renewals wrote there was not reached.
 		release: `UPDATE ` + table + `
-SET last_ms = GREATEST(last_ms, ?), owner = NULL, expires_at = 0
+SET last_ms = ?, owner = NULL, expires_at = 0
 WHERE namespace = ? AND worker_id = ? AND owner = ?`,
 		owned: `SELECT COUNT(*) FROM ` + table + ` WHERE namespace = ? AND worker_id = ? AND owner = ?`,
 		list: `SELECT worker_id, owner, expires_at, last_ms,
