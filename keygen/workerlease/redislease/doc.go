@@ -129,8 +129,12 @@
 //     the window; it does not close it.
 //   - Eviction: a server whose maxmemory-policy is an allkeys-* policy
 //     may evict the records that prove an id is held; every claim reads
-//     the policy and refuses such a server (ErrEvictingServer). Use
-//     noeviction (the default) or a volatile-* policy.
+//     the policy and refuses such a server (ErrEvictingServer), and every
+//     renewal reads it too: a policy switched to allkeys-* after the claim
+//     ends the lease as lost (the generator stops issuing; the id frees
+//     when its key expires). An eviction between the switch and the next
+//     renewal is not detected. Use noeviction (the default) or a
+//     volatile-* policy.
 //   - The server's clock: Redis expires keys, and reports its uptime, by
 //     its wall clock. A clock stepped forward frees keys early, as it
 //     does for any Redis lock; run NTP in slewing mode on the server.

@@ -265,6 +265,13 @@ func (l *Lease) renew() bool {
 			"consecutive_failures", l.failing, "valid_for", l.validFor(), "err", err)
 		return true
 	}
+	if n == -1 {
+		l.lost.Store(true)
+		l.valid.Expire()
+		l.logger.Error("redislease: the server's maxmemory-policy is now allkeys-*, which may evict the worker id's key and record; lease lost",
+			"namespace", s.namespace, "worker", l.worker, "owner", l.owner)
+		return false
+	}
 	if n == 0 {
 		l.lost.Store(true)
 		l.valid.Expire()

@@ -141,14 +141,21 @@ end
 return {'full'}
 `)
 
-// renewScript extends a lease while its key still holds the lease's token.
+// renewScript extends a lease while its key still holds the lease's token
+// and the server cannot evict it.
 //
 // KEYS: id, rec. ARGV: token, ttl ms, last issued ms, the holder's
 // validity end (its clock, Unix ms). Replies 1 when renewed, 0 when the
-// key is gone or names another holder.
+// key is gone or names another holder, -1 when the maxmemory-policy is an
+// allkeys-* one (set since the claim): such a server may evict the key
+// and its record at any time, so the lease counts as lost.
 var renewScript = redis.NewScript(luaPrelude + `
 if redis.call('GET', KEYS[1]) ~= ARGV[1] then
 	return 0
+end
+local policy = string.match(redis.call('INFO', 'memory'), 'maxmemory_policy:([%w%-]+)')
+if policy and string.sub(policy, 1, 8) == 'allkeys-' then
+	return -1
 end
 local ttl = tonumber(ARGV[2])
 redis.call('PEXPIRE', KEYS[1], ttl)
