@@ -133,8 +133,10 @@ type Slot struct {
 	// ExpiresAt is the end of the last claim or renewal on the database's
 	// clock; zero when the slot was released by its holder.
 	ExpiresAt time.Time
-	// LastUsed is the latest issued time the holder recorded at its last
-	// renewal or release; zero when none.
+	// LastUsed bounds the keys issued with the worker id: for a slot
+	// released by Close, the latest issued time; while a holder has it,
+	// the validity end of its last claim or renewal on its own clock (the
+	// latest time it may issue a key until it renews); zero when none.
 	LastUsed time.Time
 	// Held says the slot has an owner whose lease has not expired, by the
 	// database's clock when listed. A slot that expired without release
