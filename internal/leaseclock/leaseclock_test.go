@@ -1,6 +1,7 @@
 package leaseclock
 
 import (
+	"os"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -255,4 +256,20 @@ func TestExpiryTimerDoesNotCancelARenewalWithTheSameUntil(t *testing.T) {
 		t.Fatalf("onExpire called %d times for a renewed validity", expired)
 	}
 	v.Expire()
+}
+
+// TestInstancesDifferWithinOneProcess: two default instance names drawn
+// by one process differ (their random suffix), and the host part is cut
+// to the bound.
+func TestInstancesDifferWithinOneProcess(t *testing.T) {
+	a, b := Instance(3), Instance(3)
+	if a == b {
+		t.Fatalf("Instance gave %q twice", a)
+	}
+	if host, _ := os.Hostname(); len(host) > 3 && a[:4] != host[:3]+"-" {
+		t.Fatalf("Instance(3) = %q, want the host cut to 3 bytes", a)
+	}
+	if h := RandomHex(8); len(h) != 16 {
+		t.Fatalf("RandomHex(8) = %q, want 16 digits", h)
+	}
 }

@@ -10,6 +10,8 @@ import (
 	"time"
 
 	"github.com/shardkey/shardkey/keygen"
+
+	"github.com/shardkey/shardkey/internal/leaseclock"
 )
 
 // DefaultDisposableTable is the table of Disposable when none is given.
@@ -82,7 +84,7 @@ func NewDisposable(ctx context.Context, cfg DisposableConfig) (*Disposable, erro
 		return nil, fmt.Errorf("workerlease: table name %q is not a plain identifier", d.table)
 	}
 	if d.instance == "" {
-		d.instance = defaultInstance()
+		d.instance = leaseclock.Instance(200)
 	}
 	if len(d.instance) > 255 {
 		return nil, fmt.Errorf("workerlease: instance name is longer than 255 bytes")

@@ -2,18 +2,16 @@ package workerlease
 
 import (
 	"context"
-	"crypto/rand"
 	"database/sql"
-	"encoding/hex"
 	"errors"
 	"fmt"
 	"log/slog"
-	"os"
 	"regexp"
 	"strconv"
 	"time"
 
 	"github.com/shardkey/shardkey/internal/dialect"
+	"github.com/shardkey/shardkey/internal/leaseclock"
 	"github.com/shardkey/shardkey/keygen"
 )
 
@@ -179,7 +177,7 @@ func New(ctx context.Context, cfg Config) (*Source, error) {
 		return nil, fmt.Errorf("workerlease: namespace %q is longer than %d bytes", s.namespace, MaxNamespaceLen)
 	}
 	if s.instance == "" {
-		s.instance = defaultInstance()
+		s.instance = leaseclock.Instance(200)
 	}
 	if len(s.instance) > MaxInstanceLen {
 		return nil, fmt.Errorf("workerlease: instance name is longer than %d bytes", MaxInstanceLen)
@@ -246,24 +244,8 @@ func detectDialect(db *sql.DB) (Dialect, error) {
 		ErrUnknownDialect, db.Driver())
 }
 
-// defaultInstance is host name, pid and a random suffix.
-func defaultInstance() string {
-	host, err := os.Hostname()
-	if err != nil || host == "" {
-		host = "unknown"
-	}
-	if len(host) > 200 {
-		host = host[:200]
-	}
-	return host + "-" + strconv.Itoa(os.Getpid()) + "-" + randomHex(4)
-}
-
-// randomHex returns 2n random hex digits.
-func randomHex(n int) string {
-	b := make([]byte, n)
-	_, _ = rand.Read(b) // crypto/rand.Read never fails (Go 1.24+)
-	return hex.EncodeToString(b)
-}
+// randomHex returns 2n random hex digits (owner tokens' suffixes).
+var randomHex = leaseclock.RandomHex
 
 // ensureTable creates the table if missing and checks it has the columns.
 // A CREATE that fails (no right to create, or a concurrent creation

@@ -1,16 +1,14 @@
 package etcdlease
 
 import (
-	"crypto/rand"
-	"encoding/hex"
 	"errors"
 	"fmt"
 	"log/slog"
-	"os"
 	"strconv"
 	"strings"
 	"time"
 
+	"github.com/shardkey/shardkey/internal/leaseclock"
 	"github.com/shardkey/shardkey/keygen"
 	clientv3 "go.etcd.io/etcd/client/v3"
 )
@@ -123,7 +121,7 @@ func New(cfg Config) (*Source, error) {
 	}
 	instance := cfg.Instance
 	if instance == "" {
-		instance = defaultInstance()
+		instance = leaseclock.Instance(200)
 	}
 	if len(instance) > MaxInstanceLen {
 		return nil, fmt.Errorf("etcdlease: instance name is longer than %d bytes", MaxInstanceLen)
@@ -209,24 +207,8 @@ func (s *Source) log(fallback *slog.Logger) *slog.Logger {
 
 var discard = slog.New(slog.DiscardHandler)
 
-// defaultInstance is host name, pid and a random suffix.
-func defaultInstance() string {
-	host, err := os.Hostname()
-	if err != nil || host == "" {
-		host = "unknown"
-	}
-	if len(host) > 200 {
-		host = host[:200]
-	}
-	return host + "-" + strconv.Itoa(os.Getpid()) + "-" + randomHex(4)
-}
-
-// randomHex returns 2n random hex digits.
-func randomHex(n int) string {
-	b := make([]byte, n)
-	_, _ = rand.Read(b) // crypto/rand.Read never fails (Go 1.24+)
-	return hex.EncodeToString(b)
-}
+// randomHex returns 2n random hex digits (owner tokens' suffixes).
+var randomHex = leaseclock.RandomHex
 
 // wallClock stands in when keygen.WorkerInfo has no clock.
 type wallClock struct{}

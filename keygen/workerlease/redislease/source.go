@@ -1,12 +1,9 @@
 package redislease
 
 import (
-	"crypto/rand"
-	"encoding/hex"
 	"errors"
 	"fmt"
 	"log/slog"
-	"os"
 	"strconv"
 	"strings"
 	"time"
@@ -14,6 +11,8 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/shardkey/shardkey/keygen"
+
+	"github.com/shardkey/shardkey/internal/leaseclock"
 )
 
 // Defaults and limits of Config.
@@ -143,7 +142,7 @@ func New(cfg Config) (*Source, error) {
 		s.namespace = DefaultNamespace
 	}
 	if s.instance == "" {
-		s.instance = defaultInstance()
+		s.instance = leaseclock.Instance(150)
 	}
 	for _, f := range []struct{ name, v string }{{"Prefix", s.prefix}, {"Namespace", s.namespace}, {"Instance", s.instance}} {
 		if len(f.v) > MaxNameLen {
@@ -229,24 +228,8 @@ func (s *Source) log(fallback *slog.Logger) *slog.Logger {
 
 var discard = slog.New(slog.DiscardHandler)
 
-// defaultInstance is host name, pid and a random suffix.
-func defaultInstance() string {
-	host, err := os.Hostname()
-	if err != nil || host == "" {
-		host = "unknown"
-	}
-	if len(host) > 150 {
-		host = host[:150]
-	}
-	return host + "-" + strconv.Itoa(os.Getpid()) + "-" + randomHex(4)
-}
-
-// randomHex returns 2n random hex digits.
-func randomHex(n int) string {
-	b := make([]byte, n)
-	_, _ = rand.Read(b) // crypto/rand.Read never fails (Go 1.24+)
-	return hex.EncodeToString(b)
-}
+// randomHex returns 2n random hex digits (owner tokens' suffixes).
+var randomHex = leaseclock.RandomHex
 
 // msTime converts Unix milliseconds to a time; 0 or less is the zero time.
 func msTime(ms int64) time.Time {
